@@ -1,0 +1,148 @@
+import type { Logger } from 'pino';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import { openDb, type Db } from './db/db.js';
+import { migrate } from './db/migrate.js';
+import { hashKey } from './http/auth.js';
+import { createIdempotency } from './http/idempotency.js';
+import { buildServer, type App } from './http/server.js';
+import { createLogger } from './logger.js';
+import { resolveAdminKey, resolveMasterKey } from './secrets.js';
+import { createJobRunner, type JobRunner } from './jobs/runner.js';
+import { openVault, type Vault } from './vault/vault.js';
+import { vaultRoutes } from './vault/routes.js';
+import type { Processor } from './processor/processor.js';
+import { createSandboxProcessor } from './processor/sandbox.js';
+import { createMerchantService, type MerchantService } from './merchants/service.js';
+import { merchantRoutes } from './merchants/routes.js';
+import { createCustomerService, type CustomerService } from './customers/service.js';
+import { customerRoutes } from './customers/routes.js';
+import { createPaymentMethodService, type PaymentMethodService } from './payment-methods/service.js';
+import { paymentMethodRoutes } from './payment-methods/routes.js';
+import { createPaymentService, type PaymentService } from './payments/service.js';
+import { paymentRoutes, threeDSecureRoutes } from './payments/routes.js';
+import { createEventService, type EventService } from './events/service.js';
+import { eventRoutes } from './events/routes.js';
+
+export interface Tessera {
+  server: App;
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  jobs: JobRunner;
+  vault: Vault;
+  merchants: MerchantService;
+  customers: CustomerService;
+  paymentMethods: PaymentMethodService;
+  payments: PaymentService;
+  events: EventService;
+  operatorKey: { value: string; created: boolean };
+  /** The address customers' browsers use (3-D Secure pages); known once the server listens. */
+  publicUrl(): string;
+  close(): Promise<void>;
+}
+
+export interface TesseraOptions {
+  config: Config;
+  clock?: Clock;
+  logger?: Logger;
+  processor?: Processor;
+}
+
+/** Wiring only: config → database → services → HTTP server and background jobs. */
+export async function createTessera({
+  config,
+  clock = systemClock,
+  logger,
+  processor,
+}: TesseraOptions): Promise<Tessera> {
+  const log = logger ?? createLogger(config.logLevel);
+  const db = await openDb({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.databasePoolSize,
+  });
+  let ready = false;
+  try {
+    await migrate(db);
+    const masterKey = await resolveMasterKey(config);
+    const operatorKey = await resolveAdminKey(config);
+    const vault = await openVault({ db, masterKey, clock });
+    const jobs = createJobRunner({ db, clock, logger: log, pollIntervalMs: config.jobPollIntervalMs });
+    const idempotency = createIdempotency({ db, clock });
+    jobs.every(10 * 60 * 1000, () => idempotency.purgeExpired());
+
+    const merchants = createMerchantService({ db, clock });
+    const events = createEventService({ db, clock });
+    // Deleting a customer detaches its payment methods; the two services know each other only
+    // through this hook.
+    let paymentMethods: PaymentMethodService | undefined;
+    const customers = createCustomerService({
+      db,
+      clock,
+      onDelete: { detachAllOfCustomer: (...args) => paymentMethods!.detachAllOfCustomer(...args) },
+    });
+    paymentMethods = createPaymentMethodService({ db, clock, vault, customers });
+    let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+    const payments = createPaymentService({
+      db,
+      clock,
+      vault,
+      processor: processor ?? createSandboxProcessor({ followUpDelayMs: config.sandboxFollowUpDelayMs }),
+      paymentMethods,
+      customers,
+      events,
+      jobs,
+      publicUrl: () => publicUrl,
+    });
+
+    const server = await buildServer({
+      logger: log,
+      keys: merchants.keyLookup,
+      operatorKeyHash: hashKey(operatorKey.value),
+      idempotency,
+      merchantRoutes: [
+        customerRoutes(customers),
+        paymentMethodRoutes(paymentMethods),
+        paymentRoutes(payments),
+        eventRoutes(events),
+      ],
+      operatorRoutes: [merchantRoutes(merchants), vaultRoutes(vault)],
+      publicRoutes: [threeDSecureRoutes(payments)],
+      isReady: () => ready,
+    });
+    server.addHook('onListen', async () => {
+      const address = server.server.address();
+      if (!config.publicUrl && address && typeof address === 'object') {
+        const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+        publicUrl = `http://${host === '0.0.0.0' || host === '[::]' ? 'localhost' : host}:${address.port}`;
+      }
+    });
+    ready = true;
+
+    return {
+      server,
+      db,
+      clock,
+      logger: log,
+      jobs,
+      vault,
+      merchants,
+      customers,
+      paymentMethods,
+      payments,
+      events,
+      operatorKey,
+      publicUrl: () => publicUrl,
+      async close() {
+        ready = false;
+        await jobs.stop();
+        await server.close();
+        await db.close();
+      },
+    };
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
+}

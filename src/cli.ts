@@ -1,0 +1,202 @@
+#!/usr/bin/env node
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadClientConfig, loadConfig } from './config.js';
+import { openDb } from './db/db.js';
+import { migrate } from './db/migrate.js';
+import { start } from './main.js';
+
+const usage = `Usage: tessera <command> [options]
+
+Commands:
+  start                          run the service (API, hosted pages, background jobs)
+  migrate                        apply database migrations and exit
+  merchants create --name N [--tokenization] [--mit]
+  merchants update ID [--name N] [--tokenization true|false] [--mit true|false]
+  merchants list
+  merchants roll-keys ID         new test keys; the old ones stop working at once
+  vault rotate-key               new vault data key; every stored card is re-encrypted
+
+start and migrate take --port, --host, --database-url, --data-dir, --public-url, --log-level
+(or PORT, HOST, DATABASE_URL, TESSERA_DATA_DIR, TESSERA_PUBLIC_URL, TESSERA_LOG_LEVEL).
+The merchants and vault commands call the operator API of a running service: --url (TESSERA_URL,
+default http://127.0.0.1:8080) and --admin-key (TESSERA_ADMIN_KEY, default: the data folder's
+admin.key), so they work whether it runs on PGlite or PostgreSQL.
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'start': {
+      const tessera = await start(loadConfig(process.env, rest));
+      const stop = async () => {
+        await tessera.close();
+        process.exit(0);
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      return -1;
+    }
+    case 'migrate': {
+      const config = loadConfig(process.env, rest);
+      const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      try {
+        const applied = await migrate(db);
+        process.stdout.write(applied.length ? `Applied ${applied.join(', ')}\n` : 'Nothing to apply\n');
+      } finally {
+        await db.close();
+      }
+      return 0;
+    }
+    case 'merchants':
+      return merchantsCommand(rest);
+    case 'vault':
+      return vaultCommand(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(usage);
+      return command === undefined ? 1 : 0;
+    default:
+      process.stderr.write(`Unknown command '${command}'\n\n${usage}`);
+      return 1;
+  }
+}
+
+const clientOptions = {
+  url: { type: 'string' },
+  'admin-key': { type: 'string' },
+} as const;
+
+async function operatorCall(
+  values: { url?: string; 'admin-key'?: string },
+  method: 'GET' | 'POST',
+  route: string,
+  body?: unknown,
+) {
+  const client = loadClientConfig(process.env, { url: values.url, adminKey: values['admin-key'] });
+  let adminKey = client.adminKey;
+  if (!adminKey) {
+    try {
+      adminKey = (await readFile(path.join(client.dataDir, 'admin.key'), 'utf8')).trim();
+    } catch {
+      throw new ConfigError(
+        'No operator key: set TESSERA_ADMIN_KEY or --admin-key (or run where the data folder holds admin.key)',
+      );
+    }
+  }
+  let response: Response;
+  try {
+    response = await fetch(`${client.url}/admin/v1${route}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${adminKey}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new ConfigError(
+      `Cannot reach the service at ${client.url}: ${(err as Error).message}. Is it running (tessera start)?`,
+    );
+  }
+  const text = await response.text();
+  let parsed: { code?: string; msg?: string; data?: unknown };
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ConfigError(`Unexpected answer from ${client.url} (HTTP ${response.status})`);
+  }
+  if (parsed.code !== 'success') throw new ConfigError(`${parsed.code}: ${parsed.msg}`);
+  return parsed.data;
+}
+
+function print(value: unknown): number {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  return 0;
+}
+
+function parseFlag(value: string | undefined, name: string): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'true' || value === 'on') return true;
+  if (value === 'false' || value === 'off') return false;
+  throw new ConfigError(`--${name} takes true or false`);
+}
+
+async function merchantsCommand(argv: string[]): Promise<number> {
+  const [action, ...rest] = argv;
+  if (action === 'create') {
+    const { values } = parseArgs({
+      args: rest,
+      options: {
+        ...clientOptions,
+        name: { type: 'string' },
+        tokenization: { type: 'boolean' },
+        mit: { type: 'boolean' },
+      },
+    });
+    if (!values.name) throw new ConfigError('merchants create needs --name');
+    return print(
+      await operatorCall(values, 'POST', '/merchants/create', {
+        name: values.name,
+        tokenization: values.tokenization ?? false,
+        mit: values.mit ?? false,
+      }),
+    );
+  }
+  if (action === 'update') {
+    const { values, positionals } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: {
+        ...clientOptions,
+        name: { type: 'string' },
+        tokenization: { type: 'string' },
+        mit: { type: 'string' },
+      },
+    });
+    const id = positionals[0];
+    if (!id) throw new ConfigError('merchants update needs the merchant id');
+    return print(
+      await operatorCall(values, 'POST', `/merchants/${encodeURIComponent(id)}/update`, {
+        name: values.name,
+        tokenization: parseFlag(values.tokenization, 'tokenization'),
+        mit: parseFlag(values.mit, 'mit'),
+      }),
+    );
+  }
+  if (action === 'list') {
+    const { values } = parseArgs({ args: rest, options: clientOptions });
+    return print(await operatorCall(values, 'GET', '/merchants'));
+  }
+  if (action === 'roll-keys') {
+    const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: clientOptions });
+    const id = positionals[0];
+    if (!id) throw new ConfigError('merchants roll-keys needs the merchant id');
+    return print(await operatorCall(values, 'POST', `/merchants/${encodeURIComponent(id)}/roll_keys`, {}));
+  }
+  throw new ConfigError(`merchants takes create, update, list or roll-keys\n\n${usage}`);
+}
+
+async function vaultCommand(argv: string[]): Promise<number> {
+  const [action, ...rest] = argv;
+  if (action !== 'rotate-key') throw new ConfigError(`vault takes rotate-key\n\n${usage}`);
+  const { values } = parseArgs({ args: rest, options: clientOptions });
+  return print(await operatorCall(values, 'POST', '/vault/rotate_key', {}));
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`tessera: ${(err as Error).message}\n`);
+    } else {
+      process.stderr.write(`tessera: ${(err as Error).stack ?? String(err)}\n`);
+    }
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,167 @@
+import path from 'node:path';
+
+/** Every setting of the service, parsed once at start-up and frozen (DESIGN §8). */
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** PostgreSQL connection string; unset means embedded PGlite in `dataDir`. */
+  readonly databaseUrl: string | undefined;
+  readonly dataDir: string;
+  /** 32-byte vault master key; unset in development means "generated into the data folder". */
+  readonly masterKey: Buffer | undefined;
+  /** Operator key for /admin/v1; unset means "generated into the data folder". */
+  readonly adminKey: string | undefined;
+  readonly nodeEnv: 'development' | 'production' | 'test';
+  /** The address customers' browsers use to reach the service (3-D Secure pages). */
+  readonly publicUrl: string | undefined;
+  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** How long the sandbox processor takes to settle or reverse a payment after the fact. */
+  readonly sandboxFollowUpDelayMs: number;
+  /** How often background jobs (settlements, reversals, expiries) are looked for. */
+  readonly jobPollIntervalMs: number;
+  readonly databasePoolSize: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Source = Record<string, string | undefined>;
+
+const flagNames: Record<string, string> = {
+  '--port': 'PORT',
+  '--host': 'HOST',
+  '--database-url': 'DATABASE_URL',
+  '--data-dir': 'TESSERA_DATA_DIR',
+  '--public-url': 'TESSERA_PUBLIC_URL',
+  '--log-level': 'TESSERA_LOG_LEVEL',
+};
+
+const knownTesseraVariables = new Set([
+  'TESSERA_DATA_DIR',
+  'TESSERA_MASTER_KEY',
+  'TESSERA_ADMIN_KEY',
+  'TESSERA_PUBLIC_URL',
+  'TESSERA_LOG_LEVEL',
+  'TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS',
+  'TESSERA_JOB_POLL_INTERVAL_MS',
+  'TESSERA_DATABASE_POOL_SIZE',
+  // Read by the test suite and the CLI, not by the service.
+  'TESSERA_TEST_DATABASE_URL',
+  'TESSERA_URL',
+]);
+
+/**
+ * Reads the environment (and `--flag value` arguments, which win) into one typed object.
+ * Anything unknown or invalid stops start-up with a message naming the setting.
+ */
+export function loadConfig(env: Source = process.env, argv: readonly string[] = []): Config {
+  const source: Source = { ...env };
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index] ?? '';
+    const [flag, inlineValue] = arg.split(/=(.*)/s, 2) as [string, string | undefined];
+    const name = flagNames[flag];
+    if (!name) throw new ConfigError(`Unknown option ${flag}. Options: ${Object.keys(flagNames).join(', ')}`);
+    const value = inlineValue ?? argv[++index];
+    if (value === undefined) throw new ConfigError(`Option ${flag} needs a value`);
+    source[name] = value;
+  }
+  for (const name of Object.keys(source)) {
+    if (name.startsWith('TESSERA_') && !knownTesseraVariables.has(name)) {
+      throw new ConfigError(`Unknown setting ${name}. Known: ${[...knownTesseraVariables].join(', ')}`);
+    }
+  }
+
+  const nodeEnv = oneOf(source, 'NODE_ENV', ['development', 'production', 'test'] as const, 'development');
+  const masterKey = parseMasterKey(source.TESSERA_MASTER_KEY);
+  if (nodeEnv === 'production' && !masterKey) {
+    throw new ConfigError('TESSERA_MASTER_KEY is required when NODE_ENV=production (64 hex characters)');
+  }
+  const adminKey = blankToUndefined(source.TESSERA_ADMIN_KEY);
+  if (adminKey !== undefined && adminKey.length < 24) {
+    throw new ConfigError('TESSERA_ADMIN_KEY must be at least 24 characters');
+  }
+  const databaseUrl = blankToUndefined(source.DATABASE_URL);
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  const publicUrl = blankToUndefined(source.TESSERA_PUBLIC_URL);
+  if (publicUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(publicUrl)) {
+    throw new ConfigError('TESSERA_PUBLIC_URL must be an http(s) URL');
+  }
+
+  return Object.freeze({
+    port: integer(source, 'PORT', 8080, 0, 65535),
+    host: blankToUndefined(source.HOST) ?? '127.0.0.1',
+    databaseUrl,
+    dataDir: dataDirectory(blankToUndefined(source.TESSERA_DATA_DIR) ?? './data'),
+    masterKey,
+    adminKey,
+    nodeEnv,
+    publicUrl: publicUrl?.replace(/\/+$/, ''),
+    logLevel: oneOf(
+      source,
+      'TESSERA_LOG_LEVEL',
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const,
+      'info',
+    ),
+    sandboxFollowUpDelayMs: integer(source, 'TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS', 3000, 0, 86_400_000),
+    jobPollIntervalMs: integer(source, 'TESSERA_JOB_POLL_INTERVAL_MS', 1000, 10, 3_600_000),
+    databasePoolSize: integer(source, 'TESSERA_DATABASE_POOL_SIZE', 10, 1, 500),
+  });
+}
+
+/** `memory://` keeps PGlite in memory (nothing persisted); anything else is a folder. */
+function dataDirectory(value: string): string {
+  return value.startsWith('memory://') ? value : path.resolve(value);
+}
+
+function blankToUndefined(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function integer(source: Source, name: string, fallback: number, min: number, max: number): number {
+  const raw = blankToUndefined(source[name]);
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}`);
+  }
+  return Number(raw);
+}
+
+function oneOf<const T extends string>(source: Source, name: string, values: readonly T[], fallback: T): T {
+  const raw = blankToUndefined(source[name]);
+  if (raw === undefined) return fallback;
+  if (!(values as readonly string[]).includes(raw))
+    throw new ConfigError(`${name} must be one of ${values.join(', ')}`);
+  return raw as T;
+}
+
+export function parseMasterKey(raw: string | undefined): Buffer | undefined {
+  const value = blankToUndefined(raw);
+  if (value === undefined) return undefined;
+  if (!/^[0-9a-fA-F]{64}$/.test(value))
+    throw new ConfigError('TESSERA_MASTER_KEY must be 64 hex characters (32 bytes)');
+  return Buffer.from(value, 'hex');
+}
+
+/** Settings of the command-line client: where the running service is and the operator key. */
+export interface ClientConfig {
+  readonly url: string;
+  readonly adminKey: string | undefined;
+  readonly dataDir: string;
+}
+
+export function loadClientConfig(
+  env: Source = process.env,
+  overrides: { url?: string; adminKey?: string } = {},
+): ClientConfig {
+  const url =
+    overrides.url ?? blankToUndefined(env.TESSERA_URL) ?? `http://127.0.0.1:${blankToUndefined(env.PORT) ?? '8080'}`;
+  if (!/^https?:\/\/[^\s]+$/.test(url)) throw new ConfigError('TESSERA_URL (or --url) must be an http(s) URL');
+  return Object.freeze({
+    url: url.replace(/\/+$/, ''),
+    adminKey: overrides.adminKey ?? blankToUndefined(env.TESSERA_ADMIN_KEY),
+    dataDir: dataDirectory(blankToUndefined(env.TESSERA_DATA_DIR) ?? './data'),
+  });
+}

@@ -1,0 +1,59 @@
+import type { Queryable } from '../db/db.js';
+import { selectPage, type PageRequest } from '../db/pagination.js';
+
+export interface EventRow {
+  id: string;
+  merchant_id: string;
+  mode: string;
+  type: string;
+  object_id: string | null;
+  body: string;
+  created_at: Date;
+}
+
+const columns = 'id, merchant_id, mode, type, object_id, body, created_at';
+
+export async function insertEvent(db: Queryable, row: EventRow): Promise<void> {
+  await db.query(`INSERT INTO events (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+    row.id,
+    row.merchant_id,
+    row.mode,
+    row.type,
+    row.object_id,
+    row.body,
+    row.created_at,
+  ]);
+}
+
+export async function selectEvent(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  id: string,
+): Promise<EventRow | undefined> {
+  const [row] = await db.query<EventRow>(
+    `SELECT ${columns} FROM events WHERE id = $1 AND merchant_id = $2 AND mode = $3`,
+    [id, merchantId, mode],
+  );
+  return row;
+}
+
+export async function selectEventPage(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  filters: { type?: string; objectId?: string },
+  page: PageRequest,
+) {
+  const where = ['merchant_id = $1', 'mode = $2'];
+  const params: unknown[] = [merchantId, mode];
+  if (filters.type !== undefined) {
+    params.push(filters.type);
+    where.push(`type = $${params.length}`);
+  }
+  if (filters.objectId !== undefined) {
+    params.push(filters.objectId);
+    where.push(`object_id = $${params.length}`);
+  }
+  return selectPage<EventRow>(db, { table: 'events', columns, where, params }, page);
+}

@@ -1,0 +1,76 @@
+import type { Clock } from '../clock.js';
+import type { Db, Queryable } from '../db/db.js';
+import type { MerchantContext } from '../http/auth.js';
+import { notFound } from '../http/errors.js';
+import type { Page } from '../http/envelope.js';
+import { newId } from '../ids.js';
+import { isoTimestamp } from '../time.js';
+import { canonicalJson } from './canonical-json.js';
+import * as queries from './queries.js';
+import type { Event, EventType, ListEventsQuery } from './schemas.js';
+
+export interface RecordedEvent {
+  id: string;
+  type: EventType;
+  merchantId: string;
+  mode: string;
+  body: string;
+}
+
+/** Listeners run after the transaction that recorded events commits (the webhook dispatcher). */
+export type EventListener = (events: RecordedEvent[]) => void;
+
+export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
+  const listeners: EventListener[] = [];
+
+  return {
+    /**
+     * Records an event inside the caller's transaction (DESIGN §4 outbox): it exists exactly when
+     * the change it reports was committed. The body is fixed now, in canonical form, so every
+     * later delivery of it is byte-identical.
+     */
+    async record(
+      tx: Queryable,
+      merchant: Pick<MerchantContext, 'merchantId' | 'mode'>,
+      type: EventType,
+      object: { id: string } & Record<string, unknown>,
+    ): Promise<RecordedEvent> {
+      const now = clock.now();
+      const id = newId('evt');
+      const body = canonicalJson({ id, apiVersion: 'v1', type, created: isoTimestamp(now), data: object });
+      await queries.insertEvent(tx, {
+        id,
+        merchant_id: merchant.merchantId,
+        mode: merchant.mode,
+        type,
+        object_id: object.id,
+        body,
+        created_at: now,
+      });
+      return { id, type, merchantId: merchant.merchantId, mode: merchant.mode, body };
+    },
+
+    /** Tells listeners about events whose transaction has committed. */
+    published(events: RecordedEvent[]): void {
+      if (events.length === 0) return;
+      for (const listener of listeners) listener(events);
+    },
+
+    onPublished(listener: EventListener): void {
+      listeners.push(listener);
+    },
+
+    async retrieve(merchant: MerchantContext, id: string): Promise<Event> {
+      const row = await queries.selectEvent(db, merchant.merchantId, merchant.mode, id);
+      if (!row) throw notFound('event', id);
+      return JSON.parse(row.body) as Event;
+    },
+
+    async list(merchant: MerchantContext, query: ListEventsQuery): Promise<Page<Event>> {
+      const { rows, hasMore } = await queries.selectEventPage(db, merchant.merchantId, merchant.mode, query, query);
+      return { data: rows.map((row) => JSON.parse(row.body) as Event), hasMore };
+    },
+  };
+}
+
+export type EventService = ReturnType<typeof createEventService>;

@@ -1,0 +1,93 @@
+import { Type, type Static } from 'typebox';
+
+/** Schemas shared by several resources (SPEC §2.2 Address and the like). */
+
+export const CountryCode = Type.String({
+  pattern: '^[A-Za-z]{2}$',
+  'x-rule': 'must be a two-letter country code',
+  description: 'ISO 3166-1 alpha-2; answered in upper case',
+});
+
+export const Address = Type.Object(
+  {
+    city: Type.Optional(Type.String({ maxLength: 100 })),
+    country: Type.Optional(CountryCode),
+    line1: Type.Optional(Type.String({ maxLength: 200 })),
+    line2: Type.Optional(Type.String({ maxLength: 200, description: 'May be empty' })),
+    postalCode: Type.Optional(Type.String({ maxLength: 20 })),
+    state: Type.Optional(Type.String({ maxLength: 100 })),
+  },
+  { additionalProperties: false },
+);
+export type Address = Static<typeof Address>;
+
+/** The answered form of an address: every field present, null when not given. */
+export const AddressOut = Type.Object({
+  city: Type.Union([Type.String(), Type.Null()]),
+  country: Type.Union([Type.String(), Type.Null()]),
+  line1: Type.Union([Type.String(), Type.Null()]),
+  line2: Type.Union([Type.String(), Type.Null()]),
+  postalCode: Type.Union([Type.String(), Type.Null()]),
+  state: Type.Union([Type.String(), Type.Null()]),
+});
+export type AddressOut = Static<typeof AddressOut>;
+
+export function normalizeAddress(address: Address | undefined): AddressOut | null {
+  if (!address) return null;
+  return {
+    city: address.city ?? null,
+    country: address.country?.toUpperCase() ?? null,
+    line1: address.line1 ?? null,
+    line2: address.line2 ?? null,
+    postalCode: address.postalCode ?? null,
+    state: address.state ?? null,
+  };
+}
+
+export const Email = Type.String({ format: 'email', maxLength: 254 });
+export const Phone = Type.String({
+  pattern: '^[0-9+() .\\-]{3,32}$',
+  'x-rule': 'must be a phone number of 3 to 32 digits, spaces and + ( ) . -',
+});
+export const PersonName = Type.String({ minLength: 1, maxLength: 100 });
+export const HttpUrl = Type.String({
+  maxLength: 2048,
+  pattern: '^https?://[^\\s/$.?#][^\\s]*$',
+  'x-rule': 'must be an http or https URL',
+});
+
+export const Shipping = Type.Object(
+  {
+    firstName: Type.Optional(PersonName),
+    lastName: Type.Optional(PersonName),
+    phone: Type.Optional(Phone),
+    address: Type.Optional(Address),
+  },
+  { additionalProperties: false },
+);
+export type Shipping = Static<typeof Shipping>;
+
+export const ShippingOut = Type.Object({
+  firstName: Type.Union([Type.String(), Type.Null()]),
+  lastName: Type.Union([Type.String(), Type.Null()]),
+  phone: Type.Union([Type.String(), Type.Null()]),
+  address: Type.Union([AddressOut, Type.Null()]),
+});
+export type ShippingOut = Static<typeof ShippingOut>;
+
+export function normalizeShipping(shipping: Shipping | undefined): ShippingOut | null {
+  if (!shipping) return null;
+  return {
+    firstName: shipping.firstName ?? null,
+    lastName: shipping.lastName ?? null,
+    phone: shipping.phone ?? null,
+    address: normalizeAddress(shipping.address),
+  };
+}
+
+export const Nullable = <T extends import('typebox').TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const Timestamp = Type.String({
+  description: 'ISO 8601 UTC with milliseconds and Z',
+  examples: ['2026-11-22T18:30:00.000Z'],
+});

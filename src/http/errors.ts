@@ -1,0 +1,52 @@
+/**
+ * The one closed catalog of error codes (DESIGN §2) and the HTTP status each is answered with.
+ * Every failure the API returns carries one of these codes in the SPEC §7 envelope.
+ */
+export const errorStatus = {
+  invalid_request: 400,
+  idempotency_error: 400,
+  payment_method_not_bound: 400,
+  payment_method_bound_elsewhere: 400,
+  duplicate_order: 400,
+  invalid_state: 400,
+  authentication_error: 401,
+  permission_denied: 403,
+  tokenization_not_enabled: 403,
+  mit_not_enabled: 403,
+  resource_missing: 404,
+  rate_limited: 429,
+  internal_error: 500,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+export interface ErrorDetails {
+  /** The request field at fault, in dotted form (`card.cardNo`, `lineItems[0].name`). */
+  param?: string;
+  [key: string]: unknown;
+}
+
+/** A failure meant for the client: its message is safe to show and never holds card data. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details: ErrorDetails | null = null,
+  ) {
+    super(message);
+  }
+
+  get status(): number {
+    return errorStatus[this.code];
+  }
+}
+
+export const invalidField = (param: string, message: string, rule?: string) =>
+  new ApiError('invalid_request', message, rule ? { param, rule } : { param });
+
+/** A well-formed id is echoed; anything else is not, since a path can carry arbitrary text. */
+export const notFound = (what: string, id: string) =>
+  new ApiError('resource_missing', /^[a-z]+_\d{19}$/.test(id) ? `No such ${what}: '${id}'` : `No such ${what}`, {
+    param: 'id',
+  });

@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { Queryable } from '../db/db.js';
+import { ApiError } from './errors.js';
+import type { MerchantContext } from './auth.js';
+
+export const idempotencyWindowMs = 24 * 60 * 60 * 1000;
+
+interface Claim {
+  merchant: MerchantContext;
+  key: string;
+}
+
+/**
+ * DESIGN §2 `Idempotency-Key`: the first request with a key claims it; its response (anything but
+ * a 5xx) is stored and replayed for a later request with the same key and body. The claim is
+ * written before the work, so two concurrent requests with one key never both run; a request
+ * still in progress, or a crash between the work and storing its answer, leaves the key claimed
+ * and later requests with it are refused rather than run twice.
+ */
+export function createIdempotency({ db, clock }: { db: Queryable; clock: Clock }) {
+  const claims = new WeakMap<FastifyRequest, Claim>();
+
+  async function begin(request: FastifyRequest, reply: FastifyReply, merchant: MerchantContext): Promise<boolean> {
+    const header = request.headers['idempotency-key'];
+    if (request.method !== 'POST' || header === undefined) return false;
+    const key = Array.isArray(header) ? header[0] : header;
+    if (!key || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
+      throw new ApiError(
+        'invalid_request',
+        'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces',
+        {
+          param: 'Idempotency-Key',
+        },
+      );
+    }
+    const requestHash = createHash('sha256')
+      .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
+      .digest('hex');
+    const now = clock.now();
+    const expiredBefore = new Date(now.getTime() - idempotencyWindowMs);
+    // A key older than the window is free again: remove it and claim it in one statement.
+    await db.query(
+      'DELETE FROM idempotency_keys WHERE merchant_id = $1 AND mode = $2 AND key = $3 AND created_at < $4',
+      [merchant.merchantId, merchant.mode, key, expiredBefore],
+    );
+    const claimed = await db.query(
+      `INSERT INTO idempotency_keys (merchant_id, mode, key, request_hash, created_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (merchant_id, mode, key) DO NOTHING RETURNING key`,
+      [merchant.merchantId, merchant.mode, key, requestHash, now],
+    );
+    if (claimed.length > 0) {
+      claims.set(request, { merchant, key });
+      return false;
+    }
+    const [existing] = await db.query<{
+      request_hash: string;
+      status_code: number | null;
+      response_body: string | null;
+    }>(
+      'SELECT request_hash, status_code, response_body FROM idempotency_keys WHERE merchant_id = $1 AND mode = $2 AND key = $3',
+      [merchant.merchantId, merchant.mode, key],
+    );
+    if (!existing) {
+      throw new ApiError('idempotency_error', 'This Idempotency-Key was released while the request arrived; retry', {
+        param: 'Idempotency-Key',
+      });
+    }
+    if (existing.request_hash !== requestHash) {
+      throw new ApiError(
+        'idempotency_error',
+        'This Idempotency-Key was already used with a different request; use a new key for a new request',
+        { param: 'Idempotency-Key' },
+      );
+    }
+    if (existing.status_code === null || existing.response_body === null) {
+      throw new ApiError('idempotency_error', 'A request with this Idempotency-Key is still being processed', {
+        param: 'Idempotency-Key',
+      });
+    }
+    await reply
+      .code(existing.status_code)
+      .header('Idempotent-Replayed', 'true')
+      .type('application/json; charset=utf-8')
+      .send(existing.response_body);
+    return true;
+  }
+
+  async function finish(request: FastifyRequest, statusCode: number, payload: unknown): Promise<void> {
+    const claim = claims.get(request);
+    if (!claim) return;
+    claims.delete(request);
+    const where = [claim.merchant.merchantId, claim.merchant.mode, claim.key];
+    // A server error may not have done anything: free the key so that the client can retry.
+    if (statusCode >= 500 || typeof payload !== 'string') {
+      await db.query('DELETE FROM idempotency_keys WHERE merchant_id = $1 AND mode = $2 AND key = $3', where);
+      return;
+    }
+    await db.query(
+      'UPDATE idempotency_keys SET status_code = $4, response_body = $5 WHERE merchant_id = $1 AND mode = $2 AND key = $3',
+      [...where, statusCode, payload],
+    );
+  }
+
+  async function purgeExpired(): Promise<number> {
+    const rows = await db.query('DELETE FROM idempotency_keys WHERE created_at < $1 RETURNING key', [
+      new Date(clock.now().getTime() - idempotencyWindowMs),
+    ]);
+    return rows.length;
+  }
+
+  return { begin, finish, purgeExpired };
+}
+
+export type Idempotency = ReturnType<typeof createIdempotency>;

@@ -1,0 +1,112 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+import { ApiError } from './errors.js';
+
+/**
+ * Two validators: request bodies are checked strictly (a number is not a string, unknown fields
+ * are refused), while path and query parameters, which arrive as text, are coerced.
+ * `x-rule` on a schema is the sentence used when a value breaks it ("must be a string of digits").
+ */
+function createAjv(coerceTypes: boolean): Ajv {
+  const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+  addFormats.default(ajv, ['email', 'uri', 'date-time', 'ipv4', 'ipv6']);
+  ajv.addKeyword({ keyword: 'x-rule', schemaType: 'string' });
+  return ajv;
+}
+
+const bodyAjv = createAjv(false);
+const parameterAjv = createAjv(true);
+
+export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const validate = (httpPart === 'body' ? bodyAjv : parameterAjv).compile(schema as object);
+  return (data: unknown) => (validate(data) ? { value: data } : { error: toApiError(validate, httpPart) });
+};
+
+function toApiError(validate: ValidateFunction, httpPart: string | undefined): Error {
+  const errors = validate.errors ?? [];
+  // With anyOf (e.g. an amount that is a digit string or an integer) the anyOf error itself,
+  // reported last, carries the rule; the branch errors before it would only confuse.
+  const error = errors.find((candidate) => candidate.keyword === 'anyOf' || candidate.keyword === 'oneOf') ?? errors[0];
+  if (!error) return new ApiError('invalid_request', 'The request is not valid');
+  const { param, message } = describe(error, httpPart);
+  return new ApiError('invalid_request', message, { param, rule: error.keyword });
+}
+
+function describe(error: ErrorObject, httpPart: string | undefined): { param: string; message: string } {
+  let param = pointerToParam(error.instancePath);
+  const params = error.params as Record<string, unknown>;
+  const join = (child: string) => (param ? `${param}.${child}` : child);
+  const schemaRule = (error.parentSchema as { 'x-rule'?: string } | undefined)?.['x-rule'];
+  let rule: string;
+  switch (error.keyword) {
+    case 'required':
+      param = join(String(params.missingProperty));
+      rule = 'is required';
+      break;
+    case 'additionalProperties':
+      param = join(String(params.additionalProperty));
+      rule = 'is not a recognized field';
+      break;
+    case 'type':
+      rule = schemaRule ?? `must be ${article(String(params.type))}`;
+      break;
+    case 'minLength':
+      rule = schemaRule ?? (params.limit === 1 ? 'must not be empty' : `must be at least ${params.limit} characters`);
+      break;
+    case 'maxLength':
+      rule = `must be at most ${params.limit} characters`;
+      break;
+    case 'enum':
+      rule = `must be one of: ${(params.allowedValues as unknown[]).map(String).join(', ')}`;
+      break;
+    case 'const':
+      rule = `must be ${String(params.allowedValue)}`;
+      break;
+    case 'format':
+      rule = schemaRule ?? `must be a valid ${formatName(String(params.format))}`;
+      break;
+    case 'minimum':
+    case 'maximum':
+      rule = schemaRule ?? `must be ${error.keyword === 'minimum' ? 'at least' : 'at most'} ${params.limit}`;
+      break;
+    case 'minItems':
+      rule = `must have at least ${params.limit} items`;
+      break;
+    case 'maxItems':
+      rule = `must have at most ${params.limit} items`;
+      break;
+    default:
+      rule = schemaRule ?? 'is not in the expected format';
+  }
+  if (!param) param = httpPart === 'body' ? 'body' : (httpPart ?? 'request');
+  if (param === 'body' && error.keyword === 'type') return { param, message: `The request body ${rule}` };
+  return { param, message: `${param} ${rule}` };
+}
+
+/** `/card/cardNo` → `card.cardNo`; `/lineItems/0/name` → `lineItems[0].name`. */
+function pointerToParam(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part), '');
+}
+
+function article(type: string): string {
+  const name = type.split(',')[0] ?? type;
+  return /^[aeiou]/.test(name) ? `an ${name}` : `a ${name}`;
+}
+
+function formatName(format: string): string {
+  return { uri: 'URL', email: 'email address', 'date-time': 'ISO 8601 timestamp' }[format] ?? format;
+}
+
+/** Existing clients send `null` for every optional field they leave unset: null means absent. */
+export function dropNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(dropNulls);
+  if (value === null || typeof value !== 'object') return value;
+  const result: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) if (child !== null) result[key] = dropNulls(child);
+  return result;
+}

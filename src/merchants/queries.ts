@@ -1,0 +1,101 @@
+import type { Queryable } from '../db/db.js';
+import type { MerchantContext } from '../http/auth.js';
+
+export interface MerchantRow {
+  id: string;
+  name: string;
+  tokenization_enabled: boolean;
+  mit_enabled: boolean;
+  created_at: Date;
+}
+
+export async function insertMerchant(db: Queryable, row: MerchantRow): Promise<void> {
+  await db.query(
+    `INSERT INTO merchants (id, name, tokenization_enabled, mit_enabled, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $5)`,
+    [row.id, row.name, row.tokenization_enabled, row.mit_enabled, row.created_at],
+  );
+}
+
+export async function updateMerchant(
+  db: Queryable,
+  id: string,
+  changes: { name?: string; tokenization?: boolean; mit?: boolean },
+  now: Date,
+): Promise<MerchantRow | undefined> {
+  const [row] = await db.query<MerchantRow>(
+    `UPDATE merchants SET name = COALESCE($2, name), tokenization_enabled = COALESCE($3, tokenization_enabled),
+       mit_enabled = COALESCE($4, mit_enabled), updated_at = $5
+     WHERE id = $1 RETURNING id, name, tokenization_enabled, mit_enabled, created_at`,
+    [id, changes.name ?? null, changes.tokenization ?? null, changes.mit ?? null, now],
+  );
+  return row;
+}
+
+export async function selectMerchant(db: Queryable, id: string): Promise<MerchantRow | undefined> {
+  const [row] = await db.query<MerchantRow>(
+    'SELECT id, name, tokenization_enabled, mit_enabled, created_at FROM merchants WHERE id = $1',
+    [id],
+  );
+  return row;
+}
+
+export async function selectMerchants(db: Queryable): Promise<MerchantRow[]> {
+  return db.query<MerchantRow>(
+    'SELECT id, name, tokenization_enabled, mit_enabled, created_at FROM merchants ORDER BY created_at DESC, id DESC',
+  );
+}
+
+export async function insertApiKey(
+  db: Queryable,
+  key: {
+    id: string;
+    merchantId: string;
+    mode: 'test' | 'live';
+    kind: 'private' | 'public';
+    keyHash: string;
+    keyHint: string;
+    now: Date;
+  },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO api_keys (id, merchant_id, mode, kind, key_hash, key_hint, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [key.id, key.merchantId, key.mode, key.kind, key.keyHash, key.keyHint, key.now],
+  );
+}
+
+export async function revokeApiKeys(
+  db: Queryable,
+  merchantId: string,
+  mode: 'test' | 'live',
+  now: Date,
+): Promise<void> {
+  await db.query('UPDATE api_keys SET revoked_at = $3 WHERE merchant_id = $1 AND mode = $2 AND revoked_at IS NULL', [
+    merchantId,
+    mode,
+    now,
+  ]);
+}
+
+export async function selectMerchantByKeyHash(db: Queryable, keyHash: string): Promise<MerchantContext | null> {
+  const [row] = await db.query<{
+    merchant_id: string;
+    mode: 'test' | 'live';
+    kind: 'private' | 'public';
+    tokenization_enabled: boolean;
+    mit_enabled: boolean;
+  }>(
+    `SELECT k.merchant_id, k.mode, k.kind, m.tokenization_enabled, m.mit_enabled
+     FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
+     WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
+    [keyHash],
+  );
+  if (!row) return null;
+  return {
+    merchantId: row.merchant_id,
+    mode: row.mode,
+    keyKind: row.kind,
+    tokenizationEnabled: row.tokenization_enabled,
+    mitEnabled: row.mit_enabled,
+  };
+}

@@ -1,0 +1,53 @@
+import { Type } from 'typebox';
+import { envelope, ok } from '../http/envelope.js';
+import type { App } from '../http/server.js';
+import { CreateMerchantBody, Merchant, MerchantParams, MerchantWithKeys, UpdateMerchantBody } from './schemas.js';
+import type { MerchantService } from './service.js';
+
+const tags = ['Operator'];
+const security = [{ operatorKey: [] }];
+
+/** The operator ("account manager") API: merchants, their capability flags and keys (SPEC §1.6). */
+export function merchantRoutes(merchants: MerchantService) {
+  return (app: App) => {
+    app.post(
+      '/merchants/create',
+      { schema: { tags, security, body: CreateMerchantBody, response: { 200: envelope(MerchantWithKeys) } } },
+      async (request) => ok(await merchants.create(request.body)),
+    );
+    app.get(
+      '/merchants',
+      {
+        schema: {
+          tags,
+          security,
+          response: { 200: envelope(Type.Object({ data: Type.Array(Merchant), hasMore: Type.Boolean() })) },
+        },
+      },
+      async () => ok({ data: await merchants.list(), hasMore: false }),
+    );
+    app.get(
+      '/merchants/:id',
+      { schema: { tags, security, params: MerchantParams, response: { 200: envelope(Merchant) } } },
+      async (request) => ok(await merchants.retrieve(request.params.id)),
+    );
+    app.post(
+      '/merchants/:id/update',
+      {
+        schema: {
+          tags,
+          security,
+          params: MerchantParams,
+          body: UpdateMerchantBody,
+          response: { 200: envelope(Merchant) },
+        },
+      },
+      async (request) => ok(await merchants.update(request.params.id, request.body)),
+    );
+    app.post(
+      '/merchants/:id/roll_keys',
+      { schema: { tags, security, params: MerchantParams, response: { 200: envelope(MerchantWithKeys) } } },
+      async (request) => ok(await merchants.rollKeys(request.params.id)),
+    );
+  };
+}

@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/db.js';
+import { hashKey, type KeyLookup } from '../http/auth.js';
+import { notFound } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { isoTimestamp } from '../time.js';
+import * as queries from './queries.js';
+import type { CreateMerchantBody, Merchant, MerchantWithKeys, UpdateMerchantBody } from './schemas.js';
+
+const base62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** 40 base62 characters: about 238 bits, so a plain SHA-256 of the key is a safe thing to store. */
+function generateKey(prefix: string): string {
+  const bytes = randomBytes(40);
+  let text = '';
+  for (const byte of bytes) text += base62[byte % 62];
+  return `${prefix}${text}`;
+}
+
+function toMerchant(row: queries.MerchantRow): Merchant {
+  return {
+    id: row.id,
+    name: row.name,
+    tokenization: row.tokenization_enabled,
+    mit: row.mit_enabled,
+    created: isoTimestamp(row.created_at),
+  };
+}
+
+export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
+  async function issueTestKeys(tx: Pick<Db, 'query'>, merchantId: string, now: Date) {
+    const privateKey = generateKey('test_pr_');
+    const publicKey = generateKey('test_pu_');
+    for (const [kind, key] of [
+      ['private', privateKey],
+      ['public', publicKey],
+    ] as const) {
+      await queries.insertApiKey(tx, {
+        id: newId('key'),
+        merchantId,
+        mode: 'test',
+        kind,
+        keyHash: hashKey(key),
+        keyHint: key.slice(0, 12),
+        now,
+      });
+    }
+    return { privateKey, publicKey };
+  }
+
+  const keyLookup: KeyLookup = { findMerchantByKeyHash: (keyHash) => queries.selectMerchantByKeyHash(db, keyHash) };
+
+  return {
+    keyLookup,
+
+    async create(input: CreateMerchantBody): Promise<MerchantWithKeys> {
+      const now = clock.now();
+      const row: queries.MerchantRow = {
+        id: newId('mer'),
+        name: input.name,
+        tokenization_enabled: input.tokenization ?? false,
+        mit_enabled: input.mit ?? false,
+        created_at: now,
+      };
+      const keys = await db.transaction(async (tx) => {
+        await queries.insertMerchant(tx, row);
+        return issueTestKeys(tx, row.id, now);
+      });
+      return { ...toMerchant(row), keys };
+    },
+
+    async update(id: string, changes: UpdateMerchantBody): Promise<Merchant> {
+      const row = await queries.updateMerchant(db, id, changes, clock.now());
+      if (!row) throw notFound('merchant', id);
+      return toMerchant(row);
+    },
+
+    async retrieve(id: string): Promise<Merchant> {
+      const row = await queries.selectMerchant(db, id);
+      if (!row) throw notFound('merchant', id);
+      return toMerchant(row);
+    },
+
+    async list(): Promise<Merchant[]> {
+      return (await queries.selectMerchants(db)).map(toMerchant);
+    },
+
+    /** The old keys stop working at once; the new ones are shown only in this answer. */
+    async rollKeys(id: string): Promise<MerchantWithKeys> {
+      const now = clock.now();
+      return db.transaction(async (tx) => {
+        const row = await queries.selectMerchant(tx, id);
+        if (!row) throw notFound('merchant', id);
+        await queries.revokeApiKeys(tx, id, 'test', now);
+        return { ...toMerchant(row), keys: await issueTestKeys(tx, id, now) };
+      });
+    },
+  };
+}
+
+export type MerchantService = ReturnType<typeof createMerchantService>;

@@ -1,0 +1,149 @@
+/**
+ * One Tessera per test file, on PGlite in memory by default or on a fresh PostgreSQL database
+ * when TESSERA_TEST_DATABASE_URL is set (the database is created here and dropped in close()).
+ * Tests stay independent by each creating its own merchant.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, createWriteStream } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { manualClock } from '../../src/clock.js';
+import { loadConfig } from '../../src/config.js';
+import { createTessera, type Tessera } from '../../src/app.js';
+import { createLogger } from '../../src/logger.js';
+import { createSandboxProcessor } from '../../src/processor/sandbox.js';
+
+export const apiBase = '/api/services/v1';
+const testDatabaseUrl = process.env.TESSERA_TEST_DATABASE_URL;
+export const databaseKind = testDatabaseUrl ? 'postgres' : 'pglite';
+
+export interface TestContext {
+  tessera: Tessera;
+  clock: ReturnType<typeof manualClock>;
+  operatorKey: string;
+  /** A new merchant with its own keys, tokenization and MIT on unless told otherwise. */
+  merchant(options?: { tokenization?: boolean; mit?: boolean; name?: string }): Promise<TestMerchant>;
+  /** Runs every scheduled job due at the clock's current time. */
+  runJobs(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export interface TestMerchant {
+  id: string;
+  privateKey: string;
+  publicKey: string;
+  /** Calls the merchant API with this merchant's private key; `path` is relative to the base URL. */
+  call(
+    method: 'GET' | 'POST' | 'DELETE',
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<ApiResponse>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: { code: string; msg: string; data: any };
+  raw: string;
+}
+
+export async function startTestApp(options: { followUpDelayMs?: number } = {}): Promise<TestContext> {
+  const clock = manualClock(new Date('2026-11-22T12:00:00.000Z'));
+  let databaseUrl: string | undefined;
+  let dropDatabase = async () => {};
+  if (testDatabaseUrl) {
+    const name = `tessera_test_${randomBytes(6).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: testDatabaseUrl });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const url = new URL(testDatabaseUrl);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    dropDatabase = async () => {
+      const client = new pg.Client({ connectionString: testDatabaseUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    };
+  }
+  const operatorKey = `operator_${randomBytes(16).toString('hex')}`;
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: databaseUrl,
+    // PGlite in memory; the data folder holds nothing else, since both keys are given.
+    TESSERA_DATA_DIR: 'memory://',
+    TESSERA_MASTER_KEY: randomBytes(32).toString('hex'),
+    TESSERA_ADMIN_KEY: operatorKey,
+    TESSERA_LOG_LEVEL: 'debug',
+  });
+  // Every log line of the run is kept, so that a final check can search them for card data.
+  const logDir = path.resolve('.test-logs');
+  mkdirSync(logDir, { recursive: true });
+  const logFile = path.join(logDir, `${path.basename(process.argv[1] ?? 'test')}-${databaseKind}-${process.pid}.log`);
+  const logger = createLogger('debug', createWriteStream(logFile, { flags: 'a' }));
+  const tessera = await createTessera({
+    config,
+    clock,
+    logger,
+    processor: createSandboxProcessor({ followUpDelayMs: options.followUpDelayMs ?? 3000 }),
+  });
+  await tessera.server.ready();
+
+  async function inject(
+    method: string,
+    url: string,
+    body: unknown,
+    headers: Record<string, string>,
+  ): Promise<ApiResponse> {
+    const response = await tessera.server.inject({
+      method: method as 'GET',
+      url,
+      headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
+      payload: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    let parsed: ApiResponse['body'];
+    try {
+      parsed = JSON.parse(response.body);
+    } catch {
+      parsed = { code: '', msg: '', data: null };
+    }
+    return { status: response.statusCode, headers: response.headers, body: parsed, raw: response.body };
+  }
+
+  return {
+    tessera,
+    clock,
+    operatorKey,
+    async merchant({ tokenization = true, mit = true, name = 'Test merchant' } = {}) {
+      const created = await inject(
+        'POST',
+        '/admin/v1/merchants/create',
+        { name, tokenization, mit },
+        {
+          authorization: `Bearer ${operatorKey}`,
+        },
+      );
+      if (created.status !== 200) throw new Error(`merchant create failed: ${created.raw}`);
+      const data = created.body.data;
+      return {
+        id: data.id,
+        privateKey: data.keys.privateKey,
+        publicKey: data.keys.publicKey,
+        call: (method, path, body, headers = {}) =>
+          inject(method, `${apiBase}${path}`, body, { authorization: `Bearer ${data.keys.privateKey}`, ...headers }),
+      };
+    },
+    runJobs: () => tessera.jobs.runDue(),
+    async close() {
+      await tessera.close();
+      await dropDatabase();
+    },
+  };
+}
+
+/** Raw access for tests of authentication and content types. */
+export function injectRaw(context: TestContext, options: import('light-my-request').InjectOptions) {
+  return context.tessera.server.inject(options);
+}
