@@ -84,13 +84,11 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     return reply.code(status).type('application/json; charset=utf-8').send(body);
   });
   app.setNotFoundHandler((request, reply) =>
-    reply
-      .code(404)
-      .send({
-        code: 'resource_missing',
-        msg: `Unrecognized request: ${request.method} ${request.url.split('?')[0]}`,
-        data: null,
-      }),
+    reply.code(404).send({
+      code: 'resource_missing',
+      msg: `Unrecognized request: ${request.method} ${request.url.split('?')[0]}`,
+      data: null,
+    }),
   );
 
   app.addSchema(ErrorEnvelope);
@@ -105,7 +103,12 @@ export async function buildServer(options: ServerOptions): Promise<App> {
           'Authenticate with "Authorization: Bearer <private key>".',
       },
       servers: [{ url: '/' }],
-      components: { securitySchemes: { privateKey: { type: 'http', scheme: 'bearer' } } },
+      components: {
+        securitySchemes: {
+          privateKey: { type: 'http', scheme: 'bearer', description: 'A private key: test_pr_…' },
+          operatorKey: { type: 'http', scheme: 'bearer', description: 'The operator key (TESSERA_ADMIN_KEY)' },
+        },
+      },
       security: [{ privateKey: [] }],
     },
   });

@@ -48,26 +48,31 @@ export interface ApiResponse {
   raw: string;
 }
 
-export async function startTestApp(options: { followUpDelayMs?: number } = {}): Promise<TestContext> {
-  const clock = manualClock(new Date('2026-11-22T12:00:00.000Z'));
-  let databaseUrl: string | undefined;
-  let dropDatabase = async () => {};
-  if (testDatabaseUrl) {
-    const name = `tessera_test_${randomBytes(6).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: testDatabaseUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
-    await admin.end();
-    const url = new URL(testDatabaseUrl);
-    url.pathname = `/${name}`;
-    databaseUrl = url.toString();
-    dropDatabase = async () => {
+/** A fresh PostgreSQL database on the server of TESSERA_TEST_DATABASE_URL, dropped by drop(). */
+export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+  if (!testDatabaseUrl) throw new Error('TESSERA_TEST_DATABASE_URL is not set');
+  const name = `tessera_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: testDatabaseUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(testDatabaseUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
       const client = new pg.Client({ connectionString: testDatabaseUrl });
       await client.connect();
       await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await client.end();
-    };
-  }
+    },
+  };
+}
+
+export async function startTestApp(options: { followUpDelayMs?: number } = {}): Promise<TestContext> {
+  const clock = manualClock(new Date('2026-11-22T12:00:00.000Z'));
+  const database = testDatabaseUrl ? await createTestDatabase() : undefined;
+  const databaseUrl = database?.url;
   const operatorKey = `operator_${randomBytes(16).toString('hex')}`;
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -138,7 +143,7 @@ export async function startTestApp(options: { followUpDelayMs?: number } = {}): 
     runJobs: () => tessera.jobs.runDue(),
     async close() {
       await tessera.close();
-      await dropDatabase();
+      await database?.drop();
     },
   };
 }

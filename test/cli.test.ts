@@ -1,0 +1,178 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createTestDatabase, databaseKind } from './helpers/harness.js';
+
+const cliArgs = ['--import', 'tsx', 'src/cli.ts'];
+
+interface Running {
+  child: ChildProcess;
+  output: () => string;
+  baseUrl: string;
+  origin: string;
+  privateKey: string | undefined;
+}
+
+/** Runs `tessera start` as a newcomer would and reads what it prints. */
+async function startService(env: Record<string, string>): Promise<Running> {
+  const child = spawn(process.execPath, [...cliArgs, 'start'], {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const deadline = Date.now() + 60_000;
+  while (!/Try it:|API reference/.test(output) || (env.NODE_ENV !== 'production' && !output.includes('Try it:'))) {
+    if (child.exitCode !== null) throw new Error(`tessera start exited: ${output}`);
+    if (Date.now() > deadline) throw new Error(`tessera start printed no base URL in time: ${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const baseUrl = /API base URL:\s+(\S+)/.exec(output)?.[1];
+  assert.ok(baseUrl, output);
+  return {
+    child,
+    output: () => output,
+    baseUrl,
+    origin: new URL(baseUrl).origin,
+    privateKey: /private key: (test_pr_\w+)/.exec(output)?.[1],
+  };
+}
+
+async function stopService(running: Running): Promise<void> {
+  if (running.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => running.child.once('exit', resolve));
+  running.child.kill('SIGTERM');
+  await exited;
+}
+
+function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...cliArgs, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+describe(`tessera command (${databaseKind})`, () => {
+  let dataDir: string;
+  let database: { url: string; drop(): Promise<void> } | undefined;
+  let env: Record<string, string>;
+
+  before(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-cli-'));
+    database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+    env = { TESSERA_DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) };
+  });
+  after(async () => {
+    rmSync(dataDir, { recursive: true, force: true });
+    await database?.drop();
+  });
+
+  test('start prints the base URL, a working sandbox key and the operator key, and the merchants commands use them', async () => {
+    const running = await startService(env);
+    try {
+      assert.match(running.baseUrl, /^http:\/\/127\.0\.0\.1:\d+\/api\/services\/v1$/);
+      assert.ok(running.privateKey, 'a sandbox private key is printed');
+      assert.match(running.output(), /curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/api\/services\/v1\/customers\/create/);
+      assert.match(running.output(), /Operator key/);
+
+      const health = await fetch(`${running.origin}/health`);
+      assert.equal(health.status, 200);
+      const created = await fetch(`${running.baseUrl}/customers/create`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${running.privateKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ firstName: 'Ada' }),
+      });
+      assert.equal(created.status, 200);
+      assert.equal(((await created.json()) as { code: string }).code, 'success');
+
+      // The merchant commands find the operator key in the data folder and call the running service.
+      const cliEnv = { TESSERA_URL: running.origin, TESSERA_DATA_DIR: dataDir };
+      const made = await runCli(['merchants', 'create', '--name', 'Acme', '--tokenization'], cliEnv);
+      assert.equal(made.code, 0, made.stderr);
+      const merchant = JSON.parse(made.stdout) as {
+        id: string;
+        tokenization: boolean;
+        mit: boolean;
+        keys: { privateKey: string };
+      };
+      assert.equal(merchant.tokenization, true);
+      assert.equal(merchant.mit, false);
+      assert.match(merchant.keys.privateKey, /^test_pr_/);
+
+      const updated = await runCli(['merchants', 'update', merchant.id, '--mit', 'true'], cliEnv);
+      assert.equal(updated.code, 0, updated.stderr);
+      assert.equal((JSON.parse(updated.stdout) as { mit: boolean }).mit, true);
+
+      const listed = await runCli(['merchants', 'list'], cliEnv);
+      assert.equal(listed.code, 0, listed.stderr);
+      const ids = (JSON.parse(listed.stdout) as { data: Array<{ id: string }> }).data.map((row) => row.id);
+      assert.ok(ids.includes(merchant.id));
+
+      const refused = await runCli(['merchants', 'list'], {
+        ...cliEnv,
+        TESSERA_ADMIN_KEY: 'not-the-operator-key-at-all-000',
+      });
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /authentication_error/);
+    } finally {
+      await stopService(running);
+    }
+
+    // A second start on the same data folder prints the same sandbox key, which still works.
+    const again = await startService(env);
+    try {
+      assert.equal(again.privateKey, running.privateKey);
+      assert.doesNotMatch(again.output(), /Operator key/);
+      const listed = await fetch(`${again.baseUrl}/customers`, {
+        headers: { authorization: `Bearer ${again.privateKey}` },
+      });
+      assert.equal(((await listed.json()) as { data: { data: unknown[] } }).data.data.length, 1);
+    } finally {
+      await stopService(again);
+    }
+    assert.ok(readFileSync(path.join(dataDir, 'admin.key'), 'utf8').trim().length >= 24);
+  });
+
+  test('migrate applies the migrations once and reports nothing to apply the second time', async () => {
+    const migrateDir = mkdtempSync(path.join(tmpdir(), 'tessera-migrate-'));
+    const migrateDb = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+    const migrateEnv = { TESSERA_DATA_DIR: migrateDir, ...(migrateDb ? { DATABASE_URL: migrateDb.url } : {}) };
+    try {
+      const first = await runCli(['migrate'], migrateEnv);
+      assert.equal(first.code, 0, first.stderr);
+      assert.match(first.stdout, /Applied 0001_core\.sql/);
+      const second = await runCli(['migrate'], migrateEnv);
+      assert.equal(second.code, 0, second.stderr);
+      assert.match(second.stdout, /Nothing to apply/);
+    } finally {
+      rmSync(migrateDir, { recursive: true, force: true });
+      await migrateDb?.drop();
+    }
+  });
+
+  test('an unknown setting or invalid value stops start-up with a message naming it', async () => {
+    const unknown = await runCli(['start'], { TESSERA_PORTT: '1', TESSERA_DATA_DIR: 'memory://' });
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /Unknown setting TESSERA_PORTT/);
+    const badPort = await runCli(['start'], { PORT: 'eighty', TESSERA_DATA_DIR: 'memory://' });
+    assert.equal(badPort.code, 1);
+    assert.match(badPort.stderr, /PORT must be a whole number/);
+    const production = await runCli(['start'], { NODE_ENV: 'production', TESSERA_DATA_DIR: 'memory://' });
+    assert.equal(production.code, 1);
+    assert.match(production.stderr, /TESSERA_MASTER_KEY is required/);
+  });
+});
