@@ -27,7 +27,8 @@ export async function openDb(options: { databaseUrl?: string; dataDir?: string; 
 
 async function openPglite(dataDir: string | undefined): Promise<Db> {
   const identity = (value: string) => value;
-  const lite = new PGlite(dataDir, { parsers: { [INT8_OID]: identity, [NUMERIC_OID]: identity } });
+  // The options object form: with the two-argument form an undefined dataDir drops the options.
+  const lite = new PGlite({ dataDir, parsers: { [INT8_OID]: identity, [NUMERIC_OID]: identity } });
   await lite.waitReady;
   const run = async <Row>(target: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) =>
     (await target.query<Row>(sql, params as unknown[] | undefined)).rows;

@@ -1,0 +1,127 @@
+import { Type, type Static } from 'typebox';
+import { ListQuery } from '../http/envelope.js';
+import { Address, AddressOut, Email, HttpUrl, Nullable, PersonName, Phone, Timestamp } from '../http/common-schemas.js';
+
+/** SPEC §2.4: the card number is digits only; spaces and dashes are the merchant's page to strip. */
+const CardNumber = Type.String({
+  pattern: '^\\d{12,19}$',
+  'x-rule': 'must be a string of 12 to 19 digits',
+  description: 'The full card number, digits only. Never answered, logged or sent in a webhook.',
+});
+
+// SPEC §2.4 writes the month as two digits and the year as four; existing clients also send
+// integers, so both are accepted and answered as two- and four-digit strings.
+const ExpMonth = Type.Union(
+  [Type.String({ pattern: '^(0?[1-9]|1[0-2])$' }), Type.Integer({ minimum: 1, maximum: 12 })],
+  { 'x-rule': 'must be a two-digit month from 01 to 12', description: '"01" to "12" (or the integer 1 to 12)' },
+);
+const ExpYear = Type.Union([Type.String({ pattern: '^\\d{4}$' }), Type.Integer({ minimum: 1000, maximum: 9999 })], {
+  'x-rule': 'must be a four-digit year',
+  description: 'Four digits, e.g. "2030" (or the integer)',
+});
+const SecurityCode = Type.String({
+  pattern: '^\\d{3,4}$',
+  'x-rule': 'must be a string of 3 or 4 digits',
+  description: 'CVC/CVV: used for the first authorization only, then erased (DESIGN §3). Never answered.',
+});
+
+export const BillingDetails = Type.Object(
+  {
+    address: Type.Optional(Address),
+    email: Type.Optional(Email),
+    firstName: Type.Optional(PersonName),
+    lastName: Type.Optional(PersonName),
+    phone: Type.Optional(Phone),
+    description: Type.Optional(Type.String({ maxLength: 500, description: 'May be empty' })),
+  },
+  { additionalProperties: false },
+);
+export type BillingDetails = Static<typeof BillingDetails>;
+
+export const CreatePaymentMethodBody = Type.Object(
+  {
+    type: Type.Enum(['card'], { description: 'Only `card` is supported' }),
+    card: Type.Object(
+      {
+        cardNo: CardNumber,
+        expMonth: ExpMonth,
+        expYear: ExpYear,
+        securityCode: Type.Optional(SecurityCode),
+      },
+      { additionalProperties: false },
+    ),
+    billingDetails: Type.Optional(BillingDetails),
+    merchantPaySite: Type.Optional(HttpUrl),
+  },
+  { additionalProperties: false },
+);
+export type CreatePaymentMethodBody = Static<typeof CreatePaymentMethodBody>;
+
+/** Only what a cardholder may change without a new card: billing details, site and expiry. */
+export const UpdatePaymentMethodBody = Type.Object(
+  {
+    billingDetails: Type.Optional(BillingDetails),
+    merchantPaySite: Type.Optional(HttpUrl),
+    card: Type.Optional(
+      Type.Object(
+        { expMonth: Type.Optional(ExpMonth), expYear: Type.Optional(ExpYear) },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type UpdatePaymentMethodBody = Static<typeof UpdatePaymentMethodBody>;
+
+export const AttachPaymentMethodBody = Type.Object(
+  { customerId: Type.String({ minLength: 1, maxLength: 64, description: 'cus_…' }) },
+  { additionalProperties: false },
+);
+export type AttachPaymentMethodBody = Static<typeof AttachPaymentMethodBody>;
+
+export const PaymentMethodParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+export const CustomerPaymentMethodsParams = Type.Object({ customerId: Type.String({ maxLength: 64 }) });
+
+export const ListPaymentMethodsQuery = Type.Object({ ...ListQuery }, { additionalProperties: false });
+export type ListPaymentMethodsQuery = Static<typeof ListPaymentMethodsQuery>;
+
+/** The answered form of billing details: every field present, null when not given. */
+export const BillingDetailsOut = Type.Object({
+  address: Nullable(AddressOut),
+  email: Nullable(Type.String()),
+  firstName: Nullable(Type.String()),
+  lastName: Nullable(Type.String()),
+  phone: Nullable(Type.String()),
+  description: Nullable(Type.String()),
+});
+export type BillingDetailsOut = Static<typeof BillingDetailsOut>;
+
+export const PaymentMethodCard = Type.Object({
+  brand: Type.String({ examples: ['visa'] }),
+  country: Type.String({ description: 'Two-letter country of the issuer' }),
+  expMonth: Type.String({ examples: ['04'] }),
+  expYear: Type.String({ examples: ['2030'] }),
+  fingerprint: Type.String({ description: 'The same card gives the same fingerprint within one merchant' }),
+  last4: Type.String({ pattern: '^\\d{4}$' }),
+  tokenType: Nullable(
+    Type.String({ description: '`network_token` once a storing payment has provisioned one; null before' }),
+  ),
+});
+
+export const PaymentMethod = Type.Object(
+  {
+    id: Type.String({ pattern: '^pm_\\d{19}$' }),
+    type: Type.Literal('card'),
+    billingDetails: BillingDetailsOut,
+    created: Timestamp,
+    customerId: Nullable(Type.String({ description: 'Null until attached or bound by a storing payment' })),
+    card: PaymentMethodCard,
+    merchantPaySite: Nullable(Type.String()),
+    // SPEC §2.4: null for card methods; their populated shape is not specified.
+    boleto: Type.Null(),
+    pix: Type.Null(),
+    creditCardBrazil: Type.Null(),
+  },
+  { $id: 'PaymentMethod' },
+);
+export type PaymentMethod = Static<typeof PaymentMethod>;

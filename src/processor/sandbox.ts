@@ -1,0 +1,190 @@
+import { createHash, randomInt } from 'node:crypto';
+import type {
+  AuthorizeOutcome,
+  AuthorizeRequest,
+  CaptureOutcome,
+  DeclineCode,
+  FollowUpKind,
+  FollowUpOutcome,
+  Processor,
+  RiskInfo,
+} from './processor.js';
+
+/** DESIGN §6: the sandbox test cards whose behaviour is not "succeeds". */
+const testCards = {
+  declined: '4000000000000002',
+  alwaysDeclined: '4000000000000077',
+  insufficientFunds: '4000000000009995',
+  expired: '4000000000000069',
+  incorrectCvc: '4000000000000127',
+  threeDSecure: '4000002500003155',
+  mitDeclined: '4000000000000341',
+  settlesLater: '4000000000000630',
+  reversedLater: '4000000000000259',
+  highRisk: '4000000000004954',
+} as const;
+
+const declineByCard: ReadonlyMap<string, DeclineCode> = new Map<string, DeclineCode>([
+  [testCards.declined, 'card_declined'],
+  [testCards.alwaysDeclined, 'card_declined'],
+  [testCards.insufficientFunds, 'insufficient_funds'],
+  [testCards.expired, 'expired_card'],
+  [testCards.incorrectCvc, 'incorrect_cvc'],
+]);
+
+/** Sentences for the merchant and the cardholder; none of them may carry card data. */
+const declineMessages: Record<DeclineCode, string> = {
+  card_declined: 'The card was declined.',
+  insufficient_funds: 'The card has insufficient funds.',
+  expired_card: 'The card has expired.',
+  incorrect_cvc: "The card's security code is incorrect.",
+  risk_rejected: 'The payment was refused by risk screening.',
+  authentication_failed: 'The cardholder did not pass 3-D Secure authentication.',
+  processing_error: 'The payment could not be processed.',
+};
+const mitWithoutCredentialMessage = 'MIT requires a stored credential';
+const reversedMessage = 'The payment was reversed by the card issuer';
+
+const highRisk: RiskInfo = { riskScore: 100, riskMessage: 'risk_rejected' };
+const maxPassingRiskScore = 30;
+
+/**
+ * The processor keeps no state, since several processes may share one database and any of them
+ * may resolve a follow-up or capture a payment another one authorized. What those later calls
+ * need travels in the reference instead: `sbx_<24 random letters>_<state><follow-up>`, where state
+ * is c (captured), h (held for capture) or d (declined) and follow-up is n (none), s (settles
+ * later) or r (is reversed later). Letters only, so that no reference can contain card digits.
+ */
+const referencePattern = /^sbx_[a-z]{24}_([chd])([nsr])$/;
+type ReferenceState = 'c' | 'h' | 'd';
+type ReferenceFollowUp = 'n' | 's' | 'r';
+
+/**
+ * The built-in sandbox processor (DESIGN §6): deterministic from the card number, so that the
+ * test cards behave the same on every run and in every process.
+ */
+export function createSandboxProcessor({ followUpDelayMs = 3000 }: { followUpDelayMs?: number } = {}): Processor {
+  return {
+    name: 'sandbox',
+
+    async authorize(request: AuthorizeRequest): Promise<AuthorizeOutcome> {
+      const number = request.card.number;
+      const risk = riskOf(number);
+      const decline = (code: DeclineCode, message = declineMessages[code], declineRisk = risk): AuthorizeOutcome => ({
+        kind: 'declined',
+        processorReference: newReference('d', 'n'),
+        code,
+        message,
+        risk: declineRisk,
+      });
+
+      // DESIGN §3: a merchant-initiated payment rests on the credential stored by an earlier
+      // storing payment; without its network reference the network refuses it.
+      if (request.initiator === 'mit' && request.networkTransactionId === null) {
+        return decline('processing_error', mitWithoutCredentialMessage);
+      }
+      if (number === testCards.highRisk) return decline('risk_rejected', declineMessages.risk_rejected, highRisk);
+
+      // DESIGN §3: MIT never meets 3-D Secure, since the cardholder is absent.
+      if (request.initiator !== 'mit') {
+        if (request.threeDSecure === 'failed') return decline('authentication_failed');
+        const wantsChallenge = number === testCards.threeDSecure || request.threeDSecure === 'requested';
+        if (wantsChallenge && request.threeDSecure !== 'passed') return { kind: 'challenge', risk };
+      }
+
+      const cardDecline = declineByCard.get(number);
+      if (cardDecline !== undefined) return decline(cardDecline);
+      if (number === testCards.mitDeclined && request.initiator === 'mit') return decline('card_declined');
+
+      const followUpKind: FollowUpKind | null =
+        number === testCards.settlesLater ? 'settle' : number === testCards.reversedLater ? 'reverse' : null;
+      const followUpFlag: ReferenceFollowUp = followUpKind === 'settle' ? 's' : followUpKind === 'reverse' ? 'r' : 'n';
+      // CIT and MIT ride on the stored credential's reference; anything else opens a new one.
+      const storedReference =
+        request.initiator === 'cit' || request.initiator === 'mit' ? request.networkTransactionId : null;
+      return {
+        kind: 'approved',
+        processorReference: newReference(request.capture ? 'c' : 'h', followUpFlag),
+        networkTransactionId: storedReference ?? `ntx_${randomLetters(24)}`,
+        networkToken: request.initiator === 'first_storing' ? newNetworkToken(number) : null,
+        risk,
+        captured: request.capture,
+        followUp: followUpKind === null ? null : { kind: followUpKind, afterMs: followUpDelayMs },
+      };
+    },
+
+    async resolveFollowUp(processorReference: string, kind: FollowUpKind): Promise<FollowUpOutcome> {
+      const { followUp } = parseReference(processorReference);
+      const expected: ReferenceFollowUp = kind === 'settle' ? 's' : 'r';
+      // Asking for a follow-up the authorization never announced is a bug in the caller.
+      if (followUp !== expected) throw new Error(`The sandbox payment ${processorReference} has no pending ${kind}`);
+      if (kind === 'settle') return { kind: 'succeeded' };
+      return { kind: 'reversed', code: 'payment_reversed', message: reversedMessage };
+    },
+
+    async capture(processorReference: string, amount: bigint): Promise<CaptureOutcome> {
+      const { state } = parseReference(processorReference);
+      if (state === 'd')
+        return { kind: 'failed', code: 'processing_error', message: 'There is no authorization to capture.' };
+      if (state === 'c')
+        return { kind: 'failed', code: 'processing_error', message: 'The payment is already captured.' };
+      if (amount < 0n) return { kind: 'failed', code: 'processing_error', message: 'The capture amount is negative.' };
+      return { kind: 'captured' };
+    },
+
+    async cancel(processorReference: string): Promise<void> {
+      // Releasing a hold the sandbox never really made needs nothing beyond a well-formed reference.
+      parseReference(processorReference);
+    },
+  };
+}
+
+/** A stable 0–30 score per card, so that the same card shows the same risk on every payment. */
+function riskOf(number: string): RiskInfo {
+  const digest = createHash('sha256').update(`sandbox-risk:${number}`).digest();
+  return { riskScore: digest.readUInt32BE(0) % (maxPassingRiskScore + 1), riskMessage: 'risk_pass' };
+}
+
+function newReference(state: ReferenceState, followUp: ReferenceFollowUp): string {
+  return `sbx_${randomLetters(24)}_${state}${followUp}`;
+}
+
+function parseReference(processorReference: string): { state: ReferenceState; followUp: ReferenceFollowUp } {
+  const match = referencePattern.exec(processorReference);
+  if (!match) throw new Error(`Not a sandbox processor reference: ${processorReference}`);
+  return { state: match[1] as ReferenceState, followUp: match[2] as ReferenceFollowUp };
+}
+
+function randomLetters(length: number): string {
+  let letters = '';
+  for (let index = 0; index < length; index += 1) letters += String.fromCharCode(97 + randomInt(26));
+  return letters;
+}
+
+/**
+ * A network token (DPAN) stands in for the card on the network: 16 digits, the card's first digit
+ * so that it routes to the same scheme, a valid Luhn digit like any card number, never the card
+ * number itself.
+ */
+function newNetworkToken(cardNumber: string): string {
+  for (;;) {
+    let body = cardNumber.slice(0, 1);
+    while (body.length < 15) body += String(randomInt(10));
+    const token = body + luhnCheckDigit(body);
+    if (token !== cardNumber) return token;
+  }
+}
+
+function luhnCheckDigit(body: string): string {
+  let sum = 0;
+  for (let index = 0; index < body.length; index += 1) {
+    // The check digit will sit to the right, so the rightmost digit of the body is doubled.
+    let digit = Number(body[body.length - 1 - index]);
+    if (index % 2 === 0) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return String((10 - (sum % 10)) % 10);
+}

@@ -1,0 +1,305 @@
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Db, Queryable } from '../db/db.js';
+import { isUniqueViolation } from '../db/errors.js';
+import { newId } from '../ids.js';
+
+export interface Vault {
+  /**
+   * AES-256-GCM with the active data key; `context` (e.g. the payment method id) is bound as
+   * additional authenticated data, so a ciphertext copied to another record does not decrypt.
+   * Returns '<keyId>:<iv>:<tag>:<ciphertext>' (base64url parts).
+   */
+  encrypt(plaintext: string, context: string): string;
+  /** Async because it may reload the keys from the database when another process rotated. */
+  decrypt(ciphertext: string, context: string): Promise<string>;
+  /**
+   * Keyed hash of a card number, scoped to the merchant: the same card at the same merchant gives
+   * the same value, at another merchant a different one. base64url, 32 characters.
+   */
+  fingerprint(merchantId: string, cardNumber: string): string;
+  /** A stable 32-byte secret derived from the master key for another purpose (HKDF, info = purpose). */
+  deriveKey(purpose: string): Buffer;
+  /**
+   * Makes a new data key active, re-encrypts every payment method ciphertext that uses another key
+   * (retired keys stay, wrapped, so that a straggler written with one by another process still decrypts).
+   */
+  rotateKey(): Promise<{ activeKeyId: string; reencrypted: number }>;
+}
+
+const masterKeyLength = 32;
+const dataKeyLength = 32;
+const ivLength = 12;
+// The full GCM tag is required: a shorter one would be accepted by Node and weaken authentication.
+const tagLength = 16;
+const cipherName = 'aes-256-gcm';
+const reencryptBatchSize = 500;
+const rotationAttempts = 5;
+
+/** HKDF info strings of the vault's own keys; deriveKey refuses them so that no caller can obtain one. */
+const reservedPurposePrefix = 'tessera.vault.';
+const wrappingPurpose = `${reservedPurposePrefix}key-wrapping`;
+const fingerprintPurpose = `${reservedPurposePrefix}card-fingerprint`;
+
+const wrongMasterKeyMessage = 'TESSERA_MASTER_KEY does not match the key that encrypted this vault';
+
+/** The payment method columns that hold vault ciphertexts, each bound to the row id. */
+const secretColumns = ['card_number_encrypted', 'security_code_encrypted', 'network_token_encrypted'] as const;
+type SecretColumn = (typeof secretColumns)[number];
+type SecretRow = { id: string } & Record<SecretColumn, string | null>;
+
+const keyIdOf = (column: string) => `split_part(${column}, ':', 1)`;
+const usesOtherKey = secretColumns.map((column) => `${keyIdOf(column)} <> $1`).join(' OR ');
+
+/**
+ * Opens the card vault: loads and unwraps the data keys, creating the first one when the vault is
+ * new. Data keys are random and stored wrapped under a key derived from the master key, so that
+ * rotating a data key never needs the master key to change, and a wrong master key is detected
+ * when the first key fails to unwrap rather than by producing garbage later.
+ */
+export async function openVault(options: { db: Db; masterKey: Buffer; clock: Clock }): Promise<Vault> {
+  const { db, masterKey, clock } = options;
+  if (masterKey.length !== masterKeyLength) throw new Error(`The vault master key must be ${masterKeyLength} bytes`);
+  const wrappingKey = hkdf(masterKey, wrappingPurpose);
+  const fingerprintKey = hkdf(masterKey, fingerprintPurpose);
+
+  const dataKeys = new Map<string, Buffer>();
+  let activeKeyId: string | null = null;
+
+  /** Reads every data key into memory; returns the id of the active one, null when there is none. */
+  async function loadKeys(source: Queryable): Promise<string | null> {
+    const rows = await source.query<{ id: string; wrapped_key: string; active: boolean }>(
+      'SELECT id, wrapped_key, active FROM vault_keys ORDER BY created_at, id',
+    );
+    let active: string | null = null;
+    for (const row of rows) {
+      if (!dataKeys.has(row.id)) dataKeys.set(row.id, unwrapKey(wrappingKey, row.id, row.wrapped_key));
+      if (row.active) active = row.id;
+    }
+    if (active !== null) activeKeyId = active;
+    return active;
+  }
+
+  async function insertKey(source: Queryable, id: string, key: Buffer, onConflict: '' | 'ON CONFLICT DO NOTHING') {
+    return source.query(
+      `INSERT INTO vault_keys (id, wrapped_key, active, created_at) VALUES ($1, $2, true, $3) ${onConflict}`,
+      [id, wrapKey(wrappingKey, id, key), clock.now()],
+    );
+  }
+
+  // A new vault gets its first key. Two processes opening it at once both try; the partial unique
+  // index vault_keys_one_active lets exactly one insert win and the other adopts its key.
+  if ((await loadKeys(db)) === null) {
+    await insertKey(db, newId('vk'), randomBytes(dataKeyLength), 'ON CONFLICT DO NOTHING');
+    if ((await loadKeys(db)) === null) throw new Error('The vault could not create its first data key');
+  }
+
+  // Reloads triggered by concurrent decrypts share one query.
+  let reloading: Promise<unknown> | null = null;
+  function reloadKeys(): Promise<unknown> {
+    reloading ??= loadKeys(db).finally(() => {
+      reloading = null;
+    });
+    return reloading;
+  }
+
+  /** The key of a ciphertext, reloading once when another process may have created it. */
+  async function keyFor(keyId: string): Promise<Buffer> {
+    let key = dataKeys.get(keyId);
+    // PGlite belongs to this one process, so its keys in memory are complete; a reload there would
+    // also wait forever when the caller is inside a transaction, since PGlite has one connection.
+    if (key === undefined && db.kind === 'postgres') {
+      await reloadKeys();
+      key = dataKeys.get(keyId);
+    }
+    if (key === undefined) throw new Error(`The vault has no data key ${keyId}`);
+    return key;
+  }
+
+  function currentKey(): { id: string; key: Buffer } {
+    const key = activeKeyId === null ? undefined : dataKeys.get(activeKeyId);
+    if (activeKeyId === null || key === undefined) throw new Error('The vault has no active data key');
+    return { id: activeKeyId, key };
+  }
+
+  /** Makes a new key the only active one; another rotation running at once makes this one retry. */
+  async function activateNewKey(): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      const id = newId('vk');
+      const key = randomBytes(dataKeyLength);
+      try {
+        await db.transaction(async (tx) => {
+          await tx.query('UPDATE vault_keys SET active = false WHERE active');
+          await insertKey(tx, id, key, '');
+        });
+        dataKeys.set(id, key);
+        activeKeyId = id;
+        return;
+      } catch (err) {
+        if (!isUniqueViolation(err, 'vault_keys_one_active') || attempt >= rotationAttempts) throw err;
+      }
+    }
+  }
+
+  /**
+   * Re-encrypts one batch of rows that use a key other than the active one. The active key is read
+   * again in each batch's transaction so that two rotations running at once converge on the later
+   * key instead of converting each other's rows back and forth. The rows are locked, so a
+   * concurrent update of a row cannot be overwritten with an older value.
+   */
+  async function reencryptBatch(): Promise<{ rows: number; ciphertexts: number; keyId: string }> {
+    return db.transaction(async (tx) => {
+      const [active] = await tx.query<{ id: string }>('SELECT id FROM vault_keys WHERE active');
+      if (!active) throw new Error('The vault has no active data key');
+      if (!dataKeys.has(active.id)) await loadKeys(tx);
+      const activeKey = dataKeys.get(active.id);
+      if (activeKey === undefined) throw new Error(`The vault has no data key ${active.id}`);
+      const target = { id: active.id, key: activeKey };
+      activeKeyId = target.id;
+
+      const rows = await tx.query<SecretRow>(
+        `SELECT id, ${secretColumns.join(', ')} FROM payment_methods
+          WHERE ${usesOtherKey} ORDER BY id LIMIT ${reencryptBatchSize} FOR UPDATE`,
+        [target.id],
+      );
+      let ciphertexts = 0;
+      for (const row of rows) {
+        const updated: Record<SecretColumn, string | null> = { ...row };
+        for (const column of secretColumns) {
+          const ciphertext = row[column];
+          if (ciphertext === null) continue;
+          const { keyId } = parseCiphertext(ciphertext);
+          if (keyId === target.id) continue;
+          if (!dataKeys.has(keyId)) await loadKeys(tx);
+          const key = dataKeys.get(keyId);
+          if (key === undefined) throw new Error(`Payment method ${row.id} uses the missing vault data key ${keyId}`);
+          let plaintext: string;
+          try {
+            plaintext = open(key, ciphertext, row.id);
+          } catch {
+            throw new Error(`The ${column} of payment method ${row.id} does not decrypt; the rotation stopped`);
+          }
+          updated[column] = seal(target, plaintext, row.id);
+          ciphertexts += 1;
+        }
+        // Re-encryption changes no card detail, so updated_at stays as it was.
+        await tx.query(
+          `UPDATE payment_methods SET card_number_encrypted = $2, security_code_encrypted = $3,
+                  network_token_encrypted = $4 WHERE id = $1`,
+          [row.id, updated.card_number_encrypted, updated.security_code_encrypted, updated.network_token_encrypted],
+        );
+      }
+      return { rows: rows.length, ciphertexts, keyId: target.id };
+    });
+  }
+
+  return {
+    encrypt(plaintext, context) {
+      return seal(currentKey(), plaintext, context);
+    },
+
+    async decrypt(ciphertext, context) {
+      const { keyId } = parseCiphertext(ciphertext);
+      const key = await keyFor(keyId);
+      try {
+        return open(key, ciphertext, context);
+      } catch {
+        // The reason GCM refused is deliberately not passed on: it says nothing useful and the
+        // message must never carry any part of the secret.
+        throw new Error('The ciphertext does not decrypt in this context: it was altered or belongs to another record');
+      }
+    },
+
+    fingerprint(merchantId, cardNumber) {
+      return createHmac('sha256', fingerprintKey)
+        .update(`${merchantId}:${cardNumber}`)
+        .digest('base64url')
+        .slice(0, 32);
+    },
+
+    deriveKey(purpose) {
+      if (purpose.length === 0) throw new Error('deriveKey needs a purpose');
+      if (purpose.startsWith(reservedPurposePrefix))
+        throw new Error(`The purpose ${purpose} is reserved for the vault`);
+      return hkdf(masterKey, purpose);
+    },
+
+    async rotateKey() {
+      await activateNewKey();
+      let reencrypted = 0;
+      let finalKeyId: string;
+      for (;;) {
+        const batch = await reencryptBatch();
+        reencrypted += batch.ciphertexts;
+        finalKeyId = batch.keyId;
+        if (batch.rows < reencryptBatchSize) break;
+      }
+      // Retired keys are kept, wrapped: another process sharing the database may still encrypt
+      // with the old key until it notices the rotation, and what it writes must stay readable.
+      // Running the rotation again re-encrypts such stragglers.
+      return { activeKeyId: finalKeyId, reencrypted };
+    },
+  };
+}
+
+function hkdf(masterKey: Buffer, info: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), info, 32));
+}
+
+function seal(key: { id: string; key: Buffer }, plaintext: string, context: string): string {
+  const iv = randomBytes(ivLength);
+  const cipher = createCipheriv(cipherName, key.key, iv);
+  cipher.setAAD(Buffer.from(context, 'utf8'));
+  const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return [key.id, ...[iv, cipher.getAuthTag(), body].map((part) => part.toString('base64url'))].join(':');
+}
+
+/** Throws when the key, the context or any byte of the ciphertext is not the one it was sealed with. */
+function open(key: Buffer, ciphertext: string, context: string): string {
+  const { iv, tag, body } = parseCiphertext(ciphertext);
+  const decipher = createDecipheriv(cipherName, key, iv, { authTagLength: tagLength });
+  decipher.setAAD(Buffer.from(context, 'utf8'));
+  decipher.setAuthTag(tag);
+  return Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8');
+}
+
+function parseCiphertext(ciphertext: string): { keyId: string; iv: Buffer; tag: Buffer; body: Buffer } {
+  const parts = ciphertext.split(':');
+  const [keyId, iv, tag, body] = parts;
+  if (parts.length !== 4 || !keyId || iv === undefined || tag === undefined || body === undefined) {
+    throw new Error('The value is not a vault ciphertext');
+  }
+  return {
+    keyId,
+    iv: Buffer.from(iv, 'base64url'),
+    tag: Buffer.from(tag, 'base64url'),
+    body: Buffer.from(body, 'base64url'),
+  };
+}
+
+/** A data key wrapped under the master key, with its id as additional data so keys cannot be swapped. */
+function wrapKey(wrappingKey: Buffer, keyId: string, key: Buffer): string {
+  const iv = randomBytes(ivLength);
+  const cipher = createCipheriv(cipherName, wrappingKey, iv);
+  cipher.setAAD(Buffer.from(keyId, 'utf8'));
+  const body = Buffer.concat([cipher.update(key), cipher.final()]);
+  return [iv, cipher.getAuthTag(), body].map((part) => part.toString('base64url')).join(':');
+}
+
+function unwrapKey(wrappingKey: Buffer, keyId: string, wrapped: string): Buffer {
+  const [iv, tag, body] = wrapped.split(':');
+  if (iv === undefined || tag === undefined || body === undefined)
+    throw new Error(`Vault data key ${keyId} is malformed`);
+  try {
+    const decipher = createDecipheriv(cipherName, wrappingKey, Buffer.from(iv, 'base64url'), {
+      authTagLength: tagLength,
+    });
+    decipher.setAAD(Buffer.from(keyId, 'utf8'));
+    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+    const key = Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]);
+    if (key.length !== dataKeyLength) throw new Error('wrong length');
+    return key;
+  } catch {
+    throw new Error(wrongMasterKeyMessage);
+  }
+}
