@@ -24,7 +24,7 @@ const cardNumbers = [
 ];
 const patterns = [
   ...cardNumbers.map((number) => new RegExp(number.split('').join('[ -]?'))),
-  /"(cardNo|securityCode|card_number|security_code)"\s*:\s*"[^"\[]/,
+  /"(cardNo|securityCode|card_number|security_code)"\s*:\s*"[^"[]/,
 ];
 let files;
 try {

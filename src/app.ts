@@ -75,14 +75,15 @@ export async function createTessera({
     const merchants = createMerchantService({ db, clock });
     const events = createEventService({ db, clock });
     // Deleting a customer detaches its payment methods; the two services know each other only
-    // through this hook.
-    let paymentMethods: PaymentMethodService | undefined;
+    // through this hook, bound once both exist.
+    const late: { paymentMethods?: PaymentMethodService } = {};
     const customers = createCustomerService({
       db,
       clock,
-      onDelete: { detachAllOfCustomer: (...args) => paymentMethods!.detachAllOfCustomer(...args) },
+      onDelete: { detachAllOfCustomer: (...args) => late.paymentMethods!.detachAllOfCustomer(...args) },
     });
-    paymentMethods = createPaymentMethodService({ db, clock, vault, customers });
+    const paymentMethods = createPaymentMethodService({ db, clock, vault, customers });
+    late.paymentMethods = paymentMethods;
     let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
     const payments = createPaymentService({
       db,

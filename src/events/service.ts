@@ -20,8 +20,15 @@ export interface RecordedEvent {
 /** Listeners run after the transaction that recorded events commits (the webhook dispatcher). */
 export type EventListener = (events: RecordedEvent[]) => void;
 
+/**
+ * Runs inside the transaction that records an event (the webhook engine plans its deliveries
+ * here), so that the deliveries exist exactly when the event does.
+ */
+export type EventRecorder = (tx: Queryable, event: RecordedEvent, object: Record<string, unknown>) => Promise<void>;
+
 export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
   const listeners: EventListener[] = [];
+  const recorders: EventRecorder[] = [];
 
   return {
     /**
@@ -47,7 +54,14 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
         body,
         created_at: now,
       });
-      return { id, type, merchantId: merchant.merchantId, mode: merchant.mode, body };
+      const recorded: RecordedEvent = { id, type, merchantId: merchant.merchantId, mode: merchant.mode, body };
+      for (const recorder of recorders) await recorder(tx, recorded, object);
+      return recorded;
+    },
+
+    /** Adds work done in the same transaction as every recorded event. */
+    onRecorded(recorder: EventRecorder): void {
+      recorders.push(recorder);
     },
 
     /** Tells listeners about events whose transaction has committed. */

@@ -1,0 +1,224 @@
+import type { Queryable } from '../db/db.js';
+import { selectPage, type PageRequest } from '../db/pagination.js';
+import type { ShippingOut } from '../http/common-schemas.js';
+import type { LineItemOut, RecurringOut } from './schemas.js';
+import type { PaymentStatus } from './states.js';
+
+/** The request fields that are only echoed back, kept together in payments.details. */
+export interface PaymentDetails {
+  description: string | null;
+  ip: string | null;
+  confirm: boolean;
+  lineItems: LineItemOut[] | null;
+  notifyUrl: string | null;
+  receiptEmail: string | null;
+  returnUrl: string | null;
+  statementDescriptor: string | null;
+  statementDescriptorSuffix: string | null;
+  website: string | null;
+  userAgent: string | null;
+  shipping: ShippingOut | null;
+  appScheme: string | null;
+  openUserId: string | null;
+  /** The merchant asked for 3-D Secure (the answered `use3D` says whether it was used). */
+  use3DRequested: boolean;
+  automaticPaymentMethods: { enabled: boolean } | null;
+  recurring: RecurringOut | null;
+  fromChannel: string | null;
+}
+
+export interface PaymentRow {
+  id: string;
+  merchant_id: string;
+  mode: string;
+  customer_id: string | null;
+  payment_method_id: string;
+  /** bigint columns arrive as text from both drivers, so money never passes through a float. */
+  amount: string;
+  currency: string;
+  status: PaymentStatus;
+  order_no: string | null;
+  confirmation_method: 'automatic' | 'manual';
+  pre_auth: 'n' | 'y';
+  setup_future_usage: 'on' | 'off';
+  subsequent_initial_type: 'cit' | 'mit' | null;
+  details: PaymentDetails;
+  amount_received: string;
+  amount_capturable: string;
+  risk_score: number | null;
+  risk_message: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  use_3d: boolean;
+  processor_reference: string | null;
+  network_transaction_id: string | null;
+  three_d_secure: 'passed' | 'failed' | null;
+  canceled_at: Date | null;
+  cancellation_reason: string | null;
+  invoice_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const columns =
+  'id, merchant_id, mode, customer_id, payment_method_id, amount, currency, status, order_no, confirmation_method, ' +
+  'pre_auth, setup_future_usage, subsequent_initial_type, details, amount_received, amount_capturable, risk_score, ' +
+  'risk_message, error_code, error_message, use_3d, processor_reference, network_transaction_id, three_d_secure, ' +
+  'canceled_at, cancellation_reason, invoice_id, created_at, updated_at';
+
+/** Columns a state change may write, with how each value is passed to the driver. */
+const writable = {
+  status: (value: unknown) => value,
+  customer_id: (value: unknown) => value,
+  payment_method_id: (value: unknown) => value,
+  amount: (value: unknown) => value,
+  currency: (value: unknown) => value,
+  order_no: (value: unknown) => value,
+  pre_auth: (value: unknown) => value,
+  setup_future_usage: (value: unknown) => value,
+  details: (value: unknown) => JSON.stringify(value),
+  amount_received: (value: unknown) => value,
+  amount_capturable: (value: unknown) => value,
+  risk_score: (value: unknown) => value,
+  risk_message: (value: unknown) => value,
+  error_code: (value: unknown) => value,
+  error_message: (value: unknown) => value,
+  use_3d: (value: unknown) => value,
+  processor_reference: (value: unknown) => value,
+  network_transaction_id: (value: unknown) => value,
+  network_token_encrypted: (value: unknown) => value,
+  three_d_secure: (value: unknown) => value,
+  canceled_at: (value: unknown) => value,
+  cancellation_reason: (value: unknown) => value,
+} as const;
+
+export type PaymentChanges = Partial<Pick<PaymentRow, Exclude<keyof typeof writable, 'network_token_encrypted'>>> & {
+  network_token_encrypted?: string | null;
+};
+
+export async function insertPayment(db: Queryable, row: PaymentRow): Promise<void> {
+  await db.query(
+    `INSERT INTO payments (${columns})
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
+       $23, $24, $25, $26, $27, $28, $29)`,
+    [
+      row.id,
+      row.merchant_id,
+      row.mode,
+      row.customer_id,
+      row.payment_method_id,
+      row.amount,
+      row.currency,
+      row.status,
+      row.order_no,
+      row.confirmation_method,
+      row.pre_auth,
+      row.setup_future_usage,
+      row.subsequent_initial_type,
+      JSON.stringify(row.details),
+      row.amount_received,
+      row.amount_capturable,
+      row.risk_score,
+      row.risk_message,
+      row.error_code,
+      row.error_message,
+      row.use_3d,
+      row.processor_reference,
+      row.network_transaction_id,
+      row.three_d_secure,
+      row.canceled_at,
+      row.cancellation_reason,
+      row.invoice_id,
+      row.created_at,
+      row.updated_at,
+    ],
+  );
+}
+
+export async function selectPayment(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  id: string,
+): Promise<PaymentRow | undefined> {
+  const [row] = await db.query<PaymentRow>(
+    `SELECT ${columns} FROM payments WHERE id = $1 AND merchant_id = $2 AND mode = $3`,
+    [id, merchantId, mode],
+  );
+  return row;
+}
+
+/** For scheduled jobs and the hosted 3-D Secure page, which act on a payment id without a key. */
+export async function selectPaymentById(db: Queryable, id: string): Promise<PaymentRow | undefined> {
+  const [row] = await db.query<PaymentRow>(`SELECT ${columns} FROM payments WHERE id = $1`, [id]);
+  return row;
+}
+
+export async function selectNetworkToken(db: Queryable, id: string): Promise<string | null> {
+  const [row] = await db.query<{ network_token_encrypted: string | null }>(
+    'SELECT network_token_encrypted FROM payments WHERE id = $1',
+    [id],
+  );
+  return row?.network_token_encrypted ?? null;
+}
+
+/**
+ * The one way a payment changes: only while its status is one of `from` (states.ts). Zero rows
+ * means another request or job changed it first; the caller reloads and answers with the
+ * status it finds, and never overwrites that change.
+ */
+export async function changePayment(
+  db: Queryable,
+  id: string,
+  from: readonly PaymentStatus[],
+  changes: PaymentChanges,
+  now: Date,
+): Promise<PaymentRow | undefined> {
+  const params: unknown[] = [id, [...from], now];
+  const assignments = ['updated_at = $3'];
+  for (const [column, value] of Object.entries(changes)) {
+    if (value === undefined) continue;
+    const encode = writable[column as keyof typeof writable];
+    // Column names come from the PaymentChanges type; this guards against a stray key at run time.
+    if (!encode) throw new Error(`payments.${column} is not writable`);
+    params.push(value === null ? null : encode(value));
+    assignments.push(`${column} = $${params.length}`);
+  }
+  const [row] = await db.query<PaymentRow>(
+    `UPDATE payments SET ${assignments.join(', ')} WHERE id = $1 AND status = ANY($2::text[]) RETURNING ${columns}`,
+    params,
+  );
+  return row;
+}
+
+export interface PaymentFilters {
+  customerId?: string;
+  orderNo?: string;
+  createdGt?: Date;
+  createdGte?: Date;
+  createdLt?: Date;
+  createdLte?: Date;
+}
+
+export async function selectPaymentPage(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  filters: PaymentFilters,
+  page: PageRequest,
+) {
+  const where = ['merchant_id = $1', 'mode = $2'];
+  const params: unknown[] = [merchantId, mode];
+  const add = (condition: (placeholder: string) => string, value: unknown) => {
+    if (value === undefined) return;
+    params.push(value);
+    where.push(condition(`$${params.length}`));
+  };
+  add((p) => `customer_id = ${p}`, filters.customerId);
+  add((p) => `order_no = ${p}`, filters.orderNo);
+  add((p) => `created_at > ${p}`, filters.createdGt);
+  add((p) => `created_at >= ${p}`, filters.createdGte);
+  add((p) => `created_at < ${p}`, filters.createdLt);
+  add((p) => `created_at <= ${p}`, filters.createdLte);
+  return selectPage<PaymentRow>(db, { table: 'payments', columns, where, params }, page);
+}

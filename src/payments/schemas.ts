@@ -1,0 +1,337 @@
+import { Type, type Static } from 'typebox';
+import { ListQuery } from '../http/envelope.js';
+import { Email, HttpUrl, Nullable, Shipping, ShippingOut, Timestamp } from '../http/common-schemas.js';
+import { displayStatuses, paymentStatuses } from './states.js';
+
+/** DESIGN §2: minor units, as a string of digits or a whole number; at most 12 digits. */
+const Amount = Type.Union(
+  [Type.String({ pattern: '^\\d{1,12}$' }), Type.Integer({ minimum: 0, maximum: 999_999_999_999 })],
+  {
+    'x-rule': 'must be a string of digits (minor units) or a whole number, at most 12 digits',
+    description:
+      'In the minor units of the currency (USD 2 decimals: "1999" is 19.99; JPY 0 decimals). "0" only for a storing payment (zero-amount authorization).',
+    examples: ['1999'],
+  },
+);
+
+/** Checked against the ISO 4217 list by the service; any case is accepted, upper case is answered. */
+export const CurrencyCode = Type.String({
+  pattern: '^[A-Za-z]{3}$',
+  'x-rule': 'must be a three-letter ISO 4217 currency code',
+  examples: ['USD'],
+});
+
+const IpAddress = Type.Union([Type.String({ format: 'ipv4' }), Type.String({ format: 'ipv6' })], {
+  'x-rule': 'must be an IPv4 or IPv6 address',
+  description: "The payer's IP address",
+});
+
+/** An http(s) URL, as HttpUrl, with its own description for the API reference. */
+const Url = (description: string) =>
+  Type.String({
+    maxLength: (HttpUrl as { maxLength?: number }).maxLength,
+    pattern: (HttpUrl as { pattern?: string }).pattern,
+    'x-rule': 'must be an http or https URL',
+    description,
+  });
+
+/** Characters that card statements and receipts cannot show safely. */
+const statementPattern = '^[^<>"\'\\\\]*$';
+const statementRule = 'must not contain < > \\ \' or "';
+
+const LineItem = Type.Object(
+  {
+    amount: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 999_999_999_999, description: 'Per unit, in minor units of `currency`' }),
+    ),
+    currency: Type.Optional(CurrencyCode),
+    description: Type.Optional(Type.String({ maxLength: 500 })),
+    images: Type.Optional(Type.Array(HttpUrl, { maxItems: 8 })),
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 250 })),
+    quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+  },
+  { additionalProperties: false },
+);
+
+const Recurring = Type.Object(
+  {
+    initial: Type.Optional(Type.Boolean({ description: 'True on the first payment of a recurring series' })),
+    relationPaymentId: Type.Optional(
+      Type.String({
+        pattern: '^pt_\\d{19}$',
+        'x-rule': 'must be a payment id (pt_…)',
+        description: 'On a later payment of the series: the id of its first payment',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    description: 'Recurring-series bookkeeping sent by existing clients; echoed, not acted upon',
+  },
+);
+
+const AutomaticPaymentMethods = Type.Object(
+  { enabled: Type.Boolean() },
+  { additionalProperties: false, description: 'Accepted for compatibility; card is the only method' },
+);
+
+/** SPEC §2.5 request fields plus the extras that existing clients send (DESIGN §2). */
+const paymentFields = {
+  amount: Amount,
+  currency: CurrencyCode,
+  confirmationMethod: Type.Enum(['automatic', 'manual'], {
+    description: '`automatic` (default): after 3-D Secure the payment proceeds; `manual`: it waits for /confirm',
+  }),
+  customerId: Type.String({ minLength: 1, maxLength: 64, description: 'cus_…' }),
+  paymentMethod: Type.String({ minLength: 1, maxLength: 64, description: 'pm_…' }),
+  description: Type.String({ maxLength: 1000 }),
+  ip: IpAddress,
+  confirm: Type.Union([Type.Boolean(), Type.Enum(['true', 'false'])], {
+    'x-rule': 'must be true or false',
+    description: 'true or "true" authorizes at once; answered as a boolean',
+  }),
+  lineItems: Type.Array(LineItem, { maxItems: 100 }),
+  notifyUrl: Url('Dynamic webhook endpoint for this payment (SPEC §6.1)'),
+  orderNo: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'Unique among payments of the merchant that have not failed or been canceled',
+  }),
+  preAuth: Type.Enum(['n', 'y'], { description: '`y`: authorize only, capture later (default `n`)' }),
+  receiptEmail: Email,
+  returnUrl: Url('Where the hosted 3-D Secure page sends the customer back, with payment_id added'),
+  setupFutureUsage: Type.Enum(['on', 'off'], { description: '`on` stores the credentials for later use' }),
+  subsequentInitialType: Type.Enum(['cit', 'mit'], {
+    description: 'A payment with stored credentials; omitted on the first, storing payment',
+  }),
+  statementDescriptor: Type.String({ minLength: 1, maxLength: 22, pattern: statementPattern, 'x-rule': statementRule }),
+  statementDescriptorSuffix: Type.String({
+    maxLength: 10,
+    pattern: statementPattern,
+    'x-rule': statementRule,
+    description: 'May be empty',
+  }),
+  website: Url('The merchant site'),
+  userAgent: Type.String({ maxLength: 1024 }),
+  shipping: Shipping,
+  appScheme: Type.String({ minLength: 1, maxLength: 256, description: 'The app to return to (fromChannel APP)' }),
+  openUserId: Type.String({ minLength: 1, maxLength: 128, description: "A third-party platform's user id" }),
+  use3D: Type.Boolean({ description: 'Asks for 3-D Secure; refused on MIT, where the cardholder is absent' }),
+  paymentMethodTypes: Type.Array(Type.Enum(['card']), { minItems: 1, maxItems: 1 }),
+  automaticPaymentMethods: AutomaticPaymentMethods,
+  recurring: Recurring,
+  fromChannel: Type.Enum(['WEB', 'H5', 'APP', 'MINI']),
+};
+
+type PaymentFieldName = keyof typeof paymentFields;
+
+function optional<K extends PaymentFieldName>(names: readonly K[]) {
+  return Object.fromEntries(names.map((name) => [name, Type.Optional(paymentFields[name])])) as {
+    [P in K]: ReturnType<typeof Type.Optional<(typeof paymentFields)[P]>>;
+  };
+}
+
+const optionalOnCreate = [
+  'confirmationMethod',
+  'customerId',
+  'description',
+  'ip',
+  'confirm',
+  'lineItems',
+  'notifyUrl',
+  'orderNo',
+  'preAuth',
+  'receiptEmail',
+  'returnUrl',
+  'setupFutureUsage',
+  'subsequentInitialType',
+  'statementDescriptor',
+  'statementDescriptorSuffix',
+  'website',
+  'userAgent',
+  'shipping',
+  'appScheme',
+  'openUserId',
+  'use3D',
+  'paymentMethodTypes',
+  'automaticPaymentMethods',
+  'recurring',
+  'fromChannel',
+] as const;
+
+export const CreatePaymentBody = Type.Object(
+  {
+    amount: paymentFields.amount,
+    currency: paymentFields.currency,
+    paymentMethod: paymentFields.paymentMethod,
+    ...optional(optionalOnCreate),
+  },
+  { additionalProperties: false },
+);
+export type CreatePaymentBody = Static<typeof CreatePaymentBody>;
+
+/** Before processing, every request field may change except how and whether it is confirmed. */
+const updatable = [
+  'amount',
+  'currency',
+  'paymentMethod',
+  'customerId',
+  'description',
+  'ip',
+  'lineItems',
+  'notifyUrl',
+  'orderNo',
+  'preAuth',
+  'receiptEmail',
+  'returnUrl',
+  'setupFutureUsage',
+  'statementDescriptor',
+  'statementDescriptorSuffix',
+  'website',
+  'userAgent',
+  'shipping',
+  'appScheme',
+  'openUserId',
+  'use3D',
+  'paymentMethodTypes',
+  'automaticPaymentMethods',
+  'recurring',
+  'fromChannel',
+] as const;
+
+export const UpdatePaymentBody = Type.Object(optional(updatable), { additionalProperties: false });
+export type UpdatePaymentBody = Static<typeof UpdatePaymentBody>;
+
+/** What the payer's session may still add when the payment is confirmed. */
+export const ConfirmPaymentBody = Type.Object(
+  optional([
+    'paymentMethod',
+    'returnUrl',
+    'ip',
+    'userAgent',
+    'receiptEmail',
+    'notifyUrl',
+    'website',
+    'shipping',
+  ] as const),
+  { additionalProperties: false },
+);
+export type ConfirmPaymentBody = Static<typeof ConfirmPaymentBody>;
+
+/** Capture is always of the full amount authorized (DESIGN §4). */
+export const CapturePaymentBody = Type.Object({}, { additionalProperties: false });
+
+export const cancellationReasons = ['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'] as const;
+export const CancelPaymentBody = Type.Object(
+  { cancellationReason: Type.Optional(Type.Enum(cancellationReasons)) },
+  { additionalProperties: false },
+);
+export type CancelPaymentBody = Static<typeof CancelPaymentBody>;
+
+export const PaymentParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+const CreatedBound = Type.String({
+  format: 'date-time',
+  'x-rule': 'must be an ISO 8601 timestamp',
+  examples: ['2026-11-22T18:30:00.000Z'],
+});
+
+/** Query keys are literal, brackets included: `created[gte]=2026-11-01T00:00:00.000Z`. */
+export const ListPaymentsQuery = Type.Object(
+  {
+    ...ListQuery,
+    customerId: Type.Optional(Type.String({ maxLength: 64 })),
+    orderNo: Type.Optional(Type.String({ maxLength: 64 })),
+    'created[gt]': Type.Optional(CreatedBound),
+    'created[gte]': Type.Optional(CreatedBound),
+    'created[lt]': Type.Optional(CreatedBound),
+    'created[lte]': Type.Optional(CreatedBound),
+  },
+  { additionalProperties: false },
+);
+export type ListPaymentsQuery = Static<typeof ListPaymentsQuery>;
+
+const Digits = Type.String({ pattern: '^\\d+$', description: 'Minor units', examples: ['1999'] });
+
+export const LineItemOut = Type.Object({
+  amount: Nullable(Type.Integer()),
+  currency: Nullable(Type.String()),
+  description: Nullable(Type.String()),
+  images: Nullable(Type.Array(Type.String())),
+  name: Nullable(Type.String()),
+  quantity: Nullable(Type.Integer()),
+});
+export type LineItemOut = Static<typeof LineItemOut>;
+
+export const RecurringOut = Type.Object({
+  initial: Nullable(Type.Boolean()),
+  relationPaymentId: Nullable(Type.String()),
+});
+export type RecurringOut = Static<typeof RecurringOut>;
+
+export const RiskInfo = Type.Object({
+  riskScore: Type.Integer({ description: '0 (no risk) to 100' }),
+  riskMessage: Type.String({ examples: ['risk_pass'] }),
+});
+
+export const NextAction = Type.Object({
+  type: Type.Literal('redirect'),
+  redirectToUrl: Type.String({ description: 'The hosted 3-D Secure page; send the customer there' }),
+});
+
+const paymentObjectFields = {
+  id: Type.String({ pattern: '^pt_\\d{19}$' }),
+  // SPEC §2.5 request fields, echoed under their exact names; null when not given.
+  amount: Digits,
+  currency: Type.String({ pattern: '^[A-Z]{3}$' }),
+  confirmationMethod: Type.Enum(['automatic', 'manual']),
+  customerId: Nullable(Type.String()),
+  paymentMethod: Type.String(),
+  description: Nullable(Type.String()),
+  ip: Nullable(Type.String()),
+  confirm: Type.Boolean({ description: 'Whether the create request asked for immediate confirmation' }),
+  lineItems: Nullable(Type.Array(LineItemOut)),
+  notifyUrl: Nullable(Type.String()),
+  orderNo: Nullable(Type.String()),
+  preAuth: Type.Enum(['n', 'y']),
+  receiptEmail: Nullable(Type.String()),
+  returnUrl: Nullable(Type.String()),
+  setupFutureUsage: Type.Enum(['on', 'off']),
+  subsequentInitialType: Nullable(Type.Enum(['cit', 'mit'])),
+  statementDescriptor: Nullable(Type.String()),
+  statementDescriptorSuffix: Nullable(Type.String()),
+  website: Nullable(Type.String()),
+  // DESIGN §2 extras sent by existing clients.
+  userAgent: Nullable(Type.String()),
+  shipping: Nullable(ShippingOut),
+  appScheme: Nullable(Type.String()),
+  openUserId: Nullable(Type.String()),
+  fromChannel: Nullable(Type.String()),
+  automaticPaymentMethods: Nullable(Type.Object({ enabled: Type.Boolean() })),
+  recurring: Nullable(RecurringOut),
+  // SPEC §2.5 response fields.
+  paymentMethodTypes: Type.Array(Type.String(), { examples: [['card']] }),
+  paymentMethodType: Type.Literal('card'),
+  clientSecret: Type.String({ description: 'The payment id + `_secret_` + hex; give it only to this payer' }),
+  canceledAt: Nullable(Timestamp),
+  cancellationReason: Nullable(
+    Type.String({ description: 'duplicate, fraudulent, requested_by_customer, abandoned; `automatic` after 7 days' }),
+  ),
+  amountReceived: Digits,
+  amountCapturable: Digits,
+  created: Timestamp,
+  riskInfo: Nullable(RiskInfo),
+  status: Type.Enum(paymentStatuses),
+  displayStatus: Type.Enum(displayStatuses),
+  errorCode: Nullable(Type.String()),
+  errorMessage: Nullable(Type.String()),
+  invoiceId: Nullable(Type.String()),
+  use3D: Type.Boolean({ description: 'True when the 3-D Secure process was used' }),
+  nextAction: Nullable(NextAction),
+};
+
+export const Payment = Type.Object(paymentObjectFields, { $id: 'Payment' });
+export type Payment = Static<typeof Payment>;
+
+/** SPEC §2.5: a payment in a webhook body also carries `actionStatus`. */
+export type PaymentEventObject = Payment & { actionStatus: string | null };

@@ -1,0 +1,97 @@
+/**
+ * The hosted 3-D Secure challenge page of the sandbox (DESIGN §4): small, self-contained HTML
+ * with no script and no external resource. The customer's browser reaches it through the
+ * payment's nextAction.redirectToUrl; the payment's client secret in its address is what lets
+ * it in. Everything merchant-supplied is escaped.
+ */
+
+/** Headers for every page: nothing cached, the secret in the address never sent as a referrer. */
+export const pageHeaders = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'referrer-policy': 'no-referrer',
+  'x-content-type-options': 'nosniff',
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'",
+} as const;
+
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
+}
+
+function page(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<style>
+  body { font-family: system-ui, sans-serif; background: #f4f5f7; color: #1f2933; margin: 0; }
+  main { max-width: 26rem; margin: 4rem auto; background: #fff; border-radius: 8px; padding: 2rem;
+         box-shadow: 0 1px 3px rgba(0, 0, 0, 0.12); }
+  h1 { font-size: 1.25rem; margin-top: 0; }
+  dl { display: grid; grid-template-columns: auto 1fr; gap: 0.25rem 1rem; }
+  dt { color: #616e7c; }
+  dd { margin: 0; }
+  form { display: flex; gap: 0.75rem; margin-top: 1.5rem; }
+  button { flex: 1; font-size: 1rem; padding: 0.75rem; border: 0; border-radius: 6px; cursor: pointer; }
+  .pass { background: #0e7c3a; color: #fff; }
+  .fail { background: #c62828; color: #fff; }
+  .note { color: #616e7c; font-size: 0.875rem; }
+</style>
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`;
+}
+
+export interface ChallengeView {
+  paymentId: string;
+  clientSecret: string;
+  /** The amount for people to read, e.g. "19.99 USD". */
+  amountText: string;
+  description: string | null;
+}
+
+/** The challenge: Pass and Fail post the same form with a different outcome. */
+export function renderChallengePage(view: ChallengeView): string {
+  const rows = [['Amount', view.amountText], ...(view.description ? [['Description', view.description]] : [])]
+    .map(([term, value]) => `<dt>${escapeHtml(term ?? '')}</dt><dd>${escapeHtml(value ?? '')}</dd>`)
+    .join('');
+  const id = encodeURIComponent(view.paymentId);
+  return page(
+    '3-D Secure authentication',
+    `<h1>3-D Secure authentication</h1>
+<p>Your bank asks you to confirm this payment.</p>
+<dl>${rows}</dl>
+<form method="post" action="/3ds/${id}">
+<input type="hidden" name="secret" value="${escapeHtml(view.clientSecret)}">
+<button class="pass" type="submit" name="outcome" value="pass">Pass</button>
+<button class="fail" type="submit" name="outcome" value="fail">Fail</button>
+</form>
+<p class="note">Sandbox: Pass completes authentication, Fail makes it fail.</p>`,
+  );
+}
+
+/** A missing payment and a wrong secret look the same, so the page reveals nothing about either. */
+export function renderNotFoundPage(): string {
+  return page('Not found', '<h1>This authentication page does not exist</h1><p>The link is wrong or incomplete.</p>');
+}
+
+export function renderBadRequestPage(message: string): string {
+  return page('Bad request', `<h1>The form could not be read</h1><p>${escapeHtml(message)}</p>`);
+}
+
+/** Shown when the payment has no return address, or no longer awaits authentication. */
+export function renderResultPage(result: { paymentId: string; status: string; message: string }): string {
+  return page(
+    'Payment authentication',
+    `<h1>${escapeHtml(result.message)}</h1>
+<dl><dt>Payment</dt><dd>${escapeHtml(result.paymentId)}</dd><dt>Status</dt><dd>${escapeHtml(result.status)}</dd></dl>
+<p class="note">You can close this page.</p>`,
+  );
+}
