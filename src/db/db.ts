@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 
@@ -51,8 +52,24 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> 
   pool.on('error', () => {});
   const client = await pool.connect();
   client.release();
+  // Every statement is prepared once per connection under a name derived from its text, so that
+  // PostgreSQL parses and plans it once rather than on every call (the hot paths repeat a few
+  // dozen statements). Statements without parameters (BEGIN, COMMIT, DDL) run as they are.
+  const statementNames = new Map<string, string>();
+  const nameOf = (sql: string) => {
+    let name = statementNames.get(sql);
+    if (!name) {
+      name = `t${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
+      statementNames.set(sql, name);
+    }
+    return name;
+  };
   const run = async <Row>(target: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
-    (await target.query(sql, params as unknown[] | undefined)).rows as Row[];
+    (
+      await (params && params.length > 0
+        ? target.query({ name: nameOf(sql), text: sql, values: params as unknown[] })
+        : target.query(sql))
+    ).rows as Row[];
   return {
     kind: 'postgres',
     query: (sql, params) => run(pool, sql, params),

@@ -38,10 +38,10 @@ function bearerToken(request: FastifyRequest): string {
 export async function authenticateMerchant(request: FastifyRequest, keys: KeyLookup): Promise<MerchantContext> {
   const token = bearerToken(request);
   // The key itself is never echoed: a mistyped key may still be a real secret.
-  const invalid = new ApiError('authentication_error', 'Invalid API key');
-  if (!keyForm.test(token)) throw invalid;
+  const invalid = () => new ApiError('authentication_error', 'Invalid API key');
+  if (!keyForm.test(token)) throw invalid();
   const merchant = await keys.findMerchantByKeyHash(hashKey(token));
-  if (!merchant) throw invalid;
+  if (!merchant) throw invalid();
   return merchant;
 }
 

@@ -345,8 +345,11 @@ export function createPaymentService(deps: PaymentServiceDeps) {
         'zero_amount',
       );
     }
-    if (usage.customer_id !== null) await customers.require(source, merchant, usage.customer_id);
-    const method = await paymentMethods.loadForPayment(source, merchant, usage.payment_method_id);
+    // Both reads go out at once: the payment waits for the slower, not for the sum.
+    const [, method] = await Promise.all([
+      usage.customer_id !== null ? customers.require(source, merchant, usage.customer_id) : null,
+      paymentMethods.loadForPayment(source, merchant, usage.payment_method_id),
+    ]);
     checkMethod(usage, method);
     return method;
   }
@@ -540,7 +543,9 @@ export function createPaymentService(deps: PaymentServiceDeps) {
         const updated = await change(tx, row, 'finishAuthorization', changes, now);
         // The processor has seen the code once; a challenge is not an attempt, since the
         // authorization after it still needs the code.
-        if (outcome.kind !== 'challenge') await paymentMethods.eraseSecurityCode(tx, row.payment_method_id);
+        if (outcome.kind !== 'challenge' && method.card.securityCode !== null) {
+          await paymentMethods.eraseSecurityCode(tx, row.payment_method_id);
+        }
         if (event !== null) await record(tx, recorded, event, updated);
         return updated;
       });
