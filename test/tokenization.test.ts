@@ -133,7 +133,7 @@ describe(`tokenization: storing, CIT and MIT payments (${databaseKind})`, () => 
       paymentMethod,
       description: 'First order',
       ip: '203.0.113.7',
-      confirm: true,
+      confirm: 'true',
       lineItems: request.lineItems,
       notifyUrl: 'https://shop.example.com/notify',
       orderNo: 'order-1001',

@@ -1,12 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { ApiError, errorStatus, type ErrorCode } from './errors.js';
 import { authenticateMerchant, authenticateOperator, type KeyLookup, type MerchantContext } from './auth.js';
 import type { Idempotency } from './idempotency.js';
-import { dropNulls, validatorCompiler } from './validation.js';
+import { dropNulls, findUnacceptableValue, validatorCompiler } from './validation.js';
 import { ErrorEnvelope } from './envelope.js';
 
 export const apiBasePath = '/api/services/v1';
@@ -58,6 +64,20 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     bodyLimit: 1024 * 1024,
     // Query strings like created[gte]=… stay flat keys; the list routes read them as such.
     routerOptions: { ignoreTrailingSlash: true },
+    // Refusals made before routing (a malformed percent-escape, an over-long path segment) get the
+    // same envelope and X-TraceId as every other answer, not Fastify's own body.
+    frameworkErrors: (error, request, reply) => {
+      const tooLong = error.code === 'FST_ERR_MAX_PARAM_LENGTH';
+      const body: ErrorBody = tooLong
+        ? { code: 'resource_missing', msg: 'No such object: the id in the path is too long', data: { param: 'id' } }
+        : { code: 'invalid_request', msg: 'The request path is not a valid URL', data: { param: 'path' } };
+      request.log.info({ code: body.code, reason: error.code }, 'request refused');
+      void (reply as FastifyReply)
+        .code(errorStatus[body.code])
+        .header('X-TraceId', request.id)
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify(body));
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.setValidatorCompiler(validatorCompiler);
@@ -65,6 +85,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   // Liberal in what we accept: an empty body is an empty object, and null means "not given".
   const defaultJsonParser = app.getDefaultJsonParser('error', 'ignore');
+  // Only JSON is taken (DESIGN §2): without this, a text/plain body would reach validation as a string.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (typeof body === 'string' && body.trim() === '') return done(null, {});
     defaultJsonParser(request, body as string, done);
@@ -74,6 +96,21 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     reply.header('X-TraceId', request.id);
   });
   app.addHook('preValidation', async (request) => {
+    // Text the database cannot store, or a body nested deeper than any request, is refused here,
+    // naming the field, rather than failing later as a 500.
+    for (const [part, value] of [
+      ['path', request.params],
+      ['query', request.query],
+      ['body', request.body],
+    ] as const) {
+      const unacceptable = findUnacceptableValue(value, part);
+      if (unacceptable) {
+        throw new ApiError('invalid_request', unacceptable.message, {
+          param: unacceptable.param,
+          rule: unacceptable.rule,
+        });
+      }
+    }
     if (request.body !== undefined) request.body = dropNulls(request.body);
   });
 
@@ -92,6 +129,14 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   );
 
   app.addSchema(ErrorEnvelope);
+  // Every failure is the SPEC §7 envelope; it is written into each API route's responses, so that
+  // the OpenAPI document (and tools that check answers against it) knows every status answered.
+  app.addHook('onRoute', (route) => {
+    const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
+    const api = route.url.startsWith(apiBasePath) || route.url.startsWith(adminBasePath);
+    if (!api || !schema || schema.hide) return;
+    schema.response = { ...errorResponses, ...schema.response };
+  });
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -120,13 +165,17 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   await app.register(
     async (scope) => {
       const api = scope as unknown as App;
-      api.addHook('preHandler', async (request, reply) => {
+      // The key is checked first, before the body is even parsed: a caller without a valid key
+      // learns nothing about the request it sent (401/403, never a validation answer).
+      api.addHook('onRequest', async (request) => {
         const merchant = await authenticateMerchant(request, options.keys);
         if (merchant.keyKind === 'public' && !request.routeOptions.config.publicKeyAllowed) {
           throw new ApiError('permission_denied', 'A public key can only create payment methods; use a private key');
         }
         request.merchant = merchant;
-        await options.idempotency.begin(request, reply, merchant);
+      });
+      api.addHook('preHandler', async (request, reply) => {
+        await options.idempotency.begin(request, reply, merchantOf(request));
       });
       api.addHook('onSend', async (request, reply, payload) => {
         await options.idempotency.finish(request, reply.statusCode, payload);
@@ -140,7 +189,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   await app.register(
     async (scope) => {
       const admin = scope as unknown as App;
-      admin.addHook('preHandler', async (request) => authenticateOperator(request, options.operatorKeyHash));
+      admin.addHook('onRequest', async (request) => authenticateOperator(request, options.operatorKeyHash));
       for (const register of options.operatorRoutes) register(admin);
     },
     { prefix: adminBasePath },
@@ -152,6 +201,17 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
   return app;
 }
+
+const errorResponse = (description: string) => ({ description, $ref: 'ErrorEnvelope#' });
+
+/** The error statuses of DESIGN §2 that any API route may answer (429 is reserved, not yet answered). */
+const errorResponses = {
+  400: errorResponse('invalid_request, idempotency_error or a tokenization rule; `data.param` names the field'),
+  401: errorResponse('authentication_error: a missing or invalid key'),
+  403: errorResponse('permission_denied, tokenization_not_enabled or mit_not_enabled'),
+  404: errorResponse("resource_missing: no such object (another merchant's objects included)"),
+  500: errorResponse('internal_error, logged with the X-TraceId of the request'),
+};
 
 interface ErrorBody {
   code: ErrorCode;

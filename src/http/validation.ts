@@ -102,6 +102,58 @@ function formatName(format: string): string {
   return { uri: 'URL', email: 'email address', 'date-time': 'ISO 8601 timestamp' }[format] ?? format;
 }
 
+/** Deeper than any request of the API nests (`lineItems[0].images[0]` is 3); more is an attack, not a request. */
+export const maxNestingDepth = 16;
+
+// A NUL character or an unpaired UTF-16 surrogate cannot be stored as PostgreSQL text or jsonb.
+// eslint-disable-next-line no-control-regex -- finding the NUL character is the point.
+const unstorableText = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The first value (or key) of a parsed request part that no field could accept: text with a NUL
+ * character or an unpaired surrogate, or nesting deeper than maxNestingDepth. Walked without
+ * recursion, so that a hostile body cannot exhaust the stack. `param` names it as validation does.
+ */
+export function findUnacceptableValue(
+  value: unknown,
+  part: string,
+): { param: string; message: string; rule: string } | null {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: '', depth: 0 }];
+  while (stack.length > 0) {
+    const { value: current, path, depth } = stack.pop()!;
+    const param = path || part;
+    if (typeof current === 'string') {
+      if (unstorableText.test(current)) {
+        return {
+          param,
+          message: `${param} must not contain a NUL character or an unpaired surrogate`,
+          rule: 'text',
+        };
+      }
+      continue;
+    }
+    if (current === null || typeof current !== 'object') continue;
+    if (depth >= maxNestingDepth) {
+      return { param: part, message: `The request ${part} is nested too deeply`, rule: 'depth' };
+    }
+    if (Array.isArray(current)) {
+      current.forEach((child, index) => stack.push({ value: child, path: `${path}[${index}]`, depth: depth + 1 }));
+      continue;
+    }
+    for (const [key, child] of Object.entries(current)) {
+      if (unstorableText.test(key)) {
+        return {
+          param: part,
+          message: `A field name must not contain a NUL character or an unpaired surrogate`,
+          rule: 'text',
+        };
+      }
+      stack.push({ value: child, path: path ? `${path}.${key}` : key, depth: depth + 1 });
+    }
+  }
+  return null;
+}
+
 /** Existing clients send `null` for every optional field they leave unset: null means absent. */
 export function dropNulls(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(dropNulls);

@@ -41,8 +41,16 @@ const statementRule = 'must not contain < > \\ \' or "';
 
 const LineItem = Type.Object(
   {
+    // SPEC §2.5 types it only as a number, and store plugins send prices with decimals (19.99);
+    // a line item is descriptive (the payment's `amount` is what is charged), so any
+    // non-negative number is taken and echoed as sent.
     amount: Type.Optional(
-      Type.Integer({ minimum: 0, maximum: 999_999_999_999, description: 'Per unit, in minor units of `currency`' }),
+      Type.Number({
+        minimum: 0,
+        maximum: 999_999_999_999,
+        'x-rule': 'must be a number from 0 to 999999999999',
+        description: 'Per unit price of the item, as the merchant shows it; descriptive only, not charged',
+      }),
     ),
     currency: Type.Optional(CurrencyCode),
     description: Type.Optional(Type.String({ maxLength: 500 })),
@@ -88,7 +96,7 @@ const paymentFields = {
   ip: IpAddress,
   confirm: Type.Union([Type.Boolean(), Type.Enum(['true', 'false'])], {
     'x-rule': 'must be true or false',
-    description: 'true or "true" authorizes at once; answered as a boolean',
+    description: '"true" (or true) authorizes at once; answered as the string "true" or "false" (SPEC §2.5)',
   }),
   lineItems: Type.Array(LineItem, { maxItems: 100 }),
   notifyUrl: Url('Dynamic webhook endpoint for this payment (SPEC §6.1)'),
@@ -104,7 +112,8 @@ const paymentFields = {
   subsequentInitialType: Type.Enum(['cit', 'mit'], {
     description: 'A payment with stored credentials; omitted on the first, storing payment',
   }),
-  statementDescriptor: Type.String({ minLength: 1, maxLength: 22, pattern: statementPattern, 'x-rule': statementRule }),
+  // DESIGN §2 sets only a maximum; an empty one (as plugins send for "none") is kept as sent.
+  statementDescriptor: Type.String({ maxLength: 22, pattern: statementPattern, 'x-rule': statementRule }),
   statementDescriptorSuffix: Type.String({
     maxLength: 10,
     pattern: statementPattern,
@@ -254,7 +263,7 @@ export type ListPaymentsQuery = Static<typeof ListPaymentsQuery>;
 const Digits = Type.String({ pattern: '^\\d+$', description: 'Minor units', examples: ['1999'] });
 
 export const LineItemOut = Type.Object({
-  amount: Nullable(Type.Integer()),
+  amount: Nullable(Type.Number()),
   currency: Nullable(Type.String()),
   description: Nullable(Type.String()),
   images: Nullable(Type.Array(Type.String())),
@@ -289,7 +298,12 @@ const paymentObjectFields = {
   paymentMethod: Type.String(),
   description: Nullable(Type.String()),
   ip: Nullable(Type.String()),
-  confirm: Type.Boolean({ description: 'Whether the create request asked for immediate confirmation' }),
+  // SPEC §2.5 types the request field as a string and echoes request fields back, so it is
+  // answered as the string, whichever form the request used.
+  confirm: Type.Enum(['true', 'false'], {
+    description:
+      'Whether the create request asked for immediate confirmation, as SPEC §2.5 writes it: "true" or "false"',
+  }),
   lineItems: Nullable(Type.Array(LineItemOut)),
   notifyUrl: Nullable(Type.String()),
   orderNo: Nullable(Type.String()),

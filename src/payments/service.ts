@@ -204,7 +204,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
       paymentMethod: row.payment_method_id,
       description: details.description,
       ip: details.ip,
-      confirm: details.confirm,
+      confirm: details.confirm ? 'true' : 'false',
       lineItems: details.lineItems,
       notifyUrl: details.notifyUrl,
       orderNo: row.order_no,
