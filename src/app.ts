@@ -23,6 +23,12 @@ import { createPaymentService, type PaymentService } from './payments/service.js
 import { paymentRoutes, threeDSecureRoutes } from './payments/routes.js';
 import { createEventService, type EventService } from './events/service.js';
 import { eventRoutes } from './events/routes.js';
+import { createWebhookEndpointService, type WebhookEndpointService } from './webhooks/endpoints-service.js';
+import { webhookEndpointRoutes } from './webhooks/endpoints-routes.js';
+import { createWebhookDeliveryService, type WebhookDeliveryService } from './webhooks/deliveries-service.js';
+import { webhookDeliveryRoutes } from './webhooks/deliveries-routes.js';
+import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js';
+import { createWebhookHttpClient } from './webhooks/http-client.js';
 
 export interface Tessera {
   server: App;
@@ -36,6 +42,10 @@ export interface Tessera {
   paymentMethods: PaymentMethodService;
   payments: PaymentService;
   events: EventService;
+  webhookEndpoints: WebhookEndpointService;
+  webhookDeliveries: WebhookDeliveryService;
+  /** Sends webhook deliveries; started by `tessera start` and `tessera worker` (tests call runOnce). */
+  webhookDispatcher: WebhookDispatcher;
   operatorKey: { value: string; created: boolean };
   /** The address customers' browsers use (3-D Secure pages); known once the server listens. */
   publicUrl(): string;
@@ -69,11 +79,42 @@ export async function createTessera({
     const operatorKey = await resolveAdminKey(config);
     const vault = await openVault({ db, masterKey, clock });
     const jobs = createJobRunner({ db, clock, logger: log, pollIntervalMs: config.jobPollIntervalMs });
-    const idempotency = createIdempotency({ db, clock });
+    const idempotency = createIdempotency({ db, clock, sealer: vault });
     jobs.every(10 * 60 * 1000, () => idempotency.purgeExpired());
 
     const merchants = createMerchantService({ db, clock });
     const events = createEventService({ db, clock });
+    const webhookEndpoints = createWebhookEndpointService({
+      db,
+      clock,
+      vault,
+      production: config.nodeEnv === 'production',
+    });
+    const webhookHttpClient = createWebhookHttpClient({
+      timeoutMs: config.webhookTimeoutMs,
+      production: config.nodeEnv === 'production',
+    });
+    const webhookDispatcher = createWebhookDispatcher({
+      db,
+      clock,
+      logger: log,
+      webhookEndpoints,
+      httpClient: webhookHttpClient,
+      retryDelaysSeconds: config.webhookRetryDelaysSeconds,
+      timeoutMs: config.webhookTimeoutMs,
+      concurrencyPerTarget: config.webhookConcurrencyPerTarget,
+      maxInFlight: config.webhookMaxInFlight,
+      pollIntervalMs: config.webhookPollIntervalMs,
+    });
+    const webhookDeliveries = createWebhookDeliveryService({
+      db,
+      clock,
+      webhookEndpoints,
+      onCreated: () => webhookDispatcher.wake(),
+    });
+    // Deliveries are planned in each event's transaction and handed to the dispatcher after commit.
+    events.onRecorded((tx, event, object) => webhookDeliveries.plan(tx, event, object));
+    events.onPublished(() => webhookDispatcher.wake());
     // Deleting a customer detaches its payment methods; the two services know each other only
     // through this hook, bound once both exist.
     const late: { paymentMethods?: PaymentMethodService } = {};
@@ -107,6 +148,8 @@ export async function createTessera({
         paymentMethodRoutes(paymentMethods),
         paymentRoutes(payments),
         eventRoutes(events),
+        webhookEndpointRoutes(webhookEndpoints),
+        webhookDeliveryRoutes(webhookDeliveries),
       ],
       operatorRoutes: [merchantRoutes(merchants), vaultRoutes(vault)],
       publicRoutes: [threeDSecureRoutes(payments)],
@@ -133,11 +176,15 @@ export async function createTessera({
       paymentMethods,
       payments,
       events,
+      webhookEndpoints,
+      webhookDeliveries,
+      webhookDispatcher,
       operatorKey,
       publicUrl: () => publicUrl,
       async close() {
         ready = false;
-        await jobs.stop();
+        await Promise.all([jobs.stop(), webhookDispatcher.stop()]);
+        await webhookHttpClient.close();
         await server.close();
         await db.close();
       },

@@ -5,12 +5,14 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadClientConfig, loadConfig } from './config.js';
 import { openDb } from './db/db.js';
 import { migrate } from './db/migrate.js';
-import { start } from './main.js';
+import { start, startWorker } from './main.js';
 
 const usage = `Usage: tessera <command> [options]
 
 Commands:
-  start                          run the service (API, hosted pages, background jobs)
+  start                          run the service (API, hosted pages, webhook deliveries, background jobs)
+  worker                         deliver webhooks and run background jobs, without the HTTP API
+                                 (PostgreSQL only: any number share the database of the service)
   migrate                        apply database migrations and exit
   merchants create --name N [--tokenization] [--mit]
   merchants update ID [--name N] [--tokenization true|false] [--mit true|false]
@@ -18,7 +20,7 @@ Commands:
   merchants roll-keys ID         new test keys; the old ones stop working at once
   vault rotate-key               new vault data key; every stored card is re-encrypted
 
-start and migrate take --port, --host, --database-url, --data-dir, --public-url, --log-level
+start, worker and migrate take --port, --host, --database-url, --data-dir, --public-url, --log-level
 (or PORT, HOST, DATABASE_URL, TESSERA_DATA_DIR, TESSERA_PUBLIC_URL, TESSERA_LOG_LEVEL).
 The merchants and vault commands call the operator API of a running service: --url (TESSERA_URL,
 default http://127.0.0.1:8080) and --admin-key (TESSERA_ADMIN_KEY, default: the data folder's
@@ -28,8 +30,10 @@ admin.key), so they work whether it runs on PGlite or PostgreSQL.
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
-    case 'start': {
-      const tessera = await start(loadConfig(process.env, rest));
+    case 'start':
+    case 'worker': {
+      const config = loadConfig(process.env, rest);
+      const tessera = await (command === 'start' ? start(config) : startWorker(config));
       const stop = async () => {
         await tessera.close();
         process.exit(0);

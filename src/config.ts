@@ -20,7 +20,22 @@ export interface Config {
   /** How often background jobs (settlements, reversals, expiries) are looked for. */
   readonly jobPollIntervalMs: number;
   readonly databasePoolSize: number;
+  /** SPEC §6.1: the delays of the 12 follow-ups of a failed webhook delivery; set differently only by tests. */
+  readonly webhookRetryDelaysSeconds: readonly number[];
+  /** DESIGN §5: a webhook attempt not fully answered within this time has failed. */
+  readonly webhookTimeoutMs: number;
+  /** Webhook deliveries to one target URL in flight at once in one process. */
+  readonly webhookConcurrencyPerTarget: number;
+  /** Webhook deliveries in flight at once in one process. */
+  readonly webhookMaxInFlight: number;
+  /** How often the webhook dispatcher looks for due deliveries (retries) besides being woken on commit. */
+  readonly webhookPollIntervalMs: number;
 }
+
+/** SPEC §6.1.3: follow-ups after 30s, 1m, 2m, 5m, 10m, 15m, 30m, 1h, 2h, 4h, 8h, 8h. */
+export const defaultWebhookRetryDelaysSeconds: readonly number[] = Object.freeze([
+  30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 28800,
+]);
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -46,6 +61,11 @@ const knownTesseraVariables = new Set([
   'TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS',
   'TESSERA_JOB_POLL_INTERVAL_MS',
   'TESSERA_DATABASE_POOL_SIZE',
+  'TESSERA_WEBHOOK_RETRY_DELAYS_SECONDS',
+  'TESSERA_WEBHOOK_TIMEOUT_MS',
+  'TESSERA_WEBHOOK_CONCURRENCY_PER_TARGET',
+  'TESSERA_WEBHOOK_MAX_IN_FLIGHT',
+  'TESSERA_WEBHOOK_POLL_INTERVAL_MS',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
   'TESSERA_URL',
@@ -108,7 +128,28 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     sandboxFollowUpDelayMs: integer(source, 'TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS', 3000, 0, 86_400_000),
     jobPollIntervalMs: integer(source, 'TESSERA_JOB_POLL_INTERVAL_MS', 1000, 10, 3_600_000),
     databasePoolSize: integer(source, 'TESSERA_DATABASE_POOL_SIZE', 10, 1, 500),
+    webhookRetryDelaysSeconds: retryDelays(source, nodeEnv),
+    webhookTimeoutMs: integer(source, 'TESSERA_WEBHOOK_TIMEOUT_MS', 10_000, 1, 120_000),
+    webhookConcurrencyPerTarget: integer(source, 'TESSERA_WEBHOOK_CONCURRENCY_PER_TARGET', 8, 1, 1000),
+    webhookMaxInFlight: integer(source, 'TESSERA_WEBHOOK_MAX_IN_FLIGHT', 256, 1, 10_000),
+    webhookPollIntervalMs: integer(source, 'TESSERA_WEBHOOK_POLL_INTERVAL_MS', 1000, 10, 3_600_000),
   });
+}
+
+/**
+ * DESIGN §5: the retry schedule is SPEC §6.1's; a comma list of seconds replaces it for tests only,
+ * so production refuses it. Any number of follow-ups (0–50); a delivery is given up after the last.
+ */
+function retryDelays(source: Source, nodeEnv: Config['nodeEnv']): readonly number[] {
+  const name = 'TESSERA_WEBHOOK_RETRY_DELAYS_SECONDS';
+  const raw = blankToUndefined(source[name]);
+  if (raw === undefined) return defaultWebhookRetryDelaysSeconds;
+  if (nodeEnv === 'production') throw new ConfigError(`${name} is for tests; production uses the SPEC §6.1 schedule`);
+  const parts = raw === 'none' ? [] : raw.split(',').map((part) => part.trim());
+  if (parts.length > 50 || parts.some((part) => !/^\d{1,6}$/.test(part))) {
+    throw new ConfigError(`${name} must be a comma list of at most 50 whole numbers of seconds, or none`);
+  }
+  return Object.freeze(parts.map(Number));
 }
 
 /** `memory://` keeps PGlite in memory (nothing persisted); anything else is a folder. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'cus' | 'pm' | 'pt' | 'evt' | 're' | 'in' | 'we' | 'mer' | 'key' | 'vk' | 'wd';
+export type IdPrefix = 'cus' | 'pm' | 'pt' | 'evt' | 're' | 'in' | 'we' | 'mer' | 'key' | 'vk' | 'wd' | 'wa';
 
 const TEN_POW_18 = 10n ** 18n;
 

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createTessera, type Tessera } from './app.js';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
 import { hashKey } from './http/auth.js';
 import { apiBasePath } from './http/server.js';
 
@@ -13,6 +13,7 @@ export async function start(config: Config): Promise<Tessera> {
   const tessera = await createTessera({ config });
   await tessera.server.listen({ port: config.port, host: config.host });
   tessera.jobs.start();
+  tessera.webhookDispatcher.start();
 
   const baseUrl = `${tessera.publicUrl()}${apiBasePath}`;
   const lines = [
@@ -37,6 +38,32 @@ export async function start(config: Config): Promise<Tessera> {
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   return tessera;
+}
+
+/**
+ * `tessera worker`: webhook deliveries and background jobs without the HTTP API, for scaling
+ * delivery out: any number of workers (and services) may share one PostgreSQL (DESIGN §1).
+ */
+export async function startWorker(config: Config): Promise<Tessera> {
+  if (!config.databaseUrl) {
+    throw new ConfigError(
+      'tessera worker needs DATABASE_URL (PostgreSQL): PGlite is the database of one process, and `tessera start` delivers webhooks itself',
+    );
+  }
+  const tessera = await createTessera({ config });
+  tessera.jobs.start();
+  tessera.webhookDispatcher.start();
+  process.stdout.write('Tessera worker is delivering webhooks and running jobs (PostgreSQL, DATABASE_URL)\n');
+  // The dispatcher's and the jobs' timers do not hold the process (the service's server does);
+  // a worker has no server, so this does, until close.
+  const keepAlive = setInterval(() => {}, 3_600_000);
+  return {
+    ...tessera,
+    async close() {
+      clearInterval(keepAlive);
+      await tessera.close();
+    },
+  };
 }
 
 /**

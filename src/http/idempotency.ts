@@ -19,7 +19,15 @@ interface Claim {
  * still in progress, or a crash between the work and storing its answer, leaves the key claimed
  * and later requests with it are refused rather than run twice.
  */
-export function createIdempotency({ db, clock }: { db: Queryable; clock: Clock }) {
+/** Stored answers can hold personal data and secrets (webhook tokens): they are kept encrypted. */
+export interface ResponseSealer {
+  encrypt(plaintext: string, context: string): string;
+  decrypt(ciphertext: string, context: string): Promise<string>;
+}
+
+export function createIdempotency({ db, clock, sealer }: { db: Queryable; clock: Clock; sealer: ResponseSealer }) {
+  const contextOf = (merchant: MerchantContext, key: string) =>
+    `idempotency:${merchant.merchantId}:${merchant.mode}:${key}`;
   const claims = new WeakMap<FastifyRequest, Claim>();
 
   async function begin(request: FastifyRequest, reply: FastifyReply, merchant: MerchantContext): Promise<boolean> {
@@ -36,7 +44,7 @@ export function createIdempotency({ db, clock }: { db: Queryable; clock: Clock }
       );
     }
     const requestHash = createHash('sha256')
-      .update(`${request.method} ${request.url}\n${JSON.stringify(request.body ?? null)}`)
+      .update(`${request.method} ${request.url}\n${sortedJson(request.body ?? null)}`)
       .digest('hex');
     const now = clock.now();
     const expiredBefore = new Date(now.getTime() - idempotencyWindowMs);
@@ -83,7 +91,7 @@ export function createIdempotency({ db, clock }: { db: Queryable; clock: Clock }
       .code(existing.status_code)
       .header('Idempotent-Replayed', 'true')
       .type('application/json; charset=utf-8')
-      .send(existing.response_body);
+      .send(await sealer.decrypt(existing.response_body, contextOf(merchant, key)));
     return true;
   }
 
@@ -99,7 +107,7 @@ export function createIdempotency({ db, clock }: { db: Queryable; clock: Clock }
     }
     await db.query(
       'UPDATE idempotency_keys SET status_code = $4, response_body = $5 WHERE merchant_id = $1 AND mode = $2 AND key = $3',
-      [...where, statusCode, payload],
+      [...where, statusCode, sealer.encrypt(payload, contextOf(claim.merchant, claim.key))],
     );
   }
 
@@ -114,3 +122,11 @@ export function createIdempotency({ db, clock }: { db: Queryable; clock: Clock }
 }
 
 export type Idempotency = ReturnType<typeof createIdempotency>;
+
+/** JSON with object keys sorted: the same body with its fields in another order is the same request. */
+function sortedJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(sortedJson).join(',')}]`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([key, child]) => `${JSON.stringify(key)}:${sortedJson(child)}`).join(',')}}`;
+}

@@ -33,6 +33,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route may be called with a public key (`test_pu_…`), from a customer's browser. */
     publicKeyAllowed?: boolean;
+    /** False for a route whose every call must run (each token reveal is audit-logged): no replay. */
+    idempotent?: boolean;
   }
 }
 
@@ -175,6 +177,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
         request.merchant = merchant;
       });
       api.addHook('preHandler', async (request, reply) => {
+        if (request.routeOptions.config.idempotent === false) return;
         await options.idempotency.begin(request, reply, merchantOf(request));
       });
       api.addHook('onSend', async (request, reply, payload) => {

@@ -8,7 +8,7 @@ import { mkdirSync, createWriteStream } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { manualClock } from '../../src/clock.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig, type Config } from '../../src/config.js';
 import { createTessera, type Tessera } from '../../src/app.js';
 import { createLogger } from '../../src/logger.js';
 import { createSandboxProcessor } from '../../src/processor/sandbox.js';
@@ -20,6 +20,8 @@ export const databaseKind = testDatabaseUrl ? 'postgres' : 'pglite';
 export interface TestContext {
   tessera: Tessera;
   clock: ReturnType<typeof manualClock>;
+  /** The configuration of this Tessera: a second one on the same database (PostgreSQL) can share it. */
+  config: Config;
   operatorKey: string;
   /** A new merchant with its own keys, tokenization and MIT on unless told otherwise. */
   merchant(options?: { tokenization?: boolean; mit?: boolean; name?: string }): Promise<TestMerchant>;
@@ -69,7 +71,13 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
   };
 }
 
-export async function startTestApp(options: { followUpDelayMs?: number } = {}): Promise<TestContext> {
+export async function startTestApp(
+  options: {
+    followUpDelayMs?: number;
+    /** More settings, e.g. TESSERA_WEBHOOK_RETRY_DELAYS_SECONDS or TESSERA_WEBHOOK_TIMEOUT_MS. */
+    env?: Record<string, string>;
+  } = {},
+): Promise<TestContext> {
   const clock = manualClock(new Date('2026-11-22T12:00:00.000Z'));
   const database = testDatabaseUrl ? await createTestDatabase() : undefined;
   const databaseUrl = database?.url;
@@ -82,6 +90,7 @@ export async function startTestApp(options: { followUpDelayMs?: number } = {}): 
     TESSERA_MASTER_KEY: randomBytes(32).toString('hex'),
     TESSERA_ADMIN_KEY: operatorKey,
     TESSERA_LOG_LEVEL: 'debug',
+    ...options.env,
   });
   // Every log line of the run is kept, so that a final check can search them for card data.
   const logDir = path.resolve('.test-logs');
@@ -120,6 +129,7 @@ export async function startTestApp(options: { followUpDelayMs?: number } = {}): 
   return {
     tessera,
     clock,
+    config,
     operatorKey,
     async merchant({ tokenization = true, mit = true, name = 'Test merchant' } = {}) {
       const created = await inject(

@@ -1,0 +1,83 @@
+import { envelope, listOf, ok } from '../http/envelope.js';
+import { merchantOf, type App } from '../http/server.js';
+import {
+  DeliveryParams,
+  EventDeliveriesParams,
+  ListDeliveriesQuery,
+  ListEventDeliveriesQuery,
+  ResendEventBody,
+  WebhookAttempt,
+  WebhookDelivery,
+} from './deliveries-schemas.js';
+import type { WebhookDeliveryService } from './deliveries-service.js';
+
+const tags = ['Webhook deliveries'];
+
+// SPEC §5.4 / DESIGN §7: like endpoints, deliveries are for Owner, Administrator and Developer;
+// the private key acts for them and a public key is refused before these handlers run.
+export function webhookDeliveryRoutes(deliveries: WebhookDeliveryService) {
+  return (app: App) => {
+    app.get(
+      '/events/:id/deliveries',
+      {
+        schema: {
+          tags,
+          description:
+            'The deliveries of an event, newest first: one per target and notification kind (SPEC §6.4), ' +
+            'plus those made by resend.',
+          params: EventDeliveriesParams,
+          querystring: ListEventDeliveriesQuery,
+          response: { 200: listOf(WebhookDelivery) },
+        },
+      },
+      async (request) => ok(await deliveries.listForEvent(merchantOf(request), request.params.id, request.query)),
+    );
+    app.post(
+      '/events/:id/resend',
+      {
+        schema: {
+          tags,
+          description:
+            'Sends the event again, with the same bodies, as new deliveries: to every current target of the ' +
+            'event (subscribed enabled endpoints and the payment notifyUrl), or only to `endpointId`. ' +
+            'Answers the new deliveries.',
+          params: EventDeliveriesParams,
+          body: ResendEventBody,
+          response: { 200: listOf(WebhookDelivery) },
+        },
+      },
+      async (request) => ok(await deliveries.resend(merchantOf(request), request.params.id, request.body)),
+    );
+    app.get(
+      '/webhook_deliveries',
+      {
+        schema: {
+          tags,
+          description: 'Deliveries of every event, newest first; `status=failed` lists those given up.',
+          querystring: ListDeliveriesQuery,
+          response: { 200: listOf(WebhookDelivery) },
+        },
+      },
+      async (request) => ok(await deliveries.list(merchantOf(request), request.query)),
+    );
+    app.get(
+      '/webhook_deliveries/:id',
+      { schema: { tags, params: DeliveryParams, response: { 200: envelope(WebhookDelivery) } } },
+      async (request) => ok(await deliveries.retrieve(merchantOf(request), request.params.id)),
+    );
+    app.get(
+      '/webhook_deliveries/:id/attempts',
+      {
+        schema: {
+          tags,
+          description:
+            'Every attempt of the delivery, first first: time, duration, HTTP status, the first 1 KiB of the ' +
+            'response and the error.',
+          params: DeliveryParams,
+          response: { 200: listOf(WebhookAttempt) },
+        },
+      },
+      async (request) => ok(await deliveries.listAttempts(merchantOf(request), request.params.id)),
+    );
+  };
+}

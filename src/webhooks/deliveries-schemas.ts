@@ -1,0 +1,83 @@
+import { Type, type Static } from 'typebox';
+import { ListQuery } from '../http/envelope.js';
+import { Nullable, Timestamp } from '../http/common-schemas.js';
+
+export const deliveryKinds = ['endpoint', 'legacy'] as const;
+export type DeliveryKind = (typeof deliveryKinds)[number];
+
+export const deliveryStatuses = ['pending', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof deliveryStatuses)[number];
+
+export const DeliveryParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+export const EventDeliveriesParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
+
+export const ListEventDeliveriesQuery = Type.Object({ ...ListQuery }, { additionalProperties: false });
+export type ListEventDeliveriesQuery = Static<typeof ListEventDeliveriesQuery>;
+
+export const ListDeliveriesQuery = Type.Object(
+  {
+    ...ListQuery,
+    status: Type.Optional(
+      Type.Enum(deliveryStatuses, { description: '`failed`: deliveries given up after the last retry' }),
+    ),
+    endpointId: Type.Optional(Type.String({ maxLength: 64, description: 'we_…' })),
+  },
+  { additionalProperties: false },
+);
+export type ListDeliveriesQuery = Static<typeof ListDeliveriesQuery>;
+
+export const ResendEventBody = Type.Object(
+  {
+    endpointId: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          "Only this endpoint (we_…); the dynamic endpoint's id resends to the payment's notifyUrl. " +
+          'Default: every current target of the event.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ResendEventBody = Static<typeof ResendEventBody>;
+
+export const WebhookDelivery = Type.Object(
+  {
+    id: Type.String({ pattern: '^wd_\\d{19}$' }),
+    eventId: Type.String({ pattern: '^evt_\\d{19}$' }),
+    endpointId: Type.String({
+      description: "The endpoint whose token signs it; for a notifyUrl delivery, the merchant's dynamic endpoint",
+    }),
+    url: Type.String({ description: 'Where it is sent' }),
+    kind: Type.Enum(deliveryKinds, {
+      description:
+        '`endpoint`: type `endpoint_<group>.<group>_<action>`, signed with the endpoint token; ' +
+        "`legacy`: the plain event code, signed with the merchant's legacy key (SPEC §6.4)",
+    }),
+    type: Type.String({ description: 'The `type` in the body sent' }),
+    status: Type.Enum(deliveryStatuses, {
+      description: '`pending` until answered `success` (`succeeded`) or given up after the last retry (`failed`)',
+    }),
+    attempts: Type.Integer({ description: 'Attempts made so far' }),
+    nextAttemptAt: Nullable(Timestamp),
+    lastAttemptAt: Nullable(Timestamp),
+    created: Timestamp,
+  },
+  { $id: 'WebhookDelivery' },
+);
+export type WebhookDelivery = Static<typeof WebhookDelivery>;
+
+export const WebhookAttempt = Type.Object(
+  {
+    id: Type.String({ pattern: '^wa_\\d{19}$' }),
+    attemptNumber: Type.Integer({ description: '1 for the first attempt, up to 13 (SPEC §6.1: 12 follow-ups)' }),
+    attemptedAt: Timestamp,
+    durationMs: Type.Integer(),
+    httpStatus: Nullable(Type.Integer({ description: 'Null when no response came (timeout, connection error)' })),
+    responseExcerpt: Nullable(Type.String({ description: 'The first 1 KiB of the response body' })),
+    error: Nullable(Type.String({ description: 'Why the attempt failed; null when it succeeded' })),
+    succeeded: Type.Boolean(),
+  },
+  { $id: 'WebhookAttempt' },
+);
+export type WebhookAttempt = Static<typeof WebhookAttempt>;

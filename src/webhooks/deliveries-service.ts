@@ -1,0 +1,268 @@
+import type { Clock } from '../clock.js';
+import type { Db, Queryable } from '../db/db.js';
+import { canonicalJson } from '../events/canonical-json.js';
+import type { RecordedEvent } from '../events/service.js';
+import type { MerchantContext } from '../http/auth.js';
+import type { Page } from '../http/envelope.js';
+import { ApiError, invalidField, notFound } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { isoTimestamp } from '../time.js';
+import * as queries from './deliveries-queries.js';
+import type {
+  DeliveryKind,
+  ListDeliveriesQuery,
+  ListEventDeliveriesQuery,
+  ResendEventBody,
+  WebhookAttempt,
+  WebhookDelivery,
+} from './deliveries-schemas.js';
+import type { WebhookEndpointService } from './endpoints-service.js';
+import { endpointEventType } from './event-types.js';
+
+/*
+ * The planning half of the webhook engine (SPEC §6, DESIGN §5) and the delivery log API.
+ * For each stored event: one delivery per target (subscribed enabled endpoints, plus the payment's
+ * notifyUrl signed by the dynamic endpoint) and kind (`endpoint`, and `legacy` unless the endpoint
+ * switched it off), written in the event's own transaction, so a crash between commit and
+ * dispatch loses nothing: the rows are there and polling finds them. The dispatcher sends them.
+ */
+
+type MerchantScope = Pick<MerchantContext, 'merchantId' | 'mode'>;
+
+/** Where an event goes: the endpoint whose token signs it, the url, and whether legacy is sent too. */
+interface Target {
+  endpointId: string;
+  url: string;
+  legacyNotifications: boolean;
+}
+
+/** The event as stored: the exact body the legacy kind sends, and what the endpoint kind is made of. */
+interface StoredEvent {
+  id: string;
+  type: string;
+  merchantId: string;
+  mode: string;
+  body: string;
+}
+
+export interface WebhookDeliveryServiceDeps {
+  db: Db;
+  clock: Clock;
+  webhookEndpoints: Pick<WebhookEndpointService, 'targetsFor' | 'ensureDynamicEndpoint' | 'retrieve'>;
+  /** Called when deliveries were created outside an event's transaction (resend): wakes the dispatcher. */
+  onCreated?: () => void;
+}
+
+/**
+ * SPEC §6.4 / DESIGN §5: the endpoint kind's body is the stored event with `type` in its
+ * `endpoint_` form; the same id, created and data, in the same canonical form.
+ */
+export function endpointBodyOf(eventBody: string): string {
+  const event = JSON.parse(eventBody) as { type: string } & Record<string, unknown>;
+  return canonicalJson({ ...event, type: endpointEventType(event.type) });
+}
+
+/** A payment's `notifyUrl` (SPEC §4.5), when the object has one. */
+function notifyUrlOf(object: Record<string, unknown> | undefined): string | null {
+  const value = object?.notifyUrl;
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+export function toWebhookDelivery(row: queries.DeliveryRow): WebhookDelivery {
+  return {
+    id: row.id,
+    eventId: row.event_id,
+    endpointId: row.endpoint_id,
+    url: row.url,
+    kind: row.kind,
+    type: row.kind === 'endpoint' ? endpointEventType(row.event_type) : row.event_type,
+    status: row.status,
+    attempts: Number(row.attempts),
+    nextAttemptAt: row.next_attempt_at ? isoTimestamp(row.next_attempt_at) : null,
+    lastAttemptAt: row.last_attempt_at ? isoTimestamp(row.last_attempt_at) : null,
+    created: isoTimestamp(row.created_at),
+  };
+}
+
+function toWebhookAttempt(row: queries.AttemptRow): WebhookAttempt {
+  return {
+    id: row.id,
+    attemptNumber: Number(row.attempt_number),
+    attemptedAt: isoTimestamp(row.attempted_at),
+    durationMs: Number(row.duration_ms),
+    httpStatus: row.http_status === null ? null : Number(row.http_status),
+    responseExcerpt: row.response_excerpt,
+    error: row.error,
+    succeeded: row.succeeded,
+  };
+}
+
+export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCreated }: WebhookDeliveryServiceDeps) {
+  /** DESIGN §5 targets: subscribed enabled static endpoints, then the notifyUrl if any. */
+  async function currentTargets(
+    source: Queryable,
+    merchant: MerchantScope,
+    eventType: string,
+    object: Record<string, unknown> | undefined,
+  ): Promise<Target[]> {
+    const targets: Target[] = (await webhookEndpoints.targetsFor(source, merchant, eventType)).map((endpoint) => ({
+      endpointId: endpoint.id,
+      url: endpoint.url,
+      legacyNotifications: endpoint.legacyNotifications,
+    }));
+    const notifyUrl = notifyUrlOf(object);
+    if (notifyUrl !== null) {
+      const dynamic = await webhookEndpoints.ensureDynamicEndpoint(source, merchant);
+      // A merchant that disabled its dynamic endpoint receives nothing at notifyUrl until it enables it.
+      if (dynamic.enabled) {
+        targets.push({ endpointId: dynamic.id, url: notifyUrl, legacyNotifications: dynamic.legacyNotifications });
+      }
+    }
+    return targets;
+  }
+
+  function deliveriesFor(event: StoredEvent, targets: readonly Target[]): queries.NewDelivery[] {
+    if (targets.length === 0) return [];
+    const now = clock.now();
+    const bodies: Record<DeliveryKind, string> = { endpoint: endpointBodyOf(event.body), legacy: event.body };
+    const rows: queries.NewDelivery[] = [];
+    for (const target of targets) {
+      const kinds: DeliveryKind[] = target.legacyNotifications ? ['endpoint', 'legacy'] : ['endpoint'];
+      for (const kind of kinds) {
+        rows.push({
+          id: newId('wd'),
+          event_id: event.id,
+          merchant_id: event.merchantId,
+          mode: event.mode,
+          endpoint_id: target.endpointId,
+          url: target.url,
+          kind,
+          body: bodies[kind],
+          created_at: now,
+        });
+      }
+    }
+    return rows;
+  }
+
+  async function loadEvent(merchant: MerchantScope, id: string): Promise<StoredEvent> {
+    const row = await queries.selectStoredEvent(db, merchant.merchantId, merchant.mode, id);
+    if (!row) throw notFound('event', id);
+    return { id: row.id, type: row.type, merchantId: row.merchant_id, mode: row.mode, body: row.body };
+  }
+
+  async function requireDelivery(merchant: MerchantScope, id: string): Promise<queries.DeliveryRow> {
+    const row = await queries.selectDelivery(db, merchant.merchantId, merchant.mode, id);
+    if (!row) throw notFound('webhook delivery', id);
+    return row;
+  }
+
+  /** The one target of a resend to `endpointId`, sent whether or not it is subscribed to the event type. */
+  async function targetOf(merchant: MerchantContext, event: StoredEvent, endpointId: string): Promise<Target> {
+    const endpoint = await webhookEndpoints.retrieve(merchant, endpointId).catch((err: unknown) => {
+      if (err instanceof ApiError && err.code === 'resource_missing') {
+        throw new ApiError('resource_missing', err.message, { param: 'endpointId' });
+      }
+      throw err;
+    });
+    if (endpoint.status !== 'enabled') {
+      throw new ApiError('invalid_state', 'The webhook endpoint is disabled; enable it before resending to it', {
+        param: 'endpointId',
+      });
+    }
+    if (endpoint.kind === 'dynamic') {
+      const data = (JSON.parse(event.body) as { data?: Record<string, unknown> }).data;
+      const notifyUrl = notifyUrlOf(data);
+      if (notifyUrl === null) {
+        throw invalidField('endpointId', "The event's object has no notifyUrl to resend to", 'no_notify_url');
+      }
+      return { endpointId: endpoint.id, url: notifyUrl, legacyNotifications: endpoint.legacyNotifications };
+    }
+    return { endpointId: endpoint.id, url: endpoint.url ?? '', legacyNotifications: endpoint.legacyNotifications };
+  }
+
+  return {
+    /**
+     * events.onRecorded: plans the deliveries of an event inside the transaction that records it
+     * (DESIGN §4 outbox), so they exist exactly when the event does.
+     */
+    async plan(tx: Queryable, event: RecordedEvent, object: Record<string, unknown>): Promise<void> {
+      const merchant = { merchantId: event.merchantId, mode: event.mode as MerchantContext['mode'] };
+      const targets = await currentTargets(tx, merchant, event.type, object);
+      await queries.insertDeliveries(tx, deliveriesFor(event, targets));
+    },
+
+    /**
+     * Sends an event again (DESIGN §5 "resent by hand"): new deliveries with the same bodies, to
+     * every current target of the event, or to one endpoint. Earlier deliveries keep their log.
+     */
+    async resend(merchant: MerchantContext, eventId: string, input: ResendEventBody): Promise<Page<WebhookDelivery>> {
+      const event = await loadEvent(merchant, eventId);
+      const targets =
+        input.endpointId !== undefined
+          ? [await targetOf(merchant, event, input.endpointId)]
+          : await currentTargets(
+              db,
+              merchant,
+              event.type,
+              (JSON.parse(event.body) as { data?: Record<string, unknown> }).data,
+            );
+      const rows = deliveriesFor(event, targets);
+      await queries.insertDeliveries(db, rows);
+      if (rows.length > 0) onCreated?.();
+      return {
+        data: rows.map((row) =>
+          toWebhookDelivery({
+            ...row,
+            event_type: event.type,
+            status: 'pending',
+            attempts: 0,
+            next_attempt_at: row.created_at,
+            last_attempt_at: null,
+          }),
+        ),
+        hasMore: false,
+      };
+    },
+
+    async listForEvent(
+      merchant: MerchantContext,
+      eventId: string,
+      query: ListEventDeliveriesQuery,
+    ): Promise<Page<WebhookDelivery>> {
+      await loadEvent(merchant, eventId);
+      const { rows, hasMore } = await queries.selectDeliveryPage(
+        db,
+        merchant.merchantId,
+        merchant.mode,
+        { eventId },
+        query,
+      );
+      return { data: rows.map(toWebhookDelivery), hasMore };
+    },
+
+    async list(merchant: MerchantContext, query: ListDeliveriesQuery): Promise<Page<WebhookDelivery>> {
+      const { rows, hasMore } = await queries.selectDeliveryPage(
+        db,
+        merchant.merchantId,
+        merchant.mode,
+        { status: query.status, endpointId: query.endpointId },
+        query,
+      );
+      return { data: rows.map(toWebhookDelivery), hasMore };
+    },
+
+    async retrieve(merchant: MerchantContext, id: string): Promise<WebhookDelivery> {
+      return toWebhookDelivery(await requireDelivery(merchant, id));
+    },
+
+    /** Every attempt of the delivery, first first (DESIGN §5: each attempt is a row to read back). */
+    async listAttempts(merchant: MerchantContext, id: string): Promise<Page<WebhookAttempt>> {
+      const delivery = await requireDelivery(merchant, id);
+      const rows = await queries.selectAttempts(db, delivery.id);
+      return { data: rows.map(toWebhookAttempt), hasMore: false };
+    },
+  };
+}
+
+export type WebhookDeliveryService = ReturnType<typeof createWebhookDeliveryService>;

@@ -1,0 +1,242 @@
+import type { Queryable } from '../db/db.js';
+import { selectPage, type PageRequest } from '../db/pagination.js';
+
+export interface WebhookEndpointRow {
+  id: string;
+  merchant_id: string;
+  mode: string;
+  kind: 'static' | 'dynamic';
+  url: string | null;
+  description: string | null;
+  enabled_events: string[];
+  legacy_notifications: boolean;
+  status: 'enabled' | 'disabled';
+  created_at: Date;
+}
+
+// The token ciphertext is not among the columns: it is read only by the statements that need it,
+// so that an endpoint row passed around the code never carries it.
+const columns =
+  'id, merchant_id, mode, kind, url, description, enabled_events, legacy_notifications, status, created_at';
+
+const scope = 'merchant_id = $1 AND mode = $2 AND deleted_at IS NULL';
+
+export async function insertWebhookEndpoint(
+  db: Queryable,
+  row: WebhookEndpointRow,
+  tokenEncrypted: string,
+): Promise<void> {
+  await db.query(
+    `INSERT INTO webhook_endpoints (${columns}, token_encrypted, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $10)`,
+    [...endpointValues(row), tokenEncrypted],
+  );
+}
+
+/**
+ * The built-in dynamic endpoint, unless the merchant already has one: the partial unique index
+ * webhook_endpoints_one_dynamic lets exactly one of two concurrent inserts win. True when this
+ * insert won.
+ */
+export async function insertDynamicEndpointIfMissing(
+  db: Queryable,
+  row: WebhookEndpointRow,
+  tokenEncrypted: string,
+): Promise<boolean> {
+  const inserted = await db.query(
+    `INSERT INTO webhook_endpoints (${columns}, token_encrypted, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $10)
+     ON CONFLICT DO NOTHING RETURNING id`,
+    [...endpointValues(row), tokenEncrypted],
+  );
+  return inserted.length > 0;
+}
+
+function endpointValues(row: WebhookEndpointRow): unknown[] {
+  return [
+    row.id,
+    row.merchant_id,
+    row.mode,
+    row.kind,
+    row.url,
+    row.description,
+    JSON.stringify(row.enabled_events),
+    row.legacy_notifications,
+    row.status,
+    row.created_at,
+  ];
+}
+
+export async function selectWebhookEndpoint(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  id: string,
+): Promise<WebhookEndpointRow | undefined> {
+  const [row] = await db.query<WebhookEndpointRow>(
+    `SELECT ${columns} FROM webhook_endpoints WHERE ${scope} AND id = $3`,
+    [merchantId, mode, id],
+  );
+  return row;
+}
+
+export async function selectDynamicEndpoint(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+): Promise<WebhookEndpointRow | undefined> {
+  const [row] = await db.query<WebhookEndpointRow>(
+    `SELECT ${columns} FROM webhook_endpoints WHERE ${scope} AND kind = 'dynamic'`,
+    [merchantId, mode],
+  );
+  return row;
+}
+
+/** Writes every changeable field; the service has merged the change into the current row. */
+export async function updateWebhookEndpoint(
+  db: Queryable,
+  row: WebhookEndpointRow,
+  now: Date,
+): Promise<WebhookEndpointRow | undefined> {
+  const [updated] = await db.query<WebhookEndpointRow>(
+    `UPDATE webhook_endpoints SET url = $4, description = $5, enabled_events = $6, legacy_notifications = $7,
+       status = $8, updated_at = $9
+     WHERE ${scope} AND id = $3 RETURNING ${columns}`,
+    [
+      row.merchant_id,
+      row.mode,
+      row.id,
+      row.url,
+      row.description,
+      JSON.stringify(row.enabled_events),
+      row.legacy_notifications,
+      row.status,
+      now,
+    ],
+  );
+  return updated;
+}
+
+/** Soft delete of a static endpoint; the dynamic one is never deleted (deliveries sign with it). */
+export async function markWebhookEndpointDeleted(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  id: string,
+  now: Date,
+): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE webhook_endpoints SET deleted_at = $4, updated_at = $4
+     WHERE ${scope} AND id = $3 AND kind = 'static' RETURNING id`,
+    [merchantId, mode, id, now],
+  );
+  return rows.length > 0;
+}
+
+export async function selectWebhookEndpointPage(db: Queryable, merchantId: string, mode: string, page: PageRequest) {
+  return selectPage<WebhookEndpointRow>(
+    db,
+    {
+      table: 'webhook_endpoints',
+      columns,
+      where: ['merchant_id = $1', 'mode = $2', 'deleted_at IS NULL'],
+      params: [merchantId, mode],
+    },
+    page,
+  );
+}
+
+/** SPEC §6.1.1 / DESIGN §5: the merchant's enabled static endpoints subscribed to `eventType`. */
+export async function selectTargets(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  eventType: string,
+): Promise<Array<Pick<WebhookEndpointRow, 'id' | 'url' | 'legacy_notifications'>>> {
+  return db.query(
+    `SELECT id, url, legacy_notifications FROM webhook_endpoints
+     WHERE ${scope} AND kind = 'static' AND status = 'enabled' AND url IS NOT NULL
+       AND (enabled_events @> '["*"]'::jsonb OR enabled_events @> $3::jsonb)
+     ORDER BY created_at, id`,
+    [merchantId, mode, JSON.stringify([eventType])],
+  );
+}
+
+/** The token ciphertext of a live endpoint of the merchant (for reveal_token). */
+export async function selectTokenCiphertext(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  id: string,
+): Promise<string | undefined> {
+  const [row] = await db.query<{ token_encrypted: string }>(
+    `SELECT token_encrypted FROM webhook_endpoints WHERE ${scope} AND id = $3`,
+    [merchantId, mode, id],
+  );
+  return row?.token_encrypted;
+}
+
+/**
+ * The token ciphertext of any endpoint, deleted ones included: the delivery engine signs
+ * deliveries that were planned before a deletion, and decides itself whether to send them.
+ */
+export async function selectTokenCiphertextById(db: Queryable, id: string): Promise<string | undefined> {
+  const [row] = await db.query<{ token_encrypted: string }>(
+    'SELECT token_encrypted FROM webhook_endpoints WHERE id = $1',
+    [id],
+  );
+  return row?.token_encrypted;
+}
+
+export async function updateTokenCiphertext(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  id: string,
+  tokenEncrypted: string,
+  now: Date,
+): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE webhook_endpoints SET token_encrypted = $4, updated_at = $5 WHERE ${scope} AND id = $3 RETURNING id`,
+    [merchantId, mode, id, tokenEncrypted, now],
+  );
+  return rows.length > 0;
+}
+
+/** undefined: no such merchant; null: the merchant has no legacy key yet. */
+export async function selectLegacyKeyCiphertext(db: Queryable, merchantId: string): Promise<string | null | undefined> {
+  const [row] = await db.query<{ legacy_signing_key_encrypted: string | null }>(
+    'SELECT legacy_signing_key_encrypted FROM merchants WHERE id = $1',
+    [merchantId],
+  );
+  return row === undefined ? undefined : row.legacy_signing_key_encrypted;
+}
+
+/**
+ * Sets the legacy key only when the merchant has none: of two processes creating it at once, the
+ * first write wins and the other reads it back, so every notification is signed with one key.
+ */
+export async function setLegacyKeyIfMissing(db: Queryable, merchantId: string, keyEncrypted: string): Promise<void> {
+  await db.query(
+    'UPDATE merchants SET legacy_signing_key_encrypted = $2 WHERE id = $1 AND legacy_signing_key_encrypted IS NULL',
+    [merchantId, keyEncrypted],
+  );
+}
+
+export interface AuditEntry {
+  merchantId: string;
+  mode: string;
+  action: string;
+  objectId: string | null;
+  actor: string;
+  traceId: string | null;
+  createdAt: Date;
+}
+
+export async function insertAuditEntry(db: Queryable, entry: AuditEntry): Promise<void> {
+  await db.query(
+    `INSERT INTO audit_log (merchant_id, mode, action, object_id, actor, trace_id, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [entry.merchantId, entry.mode, entry.action, entry.objectId, entry.actor, entry.traceId, entry.createdAt],
+  );
+}

@@ -1,0 +1,300 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../clock.js';
+import type { Db, Queryable } from '../db/db.js';
+import type { MerchantContext } from '../http/auth.js';
+import type { Page } from '../http/envelope.js';
+import { ApiError, invalidField, notFound } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { isoTimestamp } from '../time.js';
+import type { Vault } from '../vault/vault.js';
+import * as queries from './endpoints-queries.js';
+import {
+  allEvents,
+  type CreateWebhookEndpointBody,
+  type ListWebhookEndpointsQuery,
+  type UpdateWebhookEndpointBody,
+  type WebhookEndpoint,
+  type WebhookEndpointToken,
+  type WebhookEndpointWithToken,
+} from './endpoints-schemas.js';
+import { checkWebhookUrl } from './url-safety.js';
+
+/*
+ * Webhook endpoints and their secrets (SPEC §5.3, §6.1; DESIGN §5):
+ * - a static endpoint is configured by the merchant (url, subscribed events, legacy on/off);
+ * - each merchant and mode has one dynamic endpoint, created on first use, whose token signs
+ *   deliveries to a payment's notifyUrl; it has no url and cannot be deleted;
+ * - tokens are random, stored encrypted by the vault with the endpoint id as context (they must
+ *   be revealable, so they cannot be hashed), answered only by create, reveal and roll; every
+ *   reveal and roll writes an audit_log row;
+ * - the merchant's legacy key signs the plain-code notifications (SPEC §6.4); it is never shown.
+ */
+
+const base62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const tokenPrefix = 'whsec_';
+const legacyKeyPrefix = 'whlegacy_';
+const secretLength = 48;
+
+/** 48 base62 characters, about 285 bits, without modulo bias (bytes ≥ 248 are drawn again). */
+export function generateSecret(prefix: string): string {
+  let text = '';
+  while (text.length < secretLength) {
+    for (const byte of randomBytes(secretLength)) {
+      if (byte < 248 && text.length < secretLength) text += base62[byte % 62];
+    }
+  }
+  return `${prefix}${text}`;
+}
+
+const legacyKeyContext = (merchantId: string) => `legacy:${merchantId}`;
+
+export function toWebhookEndpoint(row: queries.WebhookEndpointRow): WebhookEndpoint {
+  return {
+    id: row.id,
+    kind: row.kind,
+    url: row.url,
+    description: row.description,
+    enabledEvents: row.enabled_events,
+    legacyNotifications: row.legacy_notifications,
+    status: row.status,
+    created: isoTimestamp(row.created_at),
+  };
+}
+
+/** '*' stands for every type, so it absorbs the rest; a code listed twice counts once. */
+function normalizeEnabledEvents(events: readonly string[] | undefined): string[] {
+  if (events === undefined || events.includes(allEvents)) return [allEvents];
+  return [...new Set(events)];
+}
+
+/** Who acts, for audit_log: the merchant API key stands for an Owner, Administrator or Developer (DESIGN §7). */
+export interface Actor {
+  /** The X-TraceId of the request, so that an audit row leads to the request's log lines. */
+  traceId: string;
+}
+
+export interface WebhookEndpointServiceDeps {
+  db: Db;
+  clock: Clock;
+  vault: Vault;
+  /** NODE_ENV=production: endpoint URLs must resolve to public addresses (issue 3). */
+  production: boolean;
+  /** DNS resolution for the URL check; injectable for tests. */
+  lookup?: (hostname: string) => Promise<string[]>;
+}
+
+/** The delivery engine knows an event's merchant and mode as plain strings (RecordedEvent). */
+type MerchantScope = { merchantId: string; mode: string };
+
+export function createWebhookEndpointService({ db, clock, vault, production, lookup }: WebhookEndpointServiceDeps) {
+  // The legacy key never changes once committed (there is no roll for it), so a decrypted copy
+  // read outside a transaction stays valid.
+  const legacyKeys = new Map<string, string>();
+  const legacyKeyCacheSize = 10_000;
+
+  async function load(source: Queryable, merchant: MerchantScope, id: string): Promise<queries.WebhookEndpointRow> {
+    const row = await queries.selectWebhookEndpoint(source, merchant.merchantId, merchant.mode, id);
+    if (!row) throw notFound('webhook endpoint', id);
+    return row;
+  }
+
+  async function requireAllowedUrl(url: string): Promise<void> {
+    const verdict = await checkWebhookUrl(url, { production, lookup });
+    if (!verdict.ok) throw invalidField('url', verdict.message, verdict.reason);
+  }
+
+  async function ensureDynamic(source: Queryable, merchant: MerchantScope): Promise<queries.WebhookEndpointRow> {
+    const existing = await queries.selectDynamicEndpoint(source, merchant.merchantId, merchant.mode);
+    if (existing) return existing;
+    const row: queries.WebhookEndpointRow = {
+      id: newId('we'),
+      merchant_id: merchant.merchantId,
+      mode: merchant.mode,
+      kind: 'dynamic',
+      url: null,
+      description: null,
+      enabled_events: [allEvents],
+      legacy_notifications: true,
+      status: 'enabled',
+      created_at: clock.now(),
+    };
+    if (await queries.insertDynamicEndpointIfMissing(source, row, vault.encrypt(generateSecret(tokenPrefix), row.id)))
+      return row;
+    // Another request created it first; ON CONFLICT waited for that insert to commit, so a new
+    // statement sees it (READ COMMITTED).
+    const created = await queries.selectDynamicEndpoint(source, merchant.merchantId, merchant.mode);
+    if (!created) throw new Error(`The dynamic webhook endpoint of ${merchant.merchantId} could not be created`);
+    return created;
+  }
+
+  function audit(merchant: MerchantContext, action: string, objectId: string, actor: Actor): queries.AuditEntry {
+    return {
+      merchantId: merchant.merchantId,
+      mode: merchant.mode,
+      action,
+      objectId,
+      actor: `api_key:${merchant.keyKind}`,
+      traceId: actor.traceId,
+      createdAt: clock.now(),
+    };
+  }
+
+  return {
+    /** The token is in this answer and never again, except through reveal_token. */
+    async create(merchant: MerchantContext, input: CreateWebhookEndpointBody): Promise<WebhookEndpointWithToken> {
+      await requireAllowedUrl(input.url);
+      const row: queries.WebhookEndpointRow = {
+        id: newId('we'),
+        merchant_id: merchant.merchantId,
+        mode: merchant.mode,
+        kind: 'static',
+        url: input.url,
+        description: input.description ?? null,
+        enabled_events: normalizeEnabledEvents(input.enabledEvents),
+        legacy_notifications: input.legacyNotifications ?? true,
+        status: 'enabled',
+        created_at: clock.now(),
+      };
+      const token = generateSecret(tokenPrefix);
+      await queries.insertWebhookEndpoint(db, row, vault.encrypt(token, row.id));
+      return { ...toWebhookEndpoint(row), token };
+    },
+
+    async retrieve(merchant: MerchantContext, id: string): Promise<WebhookEndpoint> {
+      return toWebhookEndpoint(await load(db, merchant, id));
+    },
+
+    /** The dynamic endpoint is listed too, created here if need be, so that its token can be revealed. */
+    async list(merchant: MerchantContext, query: ListWebhookEndpointsQuery): Promise<Page<WebhookEndpoint>> {
+      await ensureDynamic(db, merchant);
+      const { rows, hasMore } = await queries.selectWebhookEndpointPage(db, merchant.merchantId, merchant.mode, query);
+      return { data: rows.map(toWebhookEndpoint), hasMore };
+    },
+
+    async update(merchant: MerchantContext, id: string, changes: UpdateWebhookEndpointBody): Promise<WebhookEndpoint> {
+      const current = await load(db, merchant, id);
+      if (current.kind === 'dynamic') {
+        // The dynamic endpoint sends to each payment's notifyUrl, for every event of that payment.
+        if (changes.url !== undefined)
+          throw invalidField('url', "url cannot be set on the dynamic endpoint: it sends to each payment's notifyUrl");
+        if (changes.enabledEvents !== undefined)
+          throw invalidField(
+            'enabledEvents',
+            "enabledEvents cannot be set on the dynamic endpoint: it sends every event of a payment to the payment's notifyUrl",
+          );
+      }
+      if (changes.url !== undefined) await requireAllowedUrl(changes.url);
+      const merged: queries.WebhookEndpointRow = {
+        ...current,
+        url: changes.url ?? current.url,
+        description: changes.description ?? current.description,
+        enabled_events:
+          changes.enabledEvents === undefined ? current.enabled_events : normalizeEnabledEvents(changes.enabledEvents),
+        legacy_notifications: changes.legacyNotifications ?? current.legacy_notifications,
+        status: changes.status ?? current.status,
+      };
+      const updated = await queries.updateWebhookEndpoint(db, merged, clock.now());
+      if (!updated) throw notFound('webhook endpoint', id);
+      return toWebhookEndpoint(updated);
+    },
+
+    /** A soft delete: deliveries already planned keep their endpoint row to sign with. */
+    async delete(merchant: MerchantContext, id: string): Promise<{ id: string; deleted: true }> {
+      const current = await load(db, merchant, id);
+      if (current.kind === 'dynamic') {
+        throw new ApiError(
+          'invalid_state',
+          "The dynamic endpoint cannot be deleted: it signs the deliveries to payments' notifyUrl",
+          { param: 'id' },
+        );
+      }
+      if (!(await queries.markWebhookEndpointDeleted(db, merchant.merchantId, merchant.mode, id, clock.now())))
+        throw notFound('webhook endpoint', id);
+      return { id, deleted: true };
+    },
+
+    /** SPEC §5.3 reveal, audit-logged (DESIGN §5): the row is written before the token is answered. */
+    async revealToken(merchant: MerchantContext, id: string, actor: Actor): Promise<WebhookEndpointToken> {
+      const ciphertext = await queries.selectTokenCiphertext(db, merchant.merchantId, merchant.mode, id);
+      if (ciphertext === undefined) throw notFound('webhook endpoint', id);
+      const token = await vault.decrypt(ciphertext, id);
+      await queries.insertAuditEntry(db, audit(merchant, 'webhook_endpoint.token_revealed', id, actor));
+      return { token };
+    },
+
+    /**
+     * SPEC §5.3: a compromised token is replaced. The old one stops at once, since the delivery
+     * engine reads the token afresh (tokenFor) for every attempt.
+     */
+    async rollToken(merchant: MerchantContext, id: string, actor: Actor): Promise<WebhookEndpointToken> {
+      const token = generateSecret(tokenPrefix);
+      const now = clock.now();
+      await db.transaction(async (tx) => {
+        const ciphertext = vault.encrypt(token, id);
+        if (!(await queries.updateTokenCiphertext(tx, merchant.merchantId, merchant.mode, id, ciphertext, now)))
+          throw notFound('webhook endpoint', id);
+        await queries.insertAuditEntry(tx, audit(merchant, 'webhook_endpoint.token_rolled', id, actor));
+      });
+      return { token };
+    },
+
+    // ── For the delivery engine ────────────────────────────────────────────────────────────────
+
+    /** Static endpoints of the merchant that are enabled, not deleted, and subscribed to `eventType`. */
+    async targetsFor(
+      tx: Queryable,
+      merchant: MerchantScope,
+      eventType: string,
+    ): Promise<Array<{ id: string; url: string; legacyNotifications: boolean }>> {
+      const rows = await queries.selectTargets(tx, merchant.merchantId, merchant.mode, eventType);
+      return rows.map((row) => ({ id: row.id, url: row.url ?? '', legacyNotifications: row.legacy_notifications }));
+    },
+
+    /**
+     * The built-in dynamic endpoint that signs notifyUrl deliveries, created on first use
+     * (race-safe). `enabled` is false when the merchant has disabled it.
+     */
+    async ensureDynamicEndpoint(
+      tx: Queryable,
+      merchant: MerchantScope,
+    ): Promise<{ id: string; legacyNotifications: boolean; enabled: boolean }> {
+      const row = await ensureDynamic(tx, merchant);
+      return { id: row.id, legacyNotifications: row.legacy_notifications, enabled: row.status === 'enabled' };
+    },
+
+    /**
+     * The current token of an endpoint, deleted or not, read afresh each time so that a roll
+     * takes effect at once. `source` defaults to the database; on PGlite, pass the open
+     * transaction when calling from inside one (PGlite has a single connection).
+     */
+    async tokenFor(endpointId: string, source: Queryable = db): Promise<string> {
+      const ciphertext = await queries.selectTokenCiphertextById(source, endpointId);
+      if (ciphertext === undefined) throw new Error(`No webhook endpoint ${endpointId}`);
+      return vault.decrypt(ciphertext, endpointId);
+    },
+
+    /** The merchant's legacy signing key (SPEC §6.4), created on first use (race-safe). */
+    async legacyKeyFor(merchantId: string, source: Queryable = db): Promise<string> {
+      const cached = legacyKeys.get(merchantId);
+      if (cached !== undefined) return cached;
+      let ciphertext = await queries.selectLegacyKeyCiphertext(source, merchantId);
+      if (ciphertext === undefined) throw new Error(`No merchant ${merchantId}`);
+      if (ciphertext === null) {
+        const created = vault.encrypt(generateSecret(legacyKeyPrefix), legacyKeyContext(merchantId));
+        await queries.setLegacyKeyIfMissing(source, merchantId, created);
+        // Read back: if another process set it first, its key is the one.
+        ciphertext = await queries.selectLegacyKeyCiphertext(source, merchantId);
+        if (!ciphertext) throw new Error(`The legacy signing key of ${merchantId} could not be created`);
+      }
+      const key = await vault.decrypt(ciphertext, legacyKeyContext(merchantId));
+      // Inside a transaction the key may be one this transaction wrote and may yet roll back.
+      if (source === db) {
+        if (legacyKeys.size >= legacyKeyCacheSize) legacyKeys.clear();
+        legacyKeys.set(merchantId, key);
+      }
+      return key;
+    },
+  };
+}
+
+export type WebhookEndpointService = ReturnType<typeof createWebhookEndpointService>;

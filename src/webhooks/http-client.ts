@@ -1,0 +1,213 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
+import { Agent, buildConnector, request } from 'undici';
+import { isForbiddenAddress } from './url-safety.js';
+
+/*
+ * The webhook HTTP client (Svix's `webhook_http_client`): one POST per attempt, no redirects
+ * followed (undici's request follows none unless told to), one deadline for connect, headers and
+ * body, and in production the SSRF guard at connect time.
+ */
+
+/** What the receiver answered, or why nothing usable came back. */
+export type WebhookPostOutcome =
+  | {
+      ok: true;
+      status: number;
+      /** The start of the response body as text, enough to tell `success` from anything else. */
+      body: string;
+      /** The first 1 KiB of the response body as text (DESIGN §5 attempt log). */
+      excerpt: string;
+    }
+  | { ok: false; error: string };
+
+export interface WebhookHttpClient {
+  /** Sends `body` with exactly the header names given (their case is kept on the wire). */
+  post(url: string, headers: Record<string, string>, body: string): Promise<WebhookPostOutcome>;
+  close(): Promise<void>;
+}
+
+export interface WebhookHttpClientOptions {
+  /** SPEC §6.1 / DESIGN §5: an attempt that has not been fully answered within this time fails. */
+  timeoutMs: number;
+  /**
+   * NODE_ENV=production: connect only to public addresses. The address is checked when the name
+   * is resolved for the connection and again on the connected socket, so a DNS answer that
+   * changed since the URL was saved (rebinding) cannot reach loopback, private or metadata hosts.
+   */
+  production: boolean;
+  /** Resolves a host name for a connection (all addresses); the system resolver by default. For tests. */
+  resolve?: (hostname: string) => Promise<LookupAddress[]>;
+}
+
+export const responseExcerptBytes = 1024;
+/** `success` with any white space around it is far shorter; a longer answer is not read further. */
+const maxBodyBytes = 64 * 1024;
+
+export class ForbiddenAddressError extends Error {
+  override readonly name = 'ForbiddenAddressError';
+  readonly code = 'ERR_FORBIDDEN_ADDRESS';
+  constructor() {
+    // The address itself is not named: it would tell a merchant how Tessera's network resolves names.
+    super('The endpoint resolves to an address that is not public, which is refused in production');
+  }
+}
+
+export function createWebhookHttpClient({
+  timeoutMs,
+  production,
+  resolve,
+}: WebhookHttpClientOptions): WebhookHttpClient {
+  const lookup = production || resolve ? guardedLookup(production, resolve) : undefined;
+  const connector = buildConnector({ timeout: timeoutMs, ...(lookup ? { lookup } : {}) });
+  const connect: buildConnector.connector = production
+    ? (options, callback) => {
+        // An IP literal is never looked up, so it is judged here.
+        const host = options.hostname.replace(/^\[(.*)\]$/, '$1');
+        if (isIP(host) !== 0 && isForbiddenAddress(host)) return callback(new ForbiddenAddressError(), null);
+        connector(options, (err, socket) => {
+          if (err) return callback(err, null);
+          // The address actually connected to: the last word, whatever resolved it.
+          const remote = socket.remoteAddress;
+          if (remote === undefined || isForbiddenAddress(remote)) {
+            socket.destroy();
+            return callback(new ForbiddenAddressError(), null);
+          }
+          return callback(null, socket);
+        });
+      }
+    : connector;
+  const agent = new Agent({
+    connect,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+    keepAliveTimeout: 30_000,
+  });
+
+  return {
+    async post(url, headers, body) {
+      const controller = new AbortController();
+      const timeout = new WebhookTimeoutError(timeoutMs);
+      const timer = setTimeout(() => controller.abort(timeout), timeoutMs);
+      try {
+        const response = await request(url, {
+          method: 'POST',
+          headers,
+          body,
+          dispatcher: agent,
+          signal: controller.signal,
+        });
+        const bytes = await readAtMost(response.body, maxBodyBytes);
+        return {
+          ok: true,
+          status: response.statusCode,
+          body: bytes.toString('utf8'),
+          excerpt: textExcerpt(bytes, responseExcerptBytes),
+        };
+      } catch (err) {
+        if (controller.signal.aborted) return { ok: false, error: timeout.message };
+        return { ok: false, error: describeError(err) };
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close: () => agent.close(),
+  };
+}
+
+class WebhookTimeoutError extends Error {
+  constructor(timeoutMs: number) {
+    super(`No complete response within ${timeoutMs} ms`);
+  }
+}
+
+/**
+ * A net.connect lookup that resolves every address of the host and, in production, refuses the
+ * host when any of them is not public (as the check when the URL is saved does).
+ */
+function guardedLookup(
+  production: boolean,
+  resolve: ((hostname: string) => Promise<LookupAddress[]>) | undefined,
+): LookupFunction {
+  const resolveAll =
+    resolve ??
+    ((hostname: string) =>
+      new Promise<LookupAddress[]>((done, fail) =>
+        dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? fail(err) : done(addresses))),
+      ));
+  return (hostname: string, options: LookupOptions, callback) => {
+    resolveAll(hostname).then(
+      (found) => {
+        const addresses = found.filter((entry) => !options.family || entry.family === options.family);
+        const first = addresses[0];
+        if (!first) {
+          const err = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+          return callback(err, '', 0);
+        }
+        if (production && addresses.some((entry) => isForbiddenAddress(entry.address))) {
+          return callback(new ForbiddenAddressError(), '', 0);
+        }
+        if (options.all) return callback(null, addresses);
+        return callback(null, first.address, first.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, '', 0),
+    );
+  };
+}
+
+async function readAtMost(stream: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of stream) {
+    chunks.push(chunk);
+    length += chunk.length;
+    if (length >= limit) {
+      stream.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks, length).subarray(0, limit);
+}
+
+/**
+ * The first `limit` bytes as text, cut before a character the limit would split, and without NUL
+ * characters, which a PostgreSQL text column cannot hold.
+ */
+export function textExcerpt(bytes: Buffer, limit: number): string {
+  let end = Math.min(bytes.length, limit);
+  if (end < bytes.length) {
+    // Step back over continuation bytes (10xxxxxx) to the start of the character that was cut.
+    let start = end;
+    while (start > 0 && start > end - 4 && ((bytes[start] ?? 0) & 0xc0) === 0x80) start--;
+    end = start;
+  }
+  return bytes.subarray(0, end).toString('utf8').replaceAll('\u0000', '\ufffd');
+}
+
+/** A sentence for the attempt log: what went wrong, in the terms a merchant's operator knows. */
+function describeError(err: unknown): string {
+  const error = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (err instanceof ForbiddenAddressError) return err.message;
+  const code = error.code ?? error.cause?.code;
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'Connection refused';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'The connection was closed before a complete response (reset)';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return 'The host name does not resolve';
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+      return 'No complete response in time';
+    case 'ERR_FORBIDDEN_ADDRESS':
+      return new ForbiddenAddressError().message;
+    default:
+      if (code?.startsWith('ERR_TLS') || code?.startsWith('CERT_') || code?.includes('SSL')) {
+        return `TLS handshake failed (${code})`;
+      }
+      return `Request failed${code ? ` (${code})` : ''}: ${error.message ?? String(err)}`.slice(0, 500);
+  }
+}
