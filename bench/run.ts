@@ -1,0 +1,679 @@
+/**
+ * `npm run bench`: the throughput and latency of POST /payment/create, on PGlite and then on
+ * PostgreSQL, against a bare Fastify route measured in the same run. See docs/performance.md.
+ *
+ *   npm run bench                      both databases, one run
+ *   npm run bench -- --only pglite     one database (pglite | postgres)
+ *   npm run bench -- --runs 3          three runs per database; the summary shows medians
+ *   npm run bench -- --phases mit      only some phases (storing, mit, rate, bare)
+ *   npm run bench -- --cpu-prof DIR    V8 CPU profile of the service, plus each phase's time window
+ *                                      (summarize with bench/profile-summary.ts)
+ *   npm run bench -- --json FILE       every figure, machine-readable
+ *
+ * Environment: BENCH_DURATION_SECONDS (10), BENCH_CONNECTIONS (32), BENCH_RATE (1000),
+ * BENCH_WARMUP_SECONDS (3), BENCH_STORING_PAYMENTS (per run; default: what the warm-up says
+ * fills BENCH_DURATION_SECONDS), BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres),
+ * BENCH_TIMEOUT_SECONDS (a watchdog for the whole run; default from the settings).
+ *
+ * Everything runs on 127.0.0.1: the service and the bare route as child processes, a fresh
+ * data folder or a fresh database each, all removed at the end, also after an error or Ctrl-C.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { cores, machineBusyPct } from './cpu.js';
+import { closedLoop, fixedRate, type PhaseResult, type RequestSpec } from './load.js';
+import {
+  Cleanup,
+  childEnv,
+  createDatabase,
+  freePort,
+  makeTempDir,
+  repoRoot,
+  startChild,
+  tail,
+  type ChildServer,
+} from './processes.js';
+
+type Backend = 'pglite' | 'postgres';
+type PhaseKey = 'storing' | 'mit' | 'rate' | 'bare';
+
+const apiBase = '/api/services/v1';
+const goals = {
+  throughput: { pglite: 1000, postgres: 3000 } as Record<Backend, number>,
+  p99AtRateMs: 50,
+};
+
+// ---- settings ------------------------------------------------------------------------------
+
+function positiveInteger(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^\d+$/.test(raw.trim()) || Number(raw) <= 0) throw new Error(`${name} must be a positive whole number`);
+  return Number(raw);
+}
+
+function readSettings() {
+  const { values } = parseArgs({
+    options: {
+      only: { type: 'string' },
+      runs: { type: 'string' },
+      phases: { type: 'string' },
+      'cpu-prof': { type: 'string' },
+      json: { type: 'string' },
+    },
+  });
+  if (values.only !== undefined && values.only !== 'pglite' && values.only !== 'postgres') {
+    throw new Error('--only takes pglite or postgres');
+  }
+  const runs = values.runs === undefined ? positiveInteger('BENCH_RUNS', 1) : Number(values.runs);
+  if (!Number.isInteger(runs) || runs < 1 || runs > 20) throw new Error('--runs takes a whole number from 1 to 20');
+  const allPhases: PhaseKey[] = ['storing', 'mit', 'rate', 'bare'];
+  const phases = values.phases === undefined ? allPhases : (values.phases.split(',') as PhaseKey[]);
+  for (const phase of phases) {
+    if (!allPhases.includes(phase)) throw new Error(`--phases takes a list of ${allPhases.join(', ')}`);
+  }
+  const durationS = positiveInteger('BENCH_DURATION_SECONDS', 10);
+  const storingPayments = process.env.BENCH_STORING_PAYMENTS ? positiveInteger('BENCH_STORING_PAYMENTS', 0) : undefined;
+  const backends: Backend[] = values.only ? [values.only as Backend] : ['pglite', 'postgres'];
+  return {
+    backends,
+    runs,
+    phases: new Set(phases),
+    cpuProfDir: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : undefined,
+    jsonFile: values.json ? path.resolve(values.json) : undefined,
+    durationS,
+    connections: positiveInteger('BENCH_CONNECTIONS', 32),
+    ratePerSecond: positiveInteger('BENCH_RATE', 1000),
+    warmupS: positiveInteger('BENCH_WARMUP_SECONDS', 3),
+    storingPayments,
+    databaseServerUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    // Setup (pairs, warm-up) takes about as long again as the phases; the watchdog allows a lot more.
+    timeoutS: positiveInteger(
+      'BENCH_TIMEOUT_SECONDS',
+      backends.length * (300 + runs * (phases.length * durationS * 4 + 60)),
+    ),
+  };
+}
+
+type Settings = ReturnType<typeof readSettings>;
+
+// ---- the merchant API ----------------------------------------------------------------------
+
+async function call(url: string, key: string, body: unknown): Promise<any> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  let parsed: any;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (response.status !== 200 || parsed?.code !== 'success') {
+    throw new Error(`POST ${new URL(url).pathname} answered HTTP ${response.status}: ${text.slice(0, 300)}`);
+  }
+  return parsed.data;
+}
+
+/** DESIGN §6: cards that succeed on every payment, storing and MIT alike. */
+const cards = [
+  { cardNo: '4242424242424242', securityCode: '123' },
+  { cardNo: '5555555555554444', securityCode: '123' },
+  { cardNo: '378282246310005', securityCode: '1234' },
+  { cardNo: '3566002020360505', securityCode: '123' },
+  { cardNo: '6011111111111117', securityCode: '123' },
+];
+
+interface Pair {
+  customerId: string;
+  paymentMethodId: string;
+}
+
+interface Target {
+  baseUrl: string;
+  privateKey: string;
+  pid: number;
+  withPostgres: boolean;
+}
+
+const idIn = (prefix: string) => new RegExp(`"id":"(${prefix}_\\d+)"`);
+
+/** `count` customers and as many card payment methods, through the API, at full concurrency. */
+async function createPairs(
+  target: Target,
+  settings: Settings,
+  count: number,
+): Promise<{ pairs: Pair[]; phases: PhaseResult[] }> {
+  const connections = Math.min(settings.connections, count);
+  const headers = { authorization: `Bearer ${target.privateKey}` };
+  const customerIds: string[] = [];
+  let customerNumber = 0;
+  const customers = await closedLoop({
+    name: 'setup: POST /customers/create',
+    baseUrl: target.baseUrl,
+    connections,
+    amount: count,
+    payment: false,
+    servicePid: target.pid,
+    withPostgres: target.withPostgres,
+    request: {
+      path: `${apiBase}/customers/create`,
+      headers,
+      nextBody: () => {
+        customerNumber += 1;
+        return JSON.stringify({
+          firstName: 'Bench',
+          lastName: `Customer ${customerNumber}`,
+          email: `bench${customerNumber}@example.com`,
+        });
+      },
+      onSuccess: (body) => customerIds.push(idIn('cus').exec(body)![1]!),
+    },
+  });
+  const methodIds: string[] = [];
+  let methodNumber = 0;
+  const methods = await closedLoop({
+    name: 'setup: POST /payment_methods/create',
+    baseUrl: target.baseUrl,
+    connections,
+    amount: count,
+    payment: false,
+    servicePid: target.pid,
+    withPostgres: target.withPostgres,
+    request: {
+      path: `${apiBase}/payment_methods/create`,
+      headers,
+      nextBody: () => {
+        const card = cards[methodNumber++ % cards.length]!;
+        return JSON.stringify({ type: 'card', card: { ...card, expMonth: '12', expYear: '2030' } });
+      },
+      onSuccess: (body) => methodIds.push(idIn('pm').exec(body)![1]!),
+    },
+  });
+  for (const phase of [customers, methods]) {
+    if (phase.checks.failures > 0) throw new Error(`${phase.name}: ${phase.checks.firstFailure}`);
+  }
+  const pairs = customerIds.slice(0, count).map((customerId, index) => ({
+    customerId,
+    paymentMethodId: methodIds[index]!,
+  }));
+  if (pairs.length < count || methodIds.length < count) throw new Error(`only ${pairs.length} of ${count} pairs made`);
+  return { pairs, phases: [customers, methods] };
+}
+
+function storingRequest(target: Target, pairs: Pair[], bound?: Pair[]): RequestSpec {
+  let next = 0;
+  return {
+    path: `${apiBase}/payment/create`,
+    headers: { authorization: `Bearer ${target.privateKey}` },
+    nextBody: () => {
+      // autocannon builds each connection's first request before it knows how many it will send;
+      // `amount` keeps the number sent to the pool's size, so no pair is ever used twice.
+      const pair = pairs[next++ % pairs.length]!;
+      return JSON.stringify({
+        amount: '1000',
+        currency: 'USD',
+        customerId: pair.customerId,
+        paymentMethod: pair.paymentMethodId,
+        confirm: 'true',
+        setupFutureUsage: 'on',
+      });
+    },
+    onSuccess: bound
+      ? (body) => {
+          if (!body.includes('"status":"succeeded"')) return;
+          const customerId = /"customerId":"(cus_\d+)"/.exec(body)?.[1];
+          const paymentMethodId = /"paymentMethod":"(pm_\d+)"/.exec(body)?.[1];
+          if (customerId && paymentMethodId) bound.push({ customerId, paymentMethodId });
+        }
+      : undefined,
+  };
+}
+
+function mitRequest(target: Target, pairs: Pair[]): RequestSpec {
+  let next = 0;
+  return {
+    path: `${apiBase}/payment/create`,
+    headers: { authorization: `Bearer ${target.privateKey}` },
+    nextBody: () => {
+      const pair = pairs[next++ % pairs.length]!;
+      return JSON.stringify({
+        amount: '1000',
+        currency: 'USD',
+        customerId: pair.customerId,
+        paymentMethod: pair.paymentMethodId,
+        confirm: 'true',
+        setupFutureUsage: 'on',
+        subsequentInitialType: 'mit',
+      });
+    },
+  };
+}
+
+// ---- one database --------------------------------------------------------------------------
+
+interface BackendReport {
+  backend: Backend;
+  runs: PhaseResult[][];
+  setup: PhaseResult[];
+  notes: string[];
+}
+
+const phaseNames: Record<PhaseKey, (settings: Settings) => string> = {
+  storing: () => 'storing payment (new pair each)',
+  mit: () => 'MIT payment (stored pair)',
+  rate: (settings) => `MIT payment at ${settings.ratePerSecond}/s`,
+  bare: () => 'bare Fastify POST (denominator)',
+};
+
+async function startService(
+  cleanup: Cleanup,
+  settings: Settings,
+  backend: Backend,
+): Promise<{ service: ChildServer; adminKey: string }> {
+  const dataDir = await makeTempDir(cleanup, `tessera-bench-${backend}-`);
+  const databaseUrl = backend === 'postgres' ? await createDatabase(cleanup, settings.databaseServerUrl) : undefined;
+  const adminKey = `bench_operator_${randomBytes(24).toString('hex')}`;
+  const port = await freePort();
+  const profileArgs = settings.cpuProfDir
+    ? ['--cpu-prof', '--cpu-prof-dir', settings.cpuProfDir, '--cpu-prof-name', `service-${backend}.cpuprofile`]
+    : [];
+  const service = await startChild(cleanup, {
+    name: `tessera (${backend})`,
+    args: [...profileArgs, path.join(repoRoot, 'dist', 'cli.js'), 'start'],
+    env: childEnv({
+      NODE_ENV: 'production',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      DATABASE_URL: databaseUrl,
+      TESSERA_DATA_DIR: dataDir,
+      TESSERA_ADMIN_KEY: adminKey,
+      TESSERA_MASTER_KEY: randomBytes(32).toString('hex'),
+      TESSERA_LOG_LEVEL: 'warn',
+      // Passed on when set, to compare pool sizes without editing anything.
+      TESSERA_DATABASE_POOL_SIZE: process.env.TESSERA_DATABASE_POOL_SIZE,
+    }),
+    port,
+    logFile: path.join(dataDir, 'service.log'),
+    healthPath: '/health',
+  });
+  return { service, adminKey };
+}
+
+async function benchBackend(
+  cleanup: Cleanup,
+  settings: Settings,
+  backend: Backend,
+  bare: ChildServer | null,
+): Promise<BackendReport> {
+  const { service, adminKey } = await startService(cleanup, settings, backend);
+  const report: BackendReport = { backend, runs: [], setup: [], notes: [] };
+  const windows: Array<{ name: string; startUs: string; endUs: string }> = [];
+  const inWindow = async (name: string, work: () => Promise<PhaseResult>) => {
+    const startUs = process.hrtime.bigint() / 1000n;
+    const result = await work();
+    windows.push({ name, startUs: String(startUs), endUs: String(process.hrtime.bigint() / 1000n) });
+    return result;
+  };
+  try {
+    const merchant = await call(`${service.url}/admin/v1/merchants/create`, adminKey, {
+      name: 'Benchmark merchant',
+      tokenization: true,
+      mit: true,
+    });
+    const target: Target = {
+      baseUrl: service.url,
+      privateKey: merchant.keys.privateKey,
+      pid: service.pid,
+      withPostgres: backend === 'postgres',
+    };
+    const progress = (text: string) => process.stderr.write(`[${backend}] ${text}\n`);
+
+    // Stored pairs for MIT: each bound by one storing payment, then used over and over, as a
+    // merchant charges a subscription.
+    progress('setup: pairs for MIT');
+    const mitPool = await createPairs(target, settings, Math.max(64, settings.connections));
+    const mitPairs: Pair[] = [];
+    const binding = await closedLoop({
+      name: 'setup: storing payments for MIT pairs',
+      baseUrl: target.baseUrl,
+      connections: Math.min(settings.connections, mitPool.pairs.length),
+      amount: mitPool.pairs.length,
+      payment: true,
+      servicePid: target.pid,
+      withPostgres: target.withPostgres,
+      request: storingRequest(target, mitPool.pairs, mitPairs),
+    });
+    if (mitPairs.length === 0) throw new Error(`no storing payment succeeded: ${binding.checks.firstFailure}`);
+
+    // Warm-up: the JIT and the database caches settle; its storing rate sizes the measured runs.
+    progress('warm-up');
+    const warmupPool = await createPairs(target, settings, 1000);
+    report.setup.push(...warmupPool.phases);
+    const warmupStoring = await closedLoop({
+      name: 'warm-up: storing payments',
+      baseUrl: target.baseUrl,
+      connections: settings.connections,
+      amount: warmupPool.pairs.length,
+      payment: true,
+      servicePid: target.pid,
+      withPostgres: target.withPostgres,
+      request: storingRequest(target, warmupPool.pairs),
+    });
+    const warmupMit = await closedLoop({
+      name: 'warm-up: MIT payments',
+      baseUrl: target.baseUrl,
+      connections: settings.connections,
+      durationS: settings.warmupS,
+      payment: true,
+      servicePid: target.pid,
+      withPostgres: target.withPostgres,
+      request: mitRequest(target, mitPairs),
+    });
+    report.setup.push(warmupStoring, warmupMit);
+    for (const phase of [warmupStoring, warmupMit]) {
+      if (phase.checks.failures > 0) throw new Error(`${phase.name}: ${phase.checks.firstFailure}`);
+    }
+
+    let storingPools: Pair[][] = [];
+    if (settings.phases.has('storing')) {
+      const perRun =
+        settings.storingPayments ??
+        Math.min(200_000, Math.max(settings.connections * 10, Math.ceil(warmupStoring.rps * settings.durationS * 1.2)));
+      progress(`setup: ${perRun} new pairs per run for storing payments`);
+      const fresh = await createPairs(target, settings, perRun * settings.runs);
+      storingPools = Array.from({ length: settings.runs }, (_, run) =>
+        fresh.pairs.slice(run * perRun, (run + 1) * perRun),
+      );
+      report.notes.push(`storing payments: ${perRun} per run, each on a customer and payment method never used before`);
+    }
+
+    for (let run = 0; run < settings.runs; run += 1) {
+      const results: PhaseResult[] = [];
+      const label = `run ${run + 1}/${settings.runs}`;
+      if (settings.phases.has('storing')) {
+        progress(`${label}: storing payments`);
+        results.push(
+          await inWindow(`storing#${run + 1}`, () =>
+            closedLoop({
+              name: phaseNames.storing(settings),
+              baseUrl: target.baseUrl,
+              connections: settings.connections,
+              amount: storingPools[run]!.length,
+              payment: true,
+              servicePid: target.pid,
+              withPostgres: target.withPostgres,
+              request: storingRequest(target, storingPools[run]!),
+            }),
+          ),
+        );
+      }
+      if (settings.phases.has('mit')) {
+        progress(`${label}: MIT payments`);
+        results.push(
+          await inWindow(`mit#${run + 1}`, () =>
+            closedLoop({
+              name: phaseNames.mit(settings),
+              baseUrl: target.baseUrl,
+              connections: settings.connections,
+              durationS: settings.durationS,
+              payment: true,
+              servicePid: target.pid,
+              withPostgres: target.withPostgres,
+              request: mitRequest(target, mitPairs),
+            }),
+          ),
+        );
+      }
+      if (settings.phases.has('rate')) {
+        progress(`${label}: MIT payments at ${settings.ratePerSecond}/s`);
+        results.push(
+          await inWindow(`rate#${run + 1}`, () =>
+            fixedRate({
+              name: phaseNames.rate(settings),
+              baseUrl: target.baseUrl,
+              connections: settings.connections,
+              ratePerSecond: settings.ratePerSecond,
+              durationS: settings.durationS,
+              payment: true,
+              servicePid: target.pid,
+              withPostgres: target.withPostgres,
+              request: mitRequest(target, mitPairs),
+            }),
+          ),
+        );
+      }
+      if (bare) {
+        progress(`${label}: bare Fastify route`);
+        results.push(
+          await closedLoop({
+            name: phaseNames.bare(settings),
+            baseUrl: bare.url,
+            connections: settings.connections,
+            durationS: settings.durationS,
+            payment: false,
+            servicePid: bare.pid,
+            request: { ...mitRequest(target, mitPairs), path: '/bare' },
+          }),
+        );
+      }
+      report.runs.push(results);
+    }
+    if (settings.cpuProfDir) {
+      await writeFile(
+        path.join(settings.cpuProfDir, `phases-${backend}.json`),
+        `${JSON.stringify({ profile: `service-${backend}.cpuprofile`, clock: 'monotonic µs', windows }, null, 2)}\n`,
+      );
+    }
+  } catch (err) {
+    process.stderr.write(`[${backend}] service log (end):\n${await tail(service.logFile)}\n`);
+    throw err;
+  } finally {
+    await service.stop();
+  }
+  const errors = await tail(service.logFile, 5);
+  if (/"level":(50|60)/.test(errors)) report.notes.push(`the service logged errors; last lines:\n${errors}`);
+  return report;
+}
+
+// ---- report --------------------------------------------------------------------------------
+
+function median(values: number[]): number {
+  const sorted = values.filter((value) => !Number.isNaN(value)).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
+/** The median run of each phase, by throughput (so its latencies belong to the same run). */
+function medianOf(runs: PhaseResult[][], name: string): PhaseResult | undefined {
+  const results = runs.map((run) => run.find((phase) => phase.name === name)).filter((phase) => phase !== undefined);
+  if (results.length === 0) return undefined;
+  const ranked = [...results].sort((a, b) => a.rps - b.rps);
+  const chosen = ranked[Math.floor((ranked.length - 1) / 2)]!;
+  return {
+    ...chosen,
+    rps: median(results.map((phase) => phase.rps)),
+    p50Ms: median(results.map((phase) => phase.p50Ms)),
+    p99Ms: median(results.map((phase) => phase.p99Ms)),
+  };
+}
+
+const percent = (value: number | null) => (value === null || Number.isNaN(value) ? '–' : `${fmt(value)}%`);
+
+const fmt = (value: number | null, digits = 0) =>
+  value === null || Number.isNaN(value) ? '–' : value.toFixed(digits).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+/** CPU that neither the server, PostgreSQL nor the load generator used: someone else's work. */
+function otherCpu(phase: PhaseResult): number | null {
+  const { machinePct, servicePct, postgresPct, loadPct } = phase.cpu;
+  if (machinePct === null || servicePct === null) return null;
+  return Math.max(0, machinePct - servicePct - (postgresPct ?? 0) - loadPct);
+}
+
+/**
+ * CPU milliseconds per answered request: where a request's cost lies (the service or PostgreSQL).
+ * It rises too when other processes compete for the machine (context switches, cold caches).
+ */
+function perRequest(phase: PhaseResult, pct: number | null): string {
+  if (pct === null || Number.isNaN(pct) || phase.rps <= 0) return '–';
+  return ((pct / 100) * (1000 / phase.rps)).toFixed(2);
+}
+
+function table(phases: PhaseResult[], bareRps: number | undefined): string {
+  const header = [
+    'phase',
+    'req/s',
+    'p50 ms',
+    'p99 ms',
+    'requests',
+    'non-2xx',
+    'failed',
+    'declined',
+    '÷ bare',
+    'svc CPU',
+    'svc ms/req',
+    'pg CPU',
+    'pg ms/req',
+    'load CPU',
+    'other CPU',
+  ];
+  const rows = phases.map((phase) => [
+    phase.name,
+    fmt(phase.rps),
+    fmt(phase.p50Ms, 1),
+    fmt(phase.p99Ms, 1),
+    fmt(phase.requests),
+    fmt(phase.checks.non2xx),
+    fmt(phase.checks.failures),
+    fmt(phase.checks.declined + phase.checks.otherStatus),
+    bareRps ? (phase.rps / bareRps).toFixed(3) : '–',
+    percent(phase.cpu.servicePct),
+    perRequest(phase, phase.cpu.servicePct),
+    percent(phase.cpu.postgresPct),
+    perRequest(phase, phase.cpu.postgresPct),
+    percent(phase.cpu.loadPct),
+    percent(otherCpu(phase)),
+  ]);
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  const line = (cells: string[]) =>
+    cells.map((cell, column) => (column === 0 ? cell.padEnd(widths[0]!) : cell.padStart(widths[column]!))).join('  ');
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+function printReport(settings: Settings, report: BackendReport): string[] {
+  const out: string[] = [];
+  const names = [...new Set(report.runs.flat().map((phase) => phase.name))];
+  const medians = names.map((name) => medianOf(report.runs, name)!);
+  const bareRps = medians.find((phase) => phase.name === phaseNames.bare(settings))?.rps;
+  const title = report.backend === 'pglite' ? 'PGlite (embedded, data folder)' : 'PostgreSQL (127.0.0.1)';
+  out.push('', `== ${title}${settings.runs > 1 ? ` — median of ${settings.runs} runs` : ''}`);
+  out.push(table(medians, bareRps));
+  if (settings.runs > 1) {
+    report.runs.forEach((run, index) => {
+      const runBare = run.find((phase) => phase.name === phaseNames.bare(settings))?.rps;
+      out.push('', `run ${index + 1}:`, table(run, runBare));
+    });
+  }
+  out.push('', 'setup and warm-up (not measured phases):', table(report.setup, undefined));
+  for (const note of report.notes) out.push(`note: ${note}`);
+
+  const goal = goals.throughput[report.backend];
+  const verdict = (met: boolean) => (met ? 'met' : 'MISSED');
+  out.push('', 'goals:');
+  for (const key of ['storing', 'mit'] as const) {
+    const phase = medians.find((candidate) => candidate.name === phaseNames[key](settings));
+    if (phase) out.push(`  ${phase.name}: ${fmt(phase.rps)}/s, goal ≥ ${fmt(goal)}/s — ${verdict(phase.rps >= goal)}`);
+  }
+  const rate = medians.find((candidate) => candidate.name === phaseNames.rate(settings));
+  if (rate) {
+    const kept = rate.rps >= settings.ratePerSecond * 0.98;
+    out.push(
+      `  p99 at ${fmt(settings.ratePerSecond)}/s: ${fmt(rate.p99Ms, 1)} ms at ${fmt(rate.rps)}/s answered, goal ≤ ${goals.p99AtRateMs} ms — ${verdict(kept && rate.p99Ms <= goals.p99AtRateMs)}`,
+    );
+  }
+  const failures = report.runs.flat().reduce((sum, phase) => sum + phase.checks.failures, 0);
+  for (const phase of report.runs.flat()) {
+    if (phase.note) out.push(`  ${phase.name}: ${phase.note}`);
+    if (phase.checks.firstFailure) out.push(`  first failure in ${phase.name}: ${phase.checks.firstFailure}`);
+  }
+  out.push(`  failed requests in measured phases: ${failures}`);
+  return out;
+}
+
+// ---- main ----------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const settings = readSettings();
+  const cleanup = new Cleanup();
+  let cleaning: Promise<void> | null = null;
+  const cleanUp = () => (cleaning ??= cleanup.runAll());
+  const abort = (reason: string, code: number) => {
+    process.stderr.write(`\nbench: ${reason}; stopping servers and dropping databases\n`);
+    void cleanUp().finally(() => process.exit(code));
+  };
+  process.once('SIGINT', () => abort('interrupted', 130));
+  process.once('SIGTERM', () => abort('terminated', 143));
+  process.once('exit', () => cleanup.killChildrenNow());
+  const watchdog = setTimeout(
+    () => abort(`still running after ${settings.timeoutS} s (BENCH_TIMEOUT_SECONDS)`, 1),
+    settings.timeoutS * 1000,
+  );
+  watchdog.unref();
+
+  const lines = [
+    `Tessera benchmark — ${cores} cores, Node ${process.version}, ${settings.connections} connections, ` +
+      `${settings.durationS} s per phase, ${settings.runs} run(s), load generator in this process`,
+  ];
+  process.stderr.write(`${lines[0]}\n`);
+  // The figures mean something only on an otherwise idle machine: say so when it is not.
+  const idleBusy = await machineBusyPct(1000);
+  if (idleBusy !== null && idleBusy > 15) {
+    const warning = `WARNING: the machine was ${fmt(idleBusy)}% busy (of ${cores * 100}%) before the benchmark started; other processes compete for the CPU (see the "other CPU" column)`;
+    lines.push(warning);
+    process.stderr.write(`${warning}\n`);
+  }
+  const reports: BackendReport[] = [];
+  try {
+    if (settings.cpuProfDir) await mkdir(settings.cpuProfDir, { recursive: true });
+    let bare: ChildServer | null = null;
+    if (settings.phases.has('bare')) {
+      const logDir = await makeTempDir(cleanup, 'tessera-bench-bare-');
+      const port = await freePort();
+      bare = await startChild(cleanup, {
+        name: 'bare Fastify route',
+        args: ['--import', 'tsx', path.join(repoRoot, 'bench', 'bare-server.ts'), String(port)],
+        env: childEnv({ NODE_ENV: 'production' }),
+        port,
+        logFile: path.join(logDir, 'bare.log'),
+        healthPath: '/health',
+      });
+    }
+    for (const backend of settings.backends) {
+      const report = await benchBackend(cleanup, settings, backend, bare);
+      reports.push(report);
+      lines.push(...printReport(settings, report));
+    }
+    process.stdout.write(`${lines.join('\n')}\n`);
+    if (settings.jsonFile) {
+      await writeFile(
+        settings.jsonFile,
+        `${JSON.stringify({ settings: { ...settings, phases: [...settings.phases] }, cores, node: process.version, reports }, null, 2)}\n`,
+      );
+    }
+  } finally {
+    clearTimeout(watchdog);
+    await cleanUp();
+  }
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exitCode = 1;
+});
