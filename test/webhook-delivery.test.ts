@@ -291,10 +291,11 @@ describe(`webhook delivery (${databaseKind})`, () => {
   }> = [
     {
       name: 'a 200 whose body is not "success"',
-      setup: (hook) => hook.respond(() => ({ status: 200, body: 'OK, thanks' })),
+      setup: (hook) => hook.respond(() => ({ status: 200, body: '{"ok": "merci, c\'est reçu \\ {}"}\u0000' })),
       check: (attempt) => {
         assert.equal(attempt.httpStatus, 200);
-        assert.equal(attempt.responseExcerpt, 'OK, thanks');
+        // Kept as text, quotes, braces and back-slashes included; NUL, which text columns refuse, replaced.
+        assert.equal(attempt.responseExcerpt, '{"ok": "merci, c\'est reçu \\ {}"}\ufffd');
         assert.equal(attempt.error, 'The response body is not "success"');
       },
     },
@@ -638,6 +639,27 @@ describe(`webhook delivery (${databaseKind})`, () => {
     assert.equal(slow.maxConcurrent(), perTargetCap);
     // The fast endpoint did not wait for the slow one's backlog (three rounds of 300 ms).
     assert.ok(fastAfterMs < slowAfterMs / 2, `${fastAfterMs} ms vs ${slowAfterMs} ms`);
+  });
+
+  test('a backlog to one endpoint drains completely in one run, never more than the cap at once', async () => {
+    const merchant = await ctx.merchant();
+    const hook = await receiver();
+    await createEndpoint(merchant, hook.url());
+    const events = 60;
+    await ctx.tessera.db.transaction(async (tx) => {
+      for (let index = 0; index < events; index++) {
+        await ctx.tessera.events.record(tx, { merchantId: merchant.id, mode: 'test' }, 'payment.succeeded', {
+          id: `pt_${2000000000000000000n + BigInt(index)}`,
+          amount: String(index),
+          notifyUrl: null,
+        });
+      }
+    });
+    assert.equal(await run(), events * 2);
+    assert.equal(hook.requests.length, events * 2);
+    assert.ok(hook.maxConcurrent() <= perTargetCap, String(hook.maxConcurrent()));
+    const pending = await merchant.call('GET', '/webhook_deliveries?status=pending');
+    assert.deepEqual(pending.body.data.data, []);
   });
 
   test('non-ASCII payment fields arrive in a body that PHP-style verifiers re-encode byte for byte', async () => {

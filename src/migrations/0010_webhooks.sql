@@ -47,6 +47,8 @@ CREATE TABLE webhook_deliveries (
   updated_at       timestamptz NOT NULL
 );
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+-- A worker refills the slots of one target (url) without scanning other targets' backlogs.
+CREATE INDEX webhook_deliveries_target_due ON webhook_deliveries (url, next_attempt_at) WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id, created_at);
 CREATE INDEX webhook_deliveries_merchant ON webhook_deliveries (merchant_id, mode, status, created_at DESC, id DESC);
 

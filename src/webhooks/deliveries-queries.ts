@@ -142,10 +142,17 @@ export interface ClaimedDelivery {
   body: string;
   /** Attempts made before this one. */
   attempts: number;
-  /** Where to send: a static endpoint's current url (so that a corrected url takes effect), else the planned one. */
+  /** The delivery's url: the key of the per-target concurrency cap. */
   target: string;
+  /** Where to send: a static endpoint's current url (so that a corrected url takes effect), else the target. */
+  send_url: string;
   endpoint_state: 'enabled' | 'disabled' | 'deleted';
 }
+
+// What a claim answers about each claimed row, joined once the rows are leased.
+const claimedColumns = `claimed.id, claimed.merchant_id, claimed.endpoint_id, claimed.kind, claimed.body, claimed.attempts,
+  claimed.url AS target, COALESCE(e.url, claimed.url) AS send_url,
+  CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' ELSE e.status END AS endpoint_state`;
 
 export interface ClaimRequest {
   now: Date;
@@ -161,44 +168,48 @@ export interface ClaimRequest {
   saturatedTargets: readonly string[];
 }
 
+/** How many due rows a claim looks at for each row it may take, so that capped targets do not fill the batch. */
+const examineFactor = 4;
+
 /**
- * Claims due deliveries for one worker (DESIGN §5). FOR UPDATE SKIP LOCKED makes concurrent
- * workers on one PostgreSQL take disjoint rows, and the lease (locked_until) keeps a claimed row
- * from being claimed again until it runs out: each attempt is made once while its worker lives,
- * and again after the lease when the worker died mid-delivery (at-least-once).
+ * Claims due deliveries of any target for one worker (DESIGN §5). FOR UPDATE SKIP LOCKED makes
+ * concurrent workers on one PostgreSQL take disjoint rows, and the lease (locked_until) keeps a
+ * claimed row from being claimed again until it runs out: each attempt is made once while its
+ * worker lives, and again after the lease when the worker died mid-delivery (at-least-once).
  *
- * The deliveries are first chosen without locks, keeping this worker's per-target cap (a slow
- * endpoint never takes every slot); only the chosen rows are then locked, and skipped when another
- * worker is claiming them at this moment. Locking re-checks each row's newest version, so a row
- * another worker has just leased is not taken twice. `chosen` > 0 with nothing claimed means such
- * a race was lost: the caller looks again and finds other rows.
+ * The earliest due rows are chosen first without locks, keeping this worker's per-target cap (a
+ * slow endpoint never takes every slot); only the chosen rows are then locked, and skipped when
+ * another worker is claiming them at this moment. Locking re-checks each row's newest version, so
+ * a row another worker has just leased is not taken twice. `chosen` > 0 with nothing claimed means
+ * such a race was lost; `examined` below `limit × 4` means every due row of the targets not at
+ * their cap was looked at.
  */
 export async function claimDueDeliveries(
   db: Queryable,
   claim: ClaimRequest,
-): Promise<{ deliveries: ClaimedDelivery[]; chosen: number }> {
-  const rows = await db.query<ClaimedDelivery & { chosen: string | number }>(
+): Promise<{ deliveries: ClaimedDelivery[]; chosen: number; examined: number; window: number }> {
+  const window = claim.limit * examineFactor;
+  const rows = await db.query<ClaimedDelivery & { chosen: string | number; examined: string | number }>(
     `WITH candidates AS (
-       SELECT d.id, COALESCE(e.url, d.url) AS target, d.next_attempt_at,
-              CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' ELSE e.status END AS endpoint_state
-       FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-       WHERE d.status = 'pending' AND d.next_attempt_at <= $1
-         AND (d.locked_until IS NULL OR d.locked_until <= $1)
-         AND NOT (COALESCE(e.url, d.url) = ANY($3::text[]))
-       ORDER BY d.next_attempt_at
+       SELECT id, url AS target, next_attempt_at
+       FROM webhook_deliveries
+       WHERE status = 'pending' AND next_attempt_at <= $1
+         AND (locked_until IS NULL OR locked_until <= $1)
+         AND NOT (url = ANY($3::text[]))
+       ORDER BY next_attempt_at
        LIMIT $8
      ), ranked AS (
-       SELECT id, target, endpoint_state, next_attempt_at,
+       SELECT id, target, next_attempt_at,
               row_number() OVER (PARTITION BY target ORDER BY next_attempt_at, id) AS rank
        FROM candidates
      ), chosen AS (
-       SELECT ranked.id, ranked.target, ranked.endpoint_state
+       SELECT ranked.id
        FROM ranked LEFT JOIN unnest($5::text[], $6::int[]) AS busy (target, count) ON busy.target = ranked.target
        WHERE ranked.rank <= $7 - COALESCE(busy.count, 0)
        ORDER BY ranked.next_attempt_at
        LIMIT $4
      ), locked AS (
-       SELECT d.id, chosen.target, chosen.endpoint_state
+       SELECT d.id
        FROM webhook_deliveries d JOIN chosen ON chosen.id = d.id
        WHERE d.status = 'pending' AND d.next_attempt_at <= $1
          AND (d.locked_until IS NULL OR d.locked_until <= $1)
@@ -206,10 +217,11 @@ export async function claimDueDeliveries(
      ), claimed AS (
        UPDATE webhook_deliveries d SET locked_until = $2
        FROM locked WHERE d.id = locked.id
-       RETURNING d.id, d.merchant_id, d.endpoint_id, d.kind, d.body, d.attempts, locked.target, locked.endpoint_state
+       RETURNING d.*
      )
-     SELECT (SELECT count(*) FROM chosen) AS chosen, claimed.*
-     FROM (SELECT 1) AS one LEFT JOIN claimed ON true`,
+     SELECT (SELECT count(*) FROM chosen) AS chosen, (SELECT count(*) FROM candidates) AS examined, ${claimedColumns}
+     FROM (SELECT 1) AS one
+       LEFT JOIN (claimed JOIN webhook_endpoints e ON e.id = claimed.endpoint_id) ON true`,
     [
       claim.now,
       claim.leaseUntil,
@@ -218,12 +230,46 @@ export async function claimDueDeliveries(
       claim.busyTargets,
       claim.busyCounts,
       claim.perTargetLimit,
-      claim.limit * 4,
+      window,
     ],
   );
   const chosen = Number(rows[0]?.chosen ?? 0);
-  const deliveries = rows.filter((row) => row.id !== null).map(({ chosen: _chosen, ...delivery }) => delivery);
-  return { deliveries, chosen };
+  const examined = Number(rows[0]?.examined ?? 0);
+  const deliveries = rows
+    .filter((row) => row.id !== null)
+    .map(({ chosen: _chosen, examined: _examined, ...delivery }) => delivery);
+  return { deliveries, chosen, examined, window };
+}
+
+/**
+ * Claims due deliveries of the given targets only, up to `rooms[i]` of `targets[i]`: how a worker
+ * refills the slots of a capped target as its attempts end. The (url, next_attempt_at) index
+ * makes this cheap however large other targets' backlogs are. Same leases and locking as above.
+ */
+export async function claimDueDeliveriesOf(
+  db: Queryable,
+  claim: { now: Date; leaseUntil: Date; targets: readonly string[]; rooms: readonly number[] },
+): Promise<ClaimedDelivery[]> {
+  return db.query<ClaimedDelivery>(
+    `WITH picked AS (
+       SELECT next.id
+       FROM unnest($3::text[], $4::int[]) AS wanted (target, room)
+       CROSS JOIN LATERAL (
+         SELECT d.id FROM webhook_deliveries d
+         WHERE d.status = 'pending' AND d.url = wanted.target AND d.next_attempt_at <= $1
+           AND (d.locked_until IS NULL OR d.locked_until <= $1)
+         ORDER BY d.next_attempt_at
+         LIMIT wanted.room
+         FOR UPDATE SKIP LOCKED
+       ) AS next
+     ), claimed AS (
+       UPDATE webhook_deliveries d SET locked_until = $2
+       FROM picked WHERE d.id = picked.id
+       RETURNING d.*
+     )
+     SELECT ${claimedColumns} FROM claimed JOIN webhook_endpoints e ON e.id = claimed.endpoint_id`,
+    [claim.now, claim.leaseUntil, claim.targets, claim.rooms],
+  );
 }
 
 export interface AttemptRecord {
@@ -245,40 +291,58 @@ export interface AttemptRecord {
 }
 
 /**
- * Writes an attempt and the delivery's new state in one statement (atomic without a transaction).
- * The update is conditional on the lease still being this worker's and on the attempt count it
- * claimed: a worker whose lease ran out and was taken over records nothing (the new owner makes
- * and records the attempt), so the attempt numbers of a delivery stay 1, 2, 3, … False then.
+ * Writes attempts and their deliveries' new states, any number in one statement (atomic without
+ * a transaction; one commit for a whole batch). Each update is conditional on the lease still
+ * being this worker's and on the attempt count it claimed: a worker whose lease ran out and was
+ * taken over records nothing (the new owner makes and records the attempt), so the attempt
+ * numbers of a delivery stay 1, 2, 3, … Answers the ids of the deliveries whose attempt was recorded.
  */
-export async function recordAttempt(db: Queryable, record: AttemptRecord): Promise<boolean> {
-  const rows = await db.query(
-    `WITH updated AS (
-       UPDATE webhook_deliveries
-       SET attempts = $3, status = $4, next_attempt_at = $5, locked_until = NULL, last_attempt_at = $6,
-           url = $7, updated_at = $8
-       WHERE id = $1 AND locked_until = $2 AND attempts = $3 - 1 AND status = 'pending'
-       RETURNING id
+export async function recordAttempts(db: Queryable, records: readonly AttemptRecord[]): Promise<Set<string>> {
+  if (records.length === 0) return new Set();
+  const column = <T>(pick: (record: AttemptRecord) => T) => records.map(pick);
+  const rows = await db.query<{ delivery_id: string }>(
+    `WITH input AS (
+       SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::int[], $4::text[], $5::timestamptz[],
+                            $6::timestamptz[], $7::text[], $8::timestamptz[], $9::text[], $10::int[],
+                            $11::int[], $12::text[], $13::text[], $14::boolean[])
+         AS i (delivery_id, lease_until, attempt_number, status, next_attempt_at, attempted_at, url, now,
+               attempt_id, duration_ms, http_status, response_excerpt, error, succeeded)
+     ), updated AS (
+       UPDATE webhook_deliveries d
+       SET attempts = i.attempt_number, status = i.status, next_attempt_at = i.next_attempt_at,
+           locked_until = NULL, last_attempt_at = i.attempted_at, url = i.url, updated_at = i.now
+       FROM input i
+       WHERE d.id = i.delivery_id AND d.locked_until = i.lease_until AND d.attempts = i.attempt_number - 1
+         AND d.status = 'pending'
+       RETURNING d.id
      )
      INSERT INTO webhook_attempts
        (id, delivery_id, attempt_number, attempted_at, duration_ms, http_status, response_excerpt, error, succeeded, created_at)
-     SELECT $9, updated.id, $3, $6, $10, $11, $12, $13, $14, $8 FROM updated
-     RETURNING id`,
+     SELECT i.attempt_id, i.delivery_id, i.attempt_number, i.attempted_at, i.duration_ms, i.http_status,
+            i.response_excerpt, i.error, i.succeeded, i.now
+     FROM input i JOIN updated ON updated.id = i.delivery_id
+     RETURNING delivery_id`,
     [
-      record.deliveryId,
-      record.leaseUntil,
-      record.attemptNumber,
-      record.status,
-      record.nextAttemptAt,
-      record.attemptedAt,
-      record.url,
-      record.now,
-      record.attemptId,
-      record.durationMs,
-      record.httpStatus,
-      record.responseExcerpt,
-      record.error,
-      record.succeeded,
+      column((record) => record.deliveryId),
+      column((record) => record.leaseUntil),
+      column((record) => record.attemptNumber),
+      column((record) => record.status),
+      column((record) => record.nextAttemptAt),
+      column((record) => record.attemptedAt),
+      column((record) => record.url),
+      column((record) => record.now),
+      column((record) => record.attemptId),
+      column((record) => record.durationMs),
+      column((record) => record.httpStatus),
+      column((record) => record.responseExcerpt),
+      column((record) => record.error),
+      column((record) => record.succeeded),
     ],
   );
-  return rows.length > 0;
+  return new Set(rows.map((row) => row.delivery_id));
+}
+
+/** One attempt: see recordAttempts. False when the lease was lost. */
+export async function recordAttempt(db: Queryable, record: AttemptRecord): Promise<boolean> {
+  return (await recordAttempts(db, [record])).has(record.deliveryId);
 }

@@ -42,12 +42,28 @@ export function leaseMsFor(timeoutMs: number): number {
 }
 
 const batchSize = 100;
+/** At most this many attempts are written in one statement (one commit). */
+const recordBatchSize = 500;
+
+type SigningKeyReader = (delivery: queries.ClaimedDelivery) => Promise<string>;
 
 export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
-  const { db, clock, logger, webhookEndpoints, httpClient, retryDelaysSeconds, timeoutMs } = options;
+  const { db, clock, logger, webhookEndpoints, httpClient, retryDelaysSeconds, timeoutMs, concurrencyPerTarget } =
+    options;
   const leaseMs = leaseMsFor(timeoutMs);
-  const inFlightByTarget = new Map<string, number>();
+
   const sends = new Set<Promise<void>>();
+  const inFlightByTarget = new Map<string, number>();
+  /*
+   * A target that got every slot it asked for may have more due deliveries (a backlog). Its slots
+   * are refilled by a cheap claim of that target alone once half of them are free again, rather
+   * than by a claim of every target after each attempt.
+   */
+  const backloggedTargets = new Set<string>();
+  const freedTargets = new Set<string>();
+  const refillAtOrBelow = concurrencyPerTarget - Math.max(1, Math.floor(concurrencyPerTarget / 2));
+  let anyDueWanted = false;
+
   let pumping: Promise<void> | undefined;
   let pumpAgain = false;
   let started = false;
@@ -56,13 +72,53 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
   let timer: NodeJS.Timeout | undefined;
   let attemptsRecorded = 0;
 
+  // Attempts are written in groups: the ones that end while a write is under way go together in
+  // the next (group commit), so a busy worker commits once per group instead of once per attempt.
+  const unwritten: Array<{
+    record: queries.AttemptRecord;
+    written: (recorded: boolean) => void;
+    failed: (err: unknown) => void;
+  }> = [];
+  let writing: Promise<void> | undefined;
+
+  function writeAttempt(record: queries.AttemptRecord): Promise<boolean> {
+    return new Promise((written, failed) => {
+      unwritten.push({ record, written, failed });
+      // Started after the other attempts that ended in this turn of the event loop have joined.
+      writing ??= new Promise<void>((resolve) => setImmediate(resolve))
+        .then(writeUnwritten)
+        .finally(() => {
+          writing = undefined;
+        });
+    });
+  }
+
+  async function writeUnwritten(): Promise<void> {
+    while (unwritten.length > 0) {
+      const group = unwritten.splice(0, recordBatchSize);
+      try {
+        const recorded = await queries.recordAttempts(
+          db,
+          group.map((item) => item.record),
+        );
+        for (const item of group) item.written(recorded.has(item.record.deliveryId));
+      } catch (err) {
+        for (const item of group) item.failed(err);
+      }
+    }
+  }
+
   /** The attempt that follows attempt `attemptNumber` when it failed: a time, or null to give up. */
   function nextAttemptAfter(attemptNumber: number, attemptedAt: Date): Date | null {
     const delaySeconds = retryDelaysSeconds[attemptNumber - 1];
     return delaySeconds === undefined ? null : new Date(attemptedAt.getTime() + delaySeconds * 1000);
   }
 
-  async function attempt(delivery: queries.ClaimedDelivery, leaseUntil: Date): Promise<void> {
+  async function attempt(
+    delivery: queries.ClaimedDelivery,
+    leaseUntil: Date,
+    signingKeyOf: SigningKeyReader,
+  ): Promise<void> {
     const attemptNumber = Number(delivery.attempts) + 1;
     const attemptedAt = clock.now();
     let durationMs = 0;
@@ -79,11 +135,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     } else {
       let signingKey: string | undefined;
       try {
-        // Read afresh for every attempt, so that a rolled token signs the very next retry (SPEC §5.3).
-        signingKey =
-          delivery.kind === 'endpoint'
-            ? await webhookEndpoints.tokenFor(delivery.endpoint_id)
-            : await webhookEndpoints.legacyKeyFor(delivery.merchant_id);
+        signingKey = await signingKeyOf(delivery);
       } catch (err) {
         logger.error({ err, deliveryId: delivery.id }, 'webhook signing key could not be read');
         error = 'Not sent: Tessera could not read the signing key (internal error)';
@@ -93,7 +145,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
         const requestTime = formatRequestTime(attemptedAt);
         const sentAt = performance.now();
         const outcome = await httpClient.post(
-          delivery.target,
+          delivery.send_url,
           {
             'Content-Type': 'application/json',
             'Request-Time': requestTime,
@@ -121,7 +173,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
 
     const nextAttemptAt = succeeded || giveUp ? null : nextAttemptAfter(attemptNumber, attemptedAt);
     const status: DeliveryStatus = succeeded ? 'succeeded' : nextAttemptAt === null ? 'failed' : 'pending';
-    const recorded = await queries.recordAttempt(db, {
+    const recorded = await writeAttempt({
       deliveryId: delivery.id,
       leaseUntil,
       attemptId: newId('wa'),
@@ -134,7 +186,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       succeeded,
       status,
       nextAttemptAt,
-      url: delivery.target,
+      url: delivery.send_url,
       now: clock.now(),
     });
     if (recorded) {
@@ -151,31 +203,109 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     }
   }
 
-  function startAttempt(delivery: queries.ClaimedDelivery, leaseUntil: Date): void {
-    const target = delivery.target;
-    inFlightByTarget.set(target, (inFlightByTarget.get(target) ?? 0) + 1);
-    const send: Promise<void> = attempt(delivery, leaseUntil)
-      .catch((err: unknown) => {
-        // The delivery stays leased and is tried again when the lease runs out.
-        logger.error({ err, deliveryId: delivery.id }, 'webhook attempt could not be recorded');
-      })
-      .finally(() => {
-        const count = inFlightByTarget.get(target) ?? 1;
-        if (count <= 1) inFlightByTarget.delete(target);
-        else inFlightByTarget.set(target, count - 1);
-        const wasFull = count >= options.concurrencyPerTarget || sends.size >= options.maxInFlight;
-        sends.delete(send);
-        // Deliveries held back by a cap may be waiting for this slot.
-        if (wasFull) wake();
-      });
-    sends.add(send);
+  /**
+   * Reads each signing key once per claimed batch, afresh for every batch: a rolled token signs
+   * every attempt claimed after the roll, including the very next retry (SPEC §5.3).
+   */
+  function signingKeys(): SigningKeyReader {
+    const read = new Map<string, Promise<string>>();
+    return (delivery) => {
+      const name = delivery.kind === 'endpoint' ? `endpoint:${delivery.endpoint_id}` : `legacy:${delivery.merchant_id}`;
+      let key = read.get(name);
+      if (!key) {
+        key =
+          delivery.kind === 'endpoint'
+            ? webhookEndpoints.tokenFor(delivery.endpoint_id)
+            : webhookEndpoints.legacyKeyFor(delivery.merchant_id);
+        read.set(name, key);
+      }
+      return key;
+    };
   }
 
-  /** Claims and starts due deliveries until none is due or this process is at its caps. */
-  async function claimAndStart(): Promise<void> {
+  function inFlightOf(target: string): number {
+    return inFlightByTarget.get(target) ?? 0;
+  }
+
+  /** A target that got all the slots a claim offered it may have more due: refill it as slots free up. */
+  function markBacklogged(target: string): void {
+    if (inFlightOf(target) <= refillAtOrBelow) {
+      // Its attempts ended while it was being claimed.
+      freedTargets.add(target);
+      requestPump(false);
+    } else {
+      backloggedTargets.add(target);
+    }
+  }
+
+  function startAttempts(deliveries: readonly queries.ClaimedDelivery[], leaseUntil: Date): Map<string, number> {
+    const keys = signingKeys();
+    const startedByTarget = new Map<string, number>();
+    for (const delivery of deliveries) {
+      const target = delivery.target;
+      startedByTarget.set(target, (startedByTarget.get(target) ?? 0) + 1);
+      inFlightByTarget.set(target, inFlightOf(target) + 1);
+      const send: Promise<void> = attempt(delivery, leaseUntil, keys)
+        .catch((err: unknown) => {
+          // The delivery stays leased and is tried again when the lease runs out.
+          logger.error({ err, deliveryId: delivery.id }, 'webhook attempt could not be recorded');
+        })
+        .finally(() => {
+          const left = inFlightOf(target) - 1;
+          if (left <= 0) inFlightByTarget.delete(target);
+          else inFlightByTarget.set(target, left);
+          const wasAtLimit = sends.size >= options.maxInFlight;
+          sends.delete(send);
+          if (backloggedTargets.has(target) && left <= refillAtOrBelow) {
+            backloggedTargets.delete(target);
+            freedTargets.add(target);
+            requestPump(false);
+          }
+          // Deliveries held back by the process-wide limit may be waiting for this slot.
+          if (wasAtLimit) requestPump(true);
+        });
+      sends.add(send);
+    }
+    return startedByTarget;
+  }
+
+  /** Refills the slots of backlogged targets whose attempts ended: one cheap indexed claim. */
+  async function refillFreedTargets(): Promise<void> {
+    let room = options.maxInFlight - sends.size;
+    const targets: string[] = [];
+    const rooms: number[] = [];
+    for (const target of freedTargets) {
+      const free = Math.min(concurrencyPerTarget - inFlightOf(target), room);
+      if (free <= 0) continue;
+      targets.push(target);
+      rooms.push(free);
+      room -= free;
+    }
+    // Targets left out for want of room are found by the claim of any due delivery that the end
+    // of an attempt at the process-wide limit asks for.
+    if (freedTargets.size > targets.length) anyDueWanted = true;
+    freedTargets.clear();
+    if (targets.length === 0) return;
+    const now = clock.now();
+    const leaseUntil = new Date(now.getTime() + leaseMs);
+    const deliveries = await queries.claimDueDeliveriesOf(db, { now, leaseUntil, targets, rooms });
+    const startedByTarget = startAttempts(deliveries, leaseUntil);
+    targets.forEach((target, index) => {
+      if ((startedByTarget.get(target) ?? 0) >= (rooms[index] ?? 0)) markBacklogged(target);
+    });
+  }
+
+  /**
+   * Claims due deliveries of every target below its cap, the earliest first, until none is left
+   * or this process is at its limit. Run when new events are committed, on each poll, and when
+   * the process-wide limit frees up; not on every end of an attempt, since with a capped
+   * target's backlog at the head of the queue it has to look past that backlog.
+   */
+  async function claimAnyDue(): Promise<void> {
     let racesLost = 0;
     for (;;) {
       const room = options.maxInFlight - sends.size;
+      // At the process-wide limit: the end of an attempt asks for this claim again.
       if (room <= 0) return;
       const busyTargets: string[] = [];
       const busyCounts: number[] = [];
@@ -183,27 +313,45 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       for (const [target, count] of inFlightByTarget) {
         busyTargets.push(target);
         busyCounts.push(count);
-        if (count >= options.concurrencyPerTarget) saturatedTargets.push(target);
+        if (count >= concurrencyPerTarget) saturatedTargets.push(target);
       }
       const now = clock.now();
       const leaseUntil = new Date(now.getTime() + leaseMs);
-      const { deliveries, chosen } = await queries.claimDueDeliveries(db, {
+      const limit = Math.min(batchSize, room);
+      const { deliveries, chosen, examined, window } = await queries.claimDueDeliveries(db, {
         now,
         leaseUntil,
-        limit: Math.min(batchSize, room),
-        perTargetLimit: options.concurrencyPerTarget,
+        limit,
+        perTargetLimit: concurrencyPerTarget,
         busyTargets,
         busyCounts,
         saturatedTargets,
       });
-      for (const delivery of deliveries) startAttempt(delivery, leaseUntil);
+      const startedByTarget = startAttempts(deliveries, leaseUntil);
+      for (const [target, count] of startedByTarget) {
+        const offered = concurrencyPerTarget - (busyCounts[busyTargets.indexOf(target)] ?? 0);
+        if (count >= offered) markBacklogged(target);
+      }
       if (chosen === 0) return;
-      // Another worker was claiming the same rows at this moment: look again, a few times at most.
-      if (deliveries.length === 0 && ++racesLost > 3) return;
+      if (deliveries.length === 0) {
+        // Another worker was claiming the same rows at this moment: look again, a few times at most.
+        if (++racesLost > 3) return;
+        continue;
+      }
+      // Every due row of the targets below their cap was looked at, and all that fit were taken.
+      if (examined < window && chosen < limit) return;
     }
   }
 
-  /** One claiming loop at a time; a wake-up during it runs it once more. */
+  async function claimAndStart(): Promise<void> {
+    if (freedTargets.size > 0) await refillFreedTargets();
+    if (anyDueWanted) {
+      anyDueWanted = false;
+      await claimAnyDue();
+    }
+  }
+
+  /** One claiming loop at a time; a request during it runs it once more. */
   function pump(): Promise<void> {
     if (pumping) {
       pumpAgain = true;
@@ -222,13 +370,19 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     return pumping;
   }
 
+  function requestPump(anyDue: boolean): void {
+    if (anyDue) anyDueWanted = true;
+    if (started || draining > 0) void pump();
+  }
+
   /** Called right after an event's transaction commits (events.onPublished): low latency. */
   function wake(): void {
-    if (started || draining > 0) void pump();
+    requestPump(true);
   }
 
   function arm(): void {
     const current = setTimeout(() => {
+      anyDueWanted = true;
       void pump().finally(() => {
         // Only the timer of the current start re-arms (a stop and start in between made a new one).
         if (started && timer === current) arm();
@@ -250,6 +404,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       draining++;
       try {
         for (;;) {
+          anyDueWanted = true;
           await pump();
           if (sends.size === 0 && !pumping) break;
           // Attempts that end free slots and claim more (wake), until nothing is in flight.
