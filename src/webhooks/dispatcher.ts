@@ -85,11 +85,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     return new Promise((written, failed) => {
       unwritten.push({ record, written, failed });
       // Started after the other attempts that ended in this turn of the event loop have joined.
-      writing ??= new Promise<void>((resolve) => setImmediate(resolve))
-        .then(writeUnwritten)
-        .finally(() => {
-          writing = undefined;
-        });
+      writing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(writeUnwritten).finally(() => {
+        writing = undefined;
+      });
     });
   }
 
