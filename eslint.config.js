@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'dist-sdk/', 'node_modules/', 'data/', '.test-logs/'] },
+  { ignores: ['dist/', 'dist-sdk/', '.bench-tmp/', 'node_modules/', 'data/', '.test-logs/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

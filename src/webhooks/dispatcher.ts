@@ -79,30 +79,42 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     written: (recorded: boolean) => void;
     failed: (err: unknown) => void;
   }> = [];
-  let writing: Promise<void> | undefined;
+  let writing = false;
 
   function writeAttempt(record: queries.AttemptRecord): Promise<boolean> {
     return new Promise((written, failed) => {
       unwritten.push({ record, written, failed });
-      // Started after the other attempts that ended in this turn of the event loop have joined.
-      writing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(writeUnwritten).finally(() => {
-        writing = undefined;
-      });
+      if (writing) return;
+      writing = true;
+      // Started after the other attempts that end in this turn of the event loop have joined.
+      setImmediate(() => void writeUnwritten());
     });
   }
 
   async function writeUnwritten(): Promise<void> {
-    while (unwritten.length > 0) {
-      const group = unwritten.splice(0, recordBatchSize);
-      try {
-        const recorded = await queries.recordAttempts(
-          db,
-          group.map((item) => item.record),
-        );
-        for (const item of group) item.written(recorded.has(item.record.deliveryId));
-      } catch (err) {
-        for (const item of group) item.failed(err);
+    try {
+      while (unwritten.length > 0) {
+        const group = unwritten.splice(0, recordBatchSize);
+        try {
+          const recorded = await queries.recordAttempts(
+            db,
+            group.map((item) => item.record),
+          );
+          for (const item of group) item.written(recorded.has(item.record.deliveryId));
+        } catch (err) {
+          if (group.length === 1) {
+            group[0]?.failed(err);
+            continue;
+          }
+          // One bad row must not cost the others their record: each is written on its own.
+          for (const item of group) {
+            await queries.recordAttempt(db, item.record).then(item.written, item.failed);
+          }
+        }
       }
+    } finally {
+      // Set in the same turn as the last check of `unwritten`, so no attempt is left waiting.
+      writing = false;
     }
   }
 
