@@ -676,7 +676,12 @@ describe(`webhook delivery (${databaseKind})`, () => {
     const { event } = await pay(merchant, {
       description,
       shipping,
-      lineItems: [{ name: 'Ласточка / 燕子', amount: 19.99, quantity: 1, images: ['https://x.example/i.png'] }],
+      lineItems: [
+        { name: 'Ласточка / 燕子', amount: 19.99, quantity: 1, images: ['https://x.example/i.png'] },
+        // PHP writes small floats back as 1.0e-5, not 0.00001: the body must already be in that form.
+        { name: 'sample', amount: 0.00001, quantity: 1 },
+        { name: 'sample', amount: 0.000025, quantity: 2 },
+      ],
     });
     await run();
     assert.equal(hook.requests.length, 2);
@@ -686,6 +691,11 @@ describe(`webhook delivery (${databaseKind})`, () => {
       const data = JSON.parse(request.body).data;
       assert.equal(data.description, description);
       assert.equal(data.shipping.address.city, 'القاهرة');
+      assert.deepEqual(
+        data.lineItems.map((item: { amount: number }) => item.amount),
+        [19.99, 0.00001, 0.000025],
+      );
+      assert.ok(request.body.includes('"amount":1.0e-5,'), 'small amounts in the form PHP writes');
       assert.equal(data.id, event.data.id);
     }
     // The PHP SDK verifies over its re-encoding, with the headers read as Request-Time and Signature.

@@ -180,7 +180,7 @@ describe('canonical JSON (DESIGN §5)', () => {
       control: 'line\nbreak\ttab\u0001\u001f',
       del: 'a\u007fb',
       latin: 'café naïve Ørsted Ω',
-      numbers: [0, -1, 1999, 19.99, 0.5, 1e-4, 123456789012, -0.25],
+      numbers: [0, -1, 1999, 19.99, 0.5, 1e-4, 123456789012, -0.25, 1e-5, 0.000025, -3.5e-9, 2 ** 63, 1e21],
       flags: [true, false, null],
     },
   };
@@ -206,6 +206,29 @@ describe('canonical JSON (DESIGN §5)', () => {
     assert.equal(canonicalJson({ a: '🎉' }), '{"a":"\\ud83c\\udf89"}');
     // PHP decodes {} to an empty array and encodes it as []: an empty object is sent as null.
     assert.equal(canonicalJson({ a: {}, b: [] }), '{"a":null,"b":[]}');
+  });
+
+  test('writes numbers as PHP writes them back: integers as they are, other floats with php_gcvt', () => {
+    const cases: Array<[number, string]> = [
+      [0, '0'],
+      [-0, '0'],
+      [1999, '1999'],
+      [19.99, '19.99'],
+      [0.0001, '0.0001'],
+      [0.00012, '0.00012'],
+      [0.00001, '1.0e-5'],
+      [0.00001234, '1.234e-5'],
+      [-2.5e-7, '-2.5e-7'],
+      [5e-324, '5.0e-324'],
+      [2 ** 53 + 2, '9007199254740994'],
+      [2 ** 63, '9.223372036854776e+18'],
+      [1e21, '1.0e+21'],
+      [-1.5e300, '-1.5e+300'],
+    ];
+    for (const [value, expected] of cases) {
+      assert.equal(canonicalJson({ n: value }), `{"n":${expected}}`, String(value));
+      assert.equal(phpReencode(canonicalJson({ n: value })), `{"n":${expected}}`, String(value));
+    }
   });
 
   test('a whole event body with non-ASCII payment fields survives the PHP re-encode', () => {
