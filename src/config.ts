@@ -30,6 +30,12 @@ export interface Config {
   readonly webhookMaxInFlight: number;
   /** How often the webhook dispatcher looks for due deliveries (retries) besides being woken on commit. */
   readonly webhookPollIntervalMs: number;
+  /**
+   * Whether this process sends webhook deliveries. Off, deliveries are still planned in each
+   * event's transaction and wait in the database for a process with it on (API-only processes
+   * beside `tessera worker`s).
+   */
+  readonly webhookDispatcher: 'on' | 'off';
 }
 
 /** SPEC §6.1.3: follow-ups after 30s, 1m, 2m, 5m, 10m, 15m, 30m, 1h, 2h, 4h, 8h, 8h. */
@@ -66,6 +72,7 @@ const knownTesseraVariables = new Set([
   'TESSERA_WEBHOOK_CONCURRENCY_PER_TARGET',
   'TESSERA_WEBHOOK_MAX_IN_FLIGHT',
   'TESSERA_WEBHOOK_POLL_INTERVAL_MS',
+  'TESSERA_WEBHOOK_DISPATCHER',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
   'TESSERA_URL',
@@ -133,6 +140,7 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     webhookConcurrencyPerTarget: integer(source, 'TESSERA_WEBHOOK_CONCURRENCY_PER_TARGET', 8, 1, 1000),
     webhookMaxInFlight: integer(source, 'TESSERA_WEBHOOK_MAX_IN_FLIGHT', 256, 1, 10_000),
     webhookPollIntervalMs: integer(source, 'TESSERA_WEBHOOK_POLL_INTERVAL_MS', 1000, 10, 3_600_000),
+    webhookDispatcher: oneOf(source, 'TESSERA_WEBHOOK_DISPATCHER', ['on', 'off'] as const, 'on'),
   });
 }
 

@@ -13,7 +13,7 @@ export async function start(config: Config): Promise<Tessera> {
   const tessera = await createTessera({ config });
   await tessera.server.listen({ port: config.port, host: config.host });
   tessera.jobs.start();
-  tessera.webhookDispatcher.start();
+  if (config.webhookDispatcher === 'on') tessera.webhookDispatcher.start();
 
   const baseUrl = `${tessera.publicUrl()}${apiBasePath}`;
   const lines = [
@@ -22,6 +22,11 @@ export async function start(config: Config): Promise<Tessera> {
     `  API reference:  ${tessera.publicUrl()}/docs`,
   ];
   lines.push(`  Storage:        ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`}`);
+  if (config.webhookDispatcher === 'off') {
+    lines.push(
+      '  Webhooks:       not sent by this process (TESSERA_WEBHOOK_DISPATCHER=off); they wait in the database',
+    );
+  }
   if (tessera.operatorKey.created) {
     lines.push(
       `  Operator key (shown once; kept in ${path.join(config.dataDir, 'admin.key')}): ${tessera.operatorKey.value}`,
@@ -52,8 +57,12 @@ export async function startWorker(config: Config): Promise<Tessera> {
   }
   const tessera = await createTessera({ config });
   tessera.jobs.start();
-  tessera.webhookDispatcher.start();
-  process.stdout.write('Tessera worker is delivering webhooks and running jobs (PostgreSQL, DATABASE_URL)\n');
+  if (config.webhookDispatcher === 'on') tessera.webhookDispatcher.start();
+  process.stdout.write(
+    config.webhookDispatcher === 'on'
+      ? 'Tessera worker is delivering webhooks and running jobs (PostgreSQL, DATABASE_URL)\n'
+      : 'Tessera worker is running jobs; it sends no webhooks (TESSERA_WEBHOOK_DISPATCHER=off)\n',
+  );
   // The dispatcher's and the jobs' timers do not hold the process (the service's server does);
   // a worker has no server, so this does, until close.
   const keepAlive = setInterval(() => {}, 3_600_000);

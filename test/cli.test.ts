@@ -5,6 +5,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { startReceiver } from './helpers/receiver.js';
 
 const cliArgs = ['--import', 'tsx', 'src/cli.ts'];
 
@@ -174,5 +175,73 @@ describe(`tessera command (${databaseKind})`, () => {
     const production = await runCli(['start'], { NODE_ENV: 'production', TESSERA_DATA_DIR: 'memory://' });
     assert.equal(production.code, 1);
     assert.match(production.stderr, /TESSERA_MASTER_KEY is required/);
+  });
+
+  test('with TESSERA_WEBHOOK_DISPATCHER=off start sends no webhook; they wait for a process with it on', async () => {
+    const switchDir = mkdtempSync(path.join(tmpdir(), 'tessera-dispatcher-'));
+    const switchDb = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+    const switchEnv = {
+      TESSERA_DATA_DIR: switchDir,
+      ...(switchDb ? { DATABASE_URL: switchDb.url } : {}),
+      // Polling often, so that a dispatcher that should not run would have sent by the check.
+      TESSERA_WEBHOOK_POLL_INTERVAL_MS: '20',
+    };
+    const receiver = await startReceiver();
+    try {
+      const refused = await runCli(['start'], { TESSERA_WEBHOOK_DISPATCHER: 'no', TESSERA_DATA_DIR: 'memory://' });
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /TESSERA_WEBHOOK_DISPATCHER must be one of on, off/);
+
+      const off = await startService({ ...switchEnv, TESSERA_WEBHOOK_DISPATCHER: 'off' });
+      let eventId: string;
+      try {
+        assert.match(off.output(), /TESSERA_WEBHOOK_DISPATCHER=off/);
+        const call = async (route: string, body?: unknown) => {
+          const response = await fetch(`${off.baseUrl}${route}`, {
+            method: body === undefined ? 'GET' : 'POST',
+            headers: { authorization: `Bearer ${off.privateKey}`, 'content-type': 'application/json' },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          });
+          const parsed = (await response.json()) as { code: string; data: any };
+          assert.equal(parsed.code, 'success', JSON.stringify(parsed));
+          return parsed.data;
+        };
+        await call('/webhook_endpoints/create', { url: receiver.url() });
+        const method = await call('/payment_methods/create', {
+          type: 'card',
+          card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+        });
+        const payment = await call('/payment/create', {
+          amount: '1999',
+          currency: 'USD',
+          paymentMethod: method.id,
+          confirm: true,
+        });
+        assert.equal(payment.status, 'succeeded');
+        eventId = (await call(`/events?objectId=${payment.id}`)).data[0].id;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        assert.equal(receiver.requests.length, 0, 'nothing is sent while the dispatcher is off');
+        const deliveries = (await call(`/events/${eventId}/deliveries`)).data as Array<{ status: string }>;
+        assert.deepEqual(
+          deliveries.map((delivery) => delivery.status),
+          ['pending', 'pending'],
+        );
+      } finally {
+        await stopService(off);
+      }
+
+      // The default (on): the next start on the same database sends what waited.
+      const on = await startService(switchEnv);
+      try {
+        const received = await receiver.waitFor(2, 10_000);
+        assert.deepEqual(new Set(received.map((request) => JSON.parse(request.body).id)), new Set([eventId]));
+      } finally {
+        await stopService(on);
+      }
+    } finally {
+      await receiver.close();
+      rmSync(switchDir, { recursive: true, force: true });
+      await switchDb?.drop();
+    }
   });
 });
