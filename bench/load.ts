@@ -96,6 +96,8 @@ export interface RequestSpec {
   headers: Record<string, string>;
   /** The body of the next request; called once per request, on the connection that sends it. */
   nextBody: () => string;
+  /** Headers of the request whose body nextBody just made, beside `headers` (e.g. another merchant's key). */
+  nextHeaders?: () => Record<string, string>;
   /** Called with every successful answer's body and the value nextBody's caller attached. */
   onSuccess?: (body: string) => void;
 }
@@ -140,7 +142,9 @@ export async function closedLoop(options: {
         headers: { 'content-type': 'application/json', ...request.headers },
         setupRequest: (req, context) => {
           (context as CannonContext).sentAt = performance.now();
-          return { ...req, body: request.nextBody() };
+          const body = request.nextBody();
+          if (!request.nextHeaders) return { ...req, body };
+          return { ...req, body, headers: { ...req.headers, ...request.nextHeaders() } };
         },
         onResponse: (status, body, context) => {
           const now = performance.now();
@@ -212,8 +216,14 @@ export async function fixedRate(options: {
       notSent += 1;
       return;
     }
+    const body = request.nextBody();
     const done = pool
-      .request({ method: 'POST', path: request.path, headers, body: request.nextBody() })
+      .request({
+        method: 'POST',
+        path: request.path,
+        headers: request.nextHeaders ? { ...headers, ...request.nextHeaders() } : headers,
+        body,
+      })
       .then(async (response) => {
         const body = await response.body.text();
         lastAnswerAt = performance.now();

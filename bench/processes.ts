@@ -202,3 +202,72 @@ export function childEnv(extra: Record<string, string | undefined>): Record<stri
   for (const [name, value] of Object.entries(extra)) if (value !== undefined) env[name] = value;
   return env;
 }
+
+export interface ChildProcessHandle {
+  pid: number;
+  logFile: string;
+  /** Resolves with the exit code when the process ends by itself or is stopped. */
+  exited: Promise<number | null>;
+  /** SIGTERM, SIGKILL if it hangs; registered with the cleanup like startChild's. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts `args` with node for a process that serves no HTTP (a `tessera worker`, a load sender)
+ * and waits until its standard output matches `readyWhen`, when given. Standard output is kept
+ * in memory (`output()`) as well as in `logFile`.
+ */
+export async function startProcess(
+  cleanup: Cleanup,
+  options: { name: string; args: string[]; env: Record<string, string>; logFile: string; readyWhen?: RegExp },
+): Promise<ChildProcessHandle & { output(): string; write(text: string): void }> {
+  const log = createWriteStream(options.logFile, { flags: 'a' });
+  const child = spawn(process.execPath, ['--import', exitWithParent, ...options.args], {
+    cwd: repoRoot,
+    env: options.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  cleanup.track(child);
+  let stdout = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    log.write(chunk);
+  });
+  child.stderr!.pipe(log, { end: false });
+  let running = true;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  void exited.then(() => {
+    running = false;
+  });
+  const stop = cleanup.add(`stop ${options.name}`, async () => {
+    if (running) {
+      child.kill('SIGTERM');
+      const stopped = await Promise.race([exited.then(() => true), sleep(stopTimeoutMs).then(() => false)]);
+      if (!stopped) {
+        process.stderr.write(`${options.name} did not stop within ${stopTimeoutMs / 1000} s; killing it\n`);
+        child.kill('SIGKILL');
+        await exited;
+      }
+    }
+    child.stdin!.destroy();
+    await new Promise<void>((resolve) => log.end(resolve));
+  });
+  if (options.readyWhen) {
+    const deadline = Date.now() + startTimeoutMs;
+    while (!options.readyWhen.test(stdout)) {
+      if (!running || Date.now() > deadline) {
+        await stop();
+        throw new Error(`${options.name} did not get ready:\n${await tail(options.logFile)}`);
+      }
+      await sleep(20);
+    }
+  }
+  return {
+    pid: child.pid!,
+    logFile: options.logFile,
+    exited,
+    stop,
+    output: () => stdout,
+    write: (text) => void child.stdin!.write(text),
+  };
+}
