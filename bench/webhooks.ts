@@ -699,6 +699,15 @@ async function benchRun(
       bare: { offeredPerSecond: offered, latency: await latencyOf(receiver, false), sender: run.sender, cpu: run.cpu },
     });
   }
+  if (settings.cpuProfDir) {
+    for (const [profile, list] of windows) {
+      const phases = { profile: `${profileName(profile)}.cpuprofile`, clock: 'monotonic µs', windows: list };
+      await writeFile(
+        path.join(settings.cpuProfDir, `phases-${profileName(profile)}.json`),
+        `${JSON.stringify(phases, null, 2)}\n`,
+      );
+    }
+  }
   for (const file of logsWithErrors)
     notes.push(`${path.basename(file)} logged errors; last lines:\n${await tail(file, 5)}`);
   return {
