@@ -132,7 +132,6 @@ export async function createTessera({
       vault,
       processor: processor ?? createSandboxProcessor({ followUpDelayMs: config.sandboxFollowUpDelayMs }),
       paymentMethods,
-      customers,
       events,
       jobs,
       publicUrl: () => publicUrl,

@@ -99,6 +99,8 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
 
   test('rolled merchant keys stop working at once and the new ones work', async () => {
     const merchant = await ctx.merchant();
+    // Used before the roll, so that whatever the service remembers about the key is tested too.
+    assert.equal((await merchant.call('GET', '/customers')).status, 200);
     const rolled = await injectRaw(ctx, {
       method: 'POST',
       url: `/admin/v1/merchants/${merchant.id}/roll_keys`,
@@ -119,6 +121,15 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
 
   test('capability flags changed by the operator take effect on the next request', async () => {
     const merchant = await ctx.merchant({ tokenization: false, mit: false });
+    const storing = {
+      amount: '1000',
+      currency: 'USD',
+      customerId: 'cus_1000000000000000000',
+      paymentMethod: 'pm_1000000000000000000',
+      setupFutureUsage: 'on',
+    };
+    const refused = await merchant.call('POST', '/payment/create', storing);
+    assert.equal(refused.body.code, 'tokenization_not_enabled', refused.raw);
     const update = await injectRaw(ctx, {
       method: 'POST',
       url: `/admin/v1/merchants/${merchant.id}/update`,
@@ -128,6 +139,10 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
     assert.equal(update.statusCode, 200);
     assert.equal(update.json().data.tokenization, true);
     assert.equal(update.json().data.mit, true);
+    // Allowed now: the same request gets as far as looking for the customer.
+    const allowed = await merchant.call('POST', '/payment/create', storing);
+    assert.equal(allowed.body.code, 'resource_missing', allowed.raw);
+    assert.equal(allowed.body.data.param, 'customerId');
     const badFlag = await injectRaw(ctx, {
       method: 'POST',
       url: `/admin/v1/merchants/${merchant.id}/update`,

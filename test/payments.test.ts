@@ -2,6 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { currencyExponent, formatAmount, normalizeCurrency, parseAmount } from '../src/money.js';
 import { allowedTransitions, displayStatusOf, operations, paymentStatuses } from '../src/payments/states.js';
+import { createSandboxProcessor } from '../src/processor/sandbox.js';
 import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 
 const visa = '4242424242424242';
@@ -619,3 +620,89 @@ describe(`payments (${databaseKind})`, () => {
     }
   });
 });
+
+/**
+ * A payment created with confirm is written once, with the processor's answer, when the processor
+ * keeps no state (the sandbox); otherwise it is written in processing before the processor is
+ * asked. Both paths, told apart by counting the processor's calls.
+ */
+for (const statelessAuthorize of [true, false]) {
+  describe(`payment/create with confirm, statelessAuthorize ${statelessAuthorize} (${databaseKind})`, () => {
+    const calls = { authorize: 0, cancel: 0 };
+    let ctx: TestContext;
+    before(async () => {
+      const sandbox = createSandboxProcessor({ followUpDelayMs: 3000 });
+      ctx = await startTestApp({
+        processor: {
+          ...sandbox,
+          statelessAuthorize,
+          authorize: (request) => {
+            calls.authorize += 1;
+            return sandbox.authorize(request);
+          },
+          cancel: (reference) => {
+            calls.cancel += 1;
+            return sandbox.cancel(reference);
+          },
+        },
+      });
+    });
+    after(() => ctx.close());
+
+    async function pay(merchant: TestMerchant, body: Record<string, unknown>) {
+      return merchant.call('POST', '/payment/create', { amount: '1000', currency: 'USD', confirm: 'true', ...body });
+    }
+
+    test('stores the card, then charges it as MIT, each payment with its one event', async () => {
+      const merchant = await ctx.merchant();
+      const customerId = (await merchant.call('POST', '/customers/create', { email: 'a@example.com' })).body.data.id;
+      const paymentMethod = (
+        await merchant.call('POST', '/payment_methods/create', {
+          type: 'card',
+          card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
+        })
+      ).body.data.id;
+      const storing = await pay(merchant, { customerId, paymentMethod, setupFutureUsage: 'on' });
+      assert.equal(storing.body.data.status, 'succeeded', storing.raw);
+      const mit = await pay(merchant, { customerId, paymentMethod, subsequentInitialType: 'mit', amount: '250' });
+      assert.equal(mit.body.data.status, 'succeeded', mit.raw);
+      for (const payment of [storing.body.data, mit.body.data]) {
+        assert.deepEqual((await merchant.call('GET', `/payment/${payment.id}`)).body.data, payment);
+        const events = (await merchant.call('GET', `/events?objectId=${payment.id}`)).body.data.data;
+        assert.deepEqual(
+          events.map((event: { type: string }) => event.type),
+          ['payment.succeeded'],
+        );
+        assert.deepEqual(events[0].data, { ...payment, actionStatus: null });
+      }
+      const method = (await merchant.call('GET', `/payment_methods/${paymentMethod}`)).body.data;
+      assert.equal(method.customerId, customerId);
+    });
+
+    test('a duplicate orderNo is refused with nothing written, and no authorization left held', async () => {
+      const merchant = await ctx.merchant();
+      const paymentMethod = (
+        await merchant.call('POST', '/payment_methods/create', {
+          type: 'card',
+          card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
+        })
+      ).body.data.id;
+      const first = await pay(merchant, { paymentMethod, orderNo: 'order-1' });
+      assert.equal(first.body.data.status, 'succeeded', first.raw);
+      const before = { ...calls };
+      const again = await pay(merchant, { paymentMethod, orderNo: 'order-1', amount: '2000' });
+      assert.equal(again.status, 400, again.raw);
+      assert.equal(again.body.code, 'duplicate_order');
+      assert.equal(again.body.data.param, 'orderNo');
+      // Written first: refused before the processor is asked. Written once: asked, then released.
+      const asked = statelessAuthorize ? 1 : 0;
+      assert.deepEqual(calls, { authorize: before.authorize + asked, cancel: before.cancel + asked });
+      const payments = (await merchant.call('GET', '/payment')).body.data.data;
+      assert.deepEqual(
+        payments.map((payment: { id: string }) => payment.id),
+        [first.body.data.id],
+      );
+      assert.equal((await merchant.call('GET', '/events')).body.data.data.length, 1);
+    });
+  });
+}

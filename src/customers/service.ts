@@ -37,6 +37,11 @@ const merchantUserIdTaken = () =>
     rule: 'unique',
   });
 
+/** resource_missing for a customer id that names no live customer of the merchant. */
+export function customerMissing(id: string, param = 'customerId'): ApiError {
+  return new ApiError('resource_missing', `No such customer: '${/^cus_\d{19}$/.test(id) ? id : '…'}'`, { param });
+}
+
 export function createCustomerService({
   db,
   clock,
@@ -84,8 +89,7 @@ export function createCustomerService({
     /** For other domains: the customer row, or resource_missing naming `param`. */
     async require(tx: Queryable, merchant: MerchantContext, id: string, param = 'customerId'): Promise<Customer> {
       const row = await queries.selectCustomer(tx, merchant.merchantId, merchant.mode, id);
-      if (!row)
-        throw new ApiError('resource_missing', `No such customer: '${/^cus_\d{19}$/.test(id) ? id : '…'}'`, { param });
+      if (!row) throw customerMissing(id, param);
       return toCustomer(row);
     },
 

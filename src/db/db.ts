@@ -5,13 +5,63 @@ import pg from 'pg';
 /** Anything that runs one parameterized SQL statement: the database itself or an open transaction. */
 export interface Queryable {
   query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /**
+   * An INSERT whose result is not needed. In a transaction it may be held back and sent later
+   * with the transaction's other such inserts as one statement (see combineInserts), so its
+   * errors (a unique violation) surface when the transaction ends, not here. Any `query` sends
+   * what is held back first, so statements still run in the order they were given.
+   */
+  execute(sql: string, params?: readonly unknown[]): Promise<void>;
 }
 
 export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
-  /** Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. */
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. A
+   * transaction that only `execute`s sends its inserts as one statement, which is atomic by
+   * itself, without BEGIN and COMMIT: one round trip.
+   */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+interface Statement {
+  sql: string;
+  params: readonly unknown[];
+}
+
+/**
+ * Several INSERTs as one statement: all but the last become data-modifying WITH queries, which
+ * PostgreSQL runs exactly once each, to completion, whether or not anything reads them. Their
+ * placeholders are renumbered so that the parameters follow one another. The inserts all see the
+ * database as it was before the statement, so none may read (INSERT … SELECT) a table that another
+ * of them writes; foreign keys between them are checked at the end of the statement and hold.
+ */
+export function combineInserts(statements: readonly Statement[]): Statement {
+  if (statements.length === 1) return statements[0]!;
+  const params: unknown[] = [];
+  const parts = statements.map((statement) => {
+    const offset = params.length;
+    params.push(...statement.params);
+    return statement.sql.replace(/\$(\d+)/g, (_, index: string) => `$${Number(index) + offset}`);
+  });
+  const last = parts.pop()!;
+  return { sql: `WITH ${parts.map((part, index) => `i${index} AS (${part})`).join(', ')} ${last}`, params };
+}
+
+/** The INSERTs a transaction holds back until it must send them. */
+function heldInserts() {
+  const held: Statement[] = [];
+  return {
+    hold(sql: string, params: readonly unknown[] = []): void {
+      if (!/^\s*INSERT\s/i.test(sql)) throw new Error('Only INSERT statements can be held back in a transaction');
+      held.push({ sql, params });
+    },
+    /** What is held, as one statement, and nothing held any more. */
+    take(): Statement | undefined {
+      return held.length === 0 ? undefined : combineInserts(held.splice(0));
+    },
+  };
 }
 
 const INT8_OID = 20;
@@ -36,10 +86,76 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
   return {
     kind: 'pglite',
     query: (sql, params) => run(lite, sql, params),
-    // PGlite is one connection: its transaction() holds that connection exclusively until done.
-    transaction: (fn) => lite.transaction((tx) => fn({ query: (sql, params) => run(tx, sql, params) })),
+    execute: async (sql, params) => {
+      await run(lite, sql, params);
+    },
+    async transaction(fn) {
+      // PGlite is one connection: its transaction() holds that connection exclusively until
+      // done. It is opened at the first statement that cannot wait, if any.
+      let open: Promise<LiteTransaction> | undefined;
+      const held = heldInserts();
+      const sendHeld = async (tx: Pick<PGlite, 'query'>) => {
+        const statement = held.take();
+        if (statement) await run(tx, statement.sql, statement.params);
+      };
+      try {
+        const result = await fn({
+          async query(sql, params) {
+            const { tx } = await (open ??= openLiteTransaction(lite));
+            await sendHeld(tx);
+            return run(tx, sql, params);
+          },
+          execute: async (sql, params) => held.hold(sql, params),
+        });
+        if (open) {
+          const transaction = await open;
+          await sendHeld(transaction.tx);
+          await transaction.finish(true);
+        } else {
+          // Only held inserts: one statement, atomic by itself.
+          await sendHeld(lite);
+        }
+        return result;
+      } catch (err) {
+        if (open) await (await open).finish(false);
+        throw err;
+      }
+    },
     close: () => lite.close(),
   };
+}
+
+interface LiteTransaction {
+  tx: Pick<PGlite, 'query'>;
+  /** Commits (true) or rolls back (false), and waits for PGlite to finish either. */
+  finish(commit: boolean): Promise<void>;
+}
+
+/** Opens a PGlite transaction that stays open until finish() is called. */
+function openLiteTransaction(lite: PGlite): Promise<LiteTransaction> {
+  const rollback = new Error('rollback');
+  let settle!: (commit: boolean) => void;
+  const decided = new Promise<boolean>((resolve) => (settle = resolve));
+  return new Promise<LiteTransaction>((resolveOpen, rejectOpen) => {
+    const done = lite
+      .transaction(async (tx) => {
+        resolveOpen({
+          tx,
+          async finish(commit) {
+            settle(commit);
+            await done.catch((err: unknown) => {
+              if (err !== rollback) throw err;
+            });
+          },
+        });
+        if (!(await decided)) throw rollback;
+      })
+      .catch((err: unknown) => {
+        rejectOpen(err);
+        throw err;
+      });
+    done.catch(() => {});
+  });
 }
 
 async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> {
@@ -73,18 +189,51 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> 
   return {
     kind: 'postgres',
     query: (sql, params) => run(pool, sql, params),
+    execute: async (sql, params) => {
+      await run(pool, sql, params);
+    },
     async transaction(fn) {
-      const connection = await pool.connect();
+      // A connection and BEGIN only at the first statement that cannot wait, if any.
+      let open: Promise<pg.PoolClient> | undefined;
+      const begin = async () => {
+        const connection = await pool.connect();
+        try {
+          await connection.query('BEGIN');
+        } catch (err) {
+          connection.release(err instanceof Error ? err : true);
+          throw err;
+        }
+        return connection;
+      };
+      const held = heldInserts();
+      const sendHeld = async (target: pg.Pool | pg.PoolClient) => {
+        const statement = held.take();
+        if (statement) await run(target, statement.sql, statement.params);
+      };
       try {
-        await connection.query('BEGIN');
-        const result = await fn({ query: (sql, params) => run(connection, sql, params) });
-        await connection.query('COMMIT');
+        const result = await fn({
+          async query(sql, params) {
+            const connection = await (open ??= begin());
+            await sendHeld(connection);
+            return run(connection, sql, params);
+          },
+          execute: async (sql, params) => held.hold(sql, params),
+        });
+        if (open) {
+          const connection = await open;
+          await sendHeld(connection);
+          await connection.query('COMMIT');
+        } else {
+          // Only held inserts: one statement, atomic by itself.
+          await sendHeld(pool);
+        }
         return result;
       } catch (err) {
-        await connection.query('ROLLBACK').catch(() => {});
+        const connection = await open?.catch(() => undefined);
+        await connection?.query('ROLLBACK').catch(() => {});
         throw err;
       } finally {
-        connection.release();
+        (await open?.catch(() => undefined))?.release();
       }
     },
     close: () => pool.end(),

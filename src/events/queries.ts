@@ -14,7 +14,7 @@ export interface EventRow {
 const columns = 'id, merchant_id, mode, type, object_id, body, created_at';
 
 export async function insertEvent(db: Queryable, row: EventRow): Promise<void> {
-  await db.query(`INSERT INTO events (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+  await db.execute(`INSERT INTO events (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
     row.id,
     row.merchant_id,
     row.mode,

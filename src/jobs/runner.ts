@@ -106,7 +106,7 @@ export function createJobRunner({
 
     /** Schedules a job inside the caller's transaction, so it exists exactly when the change does. */
     async schedule(tx: Queryable, kind: string, objectId: string, runAt: Date): Promise<void> {
-      await tx.query('INSERT INTO scheduled_jobs (kind, object_id, run_at) VALUES ($1, $2, $3)', [
+      await tx.execute('INSERT INTO scheduled_jobs (kind, object_id, run_at) VALUES ($1, $2, $3)', [
         kind,
         objectId,
         runAt,

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { Db } from '../db/db.js';
-import { hashKey, type KeyLookup } from '../http/auth.js';
+import type { Db, Queryable } from '../db/db.js';
+import { hashKey, type KeyLookup, type MerchantContext } from '../http/auth.js';
 import { notFound } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
@@ -28,8 +28,12 @@ function toMerchant(row: queries.MerchantRow): Merchant {
   };
 }
 
+/** How long one process trusts what it read about an API key (see keyLookup). */
+export const keyCacheTtlMs = 1000;
+const maxCachedKeys = 10_000;
+
 export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
-  async function issueTestKeys(tx: Pick<Db, 'query'>, merchantId: string, now: Date) {
+  async function issueTestKeys(tx: Queryable, merchantId: string, now: Date) {
     const privateKey = generateKey('test_pr_');
     const publicKey = generateKey('test_pu_');
     for (const [kind, key] of [
@@ -49,7 +53,32 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
     return { privateKey, publicKey };
   }
 
-  const keyLookup: KeyLookup = { findMerchantByKeyHash: (keyHash) => queries.selectMerchantByKeyHash(db, keyHash) };
+  /*
+   * Every request resolves its key, so what a key answers is kept for a second (keyCacheTtlMs).
+   * This process forgets everything at once when it rolls keys or changes a merchant; another
+   * process sharing the database sees such a change within that second. Unknown keys are not
+   * kept, so a new merchant's keys work at once everywhere.
+   */
+  const keyCache = new Map<string, { merchant: Readonly<MerchantContext>; until: number }>();
+  // A read that began before a change is not kept, even when it ends after the change.
+  let generation = 0;
+  const forgetKeys = () => {
+    generation += 1;
+    keyCache.clear();
+  };
+  const keyLookup: KeyLookup = {
+    async findMerchantByKeyHash(keyHash) {
+      const startedAt = performance.now();
+      const cached = keyCache.get(keyHash);
+      if (cached && cached.until > startedAt) return cached.merchant;
+      const readIn = generation;
+      const merchant = await queries.selectMerchantByKeyHash(db, keyHash);
+      if (merchant === null || readIn !== generation) return merchant;
+      if (keyCache.size >= maxCachedKeys) keyCache.clear();
+      keyCache.set(keyHash, { merchant, until: startedAt + keyCacheTtlMs });
+      return merchant;
+    },
+  };
 
   return {
     keyLookup,
@@ -72,6 +101,7 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
 
     async update(id: string, changes: UpdateMerchantBody): Promise<Merchant> {
       const row = await queries.updateMerchant(db, id, changes, clock.now());
+      forgetKeys();
       if (!row) throw notFound('merchant', id);
       return toMerchant(row);
     },
@@ -89,12 +119,14 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
     /** The old keys stop working at once; the new ones are shown only in this answer. */
     async rollKeys(id: string): Promise<MerchantWithKeys> {
       const now = clock.now();
-      return db.transaction(async (tx) => {
+      const rolled = await db.transaction(async (tx) => {
         const row = await queries.selectMerchant(tx, id);
         if (!row) throw notFound('merchant', id);
         await queries.revokeApiKeys(tx, id, 'test', now);
         return { ...toMerchant(row), keys: await issueTestKeys(tx, id, now) };
       });
+      forgetKeys();
+      return rolled;
     },
   };
 }

@@ -92,6 +92,31 @@ export async function selectPaymentMethodSecrets(
   return row;
 }
 
+/**
+ * A payment's two reads in one statement: the method with its secrets (or none), and whether
+ * `customerId` (when given) names a live customer of the merchant.
+ */
+export async function selectPaymentMethodSecretsWithCustomer(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  id: string,
+  customerId: string | null,
+): Promise<{ method: PaymentMethodSecretsRow | undefined; customerExists: boolean }> {
+  const [row] = await db.query<PaymentMethodSecretsRow & { found_method: boolean; customer_exists: boolean }>(
+    `SELECT method.*, method.id IS NOT NULL AS found_method,
+       ($4::text IS NULL OR EXISTS (SELECT 1 FROM customers
+         WHERE customers.id = $4 AND merchant_id = $2 AND mode = $3 AND deleted_at IS NULL)) AS customer_exists
+     FROM (SELECT 1) AS one
+     LEFT JOIN (SELECT ${columns}, card_number_encrypted, security_code_encrypted FROM payment_methods
+                WHERE id = $1 AND merchant_id = $2 AND mode = $3) AS method ON true`,
+    [id, merchantId, mode, customerId],
+  );
+  if (!row) throw new Error('The payment inputs query answered no row');
+  const { found_method: foundMethod, customer_exists: customerExists, ...method } = row;
+  return { method: foundMethod ? method : undefined, customerExists };
+}
+
 /** Writes the fields an update may change; the service has merged the change into the current row. */
 export async function updatePaymentMethodDetails(
   db: Queryable,

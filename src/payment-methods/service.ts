@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
 import type { PageRequest } from '../db/pagination.js';
-import type { CustomerService } from '../customers/service.js';
+import { customerMissing, type CustomerService } from '../customers/service.js';
 import type { MerchantContext } from '../http/auth.js';
 import { normalizeAddress, type AddressOut } from '../http/common-schemas.js';
 import type { Page } from '../http/envelope.js';
@@ -293,9 +293,23 @@ export function createPaymentMethodService({
     /**
      * The merchant's method with its card decrypted, for the processor only. Missing and another
      * merchant's are answered alike (DESIGN §2), naming the payment's `paymentMethod` field.
+     * With `customerId`, the payment's customer is checked in the same statement (resource_missing
+     * naming customerId first).
      */
-    async loadForPayment(tx: Queryable, merchant: MerchantContext, id: string): Promise<PaymentMethodForPayment> {
-      const row = await queries.selectPaymentMethodSecrets(tx, merchant.merchantId, merchant.mode, id);
+    async loadForPayment(
+      tx: Queryable,
+      merchant: MerchantContext,
+      id: string,
+      customerId: string | null = null,
+    ): Promise<PaymentMethodForPayment> {
+      const { method: row, customerExists } = await queries.selectPaymentMethodSecretsWithCustomer(
+        tx,
+        merchant.merchantId,
+        merchant.mode,
+        id,
+        customerId,
+      );
+      if (customerId !== null && !customerExists) throw customerMissing(customerId);
       if (!row) {
         throw new ApiError(
           'resource_missing',

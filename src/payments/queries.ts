@@ -96,11 +96,16 @@ export type PaymentChanges = Partial<Pick<PaymentRow, Exclude<keyof typeof writa
   network_token_encrypted?: string | null;
 };
 
-export async function insertPayment(db: Queryable, row: PaymentRow): Promise<void> {
-  await db.query(
-    `INSERT INTO payments (${columns})
+/** A new payment; `networkTokenEncrypted` only for one created already waiting to settle. */
+export async function insertPayment(
+  db: Queryable,
+  row: PaymentRow,
+  networkTokenEncrypted: string | null = null,
+): Promise<void> {
+  await db.execute(
+    `INSERT INTO payments (${columns}, network_token_encrypted)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-       $23, $24, $25, $26, $27, $28, $29)`,
+       $23, $24, $25, $26, $27, $28, $29, $30)`,
     [
       row.id,
       row.merchant_id,
@@ -131,6 +136,7 @@ export async function insertPayment(db: Queryable, row: PaymentRow): Promise<voi
       row.invoice_id,
       row.created_at,
       row.updated_at,
+      networkTokenEncrypted,
     ],
   );
 }

@@ -1,6 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { CustomerService } from '../customers/service.js';
 import type { Db, Queryable } from '../db/db.js';
 import { isUniqueViolation } from '../db/errors.js';
 import type { EventService, RecordedEvent } from '../events/service.js';
@@ -56,7 +55,6 @@ export interface PaymentServiceDeps {
   vault: Vault;
   processor: Processor;
   paymentMethods: PaymentMethodService;
-  customers: CustomerService;
   events: EventService;
   jobs: JobRunner;
   /** The address customers' browsers use; known once the server listens. */
@@ -175,7 +173,7 @@ function detailsOf(input: Partial<CreatePaymentBody>, base: queries.PaymentDetai
 }
 
 export function createPaymentService(deps: PaymentServiceDeps) {
-  const { db, clock, vault, processor, paymentMethods, customers, events, jobs, publicUrl } = deps;
+  const { db, clock, vault, processor, paymentMethods, events, jobs, publicUrl } = deps;
   const clientSecretKey = vault.deriveKey('client-secret');
 
   /** Derived, never stored: the same payment always has the same secret, and only this service can make it. */
@@ -345,11 +343,8 @@ export function createPaymentService(deps: PaymentServiceDeps) {
         'zero_amount',
       );
     }
-    // Both reads go out at once: the payment waits for the slower, not for the sum.
-    const [, method] = await Promise.all([
-      usage.customer_id !== null ? customers.require(source, merchant, usage.customer_id) : null,
-      paymentMethods.loadForPayment(source, merchant, usage.payment_method_id),
-    ]);
+    // One statement reads the method and checks the customer.
+    const method = await paymentMethods.loadForPayment(source, merchant, usage.payment_method_id, usage.customer_id);
     checkMethod(usage, method);
     return method;
   }
@@ -433,14 +428,47 @@ export function createPaymentService(deps: PaymentServiceDeps) {
   }
 
   /**
+   * Where the processor's answer is written: over the row the caller claimed (in processing), or,
+   * for a processor that keeps no state (Processor.statelessAuthorize), as the payment's first and
+   * only insert, so that a payment created with confirm costs one transaction.
+   */
+  type AuthorizationTarget = 'claimed_row' | 'new_row';
+
+  async function writeAuthorization(
+    tx: Queryable,
+    target: AuthorizationTarget,
+    row: queries.PaymentRow,
+    changes: queries.PaymentChanges,
+    now: Date,
+  ): Promise<queries.PaymentRow> {
+    if (target === 'claimed_row') return change(tx, row, 'finishAuthorization', changes, now);
+    const { network_token_encrypted: networkToken = null, ...columns } = changes;
+    const inserted: queries.PaymentRow = { ...row, ...columns, updated_at: now };
+    await queries.insertPayment(tx, inserted, networkToken);
+    return inserted;
+  }
+
+  /** Outside a transaction: a duplicate orderNo is refused at once. */
+  async function insertNew(source: Queryable, row: queries.PaymentRow) {
+    try {
+      await queries.insertPayment(source, row);
+    } catch (err) {
+      if (isUniqueViolation(err, 'payments_order_no')) throw duplicateOrder(row.order_no ?? '');
+      throw err;
+    }
+  }
+
+  /**
    * Asks the processor, outside any transaction (a slow processor must not hold a connection or
    * a lock), then records its answer in one transaction: the payment's new state, the binding,
-   * the event and any follow-up job. `row` is in processing, claimed by the caller.
+   * the event and any follow-up job. For a claimed_row target, `row` is in processing, claimed by
+   * the caller; for a new_row target it is not written yet.
    */
   async function authorize(
     row: queries.PaymentRow,
     method: PaymentMethodForPayment,
     threeDSecure: ThreeDSecureState,
+    target: AuthorizationTarget = 'claimed_row',
   ): Promise<queries.PaymentRow> {
     const initiator = initiatorOf(row);
     const request: AuthorizeRequest = {
@@ -467,20 +495,15 @@ export function createPaymentService(deps: PaymentServiceDeps) {
       // No answer at all (an outage): the payment must not stay in processing forever. It fails,
       // so that the merchant can retry with a new payment, and the error goes to the log.
       await inTransaction(async (tx, recorded) => {
-        const now = clock.now();
-        const failed = await queries.changePayment(
+        const failed = await writeAuthorization(
           tx,
-          row.id,
-          startsFrom('finishAuthorization'),
-          {
-            status: 'failed',
-            error_code: 'processing_error',
-            error_message: 'The payment could not be processed.',
-          },
-          now,
+          target,
+          row,
+          { status: 'failed', error_code: 'processing_error', error_message: 'The payment could not be processed.' },
+          clock.now(),
         );
-        if (failed) await record(tx, recorded, 'payment.failed', failed);
-      });
+        await record(tx, recorded, 'payment.failed', failed);
+      }).catch(ignoreConflict);
       throw err;
     }
 
@@ -540,19 +563,24 @@ export function createPaymentService(deps: PaymentServiceDeps) {
             break;
           }
         }
-        const updated = await change(tx, row, 'finishAuthorization', changes, now);
         // The processor has seen the code once; a challenge is not an attempt, since the
         // authorization after it still needs the code.
         if (outcome.kind !== 'challenge' && method.card.securityCode !== null) {
           await paymentMethods.eraseSecurityCode(tx, row.payment_method_id);
         }
+        const updated = await writeAuthorization(tx, target, row, changes, now);
         if (event !== null) await record(tx, recorded, event, updated);
         return updated;
       });
-    } catch (err) {
-      // Only a bug can move a payment out of processing while its authorization is in flight; an
-      // approved authorization must then still be released.
-      if (err instanceof StateConflict && outcome.kind === 'approved') {
+    } catch (caught) {
+      // A new row's insert is sent when the transaction ends, so its duplicate orderNo shows here.
+      const err =
+        target === 'new_row' && isUniqueViolation(caught, 'payments_order_no')
+          ? duplicateOrder(row.order_no ?? '')
+          : caught;
+      // The answer was not recorded (only a bug moves a claimed payment out of processing; a new
+      // row can meet a duplicate orderNo): an approved authorization must still be released.
+      if (outcome.kind === 'approved' && (err instanceof StateConflict || target === 'new_row')) {
         await processor.cancel(outcome.processorReference);
       }
       throw err;
@@ -696,12 +724,10 @@ export function createPaymentService(deps: PaymentServiceDeps) {
         updated_at: now,
       };
       const method = await checkRules(db, merchant, row);
-      try {
-        await queries.insertPayment(db, row);
-      } catch (err) {
-        if (isUniqueViolation(err, 'payments_order_no')) throw duplicateOrder(row.order_no ?? '');
-        throw err;
+      if (confirm && processor.statelessAuthorize) {
+        return toPayment(await authorize(row, method, threeDSecureFor(row), 'new_row'));
       }
+      await insertNew(db, row);
       if (!confirm) return toPayment(row);
       return toPayment(await authorize(row, method, threeDSecureFor(row)));
     },

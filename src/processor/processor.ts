@@ -68,6 +68,14 @@ export type CaptureOutcome = { kind: 'captured' } | { kind: 'failed'; code: Decl
 
 export interface Processor {
   readonly name: string;
+  /**
+   * True when an authorization that is never recorded leaves nothing behind to release (the
+   * sandbox, which keeps no state): a payment created with confirm may then be written once,
+   * with the processor's answer, in one transaction. A connector to a real network says false:
+   * the payment is written (processing) before the network is asked, so that a crash between
+   * the two leaves a record of the attempt.
+   */
+  readonly statelessAuthorize: boolean;
   authorize(request: AuthorizeRequest): Promise<AuthorizeOutcome>;
   resolveFollowUp(processorReference: string, kind: FollowUpKind): Promise<FollowUpOutcome>;
   capture(processorReference: string, amount: bigint): Promise<CaptureOutcome>;

@@ -66,6 +66,7 @@ type ReferenceFollowUp = 'n' | 's' | 'r';
 export function createSandboxProcessor({ followUpDelayMs = 3000 }: { followUpDelayMs?: number } = {}): Processor {
   return {
     name: 'sandbox',
+    statelessAuthorize: true,
 
     async authorize(request: AuthorizeRequest): Promise<AuthorizeOutcome> {
       const number = request.card.number;

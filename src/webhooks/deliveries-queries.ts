@@ -68,6 +68,63 @@ export async function insertDeliveries(db: Queryable, rows: readonly NewDelivery
   );
 }
 
+/** What planning an event's deliveries needs; the targets are found by the statement itself. */
+export interface DeliveryPlan {
+  eventId: string;
+  eventType: string;
+  merchantId: string;
+  mode: string;
+  endpointBody: string;
+  legacyBody: string;
+  /** The payment's notifyUrl, sent through the merchant's dynamic endpoint (which must exist). */
+  notifyUrl: string | null;
+  /** Delivery ids are `wd_` and 19 digits counted on from this random number in [0, 9·10^18). */
+  idBase: bigint;
+  now: Date;
+}
+
+/**
+ * DESIGN §5 planning in one statement: a delivery per target and kind, for the merchant's
+ * enabled static endpoints subscribed to the event type (oldest first) and then the notifyUrl
+ * through the dynamic endpoint if that is enabled; `legacy` only where legacyNotifications is
+ * on.
+ */
+export async function insertPlannedDeliveries(db: Queryable, plan: DeliveryPlan): Promise<void> {
+  await db.execute(
+    `INSERT INTO webhook_deliveries
+       (id, event_id, merchant_id, mode, endpoint_id, url, kind, body, status, attempts, next_attempt_at, created_at, updated_at)
+     SELECT 'wd_' || (1000000000000000000 + ($1::numeric + target.ordinal) % 9000000000000000000)::text,
+            $2, $3, $4, target.endpoint_id, target.url, target.kind,
+            CASE target.kind WHEN 'legacy' THEN $6 ELSE $5 END, 'pending', 0, $9, $9, $9
+     FROM (
+       SELECT endpoint.id AS endpoint_id, endpoint.url, kinds.kind,
+              row_number() OVER (ORDER BY endpoint.position, endpoint.created_at, endpoint.id, kinds.kind) AS ordinal
+       FROM (
+         SELECT 0 AS position, id, url, created_at, legacy_notifications FROM webhook_endpoints
+         WHERE merchant_id = $3 AND mode = $4 AND deleted_at IS NULL AND kind = 'static' AND status = 'enabled'
+           AND url IS NOT NULL AND (enabled_events @> '["*"]'::jsonb OR enabled_events @> $7::jsonb)
+         UNION ALL
+         SELECT 1, id, $8::text, created_at, legacy_notifications FROM webhook_endpoints
+         WHERE $8::text IS NOT NULL AND merchant_id = $3 AND mode = $4 AND deleted_at IS NULL AND kind = 'dynamic'
+           AND status = 'enabled'
+       ) AS endpoint
+       CROSS JOIN (VALUES ('endpoint'), ('legacy')) AS kinds (kind)
+       WHERE kinds.kind = 'endpoint' OR endpoint.legacy_notifications
+     ) AS target`,
+    [
+      plan.idBase.toString(),
+      plan.eventId,
+      plan.merchantId,
+      plan.mode,
+      plan.endpointBody,
+      plan.legacyBody,
+      JSON.stringify([plan.eventType]),
+      plan.notifyUrl,
+      plan.now,
+    ],
+  );
+}
+
 export async function selectDelivery(
   db: Queryable,
   merchantId: string,

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
 import { canonicalJson } from '../events/canonical-json.js';
@@ -57,7 +58,17 @@ export interface WebhookDeliveryServiceDeps {
  * SPEC §6.4 / DESIGN §5: the endpoint kind's body is the stored event with `type` in its
  * `endpoint_` form; the same id, created and data, in the same canonical form.
  */
-export function endpointBodyOf(eventBody: string): string {
+export function endpointBodyOf(eventBody: string, eventType?: string): string {
+  if (eventType !== undefined) {
+    // The stored body begins {"id":"evt_…","apiVersion":"v1","type":"<code>",: replacing that one
+    // member gives the same bytes as re-encoding the whole event, without parsing it.
+    const member = `,"type":${JSON.stringify(eventType)},`;
+    const at = eventBody.indexOf(member);
+    if (at > 0 && at < 64) {
+      const replaced = `,"type":${JSON.stringify(endpointEventType(eventType))},`;
+      return eventBody.slice(0, at) + replaced + eventBody.slice(at + member.length);
+    }
+  }
   const event = JSON.parse(eventBody) as { type: string } & Record<string, unknown>;
   return canonicalJson({ ...event, type: endpointEventType(event.type) });
 }
@@ -97,7 +108,18 @@ function toWebhookAttempt(row: queries.AttemptRow): WebhookAttempt {
   };
 }
 
+/** A uniformly random number in [0, 9·10^18) (63 random bits), as newId draws them. */
+function randomIdBase(): bigint {
+  return randomBytes(8).readBigUInt64BE() % 9_000_000_000_000_000_000n;
+}
+
 export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCreated }: WebhookDeliveryServiceDeps) {
+  /**
+   * Merchant scopes whose dynamic endpoint is known to exist. It is created on first use and can
+   * never be deleted, so once seen it need not be looked up again before planning.
+   */
+  const dynamicEndpointExists = new Set<string>();
+
   /** DESIGN §5 targets: subscribed enabled static endpoints, then the notifyUrl if any. */
   async function currentTargets(
     source: Queryable,
@@ -124,7 +146,10 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
   function deliveriesFor(event: StoredEvent, targets: readonly Target[]): queries.NewDelivery[] {
     if (targets.length === 0) return [];
     const now = clock.now();
-    const bodies: Record<DeliveryKind, string> = { endpoint: endpointBodyOf(event.body), legacy: event.body };
+    const bodies: Record<DeliveryKind, string> = {
+      endpoint: endpointBodyOf(event.body, event.type),
+      legacy: event.body,
+    };
     const rows: queries.NewDelivery[] = [];
     for (const target of targets) {
       const kinds: DeliveryKind[] = target.legacyNotifications ? ['endpoint', 'legacy'] : ['endpoint'];
@@ -187,9 +212,26 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
      * (DESIGN §4 outbox), so they exist exactly when the event does.
      */
     async plan(tx: Queryable, event: RecordedEvent, object: Record<string, unknown>): Promise<void> {
-      const merchant = { merchantId: event.merchantId, mode: event.mode as MerchantContext['mode'] };
-      const targets = await currentTargets(tx, merchant, event.type, object);
-      await queries.insertDeliveries(tx, deliveriesFor(event, targets));
+      const notifyUrl = notifyUrlOf(object);
+      const scope = `${event.merchantId}:${event.mode}`;
+      if (notifyUrl !== null && !dynamicEndpointExists.has(scope)) {
+        await webhookEndpoints.ensureDynamicEndpoint(tx, {
+          merchantId: event.merchantId,
+          mode: event.mode as MerchantContext['mode'],
+        });
+        dynamicEndpointExists.add(scope);
+      }
+      await queries.insertPlannedDeliveries(tx, {
+        eventId: event.id,
+        eventType: event.type,
+        merchantId: event.merchantId,
+        mode: event.mode,
+        endpointBody: endpointBodyOf(event.body, event.type),
+        legacyBody: event.body,
+        notifyUrl,
+        idBase: randomIdBase(),
+        now: clock.now(),
+      });
     },
 
     /**

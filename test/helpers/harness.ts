@@ -11,6 +11,7 @@ import { manualClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createTessera, type Tessera } from '../../src/app.js';
 import { createLogger } from '../../src/logger.js';
+import type { Processor } from '../../src/processor/processor.js';
 import { createSandboxProcessor } from '../../src/processor/sandbox.js';
 
 export const apiBase = '/api/services/v1';
@@ -76,6 +77,8 @@ export async function startTestApp(
     followUpDelayMs?: number;
     /** More settings, e.g. TESSERA_WEBHOOK_RETRY_DELAYS_SECONDS or TESSERA_WEBHOOK_TIMEOUT_MS. */
     env?: Record<string, string>;
+    /** Another processor than the sandbox (e.g. one wrapping it, to count its calls). */
+    processor?: Processor;
   } = {},
 ): Promise<TestContext> {
   const clock = manualClock(new Date('2026-11-22T12:00:00.000Z'));
@@ -101,7 +104,7 @@ export async function startTestApp(
     config,
     clock,
     logger,
-    processor: createSandboxProcessor({ followUpDelayMs: options.followUpDelayMs ?? 3000 }),
+    processor: options.processor ?? createSandboxProcessor({ followUpDelayMs: options.followUpDelayMs ?? 3000 }),
   });
   await tessera.server.ready();
 
