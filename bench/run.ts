@@ -298,6 +298,7 @@ async function startService(
       TESSERA_LOG_LEVEL: 'warn',
       // Passed on when set, to compare pool sizes without editing anything.
       TESSERA_DATABASE_POOL_SIZE: process.env.TESSERA_DATABASE_POOL_SIZE,
+      TESSERA_WEBHOOK_DISPATCHER: process.env.TESSERA_WEBHOOK_DISPATCHER,
     }),
     port,
     logFile: path.join(dataDir, 'service.log'),

@@ -241,6 +241,16 @@ const examineFactor = 4;
  * such a race was lost; `examined` below `limit × 4` means every due row of the targets not at
  * their cap was looked at.
  */
+/** Whether any pending delivery is due and not leased: a probe on the due index before a claim. */
+export async function anyDeliveryDue(db: Queryable, now: Date): Promise<boolean> {
+  const [row] = await db.query<{ due: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM webhook_deliveries
+       WHERE status = 'pending' AND next_attempt_at <= $1 AND (locked_until IS NULL OR locked_until <= $1)) AS due`,
+    [now],
+  );
+  return row?.due === true;
+}
+
 export async function claimDueDeliveries(
   db: Queryable,
   claim: ClaimRequest,
