@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
+import { createPgliteStatements } from './pglite-statements.js';
 import pg from 'pg';
 
 /** Anything that runs one parameterized SQL statement: the database itself or an open transaction. */
@@ -78,11 +79,16 @@ export async function openDb(options: { databaseUrl?: string; dataDir?: string; 
 
 async function openPglite(dataDir: string | undefined): Promise<Db> {
   const identity = (value: string) => value;
+  const parsers = { [INT8_OID]: identity, [NUMERIC_OID]: identity };
   // The options object form: with the two-argument form an undefined dataDir drops the options.
-  const lite = new PGlite({ dataDir, parsers: { [INT8_OID]: identity, [NUMERIC_OID]: identity } });
+  const lite = new PGlite({ dataDir, parsers });
   await lite.waitReady;
-  const run = async <Row>(target: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) =>
-    (await target.query<Row>(sql, params as unknown[] | undefined)).rows;
+  // As on PostgreSQL: statements with parameters are prepared once; the others (BEGIN, DDL) run as they are.
+  const statements = createPgliteStatements(lite, { ...lite.parsers, ...parsers });
+  const run = async <Row>(target: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) => {
+    if (!params || params.length === 0) return (await target.query<Row>(sql)).rows;
+    return target === lite ? statements.query<Row>(sql, params) : statements.queryInTransaction<Row>(sql, params);
+  };
   return {
     kind: 'pglite',
     query: (sql, params) => run(lite, sql, params),
