@@ -40,14 +40,48 @@ interface Statement {
  */
 export function combineInserts(statements: readonly Statement[]): Statement {
   if (statements.length === 1) return statements[0]!;
-  const params: unknown[] = [];
+  const params = statements.flatMap((statement) => statement.params);
+  // The same few sequences of statements recur (a payment, its event, its deliveries): their
+  // combined text is built once, and is then the same string, whose prepared name is known.
+  let node = combinedTexts;
+  for (const statement of statements) {
+    let next = node.next.get(statement.sql);
+    if (!next) {
+      if (combinedCount >= maxCombinedTexts) return { sql: combinedText(statements), params };
+      next = { next: new Map() };
+      node.next.set(statement.sql, next);
+      combinedCount += 1;
+    }
+    node = next;
+  }
+  const widths = statements.map((statement) => statement.params.length).join(',');
+  if (node.sql === undefined || node.widths !== widths) {
+    node.sql = combinedText(statements);
+    node.widths = widths;
+  }
+  return { sql: node.sql, params };
+}
+
+interface CombinedText {
+  next: Map<string, CombinedText>;
+  sql?: string;
+  /** The parameter count of each statement the text was built for. */
+  widths?: string;
+}
+
+const combinedTexts: CombinedText = { next: new Map() };
+let combinedCount = 0;
+const maxCombinedTexts = 1000;
+
+function combinedText(statements: readonly Statement[]): string {
+  let offset = 0;
   const parts = statements.map((statement) => {
-    const offset = params.length;
-    params.push(...statement.params);
-    return statement.sql.replace(/\$(\d+)/g, (_, index: string) => `$${Number(index) + offset}`);
+    const shift = offset;
+    offset += statement.params.length;
+    return statement.sql.replace(/\$(\d+)/g, (_, index: string) => `$${Number(index) + shift}`);
   });
   const last = parts.pop()!;
-  return { sql: `WITH ${parts.map((part, index) => `i${index} AS (${part})`).join(', ')} ${last}`, params };
+  return `WITH ${parts.map((part, index) => `i${index} AS (${part})`).join(', ')} ${last}`;
 }
 
 /** The INSERTs a transaction holds back until it must send them. */

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
 import { canonicalJson } from '../events/canonical-json.js';
@@ -6,7 +5,7 @@ import type { RecordedEvent } from '../events/service.js';
 import type { MerchantContext } from '../http/auth.js';
 import type { Page } from '../http/envelope.js';
 import { ApiError, invalidField, notFound } from '../http/errors.js';
-import { newId } from '../ids.js';
+import { newId, randomBelow9e18 } from '../ids.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './deliveries-queries.js';
 import type {
@@ -106,11 +105,6 @@ function toWebhookAttempt(row: queries.AttemptRow): WebhookAttempt {
     error: row.error,
     succeeded: row.succeeded,
   };
-}
-
-/** A uniformly random number in [0, 9·10^18) (63 random bits), as newId draws them. */
-function randomIdBase(): bigint {
-  return randomBytes(8).readBigUInt64BE() % 9_000_000_000_000_000_000n;
 }
 
 export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCreated }: WebhookDeliveryServiceDeps) {
@@ -229,7 +223,7 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
         endpointBody: endpointBodyOf(event.body, event.type),
         legacyBody: event.body,
         notifyUrl,
-        idBase: randomIdBase(),
+        idBase: randomBelow9e18(),
         now: clock.now(),
       });
     },
