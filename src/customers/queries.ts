@@ -1,3 +1,4 @@
+import { selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
 import { selectPage, type PageRequest } from '../db/pagination.js';
 import type { AddressOut, ShippingOut } from '../http/common-schemas.js';
@@ -46,10 +47,11 @@ export async function selectCustomer(
   mode: string,
   id: string,
 ): Promise<CustomerRow | undefined> {
-  const [row] = await db.query<CustomerRow>(
-    `SELECT ${columns} FROM customers WHERE id = $1 AND merchant_id = $2 AND mode = $3 AND deleted_at IS NULL`,
-    [id, merchantId, mode],
-  );
+  const [row] = await db.query<CustomerRow>(selectOwnRowById('customers', columns, 'deleted_at IS NULL'), [
+    id,
+    merchantId,
+    mode,
+  ]);
   return row;
 }
 

@@ -1,3 +1,4 @@
+import { selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
 import { selectPage, type PageRequest } from '../db/pagination.js';
 
@@ -31,10 +32,7 @@ export async function selectEvent(
   mode: string,
   id: string,
 ): Promise<EventRow | undefined> {
-  const [row] = await db.query<EventRow>(
-    `SELECT ${columns} FROM events WHERE id = $1 AND merchant_id = $2 AND mode = $3`,
-    [id, merchantId, mode],
-  );
+  const [row] = await db.query<EventRow>(selectOwnRowById('events', columns), [id, merchantId, mode]);
   return row;
 }
 

@@ -104,9 +104,11 @@ export async function selectPaymentMethodSecretsWithCustomer(
   customerId: string | null,
 ): Promise<{ method: PaymentMethodSecretsRow | undefined; customerExists: boolean }> {
   const [row] = await db.query<PaymentMethodSecretsRow & { found_method: boolean; customer_exists: boolean }>(
+    // The customer is found by its primary key alone, as in selectOwnRowById (db/by-id.ts).
     `SELECT method.*, method.id IS NOT NULL AS found_method,
-       ($4::text IS NULL OR EXISTS (SELECT 1 FROM customers
-         WHERE customers.id = $4 AND merchant_id = $2 AND mode = $3 AND deleted_at IS NULL)) AS customer_exists
+       ($4::text IS NULL OR EXISTS (
+         SELECT 1 FROM (SELECT merchant_id, mode, deleted_at FROM customers WHERE id = $4 OFFSET 0) AS customer
+         WHERE customer.merchant_id = $2 AND customer.mode = $3 AND customer.deleted_at IS NULL)) AS customer_exists
      FROM (SELECT 1) AS one
      LEFT JOIN (SELECT ${columns}, card_number_encrypted, security_code_encrypted FROM payment_methods
                 WHERE id = $1 AND merchant_id = $2 AND mode = $3) AS method ON true`,

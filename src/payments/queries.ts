@@ -1,3 +1,4 @@
+import { selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
 import { selectPage, type PageRequest } from '../db/pagination.js';
 import type { ShippingOut } from '../http/common-schemas.js';
@@ -147,10 +148,7 @@ export async function selectPayment(
   mode: string,
   id: string,
 ): Promise<PaymentRow | undefined> {
-  const [row] = await db.query<PaymentRow>(
-    `SELECT ${columns} FROM payments WHERE id = $1 AND merchant_id = $2 AND mode = $3`,
-    [id, merchantId, mode],
-  );
+  const [row] = await db.query<PaymentRow>(selectOwnRowById('payments', columns), [id, merchantId, mode]);
   return row;
 }
 
