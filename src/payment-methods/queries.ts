@@ -217,6 +217,7 @@ export async function detachPaymentMethodsOfCustomer(
  * must not overwrite that binding. A detached method is never bound again.
  * A later storing payment of the same pair (a CIT with setupFutureUsage=on) provisions no new
  * network token: the one already stored, and the time the credential was first stored, are kept.
+ * The security code, which served the first authorization, is erased in the same statement.
  */
 export async function bindStoredCredential(
   db: Queryable,
@@ -234,7 +235,7 @@ export async function bindStoredCredential(
     `UPDATE payment_methods SET customer_id = $4, network_transaction_id = $5,
        network_token_encrypted = COALESCE($6::text, network_token_encrypted),
        token_type = CASE WHEN COALESCE($6::text, network_token_encrypted) IS NULL THEN NULL ELSE 'network_token' END,
-       stored_at = COALESCE(stored_at, $7), updated_at = $7
+       stored_at = COALESCE(stored_at, $7), updated_at = $7, security_code_encrypted = NULL
      WHERE id = $1 AND merchant_id = $2 AND mode = $3 AND detached_at IS NULL
        AND (customer_id IS NULL OR customer_id = $4)
      RETURNING id`,

@@ -511,6 +511,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
       return await inTransaction(async (tx, recorded) => {
         const now = clock.now();
         const risk = { risk_score: outcome.risk.riskScore, risk_message: outcome.risk.riskMessage };
+        let codeErased = false;
         let changes: queries.PaymentChanges;
         let event: EventType | null;
         switch (outcome.kind) {
@@ -557,6 +558,8 @@ export function createPaymentService(deps: PaymentServiceDeps) {
             );
             changes = { ...approved, ...final.changes };
             event = final.event;
+            // Binding the card erased its code in the same statement.
+            codeErased = initiator === 'first_storing' && final.changes.status !== 'failed';
             if (outcome.followUp?.kind === 'reverse' && final.changes.status !== 'failed') {
               await jobs.schedule(tx, jobKinds.reverse, row.id, new Date(now.getTime() + outcome.followUp.afterMs));
             }
@@ -565,7 +568,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
         }
         // The processor has seen the code once; a challenge is not an attempt, since the
         // authorization after it still needs the code.
-        if (outcome.kind !== 'challenge' && method.card.securityCode !== null) {
+        if (outcome.kind !== 'challenge' && method.card.securityCode !== null && !codeErased) {
           await paymentMethods.eraseSecurityCode(tx, row.payment_method_id);
         }
         const updated = await writeAuthorization(tx, target, row, changes, now);
