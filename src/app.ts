@@ -128,6 +128,7 @@ export async function createTessera({
     let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
     const payments = createPaymentService({
       db,
+      logger: log,
       clock,
       vault,
       processor: processor ?? createSandboxProcessor({ followUpDelayMs: config.sandboxFollowUpDelayMs }),
@@ -136,6 +137,8 @@ export async function createTessera({
       jobs,
       publicUrl: () => publicUrl,
     });
+    // The reconciliation sweep for payments whose process died mid-authorization (see the service).
+    jobs.every(60 * 1000, () => payments.resumeInterruptedAuthorizations());
 
     const server = await buildServer({
       logger: log,

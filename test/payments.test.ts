@@ -266,6 +266,35 @@ describe(`payments (${databaseKind})`, () => {
     assertInvalidState(await merchant.call('POST', `/payment/${payment.id}/capture`, {}), 'canceled');
   });
 
+  test('a payment left in processing by a process that died mid-authorization is resumed after 5 minutes', async () => {
+    const merchant = await ctx.merchant();
+    const paymentMethod = await createMethod(merchant);
+    const payment = await create(merchant, { paymentMethod });
+    // What /confirm leaves behind when its process dies between claiming the payment and recording
+    // the processor's answer.
+    await ctx.tessera.db.query("UPDATE payments SET status = 'processing', updated_at = $2 WHERE id = $1", [
+      payment.id,
+      ctx.clock.now(),
+    ]);
+    ctx.clock.advance(4 * 60_000);
+    await ctx.runJobs();
+    assert.equal((await retrieve(merchant, payment.id)).status, 'processing');
+    assert.deepEqual(await eventTypes(merchant, payment.id), []);
+
+    ctx.clock.advance(2 * 60_000);
+    await ctx.runJobs();
+    const resumed = await retrieve(merchant, payment.id);
+    assert.equal(resumed.status, 'succeeded');
+    assert.equal(resumed.amountReceived, '1000');
+    assert.deepEqual(await eventTypes(merchant, payment.id), ['payment.succeeded']);
+    const events = (await merchant.call('GET', `/events?objectId=${payment.id}`)).body.data.data;
+    assert.deepEqual(events[0].data, { ...resumed, actionStatus: null });
+    // Resumed once: later sweeps find nothing more to do.
+    ctx.clock.advance(10 * 60_000);
+    await ctx.runJobs();
+    assert.deepEqual(await eventTypes(merchant, payment.id), ['payment.succeeded']);
+  });
+
   test('updates a payment before it is processed, and refuses afterwards', async () => {
     const merchant = await ctx.merchant();
     const payment = await create(merchant, { paymentMethod: await createMethod(merchant), description: 'Draft' });

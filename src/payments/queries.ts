@@ -195,6 +195,41 @@ export async function changePayment(
   return row;
 }
 
+/**
+ * Payments claimed for an authorization (processing, no processor reference yet) and untouched
+ * since `before`: their process died before it recorded the processor's answer.
+ */
+export async function selectInterruptedAuthorizations(
+  db: Queryable,
+  before: Date,
+  limit: number,
+): Promise<PaymentRow[]> {
+  return db.query<PaymentRow>(
+    `SELECT ${columns} FROM payments
+     WHERE status = 'processing' AND processor_reference IS NULL AND updated_at < $1
+     ORDER BY updated_at LIMIT $2`,
+    [before, limit],
+  );
+}
+
+/**
+ * Claims an interrupted authorization for one sweeper: only if nobody touched it since it was
+ * read (its updated_at moves on, so a second sweeper's claim finds nothing).
+ */
+export async function reclaimInterruptedAuthorization(
+  db: Queryable,
+  row: PaymentRow,
+  now: Date,
+): Promise<PaymentRow | undefined> {
+  const [claimed] = await db.query<PaymentRow>(
+    `UPDATE payments SET updated_at = $3
+     WHERE id = $1 AND status = 'processing' AND processor_reference IS NULL AND updated_at = $2
+     RETURNING ${columns}`,
+    [row.id, row.updated_at, now],
+  );
+  return claimed;
+}
+
 export interface PaymentFilters {
   customerId?: string;
   orderNo?: string;

@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
 import { isUniqueViolation } from '../db/errors.js';
@@ -39,6 +40,12 @@ import type { ChallengeView } from './three-d-secure-page.js';
 /** DESIGN §4: an uncaptured pre-authorization is canceled this long after it was authorized. */
 export const preAuthorizationLifetimeMs = 7 * 24 * 60 * 60 * 1000;
 
+/**
+ * A payment claimed for an authorization and still without an answer this long after is taken to
+ * be interrupted (its process died): far longer than any processor call may take.
+ */
+export const interruptedAuthorizationAfterMs = 5 * 60 * 1000;
+
 /** The cancellationReason of a pre-authorization canceled because it was never captured. */
 export const expiredCancellationReason = 'automatic';
 
@@ -51,6 +58,7 @@ export const jobKinds = {
 
 export interface PaymentServiceDeps {
   db: Db;
+  logger: FastifyBaseLogger;
   clock: Clock;
   vault: Vault;
   processor: Processor;
@@ -173,7 +181,7 @@ function detailsOf(input: Partial<CreatePaymentBody>, base: queries.PaymentDetai
 }
 
 export function createPaymentService(deps: PaymentServiceDeps) {
-  const { db, clock, vault, processor, paymentMethods, events, jobs, publicUrl } = deps;
+  const { db, logger, clock, vault, processor, paymentMethods, events, jobs, publicUrl } = deps;
   const clientSecretKey = vault.deriveKey('client-secret');
 
   /** Derived, never stored: the same payment always has the same secret, and only this service can make it. */
@@ -690,7 +698,52 @@ export function createPaymentService(deps: PaymentServiceDeps) {
     if (row?.processor_reference) await processor.cancel(row.processor_reference);
   });
 
+  /**
+   * The reconciliation sweep: a payment left in processing by a process that died between
+   * claiming it and recording the processor's answer is authorized again and recorded, with its
+   * event. Safe only with a processor that keeps no state (asking it again changes nothing on its
+   * side); a connector to a real network would have to ask the network what became of the first
+   * attempt, so with one the payments are only reported. Returns how many were resumed.
+   */
+  async function resumeInterruptedAuthorizations(): Promise<number> {
+    const before = new Date(clock.now().getTime() - interruptedAuthorizationAfterMs);
+    const rows = await queries.selectInterruptedAuthorizations(db, before, 20);
+    if (rows.length > 0 && !processor.statelessAuthorize) {
+      logger.warn({ paymentIds: rows.map((row) => row.id) }, 'payments left in processing need reconciling');
+      return 0;
+    }
+    let resumed = 0;
+    for (const row of rows) {
+      const claimed = await queries.reclaimInterruptedAuthorization(db, row, clock.now());
+      if (!claimed) continue;
+      const method = await paymentMethods.loadForPayment(db, ownerOf(claimed), claimed.payment_method_id);
+      try {
+        checkMethod(claimed, method);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        // The method changed meanwhile (detached, bound to someone else): the payment fails with the reason.
+        await inTransaction(async (tx, recorded) => {
+          const failed = await change(
+            tx,
+            claimed,
+            'finishAuthorization',
+            { status: 'failed', error_code: err.code, error_message: err.message },
+            clock.now(),
+          );
+          await record(tx, recorded, 'payment.failed', failed);
+        }).catch(ignoreConflict);
+        resumed++;
+        continue;
+      }
+      await authorize(claimed, method, threeDSecureFor(claimed)).catch(ignoreConflict);
+      resumed++;
+    }
+    return resumed;
+  }
+
   return {
+    resumeInterruptedAuthorizations,
+
     async create(merchant: MerchantContext, input: CreatePaymentBody): Promise<Payment> {
       const now = clock.now();
       const confirm = input.confirm === true || input.confirm === 'true';
