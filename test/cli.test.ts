@@ -50,6 +50,14 @@ async function stopService(running: Running): Promise<void> {
   await exited;
 }
 
+/** A crash: SIGKILL, no chance to finish anything. */
+async function killService(running: Running): Promise<void> {
+  if (running.child.exitCode !== null || running.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => running.child.once('exit', resolve));
+  running.child.kill('SIGKILL');
+  await exited;
+}
+
 function runCli(
   args: string[],
   env: Record<string, string>,
@@ -227,7 +235,8 @@ describe(`tessera command (${databaseKind})`, () => {
           ['pending', 'pending'],
         );
       } finally {
-        await stopService(off);
+        // Killed, not stopped: what was committed survives a crash.
+        await killService(off);
       }
 
       // The default (on): the next start on the same database sends what waited.
@@ -244,4 +253,73 @@ describe(`tessera command (${databaseKind})`, () => {
       await switchDb?.drop();
     }
   });
+
+  test(
+    'a service killed while its webhook is in flight: the next start delivers it once the lease has run out',
+    { timeout: 180_000 },
+    async () => {
+      const dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-killed-'));
+      const database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+      const env = {
+        TESSERA_DATA_DIR: dataDir,
+        ...(database ? { DATABASE_URL: database.url } : {}),
+        // The lease is the timeout plus a minute (dispatcher.leaseMsFor).
+        TESSERA_WEBHOOK_TIMEOUT_MS: '1000',
+        TESSERA_WEBHOOK_POLL_INTERVAL_MS: '200',
+      };
+      // The first attempt never gets an answer: the service dies while it waits.
+      const receiver = await startReceiver(() => ({ status: 200, body: 'success', delayMs: 600_000 }));
+      try {
+        const first = await startService(env);
+        let eventId: string;
+        try {
+          const call = async (route: string, body: unknown) => {
+            const response = await fetch(`${first.baseUrl}${route}`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${first.privateKey}`, 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            });
+            const parsed = (await response.json()) as { code: string; data: any };
+            assert.equal(parsed.code, 'success', JSON.stringify(parsed));
+            return parsed.data;
+          };
+          await call('/webhook_endpoints/create', { url: receiver.url(), legacyNotifications: false });
+          const method = await call('/payment_methods/create', {
+            type: 'card',
+            card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+          });
+          const payment = await call('/payment/create', {
+            amount: '1999',
+            currency: 'USD',
+            paymentMethod: method.id,
+            confirm: true,
+          });
+          assert.equal(payment.status, 'succeeded');
+          const [inFlight] = await receiver.waitFor(1, 10_000);
+          eventId = JSON.parse(inFlight!.body).id;
+        } finally {
+          await killService(first);
+        }
+
+        receiver.respond(() => ({ status: 200, body: 'success' }));
+        const second = await startService(env);
+        try {
+          const started = Date.now();
+          const received = await receiver.waitFor(2, 120_000);
+          assert.equal(JSON.parse(received[1]!.body).id, eventId);
+          // Not before the lease of the dead process ran out (about a minute).
+          assert.ok(Date.now() - started > 30_000, 'the second attempt waited for the lease');
+          // Delivered once: nothing more comes.
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          assert.equal(receiver.requests.length, 2);
+        } finally {
+          await stopService(second);
+        }
+      } finally {
+        await receiver.close();
+        rmSync(dataDir, { recursive: true, force: true });
+        await database?.drop();
+      }
+    },
+  );
 });
