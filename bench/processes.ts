@@ -13,6 +13,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { cores, machineBusyPct } from './cpu.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const exitWithParent = path.join(repoRoot, 'bench', 'exit-with-parent.mjs');
@@ -270,4 +271,54 @@ export async function startProcess(
     output: () => stdout,
     write: (text) => void child.stdin!.write(text),
   };
+}
+
+/**
+ * The frame of a benchmark's main: prints its title (and a warning when the machine is already
+ * busy, since the figures then understate), runs `work`, and always stops the child processes and
+ * drops the databases — at the end, after an error, on Ctrl-C or SIGTERM, and when the watchdog
+ * (`timeoutS`) fires. `work` gets the cleanup and the lines printed so far, to add its own.
+ */
+export function runBenchmark(
+  options: { title: string; timeoutS: number; busyHint?: string },
+  work: (cleanup: Cleanup, lines: string[]) => Promise<void>,
+): void {
+  const cleanup = new Cleanup();
+  let cleaning: Promise<void> | null = null;
+  const cleanUp = () => (cleaning ??= cleanup.runAll());
+  const abort = (reason: string, code: number) => {
+    process.stderr.write(`\nbench: ${reason}; stopping processes and dropping databases\n`);
+    void cleanUp().finally(() => process.exit(code));
+  };
+  process.once('SIGINT', () => abort('interrupted', 130));
+  process.once('SIGTERM', () => abort('terminated', 143));
+  process.once('exit', () => cleanup.killChildrenNow());
+  const watchdog = setTimeout(
+    () => abort(`still running after ${options.timeoutS} s (BENCH_TIMEOUT_SECONDS)`, 1),
+    options.timeoutS * 1000,
+  );
+  watchdog.unref();
+
+  const run = async () => {
+    const lines = [options.title];
+    process.stderr.write(`${options.title}\n`);
+    const idleBusy = await machineBusyPct(1000);
+    if (idleBusy !== null && idleBusy > 15) {
+      const warning =
+        `WARNING: the machine was ${Math.round(idleBusy)}% busy (of ${cores * 100}%) before the benchmark started` +
+        (options.busyHint ?? '');
+      lines.push(warning);
+      process.stderr.write(`${warning}\n`);
+    }
+    try {
+      await work(cleanup, lines);
+    } finally {
+      clearTimeout(watchdog);
+      await cleanUp();
+    }
+  };
+  run().catch((err: unknown) => {
+    process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = 1;
+  });
 }

@@ -22,10 +22,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { cores, machineBusyPct } from './cpu.js';
+import { cores } from './cpu.js';
 import { closedLoop, fixedRate, type PhaseResult, type RequestSpec } from './load.js';
 import {
   Cleanup,
+  runBenchmark,
   childEnv,
   createDatabase,
   freePort,
@@ -610,71 +611,47 @@ function printReport(settings: Settings, report: BackendReport): string[] {
 
 // ---- main ----------------------------------------------------------------------------------
 
-async function main(): Promise<void> {
+function main(): void {
   const settings = readSettings();
-  const cleanup = new Cleanup();
-  let cleaning: Promise<void> | null = null;
-  const cleanUp = () => (cleaning ??= cleanup.runAll());
-  const abort = (reason: string, code: number) => {
-    process.stderr.write(`\nbench: ${reason}; stopping servers and dropping databases\n`);
-    void cleanUp().finally(() => process.exit(code));
-  };
-  process.once('SIGINT', () => abort('interrupted', 130));
-  process.once('SIGTERM', () => abort('terminated', 143));
-  process.once('exit', () => cleanup.killChildrenNow());
-  const watchdog = setTimeout(
-    () => abort(`still running after ${settings.timeoutS} s (BENCH_TIMEOUT_SECONDS)`, 1),
-    settings.timeoutS * 1000,
-  );
-  watchdog.unref();
-
-  const lines = [
+  const title =
     `Tessera benchmark — ${cores} cores, Node ${process.version}, ${settings.connections} connections, ` +
-      `${settings.durationS} s per phase, ${settings.runs} run(s), load generator in this process`,
-  ];
-  process.stderr.write(`${lines[0]}\n`);
-  // The figures mean something only on an otherwise idle machine: say so when it is not.
-  const idleBusy = await machineBusyPct(1000);
-  if (idleBusy !== null && idleBusy > 15) {
-    const warning = `WARNING: the machine was ${fmt(idleBusy)}% busy (of ${cores * 100}%) before the benchmark started; other processes compete for the CPU (see the "other CPU" column)`;
-    lines.push(warning);
-    process.stderr.write(`${warning}\n`);
-  }
-  const reports: BackendReport[] = [];
-  try {
-    if (settings.cpuProfDir) await mkdir(settings.cpuProfDir, { recursive: true });
-    let bare: ChildServer | null = null;
-    if (settings.phases.has('bare')) {
-      const logDir = await makeTempDir(cleanup, 'tessera-bench-bare-');
-      const port = await freePort();
-      bare = await startChild(cleanup, {
-        name: 'bare Fastify route',
-        args: ['--import', 'tsx', path.join(repoRoot, 'bench', 'bare-server.ts'), String(port)],
-        env: childEnv({ NODE_ENV: 'production' }),
-        port,
-        logFile: path.join(logDir, 'bare.log'),
-        healthPath: '/health',
-      });
-    }
-    for (const backend of settings.backends) {
-      const report = await benchBackend(cleanup, settings, backend, bare);
-      reports.push(report);
-      lines.push(...printReport(settings, report));
-    }
-    process.stdout.write(`${lines.join('\n')}\n`);
-    if (settings.jsonFile) {
-      await writeFile(
-        settings.jsonFile,
-        `${JSON.stringify({ settings: { ...settings, phases: [...settings.phases] }, cores, node: process.version, reports }, null, 2)}\n`,
-      );
-    }
-  } finally {
-    clearTimeout(watchdog);
-    await cleanUp();
-  }
+    `${settings.durationS} s per phase, ${settings.runs} run(s), load generator in this process`;
+  runBenchmark(
+    {
+      title,
+      timeoutS: settings.timeoutS,
+      busyHint: '; other processes compete for the CPU (see the "other CPU" column)',
+    },
+    async (cleanup, lines) => {
+      const reports: BackendReport[] = [];
+      if (settings.cpuProfDir) await mkdir(settings.cpuProfDir, { recursive: true });
+      let bare: ChildServer | null = null;
+      if (settings.phases.has('bare')) {
+        const logDir = await makeTempDir(cleanup, 'tessera-bench-bare-');
+        const port = await freePort();
+        bare = await startChild(cleanup, {
+          name: 'bare Fastify route',
+          args: ['--import', 'tsx', path.join(repoRoot, 'bench', 'bare-server.ts'), String(port)],
+          env: childEnv({ NODE_ENV: 'production' }),
+          port,
+          logFile: path.join(logDir, 'bare.log'),
+          healthPath: '/health',
+        });
+      }
+      for (const backend of settings.backends) {
+        const report = await benchBackend(cleanup, settings, backend, bare);
+        reports.push(report);
+        lines.push(...printReport(settings, report));
+      }
+      process.stdout.write(`${lines.join('\n')}\n`);
+      if (settings.jsonFile) {
+        await writeFile(
+          settings.jsonFile,
+          `${JSON.stringify({ settings: { ...settings, phases: [...settings.phases] }, cores, node: process.version, reports }, null, 2)}\n`,
+        );
+      }
+    },
+  );
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
-  process.exitCode = 1;
-});
+main();

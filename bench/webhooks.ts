@@ -42,10 +42,11 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { cores, cpuShare, cpuSnapshot, machineBusyPct, type CpuShare, type CpuSnapshot } from './cpu.js';
+import { cores, cpuShare, cpuSnapshot, type CpuShare, type CpuSnapshot } from './cpu.js';
 import { closedLoop, fixedRate, percentile, type PhaseResult, type RequestSpec } from './load.js';
 import {
   Cleanup,
+  runBenchmark,
   childEnv,
   createDatabase,
   freePort,
@@ -902,37 +903,13 @@ function printBackend(settings: Settings, reports: RunReport[]): string[] {
 
 // ---- main ----------------------------------------------------------------------------------
 
-async function main(): Promise<void> {
+function main(): void {
   const settings = readSettings();
-  const cleanup = new Cleanup();
-  let cleaning: Promise<void> | null = null;
-  const cleanUp = () => (cleaning ??= cleanup.runAll());
-  const abort = (reason: string, code: number) => {
-    process.stderr.write(`\nbench: ${reason}; stopping processes and dropping databases\n`);
-    void cleanUp().finally(() => process.exit(code));
-  };
-  process.once('SIGINT', () => abort('interrupted', 130));
-  process.once('SIGTERM', () => abort('terminated', 143));
-  process.once('exit', () => cleanup.killChildrenNow());
-  const watchdog = setTimeout(
-    () => abort(`still running after ${settings.timeoutS} s (BENCH_TIMEOUT_SECONDS)`, 1),
-    settings.timeoutS * 1000,
-  );
-  watchdog.unref();
-
-  const lines = [
+  const title =
     `Tessera webhook benchmark — ${cores} cores, Node ${process.version}, backlog ${fmt(settings.deliveries)} deliveries, ` +
-      `${settings.durationS} s per latency phase, ${settings.runs} run(s)`,
-  ];
-  process.stderr.write(`${lines[0]}\n`);
-  const idleBusy = await machineBusyPct(1000);
-  if (idleBusy !== null && idleBusy > 15) {
-    const warning = `WARNING: the machine was ${fmt(idleBusy)}% busy (of ${cores * 100}%) before the benchmark started`;
-    lines.push(warning);
-    process.stderr.write(`${warning}\n`);
-  }
-  const results: Record<string, RunReport[]> = {};
-  try {
+    `${settings.durationS} s per latency phase, ${settings.runs} run(s)`;
+  runBenchmark({ title, timeoutS: settings.timeoutS }, async (cleanup, lines) => {
+    const results: Record<string, RunReport[]> = {};
     if (settings.cpuProfDir) await mkdir(settings.cpuProfDir, { recursive: true });
     const logDir = await makeTempDir(cleanup, 'tessera-bench-receiver-');
     const port = await freePort();
@@ -963,13 +940,7 @@ async function main(): Promise<void> {
         `${JSON.stringify({ settings, cores, node: process.version, goals, results }, null, 2)}\n`,
       );
     }
-  } finally {
-    clearTimeout(watchdog);
-    await cleanUp();
-  }
+  });
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
-  process.exitCode = 1;
-});
+main();
