@@ -130,39 +130,12 @@ export async function startChild(
     healthPath: string;
   },
 ): Promise<ChildServer> {
-  const log = createWriteStream(options.logFile, { flags: 'a' });
-  const child = spawn(process.execPath, ['--import', exitWithParent, ...options.args], {
-    cwd: repoRoot,
-    env: options.env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  cleanup.track(child);
-  child.stdout!.pipe(log, { end: false });
-  child.stderr!.pipe(log, { end: false });
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  let running = true;
-  void exited.then(() => {
-    running = false;
-  });
-
-  const stop = cleanup.add(`stop ${options.name}`, async () => {
-    if (running) {
-      child.kill('SIGTERM');
-      const stopped = await Promise.race([exited.then(() => true), sleep(stopTimeoutMs).then(() => false)]);
-      if (!stopped) {
-        process.stderr.write(`${options.name} did not stop within ${stopTimeoutMs / 1000} s; killing it\n`);
-        child.kill('SIGKILL');
-        await exited;
-      }
-    }
-    child.stdin!.destroy();
-    await new Promise<void>((resolve) => log.end(resolve));
-  });
+  const { child, running, stop } = spawnSupervised(cleanup, options);
 
   const url = `http://127.0.0.1:${options.port}`;
   const deadline = Date.now() + startTimeoutMs;
   for (;;) {
-    if (!running) {
+    if (!running()) {
       await stop();
       throw new Error(`${options.name} exited before answering:\n${await tail(options.logFile)}`);
     }
@@ -181,6 +154,49 @@ export async function startChild(
     await sleep(100);
   }
   return { url, pid: child.pid!, logFile: options.logFile, stop };
+}
+
+/**
+ * Spawns `args` with node (it exits with this process), its output appended to `logFile` (and
+ * standard output also given to `onStdout`), and registers with the cleanup a stop: SIGTERM, then
+ * SIGKILL if it has not ended within stopTimeoutMs.
+ */
+function spawnSupervised(
+  cleanup: Cleanup,
+  options: { name: string; args: string[]; env: Record<string, string>; logFile: string },
+  onStdout?: (chunk: Buffer) => void,
+) {
+  const log = createWriteStream(options.logFile, { flags: 'a' });
+  const child = spawn(process.execPath, ['--import', exitWithParent, ...options.args], {
+    cwd: repoRoot,
+    env: options.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  cleanup.track(child);
+  child.stdout!.on('data', (chunk: Buffer) => {
+    onStdout?.(chunk);
+    log.write(chunk);
+  });
+  child.stderr!.pipe(log, { end: false });
+  let isRunning = true;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  void exited.then(() => {
+    isRunning = false;
+  });
+  const stop = cleanup.add(`stop ${options.name}`, async () => {
+    if (isRunning) {
+      child.kill('SIGTERM');
+      const stopped = await Promise.race([exited.then(() => true), sleep(stopTimeoutMs).then(() => false)]);
+      if (!stopped) {
+        process.stderr.write(`${options.name} did not stop within ${stopTimeoutMs / 1000} s; killing it\n`);
+        child.kill('SIGKILL');
+        await exited;
+      }
+    }
+    child.stdin!.destroy();
+    await new Promise<void>((resolve) => log.end(resolve));
+  });
+  return { child, exited, stop, running: () => isRunning };
 }
 
 export async function tail(file: string, lines = 30): Promise<string> {
@@ -222,41 +238,14 @@ export async function startProcess(
   cleanup: Cleanup,
   options: { name: string; args: string[]; env: Record<string, string>; logFile: string; readyWhen?: RegExp },
 ): Promise<ChildProcessHandle & { output(): string; write(text: string): void }> {
-  const log = createWriteStream(options.logFile, { flags: 'a' });
-  const child = spawn(process.execPath, ['--import', exitWithParent, ...options.args], {
-    cwd: repoRoot,
-    env: options.env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  cleanup.track(child);
   let stdout = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
+  const { child, running, exited, stop } = spawnSupervised(cleanup, options, (chunk) => {
     stdout += chunk.toString();
-    log.write(chunk);
-  });
-  child.stderr!.pipe(log, { end: false });
-  let running = true;
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  void exited.then(() => {
-    running = false;
-  });
-  const stop = cleanup.add(`stop ${options.name}`, async () => {
-    if (running) {
-      child.kill('SIGTERM');
-      const stopped = await Promise.race([exited.then(() => true), sleep(stopTimeoutMs).then(() => false)]);
-      if (!stopped) {
-        process.stderr.write(`${options.name} did not stop within ${stopTimeoutMs / 1000} s; killing it\n`);
-        child.kill('SIGKILL');
-        await exited;
-      }
-    }
-    child.stdin!.destroy();
-    await new Promise<void>((resolve) => log.end(resolve));
   });
   if (options.readyWhen) {
     const deadline = Date.now() + startTimeoutMs;
     while (!options.readyWhen.test(stdout)) {
-      if (!running || Date.now() > deadline) {
+      if (!running() || Date.now() > deadline) {
         await stop();
         throw new Error(`${options.name} did not get ready:\n${await tail(options.logFile)}`);
       }

@@ -24,6 +24,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { cores } from './cpu.js';
 import { closedLoop, fixedRate, type PhaseResult, type RequestSpec } from './load.js';
+import { cards } from './cards.js';
 import {
   Cleanup,
   runBenchmark,
@@ -121,15 +122,6 @@ async function call(url: string, key: string, body: unknown): Promise<any> {
   }
   return parsed.data;
 }
-
-/** DESIGN §6: cards that succeed on every payment, storing and MIT alike. */
-const cards = [
-  { cardNo: '4242424242424242', securityCode: '123' },
-  { cardNo: '5555555555554444', securityCode: '123' },
-  { cardNo: '378282246310005', securityCode: '1234' },
-  { cardNo: '3566002020360505', securityCode: '123' },
-  { cardNo: '6011111111111117', securityCode: '123' },
-];
 
 interface Pair {
   customerId: string;

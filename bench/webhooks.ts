@@ -44,6 +44,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { cores, cpuShare, cpuSnapshot, type CpuShare, type CpuSnapshot } from './cpu.js';
 import { closedLoop, fixedRate, percentile, type PhaseResult, type RequestSpec } from './load.js';
+import { cards } from './cards.js';
 import {
   Cleanup,
   runBenchmark,
@@ -184,15 +185,6 @@ class ReceiverClient {
     }
   }
 }
-
-/** DESIGN §6: cards that succeed on every payment, storing and MIT alike. */
-const cards = [
-  { cardNo: '4242424242424242', securityCode: '123' },
-  { cardNo: '5555555555554444', securityCode: '123' },
-  { cardNo: '378282246310005', securityCode: '1234' },
-  { cardNo: '3566002020360505', securityCode: '123' },
-  { cardNo: '6011111111111117', securityCode: '123' },
-];
 
 interface Merchant {
   privateKey: string;
