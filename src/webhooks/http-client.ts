@@ -84,10 +84,13 @@ export function createWebhookHttpClient({
     keepAliveTimeout: 30_000,
   });
 
+  // One reason for every timeout of this client: building an Error (and its stack) per attempt
+  // costs more than the attempt's own bookkeeping, and almost no attempt times out.
+  const timeout = new WebhookTimeoutError(timeoutMs);
+
   return {
     async post(url, headers, body) {
       const controller = new AbortController();
-      const timeout = new WebhookTimeoutError(timeoutMs);
       const timer = setTimeout(() => controller.abort(timeout), timeoutMs);
       try {
         const response = await request(url, {
