@@ -204,12 +204,18 @@ export interface ClaimedDelivery {
   /** Where to send: a static endpoint's current url (so that a corrected url takes effect), else the target. */
   send_url: string;
   endpoint_state: 'enabled' | 'disabled' | 'deleted';
+  /**
+   * The endpoint's token as stored (encrypted), read in the claim: a worker that keeps decrypted
+   * tokens compares it to tell a rolled token without another statement.
+   */
+  token_ciphertext: string;
 }
 
 // What a claim answers about each claimed row, joined once the rows are leased.
 const claimedColumns = `claimed.id, claimed.merchant_id, claimed.endpoint_id, claimed.kind, claimed.body, claimed.attempts,
   claimed.url AS target, COALESCE(e.url, claimed.url) AS send_url,
-  CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' ELSE e.status END AS endpoint_state`;
+  CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' ELSE e.status END AS endpoint_state,
+  e.token_encrypted AS token_ciphertext`;
 
 export interface ClaimRequest {
   now: Date;
@@ -228,6 +234,16 @@ export interface ClaimRequest {
 /** How many due rows a claim looks at for each row it may take, so that capped targets do not fill the batch. */
 const examineFactor = 4;
 
+/** Whether any pending delivery is due and not leased: a probe on the due index before a claim. */
+export async function anyDeliveryDue(db: Queryable, now: Date): Promise<boolean> {
+  const [row] = await db.query<{ due: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM webhook_deliveries
+       WHERE status = 'pending' AND next_attempt_at <= $1 AND (locked_until IS NULL OR locked_until <= $1)) AS due`,
+    [now],
+  );
+  return row?.due === true;
+}
+
 /**
  * Claims due deliveries of any target for one worker (DESIGN §5). FOR UPDATE SKIP LOCKED makes
  * concurrent workers on one PostgreSQL take disjoint rows, and the lease (locked_until) keeps a
@@ -241,16 +257,6 @@ const examineFactor = 4;
  * such a race was lost; `examined` below `limit × 4` means every due row of the targets not at
  * their cap was looked at.
  */
-/** Whether any pending delivery is due and not leased: a probe on the due index before a claim. */
-export async function anyDeliveryDue(db: Queryable, now: Date): Promise<boolean> {
-  const [row] = await db.query<{ due: boolean }>(
-    `SELECT EXISTS (SELECT 1 FROM webhook_deliveries
-       WHERE status = 'pending' AND next_attempt_at <= $1 AND (locked_until IS NULL OR locked_until <= $1)) AS due`,
-    [now],
-  );
-  return row?.due === true;
-}
-
 export async function claimDueDeliveries(
   db: Queryable,
   claim: ClaimRequest,
@@ -407,6 +413,23 @@ export async function recordAttempts(db: Queryable, records: readonly AttemptRec
     ],
   );
   return new Set(rows.map((row) => row.delivery_id));
+}
+
+/**
+ * Hands leased deliveries back before their lease runs out (a worker that stops, or that could
+ * not start them in time): each becomes due again at once, unless it is no longer this lease's.
+ */
+export async function releaseDeliveries(
+  db: Queryable,
+  leases: ReadonlyArray<{ deliveryId: string; leaseUntil: Date }>,
+): Promise<void> {
+  if (leases.length === 0) return;
+  await db.query(
+    `UPDATE webhook_deliveries d SET locked_until = NULL
+     FROM unnest($1::text[], $2::timestamptz[]) AS released (id, lease_until)
+     WHERE d.id = released.id AND d.locked_until = released.lease_until AND d.status = 'pending'`,
+    [leases.map((lease) => lease.deliveryId), leases.map((lease) => lease.leaseUntil)],
+  );
 }
 
 /** One attempt: see recordAttempts. False when the lease was lost. */
