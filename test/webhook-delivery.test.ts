@@ -599,6 +599,98 @@ describe(`webhook delivery (${databaseKind})`, () => {
     assert.equal((await attemptsOf(merchant, delivery!.id)).length, 1);
   });
 
+  test('an attempt whose record could not be written is made again once its lease has run out', async () => {
+    const merchant = await ctx.merchant();
+    const hook = await receiver();
+    await createEndpoint(merchant, hook.url(), { legacyNotifications: false });
+    const { event } = await pay(merchant);
+
+    // The database refuses attempt records after the receiver has answered (an outage).
+    await ctx.tessera.db.query(
+      `CREATE FUNCTION test_refuse_attempts() RETURNS trigger LANGUAGE plpgsql
+       AS $$ BEGIN RAISE EXCEPTION 'attempt records refused by the test'; END $$`,
+    );
+    await ctx.tessera.db.query(
+      'CREATE TRIGGER test_refuse_attempts BEFORE INSERT ON webhook_attempts FOR EACH STATEMENT EXECUTE FUNCTION test_refuse_attempts()',
+    );
+    const claimedAt = ctx.clock.now().getTime();
+    try {
+      assert.equal(await run(), 0);
+    } finally {
+      await ctx.tessera.db.query('DROP TRIGGER test_refuse_attempts ON webhook_attempts');
+      await ctx.tessera.db.query('DROP FUNCTION test_refuse_attempts()');
+    }
+    assert.equal(hook.requests.length, 1, 'sent once');
+    const [unrecorded] = await deliveriesOf(merchant, event.id);
+    assert.equal(unrecorded!.status, 'pending');
+    assert.equal(unrecorded!.attempts, 0);
+
+    // Not lost, and not sent again while the lease holds; then sent and recorded.
+    ctx.clock.set(new Date(claimedAt + leaseMsFor(timeoutMs) - 1000));
+    assert.equal(await run(), 0);
+    assert.equal(hook.requests.length, 1);
+    ctx.clock.set(new Date(claimedAt + leaseMsFor(timeoutMs)));
+    assert.equal(await run(), 1);
+    assert.equal(hook.requests.length, 2);
+    const [delivery] = await deliveriesOf(merchant, event.id);
+    assert.equal(delivery!.status, 'succeeded');
+    assert.equal(delivery!.attempts, 1);
+    assert.equal((await attemptsOf(merchant, delivery!.id)).length, 1);
+  });
+
+  test("a target's next deliveries go out while earlier attempts still wait to be written", async () => {
+    const merchant = await ctx.merchant();
+    const hook = await receiver();
+    await createEndpoint(merchant, hook.url(), { legacyNotifications: false });
+    const deliveries = 3 * perTargetCap;
+    for (let index = 0; index < deliveries; index++) await pay(merchant);
+
+    const running = run();
+    await hook.waitFor(1, 5000);
+    // Attempt records now wait for a lock the test holds: a slow or stalled database write.
+    let unlock!: () => void;
+    const unlocked = new Promise<void>((resolve) => (unlock = resolve));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+    const holder = ctx.tessera.db.transaction(async (tx) => {
+      await tx.query('LOCK TABLE webhook_attempts IN EXCLUSIVE MODE');
+      locked();
+      await unlocked;
+    });
+    try {
+      await lockTaken;
+      // A slot is free as soon as its answer arrives; the records follow when they can.
+      await hook.waitFor(deliveries, 5000);
+    } finally {
+      unlock();
+      await holder;
+    }
+    assert.equal(await running, deliveries);
+    assert.ok(hook.maxConcurrent() <= perTargetCap, String(hook.maxConcurrent()));
+    assert.equal(new Set(hook.requests.map((request) => request.body)).size, deliveries, 'each delivery once');
+    const pending = await merchant.call('GET', '/webhook_deliveries?status=pending');
+    assert.deepEqual(pending.body.data.data, []);
+  });
+
+  test('a stopped dispatcher hands back the deliveries it claimed ahead, so they are sent at once', async () => {
+    const merchant = await ctx.merchant();
+    const hook = await receiver(() => ({ status: 200, body: 'success', delayMs: 300 }));
+    await createEndpoint(merchant, hook.url(), { legacyNotifications: false });
+    const deliveries = 3 * perTargetCap;
+    for (let index = 0; index < deliveries; index++) await pay(merchant);
+
+    ctx.tessera.webhookDispatcher.start();
+    await hook.waitFor(perTargetCap, 5000);
+    await ctx.tessera.webhookDispatcher.stop();
+    const sent = hook.requests.length;
+    assert.ok(sent < deliveries, String(sent));
+    // The clock has not moved, so every lease taken before the stop still holds: only deliveries
+    // handed back can be claimed now.
+    assert.equal(await run(), deliveries - sent);
+    assert.equal(hook.requests.length, deliveries);
+    assert.equal(new Set(hook.requests.map((request) => request.body)).size, deliveries, 'each delivery once');
+  });
+
   test('an event committed without a wake-up (a crash before dispatch) is delivered by polling', async () => {
     const merchant = await ctx.merchant();
     const hook = await receiver();

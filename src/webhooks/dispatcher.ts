@@ -41,28 +41,70 @@ export function leaseMsFor(timeoutMs: number): number {
   return timeoutMs + 60_000;
 }
 
-const batchSize = 100;
+/** At most this many deliveries in one claim of any due delivery. */
+const claimBatchSize = 100;
 /** At most this many attempts are written in one statement (one commit). */
 const recordBatchSize = 500;
+/** While this many attempts wait to be written, nothing more is claimed: the database sets the pace. */
+const maxUnrecorded = 2 * recordBatchSize;
+/**
+ * A prefetched delivery is sent only while its lease has at least the timeout and this margin left,
+ * so that its attempt is answered and recorded before the lease can run out (and another worker
+ * takes it over). The lease is the timeout plus a minute, so a delivery may wait half a minute in
+ * this process's queue (it waits for at most two attempts of its target); one that waited longer
+ * is handed back.
+ */
+const recordMarginMs = 30_000;
 
-type SigningKeyReader = (delivery: queries.ClaimedDelivery) => Promise<string>;
+interface Leased {
+  delivery: queries.ClaimedDelivery;
+  leaseUntil: Date;
+}
+
+/** One target (URL) in this process: its deliveries being sent and those claimed ahead. */
+interface TargetState {
+  /** HTTP exchanges under way: at most concurrencyPerTarget. */
+  inFlight: number;
+  /** Claimed and leased, not yet sent, in the order claimed. */
+  queue: Leased[];
+  /** Its last claim got all it asked for, so more may be due: claim again as room frees up. */
+  backlogged: boolean;
+}
 
 export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
   const { db, clock, logger, webhookEndpoints, httpClient, retryDelaysSeconds, timeoutMs, concurrencyPerTarget } =
     options;
   const leaseMs = leaseMsFor(timeoutMs);
-
-  const sends = new Set<Promise<void>>();
-  const inFlightByTarget = new Map<string, number>();
+  const leaseLeftToStartMs = timeoutMs + recordMarginMs;
   /*
-   * A target that got every slot it asked for may have more due deliveries (a backlog). Its slots
-   * are refilled by a cheap claim of that target alone once half of them are free again, rather
-   * than by a claim of every target after each attempt.
+   * A delivery's slot is free again when the answer arrives, before its attempt is written (the
+   * record is bound to the lease, so at-least-once holds). To refill the slot without waiting for
+   * a claim, each target keeps up to this many deliveries leased: a cap in flight and two queued.
    */
-  const backloggedTargets = new Set<string>();
-  const freedTargets = new Set<string>();
-  const refillAtOrBelow = concurrencyPerTarget - Math.max(1, Math.floor(concurrencyPerTarget / 2));
+  const heldPerTarget = 3 * concurrencyPerTarget;
+  /**
+   * A backlogged target is claimed for again once it has room for this many (so a slot's worth is
+   * still queued while the claim runs), and with it every backlogged target that has room for at
+   * least refillJoin: one claim for many targets rather than one per target.
+   */
+  const refillStep = concurrencyPerTarget;
+  const refillJoin = Math.max(1, Math.ceil(concurrencyPerTarget / 2));
+  /** Deliveries leased by this process at most (in flight and queued). */
+  const maxHeld = 2 * options.maxInFlight;
+
+  const targets = new Map<string, TargetState>();
+  let httpInFlight = 0;
+  /** Leased deliveries not yet answered: queued and in flight. */
+  let held = 0;
+  /** Work that runOnce and stop wait for: attempts (until recorded) and hand-backs. */
+  const tasks = new Set<Promise<void>>();
+  /** Targets with queued deliveries that wait for the process-wide limit. */
+  const waitingForRoom = new Set<string>();
+  /** A backlogged target has room: claim for the backlogged targets (a cheap claim of those alone). */
+  let refillWanted = false;
   let anyDueWanted = false;
+  /** A claim was skipped because too many attempts wait to be written. */
+  let claimsHeldBack = false;
 
   let pumping: Promise<void> | undefined;
   let pumpAgain = false;
@@ -72,6 +114,11 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
   let timer: NodeJS.Timeout | undefined;
   let attemptsRecorded = 0;
 
+  function track(task: Promise<void>): void {
+    const tracked = task.finally(() => tasks.delete(tracked));
+    tasks.add(tracked);
+  }
+
   // Attempts are written in groups: the ones that end while a write is under way go together in
   // the next (group commit), so a busy worker commits once per group instead of once per attempt.
   const unwritten: Array<{
@@ -79,9 +126,11 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     written: (recorded: boolean) => void;
     failed: (err: unknown) => void;
   }> = [];
+  let unrecorded = 0;
   let writing = false;
 
   function writeAttempt(record: queries.AttemptRecord): Promise<boolean> {
+    unrecorded++;
     return new Promise((written, failed) => {
       unwritten.push({ record, written, failed });
       if (writing) return;
@@ -104,12 +153,18 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
         } catch (err) {
           if (group.length === 1) {
             group[0]?.failed(err);
-            continue;
+          } else {
+            // One bad row must not cost the others their record: each is written on its own.
+            for (const item of group) {
+              await queries.recordAttempt(db, item.record).then(item.written, item.failed);
+            }
           }
-          // One bad row must not cost the others their record: each is written on its own.
-          for (const item of group) {
-            await queries.recordAttempt(db, item.record).then(item.written, item.failed);
-          }
+        } finally {
+          unrecorded -= group.length;
+        }
+        if (claimsHeldBack && unrecorded < maxUnrecorded) {
+          claimsHeldBack = false;
+          requestPump(true);
         }
       }
     } finally {
@@ -124,11 +179,11 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     return delaySeconds === undefined ? null : new Date(attemptedAt.getTime() + delaySeconds * 1000);
   }
 
-  async function attempt(
-    delivery: queries.ClaimedDelivery,
-    leaseUntil: Date,
-    signingKeyOf: SigningKeyReader,
-  ): Promise<void> {
+  /**
+   * Makes one attempt and records it. `answered` is called once the HTTP exchange is over (or was
+   * never started), before the record is written: it frees the target's slot.
+   */
+  async function attempt({ delivery, leaseUntil }: Leased, answered: () => void): Promise<void> {
     const attemptNumber = Number(delivery.attempts) + 1;
     const attemptedAt = clock.now();
     let durationMs = 0;
@@ -139,46 +194,50 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     // A delivery planned before its endpoint was disabled or deleted is ended, not sent.
     let giveUp = false;
 
-    if (delivery.endpoint_state !== 'enabled') {
-      error = `Not sent: the webhook endpoint was ${delivery.endpoint_state}`;
-      giveUp = true;
-    } else {
-      let signingKey: string | undefined;
-      try {
-        signingKey = await signingKeyOf(delivery);
-      } catch (err) {
-        logger.error({ err, deliveryId: delivery.id }, 'webhook signing key could not be read');
-        error = 'Not sent: Tessera could not read the signing key (internal error)';
-      }
-      if (signingKey !== undefined) {
-        // SPEC §6.3 with DESIGN §5's capitalisations, which PHP verifiers read case-sensitively.
-        const requestTime = formatRequestTime(attemptedAt);
-        const sentAt = performance.now();
-        const outcome = await httpClient.post(
-          delivery.send_url,
-          {
-            'Content-Type': 'application/json',
-            'Request-Time': requestTime,
-            Signature: signWebhook(signingKey, requestTime, delivery.body),
-          },
-          delivery.body,
-        );
-        durationMs = Math.round(performance.now() - sentAt);
-        if (outcome.ok) {
-          httpStatus = outcome.status;
-          excerpt = outcome.excerpt;
-          // SPEC §6.1.2 / DESIGN §5: delivered only when a 2xx answer says `success`.
-          const is2xx = outcome.status >= 200 && outcome.status < 300;
-          succeeded = is2xx && outcome.body.trim() === 'success';
-          if (!succeeded) {
-            error = is2xx
-              ? 'The response body is not "success"'
-              : `The endpoint answered HTTP ${outcome.status}, not 2xx`;
+    try {
+      if (delivery.endpoint_state !== 'enabled') {
+        error = `Not sent: the webhook endpoint was ${delivery.endpoint_state}`;
+        giveUp = true;
+      } else {
+        let signingKey: string | undefined;
+        try {
+          signingKey = await signingKeyOf(delivery);
+        } catch (err) {
+          logger.error({ err, deliveryId: delivery.id }, 'webhook signing key could not be read');
+          error = 'Not sent: Tessera could not read the signing key (internal error)';
+        }
+        if (signingKey !== undefined) {
+          // SPEC §6.3 with DESIGN §5's capitalisations, which PHP verifiers read case-sensitively.
+          const requestTime = formatRequestTime(attemptedAt);
+          const sentAt = performance.now();
+          const outcome = await httpClient.post(
+            delivery.send_url,
+            {
+              'Content-Type': 'application/json',
+              'Request-Time': requestTime,
+              Signature: signWebhook(signingKey, requestTime, delivery.body),
+            },
+            delivery.body,
+          );
+          durationMs = Math.round(performance.now() - sentAt);
+          if (outcome.ok) {
+            httpStatus = outcome.status;
+            excerpt = outcome.excerpt;
+            // SPEC §6.1.2 / DESIGN §5: delivered only when a 2xx answer says `success`.
+            const is2xx = outcome.status >= 200 && outcome.status < 300;
+            succeeded = is2xx && outcome.body.trim() === 'success';
+            if (!succeeded) {
+              error = is2xx
+                ? 'The response body is not "success"'
+                : `The endpoint answered HTTP ${outcome.status}, not 2xx`;
+            }
+          } else {
+            error = outcome.error;
           }
-        } else {
-          error = outcome.error;
         }
       }
+    } finally {
+      answered();
     }
 
     const nextAttemptAt = succeeded || giveUp ? null : nextAttemptAfter(attemptNumber, attemptedAt);
@@ -213,101 +272,180 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     }
   }
 
-  /**
-   * Reads each signing key once per claimed batch, afresh for every batch: a rolled token signs
-   * every attempt claimed after the roll, including the very next retry (SPEC §5.3).
+  /*
+   * Decrypted endpoint tokens, each with the ciphertext it was read for. Every claim reads the
+   * current ciphertext with the delivery, so a rolled token signs every attempt claimed after the
+   * roll, including the very next retry (SPEC §5.3), without a statement per claim to read it.
    */
-  function signingKeys(): SigningKeyReader {
-    const read = new Map<string, Promise<string>>();
-    return (delivery) => {
-      const name = delivery.kind === 'endpoint' ? `endpoint:${delivery.endpoint_id}` : `legacy:${delivery.merchant_id}`;
-      let key = read.get(name);
-      if (!key) {
-        key =
-          delivery.kind === 'endpoint'
-            ? webhookEndpoints.tokenFor(delivery.endpoint_id)
-            : webhookEndpoints.legacyKeyFor(delivery.merchant_id);
-        read.set(name, key);
-      }
-      return key;
-    };
+  const tokens = new Map<string, { ciphertext: string; token: Promise<string> }>();
+  const maxTokens = 10_000;
+
+  function signingKeyOf(delivery: queries.ClaimedDelivery): Promise<string> {
+    if (delivery.kind === 'legacy') return webhookEndpoints.legacyKeyFor(delivery.merchant_id);
+    const known = tokens.get(delivery.endpoint_id);
+    if (known && known.ciphertext === delivery.token_ciphertext) return known.token;
+    const token = webhookEndpoints.tokenFor(delivery.endpoint_id);
+    if (tokens.size >= maxTokens) tokens.clear();
+    const entry = { ciphertext: delivery.token_ciphertext, token };
+    tokens.set(delivery.endpoint_id, entry);
+    // A failed read is not kept: the next attempt reads again.
+    token.catch(() => {
+      if (tokens.get(delivery.endpoint_id) === entry) tokens.delete(delivery.endpoint_id);
+    });
+    return token;
   }
 
-  function inFlightOf(target: string): number {
-    return inFlightByTarget.get(target) ?? 0;
-  }
-
-  /** A target that got all the slots a claim offered it may have more due: refill it as slots free up. */
-  function markBacklogged(target: string): void {
-    if (inFlightOf(target) <= refillAtOrBelow) {
-      // Its attempts ended while it was being claimed.
-      freedTargets.add(target);
-      requestPump(false);
-    } else {
-      backloggedTargets.add(target);
+  function stateOf(target: string): TargetState {
+    let state = targets.get(target);
+    if (!state) {
+      state = { inFlight: 0, queue: [], backlogged: false };
+      targets.set(target, state);
     }
+    return state;
   }
 
-  function startAttempts(deliveries: readonly queries.ClaimedDelivery[], leaseUntil: Date): Map<string, number> {
-    const keys = signingKeys();
-    const startedByTarget = new Map<string, number>();
+  /** Claimed deliveries join their targets' queues and are sent as slots allow. */
+  function enqueue(deliveries: readonly queries.ClaimedDelivery[], leaseUntil: Date): Map<string, number> {
+    const claimedByTarget = new Map<string, number>();
     for (const delivery of deliveries) {
-      const target = delivery.target;
-      startedByTarget.set(target, (startedByTarget.get(target) ?? 0) + 1);
-      inFlightByTarget.set(target, inFlightOf(target) + 1);
-      const send: Promise<void> = attempt(delivery, leaseUntil, keys)
-        .catch((err: unknown) => {
-          // The delivery stays leased and is tried again when the lease runs out.
-          logger.error({ err, deliveryId: delivery.id }, 'webhook attempt could not be recorded');
-        })
-        .finally(() => {
-          const left = inFlightOf(target) - 1;
-          if (left <= 0) inFlightByTarget.delete(target);
-          else inFlightByTarget.set(target, left);
-          const wasAtLimit = sends.size >= options.maxInFlight;
-          sends.delete(send);
-          if (backloggedTargets.has(target) && left <= refillAtOrBelow) {
-            backloggedTargets.delete(target);
-            freedTargets.add(target);
-            requestPump(false);
-          }
-          // Deliveries held back by the process-wide limit may be waiting for this slot.
-          if (wasAtLimit) requestPump(true);
-        });
-      sends.add(send);
+      claimedByTarget.set(delivery.target, (claimedByTarget.get(delivery.target) ?? 0) + 1);
+      stateOf(delivery.target).queue.push({ delivery, leaseUntil });
+      held++;
     }
-    return startedByTarget;
+    for (const target of claimedByTarget.keys()) startQueued(target);
+    return claimedByTarget;
   }
 
-  /** Refills the slots of backlogged targets whose attempts ended: one cheap indexed claim. */
-  async function refillFreedTargets(): Promise<void> {
-    let room = options.maxInFlight - sends.size;
-    const targets: string[] = [];
+  function startQueued(target: string): void {
+    const state = targets.get(target);
+    if (!state) return;
+    const late: Leased[] = [];
+    while (state.queue.length > 0 && state.inFlight < concurrencyPerTarget) {
+      if (httpInFlight >= options.maxInFlight) {
+        waitingForRoom.add(target);
+        break;
+      }
+      const leased = state.queue.shift()!;
+      if (leased.leaseUntil.getTime() - clock.now().getTime() < leaseLeftToStartMs) {
+        held--;
+        late.push(leased);
+        continue;
+      }
+      state.inFlight++;
+      httpInFlight++;
+      let answered = false;
+      track(
+        attempt(leased, () => {
+          if (answered) return;
+          answered = true;
+          onAnswered(target);
+        }).catch((err: unknown) => {
+          // The delivery stays leased and is tried again when the lease runs out.
+          logger.error({ err, deliveryId: leased.delivery.id }, 'webhook attempt could not be recorded');
+        }),
+      );
+    }
+    if (late.length > 0) {
+      // Too little of their lease is left to send them safely: handed back, another claim takes them.
+      handBack(late, () => requestPump(true));
+    }
+    forgetIfIdle(target, state);
+  }
+
+  function onAnswered(target: string): void {
+    const state = targets.get(target);
+    if (!state) return;
+    const wasAtLimit = httpInFlight >= options.maxInFlight || held >= maxHeld;
+    state.inFlight--;
+    httpInFlight--;
+    held--;
+    startQueued(target);
+    // Deliveries held back by the process-wide limit may be waiting for this slot.
+    for (const waiting of [...waitingForRoom]) {
+      if (httpInFlight >= options.maxInFlight) break;
+      waitingForRoom.delete(waiting);
+      startQueued(waiting);
+    }
+    refillIfRoom(state);
+    if (wasAtLimit) requestPump(true);
+    forgetIfIdle(target, state);
+  }
+
+  function forgetIfIdle(target: string, state: TargetState): void {
+    if (state.inFlight === 0 && state.queue.length === 0 && !state.backlogged && targets.get(target) === state) {
+      targets.delete(target);
+    }
+  }
+
+  function roomOf(state: TargetState): number {
+    return heldPerTarget - state.inFlight - state.queue.length;
+  }
+
+  /** A backlogged target with room for refillStep more asks for a refill claim. */
+  function refillIfRoom(state: TargetState): void {
+    if (!state.backlogged || refillWanted || roomOf(state) < refillStep) return;
+    refillWanted = true;
+    requestPump(false);
+  }
+
+  /** A target that got all a claim offered it may have more due: claim again as room frees up. */
+  function markBacklogged(target: string): void {
+    const state = stateOf(target);
+    state.backlogged = true;
+    refillIfRoom(state);
+  }
+
+  function handBack(leases: readonly Leased[], then?: () => void): void {
+    track(
+      queries
+        .releaseDeliveries(
+          db,
+          leases.map((leased) => ({ deliveryId: leased.delivery.id, leaseUntil: leased.leaseUntil })),
+        )
+        .then(then)
+        .catch((err: unknown) => {
+          // They are claimed again when their leases run out.
+          logger.error({ err }, 'webhook deliveries could not be handed back');
+        }),
+    );
+  }
+
+  /** Refills backlogged targets that have room: one cheap indexed claim for all of them. */
+  async function refillBacklogged(): Promise<void> {
+    refillWanted = false;
+    let room = maxHeld - held;
+    const wanted: string[] = [];
     const rooms: number[] = [];
-    for (const target of freedTargets) {
-      const free = Math.min(concurrencyPerTarget - inFlightOf(target), room);
-      if (free <= 0) continue;
-      targets.push(target);
+    for (const [target, state] of targets) {
+      if (!state.backlogged) continue;
+      const free = Math.min(roomOf(state), room);
+      // Left out for want of room in this process: its next answer asks again.
+      if (free < refillJoin) continue;
+      wanted.push(target);
       rooms.push(free);
       room -= free;
     }
-    // Targets left out for want of room are found by the claim of any due delivery that the end
-    // of an attempt at the process-wide limit asks for.
-    if (freedTargets.size > targets.length) anyDueWanted = true;
-    freedTargets.clear();
-    if (targets.length === 0) return;
+    if (wanted.length === 0) return;
     const now = clock.now();
     const leaseUntil = new Date(now.getTime() + leaseMs);
-    const deliveries = await queries.claimDueDeliveriesOf(db, { now, leaseUntil, targets, rooms });
-    const startedByTarget = startAttempts(deliveries, leaseUntil);
-    targets.forEach((target, index) => {
-      if ((startedByTarget.get(target) ?? 0) >= (rooms[index] ?? 0)) markBacklogged(target);
+    const deliveries = await queries.claimDueDeliveriesOf(db, { now, leaseUntil, targets: wanted, rooms });
+    const claimedByTarget = enqueue(deliveries, leaseUntil);
+    wanted.forEach((target, index) => {
+      const state = targets.get(target);
+      if (!state) return;
+      if ((claimedByTarget.get(target) ?? 0) < (rooms[index] ?? 0)) {
+        // Every due delivery of the target is taken: new ones come with a wake-up or a poll.
+        state.backlogged = false;
+        forgetIfIdle(target, state);
+      } else {
+        refillIfRoom(state);
+      }
     });
   }
 
   /**
-   * Claims due deliveries of every target below its cap, the earliest first, until none is left
-   * or this process is at its limit. Run when new events are committed, on each poll, and when
+   * Claims due deliveries of every target below its share, the earliest first, until none is left
+   * or this process holds all it may. Run when new events are committed, on each poll, and when
    * the process-wide limit frees up; not on every end of an attempt, since with a capped
    * target's backlog at the head of the queue it has to look past that backlog.
    */
@@ -317,32 +455,34 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     if (!(await queries.anyDeliveryDue(db, clock.now()))) return;
     let racesLost = 0;
     for (;;) {
-      const room = options.maxInFlight - sends.size;
+      const room = maxHeld - held;
       // At the process-wide limit: the end of an attempt asks for this claim again.
       if (room <= 0) return;
       const busyTargets: string[] = [];
       const busyCounts: number[] = [];
       const saturatedTargets: string[] = [];
-      for (const [target, count] of inFlightByTarget) {
+      for (const [target, state] of targets) {
+        const count = state.inFlight + state.queue.length;
+        if (count === 0) continue;
         busyTargets.push(target);
         busyCounts.push(count);
-        if (count >= concurrencyPerTarget) saturatedTargets.push(target);
+        if (count >= heldPerTarget) saturatedTargets.push(target);
       }
       const now = clock.now();
       const leaseUntil = new Date(now.getTime() + leaseMs);
-      const limit = Math.min(batchSize, room);
+      const limit = Math.min(claimBatchSize, room);
       const { deliveries, chosen, examined, window } = await queries.claimDueDeliveries(db, {
         now,
         leaseUntil,
         limit,
-        perTargetLimit: concurrencyPerTarget,
+        perTargetLimit: heldPerTarget,
         busyTargets,
         busyCounts,
         saturatedTargets,
       });
-      const startedByTarget = startAttempts(deliveries, leaseUntil);
-      for (const [target, count] of startedByTarget) {
-        const offered = concurrencyPerTarget - (busyCounts[busyTargets.indexOf(target)] ?? 0);
+      const claimedByTarget = enqueue(deliveries, leaseUntil);
+      for (const [target, count] of claimedByTarget) {
+        const offered = heldPerTarget - (busyCounts[busyTargets.indexOf(target)] ?? 0);
         if (count >= offered) markBacklogged(target);
       }
       if (chosen === 0) return;
@@ -351,13 +491,19 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
         if (++racesLost > 3) return;
         continue;
       }
-      // Every due row of the targets below their cap was looked at, and all that fit were taken.
+      // Every due row of the targets below their share was looked at, and all that fit were taken.
       if (examined < window && chosen < limit) return;
     }
   }
 
   async function claimAndStart(): Promise<void> {
-    if (freedTargets.size > 0) await refillFreedTargets();
+    if (unrecorded >= maxUnrecorded) {
+      // The end of the next write asks for a claim again.
+      claimsHeldBack = true;
+      anyDueWanted = true;
+      return;
+    }
+    if (refillWanted) await refillBacklogged();
     if (anyDueWanted) {
       anyDueWanted = false;
       await claimAnyDue();
@@ -405,6 +551,11 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     timer = current;
   }
 
+  /** Waits until no attempt, record or hand-back is under way and no claim is running. */
+  async function settle(): Promise<void> {
+    while (tasks.size > 0 || pumping) await Promise.all([...tasks, pumping]);
+  }
+
   return {
     wake,
 
@@ -419,9 +570,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
         for (;;) {
           anyDueWanted = true;
           await pump();
-          if (sends.size === 0 && !pumping) break;
-          // Attempts that end free slots and claim more (wake), until nothing is in flight.
-          while (sends.size > 0 || pumping) await Promise.all([...sends, pumping]);
+          if (tasks.size === 0 && !pumping) break;
+          // Attempts that end free slots and claim more, until nothing is under way.
+          await settle();
         }
       } finally {
         draining--;
@@ -429,9 +580,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       return attemptsRecorded - before;
     },
 
-    /** Deliveries in flight in this process. */
+    /** HTTP exchanges under way in this process. */
     inFlight(): number {
-      return sends.size;
+      return httpInFlight;
     },
 
     start(): void {
@@ -441,13 +592,28 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       wake();
     },
 
-    /** Stops claiming in the background and waits for the attempts in flight to be recorded. */
+    /**
+     * Stops claiming in the background, hands back the deliveries claimed ahead and not yet sent
+     * (so that another worker sends them at once), and waits for the attempts under way to be
+     * recorded.
+     */
     async stop(): Promise<void> {
       started = false;
       if (timer) clearTimeout(timer);
       timer = undefined;
       await pumping;
-      while (sends.size > 0) await Promise.all([...sends]);
+      const queued: Leased[] = [];
+      for (const [target, state] of targets) {
+        queued.push(...state.queue);
+        held -= state.queue.length;
+        state.queue = [];
+        state.backlogged = false;
+        forgetIfIdle(target, state);
+      }
+      waitingForRoom.clear();
+      refillWanted = false;
+      if (queued.length > 0) handBack(queued);
+      await settle();
     },
   };
 }
