@@ -25,6 +25,7 @@ import { parseArgs } from 'node:util';
 import { cores } from './cpu.js';
 import { closedLoop, fixedRate, type PhaseResult, type RequestSpec } from './load.js';
 import { cards } from './cards.js';
+import { backendsAndRuns, positiveInteger, type Backend } from './settings.js';
 import {
   Cleanup,
   runBenchmark,
@@ -38,7 +39,6 @@ import {
   type ChildServer,
 } from './processes.js';
 
-type Backend = 'pglite' | 'postgres';
 type PhaseKey = 'storing' | 'mit' | 'rate' | 'bare';
 
 const apiBase = '/api/services/v1';
@@ -48,13 +48,6 @@ const goals = {
 };
 
 // ---- settings ------------------------------------------------------------------------------
-
-function positiveInteger(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) <= 0) throw new Error(`${name} must be a positive whole number`);
-  return Number(raw);
-}
 
 function readSettings() {
   const { values } = parseArgs({
@@ -66,11 +59,7 @@ function readSettings() {
       json: { type: 'string' },
     },
   });
-  if (values.only !== undefined && values.only !== 'pglite' && values.only !== 'postgres') {
-    throw new Error('--only takes pglite or postgres');
-  }
-  const runs = values.runs === undefined ? positiveInteger('BENCH_RUNS', 1) : Number(values.runs);
-  if (!Number.isInteger(runs) || runs < 1 || runs > 20) throw new Error('--runs takes a whole number from 1 to 20');
+  const { backends, runs } = backendsAndRuns(values);
   const allPhases: PhaseKey[] = ['storing', 'mit', 'rate', 'bare'];
   const phases = values.phases === undefined ? allPhases : (values.phases.split(',') as PhaseKey[]);
   for (const phase of phases) {
@@ -78,7 +67,6 @@ function readSettings() {
   }
   const durationS = positiveInteger('BENCH_DURATION_SECONDS', 10);
   const storingPayments = process.env.BENCH_STORING_PAYMENTS ? positiveInteger('BENCH_STORING_PAYMENTS', 0) : undefined;
-  const backends: Backend[] = values.only ? [values.only as Backend] : ['pglite', 'postgres'];
   return {
     backends,
     runs,

@@ -45,6 +45,7 @@ import { parseArgs } from 'node:util';
 import { cores, cpuShare, cpuSnapshot, type CpuShare, type CpuSnapshot } from './cpu.js';
 import { closedLoop, fixedRate, percentile, type PhaseResult, type RequestSpec } from './load.js';
 import { cards } from './cards.js';
+import { backendsAndRuns, positiveInteger, type Backend } from './settings.js';
 import {
   Cleanup,
   runBenchmark,
@@ -59,8 +60,6 @@ import {
   type ChildServer,
 } from './processes.js';
 
-type Backend = 'pglite' | 'postgres';
-
 const apiBase = '/api/services/v1';
 const goals = {
   drainPerSecond: { pglite: 3000, postgres: 5000 } as Record<Backend, number>,
@@ -72,13 +71,6 @@ const notificationsPerPayment = 2;
 
 // ---- settings ------------------------------------------------------------------------------
 
-function positiveInteger(name: string, fallback: number, min = 1): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  if (!/^\d+$/.test(raw.trim()) || Number(raw) < min) throw new Error(`${name} must be a whole number ≥ ${min}`);
-  return Number(raw);
-}
-
 function readSettings() {
   const { values } = parseArgs({
     options: {
@@ -88,12 +80,7 @@ function readSettings() {
       'cpu-prof': { type: 'string' },
     },
   });
-  if (values.only !== undefined && values.only !== 'pglite' && values.only !== 'postgres') {
-    throw new Error('--only takes pglite or postgres');
-  }
-  const runs = values.runs === undefined ? positiveInteger('BENCH_RUNS', 1) : Number(values.runs);
-  if (!Number.isInteger(runs) || runs < 1 || runs > 20) throw new Error('--runs takes a whole number from 1 to 20');
-  const backends: Backend[] = values.only ? [values.only as Backend] : ['pglite', 'postgres'];
+  const { backends, runs } = backendsAndRuns(values);
   const deliveries = positiveInteger('BENCH_WEBHOOK_DELIVERIES', 20_000, 100);
   const durationS = positiveInteger('BENCH_DURATION_SECONDS', 10);
   const sustained = process.env.BENCH_WEBHOOK_SUSTAINED_RATE;

@@ -50,6 +50,37 @@ async function stopService(running: Running): Promise<void> {
   await exited;
 }
 
+/** Calls the merchant API of a started service with its sandbox key: GET without a body, POST with one. */
+function apiCaller(running: Running) {
+  return async (route: string, body?: unknown): Promise<any> => {
+    const response = await fetch(`${running.baseUrl}${route}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { authorization: `Bearer ${running.privateKey}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const parsed = (await response.json()) as { code: string; data: any };
+    assert.equal(parsed.code, 'success', JSON.stringify(parsed));
+    return parsed.data;
+  };
+}
+
+/** Creates the webhook endpoint, then a card and a payment with confirm, which succeeds. */
+async function payWithEndpoint(call: ReturnType<typeof apiCaller>, endpoint: Record<string, unknown>) {
+  await call('/webhook_endpoints/create', endpoint);
+  const method = await call('/payment_methods/create', {
+    type: 'card',
+    card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+  });
+  const payment = await call('/payment/create', {
+    amount: '1999',
+    currency: 'USD',
+    paymentMethod: method.id,
+    confirm: true,
+  });
+  assert.equal(payment.status, 'succeeded');
+  return payment;
+}
+
 /** A crash: SIGKILL, no chance to finish anything. */
 async function killService(running: Running): Promise<void> {
   if (running.child.exitCode !== null || running.child.signalCode !== null) return;
@@ -204,28 +235,8 @@ describe(`tessera command (${databaseKind})`, () => {
       let eventId: string;
       try {
         assert.match(off.output(), /TESSERA_WEBHOOK_DISPATCHER=off/);
-        const call = async (route: string, body?: unknown) => {
-          const response = await fetch(`${off.baseUrl}${route}`, {
-            method: body === undefined ? 'GET' : 'POST',
-            headers: { authorization: `Bearer ${off.privateKey}`, 'content-type': 'application/json' },
-            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-          });
-          const parsed = (await response.json()) as { code: string; data: any };
-          assert.equal(parsed.code, 'success', JSON.stringify(parsed));
-          return parsed.data;
-        };
-        await call('/webhook_endpoints/create', { url: receiver.url() });
-        const method = await call('/payment_methods/create', {
-          type: 'card',
-          card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
-        });
-        const payment = await call('/payment/create', {
-          amount: '1999',
-          currency: 'USD',
-          paymentMethod: method.id,
-          confirm: true,
-        });
-        assert.equal(payment.status, 'succeeded');
+        const call = apiCaller(off);
+        const payment = await payWithEndpoint(call, { url: receiver.url() });
         eventId = (await call(`/events?objectId=${payment.id}`)).data[0].id;
         await new Promise((resolve) => setTimeout(resolve, 500));
         assert.equal(receiver.requests.length, 0, 'nothing is sent while the dispatcher is off');
@@ -273,28 +284,8 @@ describe(`tessera command (${databaseKind})`, () => {
         const first = await startService(env);
         let eventId: string;
         try {
-          const call = async (route: string, body: unknown) => {
-            const response = await fetch(`${first.baseUrl}${route}`, {
-              method: 'POST',
-              headers: { authorization: `Bearer ${first.privateKey}`, 'content-type': 'application/json' },
-              body: JSON.stringify(body),
-            });
-            const parsed = (await response.json()) as { code: string; data: any };
-            assert.equal(parsed.code, 'success', JSON.stringify(parsed));
-            return parsed.data;
-          };
-          await call('/webhook_endpoints/create', { url: receiver.url(), legacyNotifications: false });
-          const method = await call('/payment_methods/create', {
-            type: 'card',
-            card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
-          });
-          const payment = await call('/payment/create', {
-            amount: '1999',
-            currency: 'USD',
-            paymentMethod: method.id,
-            confirm: true,
-          });
-          assert.equal(payment.status, 'succeeded');
+          const call = apiCaller(first);
+          await payWithEndpoint(call, { url: receiver.url(), legacyNotifications: false });
           const [inFlight] = await receiver.waitFor(1, 10_000);
           eventId = JSON.parse(inFlight!.body).id;
         } finally {
