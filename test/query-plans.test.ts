@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { selectOwnRowById } from '../src/db/by-id.js';
+import { ownRowCondition, selectOwnRowById } from '../src/db/by-id.js';
 import { openDb, type Db } from '../src/db/db.js';
 import { migrate } from '../src/db/migrate.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
@@ -42,15 +42,49 @@ describe(`lookups by id use the primary key in a generic plan without statistics
     });
   }
 
-  for (const [table, condition] of [
-    ['customers', 'deleted_at IS NULL'],
-    ['payments', undefined],
-    ['events', undefined],
-  ] as const) {
-    test(`${table}: found through ${table}_pkey, not ${table}_list`, async () => {
-      const plan = await genericPlan(selectOwnRowById(table, 'id', condition), ['x_1', 'mer_1', 'test']);
+  const lookups: Array<{ table: string; listIndex: string; sql: string; params: unknown[] }> = [
+    {
+      table: 'customers',
+      listIndex: 'customers_list',
+      sql: selectOwnRowById('customers', 'id', 'deleted_at IS NULL'),
+      params: ['x_1', 'mer_1', 'test'],
+    },
+    {
+      table: 'payments',
+      listIndex: 'payments_list',
+      sql: selectOwnRowById('payments', 'id'),
+      params: ['x_1', 'mer_1', 'test'],
+    },
+    {
+      table: 'events',
+      listIndex: 'events_list',
+      sql: selectOwnRowById('events', 'id'),
+      params: ['x_1', 'mer_1', 'test'],
+    },
+    {
+      table: 'webhook_deliveries',
+      listIndex: 'webhook_deliveries_merchant',
+      sql: selectOwnRowById('webhook_deliveries', 'id'),
+      params: ['x_1', 'mer_1', 'test'],
+    },
+    {
+      table: 'customers',
+      listIndex: 'customers_list',
+      sql: `UPDATE customers SET email = $4 WHERE ${ownRowCondition('customers', '$1', '$2', '$3')} RETURNING id`,
+      params: ['x_1', 'mer_1', 'test', 'a@example.com'],
+    },
+    {
+      table: 'webhook_endpoints',
+      listIndex: 'webhook_endpoints_merchant',
+      sql: `UPDATE webhook_endpoints SET description = $4 WHERE ${ownRowCondition('webhook_endpoints', '$3', '$1', '$2')} RETURNING id`,
+      params: ['mer_1', 'test', 'x_1', 'd'],
+    },
+  ];
+  for (const { table, listIndex, sql, params } of lookups) {
+    test(`${sql.split(' ')[0]} ${table}: found through ${table}_pkey, not ${listIndex}`, async () => {
+      const plan = await genericPlan(sql, params);
       assert.match(plan, new RegExp(`${table}_pkey`), plan);
-      assert.doesNotMatch(plan, new RegExp(`${table}_list`), plan);
+      assert.doesNotMatch(plan, new RegExp(listIndex), plan);
     });
   }
 });

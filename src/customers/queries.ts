@@ -1,7 +1,10 @@
-import { selectOwnRowById } from '../db/by-id.js';
+import { ownRowCondition, selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
 import { selectPage, type PageRequest } from '../db/pagination.js';
 import type { AddressOut, ShippingOut } from '../http/common-schemas.js';
+
+/** The customer with id $1 of merchant $2 in mode $3, by its primary key (db/by-id.ts). */
+const ownCustomer = ownRowCondition('customers', '$1', '$2', '$3');
 
 export interface CustomerRow {
   id: string;
@@ -60,7 +63,7 @@ export async function updateCustomer(db: Queryable, row: CustomerRow, now: Date)
   const [updated] = await db.query<CustomerRow>(
     `UPDATE customers SET merchant_user_id = $4, email = $5, first_name = $6, last_name = $7, phone = $8,
        description = $9, address = $10, shipping = $11, updated_at = $12
-     WHERE id = $1 AND merchant_id = $2 AND mode = $3 AND deleted_at IS NULL RETURNING ${columns}`,
+     WHERE ${ownCustomer} AND deleted_at IS NULL RETURNING ${columns}`,
     [
       row.id,
       row.merchant_id,
@@ -87,7 +90,7 @@ export async function markCustomerDeleted(
   now: Date,
 ): Promise<boolean> {
   const rows = await db.query(
-    'UPDATE customers SET deleted_at = $4, updated_at = $4 WHERE id = $1 AND merchant_id = $2 AND mode = $3 AND deleted_at IS NULL RETURNING id',
+    `UPDATE customers SET deleted_at = $4, updated_at = $4 WHERE ${ownCustomer} AND deleted_at IS NULL RETURNING id`,
     [id, merchantId, mode, now],
   );
   return rows.length > 0;

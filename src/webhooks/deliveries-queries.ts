@@ -1,3 +1,4 @@
+import { ownRowAlias, selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
 import { selectPage, type PageRequest } from '../db/pagination.js';
 import type { DeliveryKind, DeliveryStatus } from './deliveries-schemas.js';
@@ -41,9 +42,11 @@ export interface AttemptRow {
 }
 
 // The body is not among the listed columns: lists and the API never need it, and it can be large.
-const columns =
-  'id, event_id, (SELECT type FROM events WHERE events.id = webhook_deliveries.event_id) AS event_type, ' +
+/** The answered columns of a delivery, read from `source` (the table, or an alias of it). */
+const columnsFrom = (source: string) =>
+  `id, event_id, (SELECT type FROM events WHERE events.id = ${source}.event_id) AS event_type, ` +
   'endpoint_id, url, kind, status, attempts, next_attempt_at, last_attempt_at, created_at';
+const columns = columnsFrom('webhook_deliveries');
 
 /**
  * New deliveries, due at once, in one statement: inside the event's transaction (planning), so
@@ -131,10 +134,11 @@ export async function selectDelivery(
   mode: string,
   id: string,
 ): Promise<DeliveryRow | undefined> {
-  const [row] = await db.query<DeliveryRow>(
-    `SELECT ${columns} FROM webhook_deliveries WHERE merchant_id = $1 AND mode = $2 AND id = $3`,
-    [merchantId, mode, id],
-  );
+  const [row] = await db.query<DeliveryRow>(selectOwnRowById('webhook_deliveries', columnsFrom(ownRowAlias)), [
+    id,
+    merchantId,
+    mode,
+  ]);
   return row;
 }
 
@@ -183,10 +187,11 @@ export async function selectStoredEvent(
   mode: string,
   id: string,
 ): Promise<StoredEvent | undefined> {
-  const [row] = await db.query<StoredEvent>(
-    'SELECT id, type, merchant_id, mode, body FROM events WHERE id = $1 AND merchant_id = $2 AND mode = $3',
-    [id, merchantId, mode],
-  );
+  const [row] = await db.query<StoredEvent>(selectOwnRowById('events', 'id, type, merchant_id, mode, body'), [
+    id,
+    merchantId,
+    mode,
+  ]);
   return row;
 }
 

@@ -1,3 +1,4 @@
+import { ownRowCondition } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
 import { selectPage, type PageRequest } from '../db/pagination.js';
 
@@ -20,6 +21,8 @@ const columns =
   'id, merchant_id, mode, kind, url, description, enabled_events, legacy_notifications, status, created_at';
 
 const scope = 'merchant_id = $1 AND mode = $2 AND deleted_at IS NULL';
+/** The live endpoint with id $3 of merchant $1 in mode $2, found by its primary key (db/by-id.ts). */
+const ownEndpoint = `${ownRowCondition('webhook_endpoints', '$3', '$1', '$2')} AND deleted_at IS NULL`;
 
 export async function insertWebhookEndpoint(
   db: Queryable,
@@ -73,10 +76,11 @@ export async function selectWebhookEndpoint(
   mode: string,
   id: string,
 ): Promise<WebhookEndpointRow | undefined> {
-  const [row] = await db.query<WebhookEndpointRow>(
-    `SELECT ${columns} FROM webhook_endpoints WHERE ${scope} AND id = $3`,
-    [merchantId, mode, id],
-  );
+  const [row] = await db.query<WebhookEndpointRow>(`SELECT ${columns} FROM webhook_endpoints WHERE ${ownEndpoint}`, [
+    merchantId,
+    mode,
+    id,
+  ]);
   return row;
 }
 
@@ -101,7 +105,7 @@ export async function updateWebhookEndpoint(
   const [updated] = await db.query<WebhookEndpointRow>(
     `UPDATE webhook_endpoints SET url = $4, description = $5, enabled_events = $6, legacy_notifications = $7,
        status = $8, updated_at = $9
-     WHERE ${scope} AND id = $3 RETURNING ${columns}`,
+     WHERE ${ownEndpoint} RETURNING ${columns}`,
     [
       row.merchant_id,
       row.mode,
@@ -127,7 +131,7 @@ export async function markWebhookEndpointDeleted(
 ): Promise<boolean> {
   const rows = await db.query(
     `UPDATE webhook_endpoints SET deleted_at = $4, updated_at = $4
-     WHERE ${scope} AND id = $3 AND kind = 'static' RETURNING id`,
+     WHERE ${ownEndpoint} AND kind = 'static' RETURNING id`,
     [merchantId, mode, id, now],
   );
   return rows.length > 0;
@@ -170,7 +174,7 @@ export async function selectTokenCiphertext(
   id: string,
 ): Promise<string | undefined> {
   const [row] = await db.query<{ token_encrypted: string }>(
-    `SELECT token_encrypted FROM webhook_endpoints WHERE ${scope} AND id = $3`,
+    `SELECT token_encrypted FROM webhook_endpoints WHERE ${ownEndpoint}`,
     [merchantId, mode, id],
   );
   return row?.token_encrypted;
@@ -197,7 +201,7 @@ export async function updateTokenCiphertext(
   now: Date,
 ): Promise<boolean> {
   const rows = await db.query(
-    `UPDATE webhook_endpoints SET token_encrypted = $4, updated_at = $5 WHERE ${scope} AND id = $3 RETURNING id`,
+    `UPDATE webhook_endpoints SET token_encrypted = $4, updated_at = $5 WHERE ${ownEndpoint} RETURNING id`,
     [merchantId, mode, id, tokenEncrypted, now],
   );
   return rows.length > 0;
