@@ -42,31 +42,19 @@ describe(`lookups by id use the primary key in a generic plan without statistics
     });
   }
 
-  const lookups: Array<{ table: string; listIndex: string; sql: string; params: unknown[] }> = [
-    {
-      table: 'customers',
-      listIndex: 'customers_list',
-      sql: selectOwnRowById('customers', 'id', 'deleted_at IS NULL'),
-      params: ['x_1', 'mer_1', 'test'],
-    },
-    {
-      table: 'payments',
-      listIndex: 'payments_list',
-      sql: selectOwnRowById('payments', 'id'),
-      params: ['x_1', 'mer_1', 'test'],
-    },
-    {
-      table: 'events',
-      listIndex: 'events_list',
-      sql: selectOwnRowById('events', 'id'),
-      params: ['x_1', 'mer_1', 'test'],
-    },
-    {
-      table: 'webhook_deliveries',
-      listIndex: 'webhook_deliveries_merchant',
-      sql: selectOwnRowById('webhook_deliveries', 'id'),
-      params: ['x_1', 'mer_1', 'test'],
-    },
+  type Lookup = { table: string; listIndex: string; sql: string; params: unknown[] };
+  /** SELECT … by id, merchant and mode, as selectOwnRowById writes it. */
+  const selectById = (table: string, listIndex: string, condition?: string): Lookup => ({
+    table,
+    listIndex,
+    sql: selectOwnRowById(table, 'id', condition),
+    params: ['x_1', 'mer_1', 'test'],
+  });
+  const lookups: Lookup[] = [
+    selectById('customers', 'customers_list', 'deleted_at IS NULL'),
+    selectById('payments', 'payments_list'),
+    selectById('events', 'events_list'),
+    selectById('webhook_deliveries', 'webhook_deliveries_merchant'),
     {
       table: 'customers',
       listIndex: 'customers_list',
