@@ -139,6 +139,44 @@ describe(`contract as clients send it (${databaseKind})`, () => {
     assert.equal(tooLong.body.data.param, 'statementDescriptor');
   });
 
+  test('a validation refusal names the field and its rule (DESIGN §2), not a generic sentence', async () => {
+    const merchant = await ctx.merchant();
+    const cases: Array<[path: string, body: Record<string, unknown>, msg: string]> = [
+      [
+        '/payment_methods/create',
+        { type: 'card', card: { cardNo: visa, expMonth: '13', expYear: '2030' } },
+        'card.expMonth must be a two-digit month from 01 to 12',
+      ],
+      [
+        '/payment/create',
+        { amount: '-1', currency: 'USD', paymentMethod: 'pm_1000000000000000000' },
+        'amount must be a string of digits (minor units) or a whole number, at most 12 digits',
+      ],
+      [
+        '/payment/create',
+        { amount: '1', currency: 'USD', paymentMethod: 'pm_1000000000000000000', confirm: 'yes' },
+        'confirm must be true or false',
+      ],
+      [
+        '/payment/create',
+        { amount: '1', currency: 'USD', paymentMethod: 'pm_1000000000000000000', ip: 'somewhere' },
+        'ip must be an IPv4 or IPv6 address',
+      ],
+      [
+        '/payment/create',
+        { amount: '1', currency: 'US', paymentMethod: 'pm_1000000000000000000' },
+        'currency must be a three-letter ISO 4217 currency code',
+      ],
+      ['/customers/create', { address: { country: 'USA' } }, 'address.country must be a two-letter country code'],
+    ];
+    for (const [path, body, msg] of cases) {
+      const response = await merchant.call('POST', path, body);
+      assert.equal(response.status, 400, response.raw);
+      assert.equal(response.body.code, 'invalid_request');
+      assert.equal(response.body.msg, msg);
+    }
+  });
+
   test('checks the key before the request: without a valid key even a malformed request is 401', async () => {
     for (const [method, path, payload] of [
       ['POST', '/customers/create', '{"firstName":5}'],

@@ -9,7 +9,15 @@ import { ApiError } from './errors.js';
  * `x-rule` on a schema is the sentence used when a value breaks it ("must be a string of digits").
  */
 function createAjv(coerceTypes: boolean): Ajv {
-  const ajv = new Ajv({ coerceTypes, useDefaults: true, removeAdditional: false, allErrors: false, strict: false });
+  // verbose: errors carry their parentSchema, where `x-rule` is read (never `data`, which may hold card digits).
+  const ajv = new Ajv({
+    coerceTypes,
+    useDefaults: true,
+    removeAdditional: false,
+    allErrors: false,
+    strict: false,
+    verbose: true,
+  });
   addFormats.default(ajv, ['email', 'uri', 'date-time', 'ipv4', 'ipv6']);
   ajv.addKeyword({ keyword: 'x-rule', schemaType: 'string' });
   return ajv;
