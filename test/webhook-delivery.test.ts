@@ -11,7 +11,14 @@ import { createWebhookHttpClient } from '../src/webhooks/http-client.js';
 import { formatRequestTime } from '../src/webhooks/signature.js';
 import { verifyWebhook, WebhookVerificationError } from '../sdk/verify-webhook.js';
 import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
-import { phpReencode, refusingUrl, startReceiver, type Receiver, type ReceivedRequest } from './helpers/receiver.js';
+import {
+  answerSuccess,
+  phpReencode,
+  refusingUrl,
+  startReceiver,
+  type Receiver,
+  type ReceivedRequest,
+} from './helpers/receiver.js';
 
 const visa = '4242424242424242';
 const timeoutMs = 1000;
@@ -819,6 +826,129 @@ describe(`webhook delivery (${databaseKind})`, () => {
     const attempts = await attemptsOf(merchant, delivery!.id);
     assert.equal(attempts.length, 2);
     assert.equal(attempts[1]!.error, 'Not sent: the webhook endpoint was deleted');
+  });
+
+  test('POST /events/{id}/resend needs no body: without one it resends to every current target', async () => {
+    const merchant = await ctx.merchant();
+    const hook = await receiver();
+    await createEndpoint(merchant, hook.url());
+    const { event } = await pay(merchant);
+    await run();
+    assert.equal(hook.requests.length, 2);
+    // No body and no Content-Type at all, as `curl -X POST …/resend` sends it.
+    const resent = await merchant.call('POST', `/events/${event.id}/resend`);
+    assert.equal(resent.status, 200, resent.raw);
+    assert.equal(resent.body.data.data.length, 2);
+    await run();
+    assert.equal(hook.requests.length, 4);
+    assert.deepEqual(
+      hook.requests
+        .slice(2)
+        .map((request) => request.body)
+        .sort(),
+      hook.requests
+        .slice(0, 2)
+        .map((request) => request.body)
+        .sort(),
+    );
+  });
+
+  test("an event's deliveries filter by status and endpoint; its attempts are listed with their delivery", async () => {
+    const merchant = await ctx.merchant();
+    const good = await receiver();
+    const bad = await receiver(() => ({ status: 500, body: 'error' }));
+    const goodEndpoint = await createEndpoint(merchant, good.url(), { legacyNotifications: false });
+    const badEndpoint = await createEndpoint(merchant, bad.url(), { legacyNotifications: false });
+    const { event } = await pay(merchant);
+    await run();
+    advanceSeconds(30);
+    await run();
+    const list = async (query: string) => {
+      const response = await merchant.call('GET', `/events/${event.id}/deliveries${query}`);
+      assert.equal(response.status, 200, response.raw);
+      return response.body.data.data as Array<Record<string, any>>;
+    };
+    const [succeeded] = await list('?status=succeeded');
+    assert.equal(succeeded!.endpointId, goodEndpoint.id);
+    const [pending] = await list('?status=pending');
+    assert.equal(pending!.endpointId, badEndpoint.id);
+    assert.deepEqual(await list('?status=failed'), []);
+    assert.deepEqual(
+      (await list(`?endpointId=${badEndpoint.id}`)).map((delivery) => delivery.id),
+      [pending!.id],
+    );
+    assert.equal((await merchant.call('GET', `/events/${event.id}/deliveries?status=lost`)).status, 400);
+
+    const attempts = await merchant.call('GET', `/events/${event.id}/attempts`);
+    assert.equal(attempts.status, 200, attempts.raw);
+    assert.deepEqual(
+      (attempts.body.data.data as Array<Record<string, any>>).map((attempt) => [
+        attempt.deliveryId,
+        attempt.attemptNumber,
+        attempt.httpStatus,
+        attempt.succeeded,
+      ]),
+      [
+        ...[
+          [succeeded!.id, 1, 200, true],
+          [pending!.id, 1, 500, false],
+        ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
+        [pending!.id, 2, 500, false],
+      ],
+    );
+    assert.equal(attempts.body.data.hasMore, false);
+    assert.deepEqual(
+      await attemptsOf(merchant, pending!.id),
+      (attempts.body.data.data as Array<{ deliveryId: string }>).filter(
+        (attempt) => attempt.deliveryId === pending!.id,
+      ),
+    );
+    assert.equal((await merchant.call('GET', '/events/evt_1000000000000000000/attempts')).status, 404);
+    const stranger = await ctx.merchant();
+    assert.equal((await stranger.call('GET', `/events/${event.id}/attempts`)).status, 404);
+  });
+
+  test('a delivery given up after its 13th attempt can be resent by hand, with the same body and the current token', async () => {
+    const merchant = await ctx.merchant();
+    const hook = await receiver(() => ({ status: 503, body: 'down' }));
+    const endpoint = await createEndpoint(merchant, hook.url(), { legacyNotifications: false });
+    const { event } = await pay(merchant);
+    await run();
+    for (const delaySeconds of specRetryDelaysSeconds) {
+      advanceSeconds(delaySeconds);
+      await run();
+    }
+    assert.equal(hook.requests.length, 13);
+    const [given] = await deliveriesOf(merchant, event.id);
+    assert.equal(given!.status, 'failed');
+
+    const rolled = await merchant.call('POST', `/webhook_endpoints/${endpoint.id}/roll_token`);
+    assert.equal(rolled.status, 200, rolled.raw);
+    hook.respond(answerSuccess);
+    const resent = await merchant.call('POST', `/webhook_deliveries/${given!.id}/resend`);
+    assert.equal(resent.status, 200, resent.raw);
+    const fresh = resent.body.data;
+    assert.notEqual(fresh.id, given!.id);
+    assert.deepEqual(
+      [fresh.eventId, fresh.endpointId, fresh.kind, fresh.type, fresh.status, fresh.attempts],
+      [event.id, endpoint.id, 'endpoint', 'endpoint_payment.payment_succeeded', 'pending', 0],
+    );
+    await run();
+    assert.equal(hook.requests.length, 14);
+    const last = hook.requests.at(-1)!;
+    assert.equal(last.body, hook.requests[0]!.body);
+    assert.ok(signedWith(last, rolled.body.data.token));
+    assert.equal((await merchant.call('GET', `/webhook_deliveries/${fresh.id}`)).body.data.status, 'succeeded');
+    // The given-up delivery keeps its log.
+    assert.equal((await attemptsOf(merchant, given!.id)).length, 13);
+
+    assert.equal((await merchant.call('POST', '/webhook_deliveries/wd_1000000000000000000/resend')).status, 404);
+    const stranger = await ctx.merchant();
+    assert.equal((await stranger.call('POST', `/webhook_deliveries/${given!.id}/resend`)).status, 404);
+    await merchant.call('POST', `/webhook_endpoints/${endpoint.id}/update`, { status: 'disabled' });
+    const disabled = await merchant.call('POST', `/webhook_deliveries/${given!.id}/resend`);
+    assert.equal(disabled.status, 400, disabled.raw);
+    assert.equal(disabled.body.code, 'invalid_state');
   });
 
   test('lists deliveries by status and endpoint, newest first, for the merchant only', async () => {

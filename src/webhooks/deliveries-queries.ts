@@ -32,6 +32,7 @@ export interface NewDelivery {
 
 export interface AttemptRow {
   id: string;
+  delivery_id: string;
   attempt_number: number;
   attempted_at: Date;
   duration_ms: number;
@@ -163,13 +164,65 @@ export async function selectDeliveryPage(
   return selectPage<DeliveryRow>(db, { table: 'webhook_deliveries', columns, where, params }, page);
 }
 
+const attemptColumns =
+  'a.id, a.delivery_id, a.attempt_number, a.attempted_at, a.duration_ms, a.http_status, a.response_excerpt, a.error, a.succeeded';
+
 /** Every attempt of a delivery, first first (at most 1 + the number of retries). */
 export async function selectAttempts(db: Queryable, deliveryId: string): Promise<AttemptRow[]> {
   return db.query<AttemptRow>(
-    `SELECT id, attempt_number, attempted_at, duration_ms, http_status, response_excerpt, error, succeeded
-     FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempt_number`,
+    `SELECT ${attemptColumns} FROM webhook_attempts a WHERE a.delivery_id = $1 ORDER BY a.attempt_number`,
     [deliveryId],
   );
+}
+
+/**
+ * The attempts of every delivery of an event, first first, at most `limit` + 1 of them (so the
+ * caller can tell whether there are more). The event must be the merchant's: checked by the caller.
+ */
+export async function selectEventAttempts(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  eventId: string,
+  limit: number,
+): Promise<AttemptRow[]> {
+  return db.query<AttemptRow>(
+    `SELECT ${attemptColumns}
+     FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id
+     WHERE d.event_id = $1 AND d.merchant_id = $2 AND d.mode = $3
+     ORDER BY a.attempted_at, a.delivery_id, a.attempt_number
+     LIMIT $4`,
+    [eventId, merchantId, mode, limit + 1],
+  );
+}
+
+/** What sending a delivery again needs: its exact body and where it went. */
+export interface DeliveryToResend {
+  id: string;
+  event_id: string;
+  /** The code of the event (SPEC §6.2). */
+  event_type: string;
+  endpoint_id: string;
+  url: string;
+  kind: DeliveryKind;
+  body: string;
+}
+
+export async function selectDeliveryToResend(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  id: string,
+): Promise<DeliveryToResend | undefined> {
+  const [row] = await db.query<DeliveryToResend>(
+    selectOwnRowById(
+      'webhook_deliveries',
+      `id, event_id, (SELECT type FROM events WHERE events.id = ${ownRowAlias}.event_id) AS event_type, ` +
+        'endpoint_id, url, kind, body',
+    ),
+    [id, merchantId, mode],
+  );
+  return row;
 }
 
 export interface StoredEvent {

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { envelope, listOf, ok } from '../http/envelope.js';
 import { merchantOf, type App } from '../http/server.js';
 import {
@@ -13,6 +14,11 @@ import type { WebhookDeliveryService } from './deliveries-service.js';
 
 const tags = ['Webhook deliveries'];
 
+/** A resend's body is optional (DESIGN §2 names `POST /events/{id}/resend` alone): no body is `{}`. */
+async function emptyBodyIsEmptyObject(request: FastifyRequest): Promise<void> {
+  if (request.body === undefined || request.body === null) request.body = {};
+}
+
 // SPEC §5.4 / DESIGN §7: like endpoints, deliveries are for Owner, Administrator and Developer;
 // the private key acts for them and a public key is refused before these handlers run.
 export function webhookDeliveryRoutes(deliveries: WebhookDeliveryService) {
@@ -24,7 +30,7 @@ export function webhookDeliveryRoutes(deliveries: WebhookDeliveryService) {
           tags,
           description:
             'The deliveries of an event, newest first: one per target and notification kind (SPEC §6.4), ' +
-            'plus those made by resend.',
+            'plus those made by resend; `status=failed` lists those given up.',
           params: EventDeliveriesParams,
           querystring: ListEventDeliveriesQuery,
           response: { 200: listOf(WebhookDelivery) },
@@ -32,9 +38,24 @@ export function webhookDeliveryRoutes(deliveries: WebhookDeliveryService) {
       },
       async (request) => ok(await deliveries.listForEvent(merchantOf(request), request.params.id, request.query)),
     );
+    app.get(
+      '/events/:id/attempts',
+      {
+        schema: {
+          tags,
+          description:
+            'Every attempt of every delivery of the event, first first (at most 1000): time, duration, HTTP ' +
+            'status, the first 1 KiB of the response and the error.',
+          params: EventDeliveriesParams,
+          response: { 200: listOf(WebhookAttempt) },
+        },
+      },
+      async (request) => ok(await deliveries.listEventAttempts(merchantOf(request), request.params.id)),
+    );
     app.post(
       '/events/:id/resend',
       {
+        preValidation: emptyBodyIsEmptyObject,
         schema: {
           tags,
           description:
@@ -78,6 +99,21 @@ export function webhookDeliveryRoutes(deliveries: WebhookDeliveryService) {
         },
       },
       async (request) => ok(await deliveries.listAttempts(merchantOf(request), request.params.id)),
+    );
+    app.post(
+      '/webhook_deliveries/:id/resend',
+      {
+        schema: {
+          tags,
+          description:
+            'Sends this delivery again by hand (e.g. one given up after the last retry): a new delivery of the ' +
+            "same kind with the same body, signed with the endpoint's current token, to its current url. " +
+            'Answers the new delivery.',
+          params: DeliveryParams,
+          response: { 200: envelope(WebhookDelivery) },
+        },
+      },
+      async (request) => ok(await deliveries.resendDelivery(merchantOf(request), request.params.id)),
     );
   };
 }

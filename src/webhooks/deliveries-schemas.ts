@@ -11,19 +11,20 @@ export type DeliveryStatus = (typeof deliveryStatuses)[number];
 export const DeliveryParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 export const EventDeliveriesParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
-export const ListEventDeliveriesQuery = Type.Object({ ...ListQuery }, { additionalProperties: false });
-export type ListEventDeliveriesQuery = Static<typeof ListEventDeliveriesQuery>;
+const deliveryFilters = {
+  status: Type.Optional(
+    Type.Enum(deliveryStatuses, { description: '`failed`: deliveries given up after the last retry' }),
+  ),
+  endpointId: Type.Optional(Type.String({ maxLength: 64, description: 'we_…' })),
+};
 
-export const ListDeliveriesQuery = Type.Object(
-  {
-    ...ListQuery,
-    status: Type.Optional(
-      Type.Enum(deliveryStatuses, { description: '`failed`: deliveries given up after the last retry' }),
-    ),
-    endpointId: Type.Optional(Type.String({ maxLength: 64, description: 'we_…' })),
-  },
+export const ListEventDeliveriesQuery = Type.Object(
+  { ...ListQuery, ...deliveryFilters },
   { additionalProperties: false },
 );
+export type ListEventDeliveriesQuery = Static<typeof ListEventDeliveriesQuery>;
+
+export const ListDeliveriesQuery = Type.Object({ ...ListQuery, ...deliveryFilters }, { additionalProperties: false });
 export type ListDeliveriesQuery = Static<typeof ListDeliveriesQuery>;
 
 export const ResendEventBody = Type.Object(
@@ -70,6 +71,7 @@ export type WebhookDelivery = Static<typeof WebhookDelivery>;
 export const WebhookAttempt = Type.Object(
   {
     id: Type.String({ pattern: '^wa_\\d{19}$' }),
+    deliveryId: Type.String({ pattern: '^wd_\\d{19}$', description: 'The delivery this attempt belongs to' }),
     attemptNumber: Type.Integer({ description: '1 for the first attempt, up to 13 (SPEC §6.1: 12 follow-ups)' }),
     attemptedAt: Timestamp,
     durationMs: Type.Integer(),

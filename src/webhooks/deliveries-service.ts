@@ -72,6 +72,9 @@ export function endpointBodyOf(eventBody: string, eventType?: string): string {
   return canonicalJson({ ...event, type: endpointEventType(event.type) });
 }
 
+/** GET /events/{id}/attempts answers at most this many (13 per delivery; more only after many resends). */
+const maxEventAttempts = 1000;
+
 /** A payment's `notifyUrl` (SPEC §4.5), when the object has one. */
 function notifyUrlOf(object: Record<string, unknown> | undefined): string | null {
   const value = object?.notifyUrl;
@@ -97,6 +100,7 @@ export function toWebhookDelivery(row: queries.DeliveryRow): WebhookDelivery {
 function toWebhookAttempt(row: queries.AttemptRow): WebhookAttempt {
   return {
     id: row.id,
+    deliveryId: row.delivery_id,
     attemptNumber: Number(row.attempt_number),
     attemptedAt: isoTimestamp(row.attempted_at),
     durationMs: Number(row.duration_ms),
@@ -271,10 +275,59 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
         db,
         merchant.merchantId,
         merchant.mode,
-        { eventId },
+        { eventId, status: query.status, endpointId: query.endpointId },
         query,
       );
       return { data: rows.map(toWebhookDelivery), hasMore };
+    },
+
+    /** Every attempt of every delivery of the event, first first (DESIGN §2: events with their attempts). */
+    async listEventAttempts(merchant: MerchantContext, eventId: string): Promise<Page<WebhookAttempt>> {
+      await loadEvent(merchant, eventId);
+      const rows = await queries.selectEventAttempts(db, merchant.merchantId, merchant.mode, eventId, maxEventAttempts);
+      return { data: rows.slice(0, maxEventAttempts).map(toWebhookAttempt), hasMore: rows.length > maxEventAttempts };
+    },
+
+    /**
+     * Sends one delivery again by hand (DESIGN §5: a given-up delivery "can be resent by hand"): a
+     * new delivery of the same kind with the same body, signed with the endpoint's current token,
+     * to the endpoint's current url (a notifyUrl delivery to the same notifyUrl).
+     */
+    async resendDelivery(merchant: MerchantContext, id: string): Promise<WebhookDelivery> {
+      const original = await queries.selectDeliveryToResend(db, merchant.merchantId, merchant.mode, id);
+      if (!original) throw notFound('webhook delivery', id);
+      const endpoint = await webhookEndpoints.retrieve(merchant, original.endpoint_id).catch((err: unknown) => {
+        if (err instanceof ApiError && err.code === 'resource_missing') {
+          throw new ApiError('invalid_state', 'The webhook endpoint of this delivery was deleted', { param: 'id' });
+        }
+        throw err;
+      });
+      if (endpoint.status !== 'enabled') {
+        throw new ApiError('invalid_state', 'The webhook endpoint is disabled; enable it before resending to it', {
+          param: 'id',
+        });
+      }
+      const row: queries.NewDelivery = {
+        id: newId('wd'),
+        event_id: original.event_id,
+        merchant_id: merchant.merchantId,
+        mode: merchant.mode,
+        endpoint_id: original.endpoint_id,
+        url: endpoint.kind === 'static' && endpoint.url !== null ? endpoint.url : original.url,
+        kind: original.kind,
+        body: original.body,
+        created_at: clock.now(),
+      };
+      await queries.insertDeliveries(db, [row]);
+      onCreated?.();
+      return toWebhookDelivery({
+        ...row,
+        event_type: original.event_type,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: row.created_at,
+        last_attempt_at: null,
+      });
     },
 
     async list(merchant: MerchantContext, query: ListDeliveriesQuery): Promise<Page<WebhookDelivery>> {
