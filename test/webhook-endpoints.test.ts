@@ -292,6 +292,21 @@ describe(`webhook endpoints (${databaseKind})`, () => {
     assert.equal((await auditRows(endpoint.id)).length, 2, 'every reveal is logged');
   });
 
+  test('reveals the token with GET too (DESIGN §2: GET reads), audit-logged and not cached', async () => {
+    const merchant = await ctx.merchant();
+    const endpoint = await createEndpoint(merchant);
+    const revealed = await merchant.call('GET', `/webhook_endpoints/${endpoint.id}/reveal_token`);
+    assert.equal(revealed.status, 200, revealed.raw);
+    assert.deepEqual(revealed.body.data, { token: endpoint.token });
+    assert.equal(revealed.headers['cache-control'], 'no-store');
+    const rows = await auditRows(endpoint.id);
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0]!.trace_id, revealed.headers['x-traceid']);
+    assert.equal((await merchant.call('GET', '/webhook_endpoints/we_1000000000000000000/reveal_token')).status, 404);
+    const stranger = await ctx.merchant();
+    assert.equal((await stranger.call('GET', `/webhook_endpoints/${endpoint.id}/reveal_token`)).status, 404);
+  });
+
   test('rolls the token: the new one is answered, revealed and used at once, the old one is gone', async () => {
     const merchant = await ctx.merchant();
     const endpoint = await createEndpoint(merchant);

@@ -85,9 +85,11 @@ export function webhookEndpointRoutes(webhookEndpoints: WebhookEndpointService) 
       },
       async (request) => ok(await webhookEndpoints.delete(merchantOf(request), request.params.id)),
     );
-    app.post(
-      '/webhook_endpoints/:id/reveal_token',
-      {
+    // DESIGN §2: GET reads, so the reveal is a GET; POST is kept for clients that post it.
+    for (const method of ['GET', 'POST'] as const) {
+      app.route({
+        method,
+        url: '/webhook_endpoints/:id/reveal_token',
         config: { idempotent: false },
         schema: {
           tags,
@@ -95,12 +97,14 @@ export function webhookEndpointRoutes(webhookEndpoints: WebhookEndpointService) 
           params: WebhookEndpointParams,
           response: { 200: envelope(WebhookEndpointToken) },
         },
-      },
-      async (request, reply) => {
-        noStore(reply);
-        return ok(await webhookEndpoints.revealToken(merchantOf(request), request.params.id, { traceId: request.id }));
-      },
-    );
+        handler: async (request, reply) => {
+          noStore(reply);
+          return ok(
+            await webhookEndpoints.revealToken(merchantOf(request), request.params.id, { traceId: request.id }),
+          );
+        },
+      });
+    }
     app.post(
       '/webhook_endpoints/:id/roll_token',
       {
