@@ -102,6 +102,18 @@ describe(`customers (${databaseKind})`, () => {
     assert.match(response.body.data.id, /^cus_\d{19}$/);
   });
 
+  test('creates and updates a customer from a POST without any body or Content-Type, as an empty object', async () => {
+    const merchant = await ctx.merchant();
+    const created = await merchant.call('POST', '/customers/create');
+    assert.equal(created.status, 200, created.raw);
+    assert.match(created.body.data.id, /^cus_\d{19}$/);
+    const updated = await merchant.call('POST', `/customers/${created.body.data.id}/update`);
+    assert.equal(updated.status, 200, updated.raw);
+    assert.deepEqual(updated.body.data, created.body.data);
+    const nullBody = await merchant.call('POST', '/customers/create', 'null');
+    assert.equal(nullBody.status, 200, nullBody.raw);
+  });
+
   test('treats an explicit null as a field not given', async () => {
     const merchant = await ctx.merchant();
     const response = await merchant.call('POST', '/customers/create', {

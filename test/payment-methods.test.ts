@@ -569,6 +569,19 @@ describe(`payment methods (${databaseKind})`, () => {
     assert.equal(response.body.code, 'invalid_state');
   });
 
+  test('refuses an unknown field on detach, which takes none, naming it', async () => {
+    const merchant = await ctx.merchant();
+    const customer = await merchant.call('POST', '/customers/create', {});
+    const method = await createMethod(merchant);
+    await merchant.call('POST', `/payment_methods/${method.id}/attach`, { customerId: customer.body.data.id });
+    const response = await merchant.call('POST', `/payment_methods/${method.id}/detach`, { customerId: 'x' });
+    assert.equal(response.status, 400, response.raw);
+    assert.equal(response.body.code, 'invalid_request');
+    assert.equal(response.body.data.param, 'customerId');
+    const retrieved = await merchant.call('GET', `/payment_methods/${method.id}`);
+    assert.equal(retrieved.body.data.customerId, customer.body.data.id, 'still attached');
+  });
+
   test("deleting a customer detaches the customer's payment methods", async () => {
     const merchant = await ctx.merchant();
     const customer = await createCustomer(merchant);

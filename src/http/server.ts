@@ -14,6 +14,7 @@ import { authenticateMerchant, authenticateOperator, type KeyLookup, type Mercha
 import type { Idempotency } from './idempotency.js';
 import { dropNulls, findUnacceptableValue, validatorCompiler } from './validation.js';
 import { ErrorEnvelope } from './envelope.js';
+import { Type } from 'typebox';
 
 export const apiBasePath = '/api/services/v1';
 export const adminBasePath = '/admin/v1';
@@ -113,6 +114,11 @@ export async function buildServer(options: ServerOptions): Promise<App> {
         });
       }
     }
+    // A POST to the API without a body (`curl -X POST …/detach`) is an empty object, as an empty
+    // JSON body is; `null` means "not given" there as in any field.
+    if (request.method === 'POST' && (request.body === undefined || request.body === null) && isApiRoute(request)) {
+      request.body = {};
+    }
     if (request.body !== undefined) request.body = dropNulls(request.body);
   });
 
@@ -138,6 +144,12 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     const api = route.url.startsWith(apiBasePath) || route.url.startsWith(adminBasePath);
     if (!api || !schema || schema.hide) return;
     schema.response = { ...errorResponses, ...schema.response };
+    // DESIGN §2: an unknown field is refused, naming it; an action that takes no field (detach,
+    // roll_keys) takes none, rather than ignoring whatever is sent.
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.includes('POST') && !(route.schema as { body?: unknown }).body) {
+      (route.schema as { body?: unknown }).body = NoFields;
+    }
   });
   await app.register(swagger, {
     openapi: {
@@ -203,6 +215,14 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
   return app;
+}
+
+/** The body of a POST action without fields: an empty object and nothing else. */
+const NoFields = Type.Object({}, { additionalProperties: false });
+
+function isApiRoute(request: FastifyRequest): boolean {
+  const url = request.routeOptions.url;
+  return url !== undefined && (url.startsWith(apiBasePath) || url.startsWith(adminBasePath));
 }
 
 const errorResponse = (description: string) => ({ description, $ref: 'ErrorEnvelope#' });
