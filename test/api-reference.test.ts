@@ -119,6 +119,37 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
     assert.equal(fresh.statusCode, 200);
   });
 
+  test('operator POSTs honour Idempotency-Key: a retried merchant creation makes one merchant', async () => {
+    const create = (name: string) =>
+      injectRaw(ctx, {
+        method: 'POST',
+        url: '/admin/v1/merchants/create',
+        headers: { authorization: `Bearer ${ctx.operatorKey}`, 'idempotency-key': 'operator-create-1' },
+        payload: { name },
+      });
+    const first = await create('Idempotent shop');
+    assert.equal(first.statusCode, 200, first.body);
+    const again = await create('Idempotent shop');
+    assert.equal(again.statusCode, 200);
+    assert.equal(again.headers['idempotent-replayed'], 'true');
+    assert.equal(again.json().data.id, first.json().data.id);
+    const different = await create('Another shop');
+    assert.equal(different.statusCode, 400);
+    assert.equal(different.json().code, 'idempotency_error');
+    const listed = await injectRaw(ctx, {
+      method: 'GET',
+      url: '/admin/v1/merchants',
+      headers: { authorization: `Bearer ${ctx.operatorKey}` },
+    });
+    const named = (listed.json().data.data as Array<{ name: string }>).filter((m) => m.name === 'Idempotent shop');
+    assert.equal(named.length, 1);
+    // A merchant's key of the same text is its own: it does not replay the operator's answer.
+    const merchant = await ctx.merchant();
+    const customer = await merchant.call('POST', '/customers/create', {}, { 'idempotency-key': 'operator-create-1' });
+    assert.equal(customer.status, 200);
+    assert.match(customer.body.data.id, /^cus_/);
+  });
+
   test('capability flags changed by the operator take effect on the next request', async () => {
     const merchant = await ctx.merchant({ tokenization: false, mit: false });
     const storing = {

@@ -205,6 +205,15 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     async (scope) => {
       const admin = scope as unknown as App;
       admin.addHook('onRequest', async (request) => authenticateOperator(request, options.operatorKeyHash));
+      // DESIGN §2: Idempotency-Key on every POST, the operator's too (a retried merchant creation
+      // must not make a second merchant). The operator's keys live in a scope of their own.
+      admin.addHook('preHandler', async (request, reply) => {
+        await options.idempotency.begin(request, reply, operatorScope);
+      });
+      admin.addHook('onSend', async (request, reply, payload) => {
+        await options.idempotency.finish(request, reply.statusCode, payload);
+        return payload;
+      });
       for (const register of options.operatorRoutes) register(admin);
     },
     { prefix: adminBasePath },
@@ -216,6 +225,15 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
   return app;
 }
+
+/** Whose Idempotency-Keys the operator's requests use: no merchant id has this form. */
+const operatorScope: MerchantContext = {
+  merchantId: 'operator',
+  mode: 'test',
+  keyKind: 'private',
+  tokenizationEnabled: false,
+  mitEnabled: false,
+};
 
 /** The body of a POST action without fields: an empty object and nothing else. */
 const NoFields = Type.Object({}, { additionalProperties: false });
