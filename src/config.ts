@@ -56,6 +56,10 @@ const flagNames: Record<string, string> = {
   '--data-dir': 'TESSERA_DATA_DIR',
   '--public-url': 'TESSERA_PUBLIC_URL',
   '--log-level': 'TESSERA_LOG_LEVEL',
+  // DESIGN §8 names these two as well. A key on the command line is visible to other users of the
+  // machine (ps), so the environment remains the better place for it; the flag is there for parity.
+  '--master-key': 'TESSERA_MASTER_KEY',
+  '--node-env': 'NODE_ENV',
 };
 
 const knownTesseraVariables = new Set([

@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { loadConfig } from '../src/config.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
 import { startReceiver } from './helpers/receiver.js';
 
@@ -214,6 +215,30 @@ describe(`tessera command (${databaseKind})`, () => {
     const production = await runCli(['start'], { NODE_ENV: 'production', TESSERA_DATA_DIR: 'memory://' });
     assert.equal(production.code, 1);
     assert.match(production.stderr, /TESSERA_MASTER_KEY is required/);
+  });
+
+  test('every DESIGN §8 setting has a matching command-line flag, which wins over the environment', () => {
+    const masterKey = 'ab'.repeat(32);
+    const config = loadConfig({ PORT: '1', NODE_ENV: 'development' }, [
+      '--port',
+      '8081',
+      '--host=0.0.0.0',
+      '--database-url',
+      'postgres://db.example/tessera',
+      '--data-dir',
+      'memory://',
+      '--master-key',
+      masterKey,
+      '--node-env',
+      'production',
+    ]);
+    assert.equal(config.port, 8081);
+    assert.equal(config.host, '0.0.0.0');
+    assert.equal(config.databaseUrl, 'postgres://db.example/tessera');
+    assert.equal(config.dataDir, 'memory://');
+    assert.equal(config.masterKey?.toString('hex'), masterKey);
+    assert.equal(config.nodeEnv, 'production');
+    assert.throws(() => loadConfig({}, ['--node-env', 'staging']), /NODE_ENV must be one of/);
   });
 
   test('with TESSERA_WEBHOOK_DISPATCHER=off start sends no webhook; they wait for a process with it on', async () => {
