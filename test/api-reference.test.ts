@@ -56,6 +56,20 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
     }
   });
 
+  test('documents a request body as required only where the operation requires a field', async () => {
+    const response = await injectRaw(ctx, { method: 'GET', url: '/api/services/v1/openapi.json' });
+    const paths = response.json().paths as Record<string, { post?: { requestBody?: { required?: boolean } } }>;
+    const bodyRequired = (path: string) => paths[`/api/services/v1${path}`]?.post?.requestBody?.required;
+    assert.equal(bodyRequired('/payment/create'), true);
+    assert.equal(bodyRequired('/payment_methods/create'), true);
+    assert.equal(bodyRequired('/customers/create'), false);
+    assert.equal(bodyRequired('/payment_methods/{id}/detach'), false);
+    assert.equal(bodyRequired('/payment/{id}/confirm'), false);
+    // As documented: no body at all is an empty object.
+    const merchant = await ctx.merchant();
+    assert.equal((await merchant.call('POST', '/customers/create')).status, 200);
+  });
+
   test('renders a readable API reference page at /docs', async () => {
     const response = await injectRaw(ctx, { method: 'GET', url: '/docs/' });
     assert.equal(response.statusCode, 200);

@@ -170,6 +170,18 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       },
       security: [{ privateKey: [] }],
     },
+    // A POST without a body is taken as `{}` (see preValidation), so a body is required only where
+    // its schema requires a field.
+    transformObject: (document) => {
+      if (!('openapiObject' in document)) return document.swaggerObject;
+      const { openapiObject } = document;
+      for (const item of Object.values(openapiObject.paths ?? {})) {
+        const body = (item as { post?: { requestBody?: OpenApiBody } } | undefined)?.post?.requestBody;
+        const schema = body?.content?.['application/json']?.schema;
+        if (body && schema && !(schema.required && schema.required.length > 0)) body.required = false;
+      }
+      return openapiObject;
+    },
   });
 
   app.get('/health', { schema: { hide: true } }, async (_request, reply) =>
@@ -224,6 +236,11 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
   return app;
+}
+
+interface OpenApiBody {
+  required?: boolean;
+  content?: Record<string, { schema?: { required?: string[] } }>;
 }
 
 /** Whose Idempotency-Keys the operator's requests use: no merchant id has this form. */
