@@ -136,6 +136,7 @@ export async function createTessera({
       events,
       jobs,
       publicUrl: () => publicUrl,
+      checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
     });
     // The reconciliation sweep for payments whose process died mid-authorization (see the service).
     jobs.every(60 * 1000, () => payments.resumeInterruptedAuthorizations());

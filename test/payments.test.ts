@@ -580,6 +580,7 @@ describe(`payments (${databaseKind})`, () => {
     ['a line item image that is no URL', { lineItems: [{ images: ['not a url'] }] }, 'lineItems[0].images[0]'],
     ['a line item in an unknown currency', { lineItems: [{ currency: 'ABC' }] }, 'lineItems[0].currency'],
     ['a notifyUrl that is not http', { notifyUrl: 'ftp://shop.example.com/notify' }, 'notifyUrl'],
+    ['a notifyUrl with a password', { notifyUrl: 'https://shop:secret@shop.example.com/notify' }, 'notifyUrl'],
     ['a returnUrl that is not a URL', { returnUrl: 'back home' }, 'returnUrl'],
     ['a website that is not a URL', { website: 'shop.example.com' }, 'website'],
     ['an orderNo that is too long', { orderNo: 'o'.repeat(65) }, 'orderNo'],
@@ -735,3 +736,73 @@ for (const statelessAuthorize of [true, false]) {
     });
   });
 }
+
+/*
+ * DESIGN §5: a notifyUrl is a webhook endpoint for one payment, so in production it follows an
+ * endpoint url's rules: no loopback, private, link-local or metadata address (checked again when
+ * each delivery connects), refused when the payment is created, updated or confirmed.
+ */
+describe(`notifyUrl in production mode (${databaseKind})`, () => {
+  let ctx: TestContext;
+  before(async () => {
+    ctx = await startTestApp({ env: { NODE_ENV: 'production' } });
+  });
+  after(() => ctx.close());
+
+  const refused = [
+    ['http://127.0.0.1:4000/notify', 'notifyUrl is a loopback address, which is not allowed in production'],
+    ['http://localhost:4000/notify', 'notifyUrl names localhost, which is not allowed in production'],
+    ['http://10.1.2.3/notify', 'notifyUrl is a private address, which is not allowed in production'],
+    ['http://169.254.169.254/latest', 'notifyUrl is a cloud metadata address, which is not allowed in production'],
+  ] as const;
+
+  for (const [notifyUrl, message] of refused) {
+    test(`payment/create refuses ${notifyUrl} with 400 naming notifyUrl, writing nothing`, async () => {
+      const merchant = await ctx.merchant();
+      const paymentMethod = (
+        await merchant.call('POST', '/payment_methods/create', {
+          type: 'card',
+          card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
+        })
+      ).body.data.id;
+      const response = await merchant.call('POST', '/payment/create', {
+        amount: '1000',
+        currency: 'USD',
+        paymentMethod,
+        confirm: true,
+        notifyUrl,
+      });
+      assert.equal(response.status, 400, response.raw);
+      assert.equal(response.body.code, 'invalid_request');
+      assert.equal(response.body.data.param, 'notifyUrl');
+      assert.equal(response.body.msg, message);
+      assert.deepEqual((await merchant.call('GET', '/payment')).body.data.data, [], 'no payment was created');
+    });
+  }
+
+  test('update and confirm refuse a loopback notifyUrl too; a public address is taken', async () => {
+    const merchant = await ctx.merchant();
+    const paymentMethod = (
+      await merchant.call('POST', '/payment_methods/create', {
+        type: 'card',
+        card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
+      })
+    ).body.data.id;
+    const created = await merchant.call('POST', '/payment/create', {
+      amount: '1000',
+      currency: 'USD',
+      paymentMethod,
+      notifyUrl: 'https://93.184.215.14/notify',
+    });
+    assert.equal(created.status, 200, created.raw);
+    const id = created.body.data.id;
+    for (const path of ['update', 'confirm']) {
+      const response = await merchant.call('POST', `/payment/${id}/${path}`, { notifyUrl: 'http://[::1]:4000/notify' });
+      assert.equal(response.status, 400, response.raw);
+      assert.equal(response.body.data.param, 'notifyUrl');
+    }
+    const payment = (await merchant.call('GET', `/payment/${id}`)).body.data;
+    assert.equal(payment.notifyUrl, 'https://93.184.215.14/notify');
+    assert.equal(payment.status, 'requires_confirmation');
+  });
+});

@@ -67,6 +67,11 @@ export interface PaymentServiceDeps {
   jobs: JobRunner;
   /** The address customers' browsers use; known once the server listens. */
   publicUrl: () => string;
+  /**
+   * Refuses a notifyUrl that webhooks may not be sent to (the rules of an endpoint's url, DESIGN
+   * §5: in production no loopback, private, link-local or metadata address), naming the field.
+   */
+  checkNotifyUrl?: (url: string) => Promise<void>;
 }
 
 /** What a payment's own columns say about how its card is used (DESIGN §3). */
@@ -181,7 +186,11 @@ function detailsOf(input: Partial<CreatePaymentBody>, base: queries.PaymentDetai
 }
 
 export function createPaymentService(deps: PaymentServiceDeps) {
-  const { db, logger, clock, vault, processor, paymentMethods, events, jobs, publicUrl } = deps;
+  const { db, logger, clock, vault, processor, paymentMethods, events, jobs, publicUrl, checkNotifyUrl } = deps;
+
+  async function requireAllowedNotifyUrl(input: { notifyUrl?: string | null }): Promise<void> {
+    if (typeof input.notifyUrl === 'string') await checkNotifyUrl?.(input.notifyUrl);
+  }
   const clientSecretKey = vault.deriveKey('client-secret');
 
   /** Derived, never stored: the same payment always has the same secret, and only this service can make it. */
@@ -745,6 +754,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
     resumeInterruptedAuthorizations,
 
     async create(merchant: MerchantContext, input: CreatePaymentBody): Promise<Payment> {
+      await requireAllowedNotifyUrl(input);
       const now = clock.now();
       const confirm = input.confirm === true || input.confirm === 'true';
       const row: queries.PaymentRow = {
@@ -813,6 +823,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
 
     /** Changes request fields while the payment is not yet processed; every rule is checked again. */
     async update(merchant: MerchantContext, id: string, changes: UpdatePaymentBody): Promise<Payment> {
+      await requireAllowedNotifyUrl(changes);
       const current = await load(db, merchant, id);
       requireStatus(current, 'update');
       const merged: queries.PaymentRow = {
@@ -847,6 +858,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
 
     /** requires_confirmation → the authorization, with what the payer's session adds. */
     async confirm(merchant: MerchantContext, id: string, input: ConfirmPaymentBody): Promise<Payment> {
+      await requireAllowedNotifyUrl(input);
       const current = await load(db, merchant, id);
       requireStatus(current, 'confirm');
       const next: queries.PaymentRow = {

@@ -98,9 +98,10 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
     return row;
   }
 
-  async function requireAllowedUrl(url: string): Promise<void> {
-    const verdict = await checkWebhookUrl(url, { production, lookup });
-    if (!verdict.ok) throw invalidField('url', verdict.message, verdict.reason);
+  /** Refuses, naming `field`, a URL webhooks may not be sent to (DESIGN §5; production rules). */
+  async function requireAllowedUrl(url: string, field = 'url'): Promise<void> {
+    const verdict = await checkWebhookUrl(url, { production, lookup, field });
+    if (!verdict.ok) throw invalidField(field, verdict.message, verdict.reason);
   }
 
   async function ensureDynamic(source: Queryable, merchant: MerchantScope): Promise<queries.WebhookEndpointRow> {
@@ -140,6 +141,9 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
   }
 
   return {
+    /** A payment's notifyUrl is checked by the same rules as an endpoint's url. */
+    requireAllowedUrl,
+
     /** The token is in this answer and never again, except through reveal_token. */
     async create(merchant: MerchantContext, input: CreateWebhookEndpointBody): Promise<WebhookEndpointWithToken> {
       await requireAllowedUrl(input.url);

@@ -58,6 +58,8 @@ export interface UrlCheckOptions {
   /** Resolves a host name to its addresses; DNS by default, injected by tests. */
   lookup?: (hostname: string) => Promise<string[]>;
   lookupTimeoutMs?: number;
+  /** The request field the URL came from, named in the messages (`url` by default). */
+  field?: string;
 }
 
 /**
@@ -67,31 +69,32 @@ export interface UrlCheckOptions {
  * which would tell a caller how Tessera's own network resolves names.
  */
 export async function checkWebhookUrl(url: string, options: UrlCheckOptions): Promise<UrlCheck> {
+  const field = options.field ?? 'url';
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return { ok: false, reason: 'invalid', message: 'url is not a valid URL' };
+    return { ok: false, reason: 'invalid', message: `${field} is not a valid URL` };
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    return { ok: false, reason: 'invalid', message: 'url must be an http or https URL' };
+    return { ok: false, reason: 'invalid', message: `${field} must be an http or https URL` };
   }
   if (parsed.username !== '' || parsed.password !== '') {
-    return { ok: false, reason: 'credentials', message: 'url must not contain a user name or password' };
+    return { ok: false, reason: 'credentials', message: `${field} must not contain a user name or password` };
   }
   // The WHATWG parser has already turned forms like http://2130706433/ and http://0x7f.1/ into
   // 127.0.0.1, as the HTTP client will; IPv6 hosts come in brackets.
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
-  if (host === '') return { ok: false, reason: 'invalid', message: 'url must name a host' };
+  if (host === '') return { ok: false, reason: 'invalid', message: `${field} must name a host` };
   if (!options.production) return { ok: true };
 
   if (isIP(stripZone(host)) !== 0) {
     const kind = classifyAddress(host);
-    return kind === null ? { ok: true } : refused(`url is ${describe(kind)}`);
+    return kind === null ? { ok: true } : refused(`${field} is ${describe(kind)}`);
   }
   // RFC 6761: localhost and every name under it are loopback, whatever a resolver says.
   const name = host.toLowerCase().replace(/\.$/, '');
-  if (name === 'localhost' || name.endsWith('.localhost')) return refused('url names localhost');
+  if (name === 'localhost' || name.endsWith('.localhost')) return refused(`${field} names localhost`);
 
   let addresses: string[];
   try {
@@ -100,12 +103,12 @@ export async function checkWebhookUrl(url: string, options: UrlCheckOptions): Pr
     addresses = [];
   }
   if (addresses.length === 0) {
-    return { ok: false, reason: 'unresolvable', message: 'url has a host name that does not resolve' };
+    return { ok: false, reason: 'unresolvable', message: `${field} has a host name that does not resolve` };
   }
   // Every address, not just the first: the HTTP client may connect to any of them.
   for (const address of addresses) {
     const kind = classifyAddress(address);
-    if (kind !== null) return refused(`url resolves to ${describe(kind)}`);
+    if (kind !== null) return refused(`${field} resolves to ${describe(kind)}`);
   }
   return { ok: true };
 }
