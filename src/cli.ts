@@ -20,8 +20,9 @@ Commands:
   merchants roll-keys ID         new test keys; the old ones stop working at once
   vault rotate-key               new vault data key; every stored card is re-encrypted
 
-start, worker and migrate take --port, --host, --database-url, --data-dir, --public-url, --log-level
-(or PORT, HOST, DATABASE_URL, TESSERA_DATA_DIR, TESSERA_PUBLIC_URL, TESSERA_LOG_LEVEL).
+start, worker and migrate take --port, --host, --database-url, --data-dir, --public-url, --log-level,
+--master-key, --node-env (or PORT, HOST, DATABASE_URL, TESSERA_DATA_DIR, TESSERA_PUBLIC_URL,
+TESSERA_LOG_LEVEL, TESSERA_MASTER_KEY, NODE_ENV; the environment is the better place for a key).
 The merchants and vault commands call the operator API of a running service: --url (TESSERA_URL,
 default http://127.0.0.1:8080) and --admin-key (TESSERA_ADMIN_KEY, default: the data folder's
 admin.key), so they work whether it runs on PGlite or PostgreSQL.
