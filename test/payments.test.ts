@@ -137,6 +137,60 @@ describe(`payments (${databaseKind})`, () => {
     assertInvalidState(await merchant.call('POST', `/payment/${payment.id}/confirm`, {}), 'succeeded');
   });
 
+  test('without a payment method: requires_payment_method until an update gives it one (DESIGN §4)', async () => {
+    const merchant = await ctx.merchant();
+    const customerId = await createCustomer(merchant);
+    const payment = await create(merchant, { customerId });
+    assert.equal(payment.status, 'requires_payment_method');
+    assert.equal(payment.displayStatus, 'incomplete');
+    assert.equal(payment.paymentMethod, null);
+    assert.deepEqual(await retrieve(merchant, payment.id), payment);
+
+    const confirmed = await merchant.call('POST', `/payment/${payment.id}/confirm`, {});
+    assert.equal(confirmed.status, 400, confirmed.raw);
+    assert.equal(confirmed.body.code, 'invalid_request');
+    assert.equal(confirmed.body.data.param, 'paymentMethod');
+    assert.equal(confirmed.body.msg, 'paymentMethod is required to confirm a payment');
+
+    const unrelated = await merchant.call('POST', `/payment/${payment.id}/update`, { description: 'Order 7' });
+    assert.equal(unrelated.body.data.status, 'requires_payment_method', unrelated.raw);
+
+    const paymentMethod = await createMethod(merchant);
+    const updated = await merchant.call('POST', `/payment/${payment.id}/update`, { paymentMethod });
+    assert.equal(updated.status, 200, updated.raw);
+    assert.equal(updated.body.data.status, 'requires_confirmation');
+    assert.equal(updated.body.data.paymentMethod, paymentMethod);
+    assert.equal(updated.body.data.description, 'Order 7');
+
+    const done = await merchant.call('POST', `/payment/${payment.id}/confirm`, {});
+    assert.equal(done.body.data.status, 'succeeded', done.raw);
+    assert.deepEqual(await eventTypes(merchant, payment.id), ['payment.succeeded']);
+  });
+
+  test('a payment without a method: an unknown customer is refused; it can be confirmed with one, or canceled', async () => {
+    const merchant = await ctx.merchant();
+    const unknown = await merchant.call('POST', '/payment/create', {
+      amount: '1000',
+      currency: 'USD',
+      customerId: 'cus_0000000000000000000',
+    });
+    assert.equal(unknown.status, 404, unknown.raw);
+    assert.equal(unknown.body.data.param, 'customerId');
+    assert.deepEqual((await merchant.call('GET', '/payment')).body.data.data, []);
+
+    const first = await create(merchant, {});
+    const confirmed = await merchant.call('POST', `/payment/${first.id}/confirm`, {
+      paymentMethod: await createMethod(merchant),
+    });
+    assert.equal(confirmed.body.data.status, 'succeeded', confirmed.raw);
+
+    const second = await create(merchant, {});
+    const canceled = await merchant.call('POST', `/payment/${second.id}/cancel`, {});
+    assert.equal(canceled.body.data.status, 'canceled', canceled.raw);
+    assert.equal(canceled.body.data.paymentMethod, null);
+    assert.deepEqual(await eventTypes(merchant, second.id), ['payment.canceled']);
+  });
+
   test('confirm may change the payment method, and the new one is checked', async () => {
     const merchant = await ctx.merchant();
     const payment = await create(merchant, { paymentMethod: await createMethod(merchant) });
@@ -551,7 +605,7 @@ describe(`payments (${databaseKind})`, () => {
   const badInputs: Array<[string, Record<string, unknown>, string]> = [
     ['missing amount', { amount: undefined }, 'amount'],
     ['missing currency', { currency: undefined }, 'currency'],
-    ['missing paymentMethod', { paymentMethod: undefined }, 'paymentMethod'],
+    ['confirm without a paymentMethod', { paymentMethod: undefined, confirm: 'true' }, 'paymentMethod'],
     ['a negative amount', { amount: -1 }, 'amount'],
     ['a fractional amount', { amount: 10.5 }, 'amount'],
     ['an amount with a decimal point', { amount: '10.50' }, 'amount'],

@@ -296,6 +296,11 @@ export function createPaymentMethodService({
      * With `customerId`, the payment's customer is checked in the same statement (resource_missing
      * naming customerId first).
      */
+    /** For a payment without a method yet: its customer must exist all the same. */
+    async requireCustomer(tx: Queryable, merchant: MerchantContext, customerId: string): Promise<void> {
+      await customers.require(tx, merchant, customerId);
+    },
+
     async loadForPayment(
       tx: Queryable,
       merchant: MerchantContext,

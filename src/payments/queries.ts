@@ -33,7 +33,8 @@ export interface PaymentRow {
   merchant_id: string;
   mode: string;
   customer_id: string | null;
-  payment_method_id: string;
+  /** null while the payment is requires_payment_method (created without one). */
+  payment_method_id: string | null;
   /** bigint columns arrive as text from both drivers, so money never passes through a float. */
   amount: string;
   currency: string;

@@ -91,7 +91,11 @@ const paymentFields = {
     description: '`automatic` (default): after 3-D Secure the payment proceeds; `manual`: it waits for /confirm',
   }),
   customerId: Type.String({ minLength: 1, maxLength: 64, description: 'cus_…' }),
-  paymentMethod: Type.String({ minLength: 1, maxLength: 64, description: 'pm_…' }),
+  paymentMethod: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'pm_…; a payment created without one waits in requires_payment_method until an update gives it one',
+  }),
   description: Type.String({ maxLength: 1000 }),
   ip: IpAddress,
   confirm: Type.Union([Type.Boolean(), Type.Enum(['true', 'false'])], {
@@ -141,6 +145,7 @@ function optional<K extends PaymentFieldName>(names: readonly K[]) {
 }
 
 const optionalOnCreate = [
+  'paymentMethod',
   'confirmationMethod',
   'customerId',
   'description',
@@ -172,7 +177,6 @@ export const CreatePaymentBody = Type.Object(
   {
     amount: paymentFields.amount,
     currency: paymentFields.currency,
-    paymentMethod: paymentFields.paymentMethod,
     ...optional(optionalOnCreate),
   },
   { additionalProperties: false },
@@ -295,7 +299,8 @@ const paymentObjectFields = {
   currency: Type.String({ pattern: '^[A-Z]{3}$' }),
   confirmationMethod: Type.Enum(['automatic', 'manual']),
   customerId: Nullable(Type.String()),
-  paymentMethod: Type.String(),
+  // null while the payment is requires_payment_method.
+  paymentMethod: Nullable(Type.String()),
   description: Nullable(Type.String()),
   ip: Nullable(Type.String()),
   // SPEC §2.5 types the request field as a string and echoes request fields back, so it is

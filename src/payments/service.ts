@@ -94,6 +94,7 @@ class StateConflict extends Error {
 
 const verbs: Record<PaymentOperation, string> = {
   update: 'updated',
+  provideMethod: 'updated',
   confirm: 'confirmed',
   completeChallenge: 'authenticated',
   finishAuthorization: 'authorized',
@@ -113,6 +114,15 @@ function invalidState(status: PaymentStatus, operation: PaymentOperation): ApiEr
     { param: 'id', status },
   );
 }
+
+/** The method of a payment past requires_payment_method, which always has one. */
+function methodIdOf(row: Pick<queries.PaymentRow, 'id' | 'payment_method_id'>): string {
+  if (row.payment_method_id === null) throw new Error(`Payment ${row.id} has no payment method`);
+  return row.payment_method_id;
+}
+
+const paymentMethodRequired = () =>
+  invalidField('paymentMethod', 'paymentMethod is required to confirm a payment', 'required');
 
 function requireStatus(row: queries.PaymentRow, operation: PaymentOperation): void {
   if (!startsFrom(operation).includes(row.status)) throw invalidState(row.status, operation);
@@ -316,13 +326,14 @@ export function createPaymentService(deps: PaymentServiceDeps) {
 
   /**
    * Every rule a payment must meet before it may be authorized, checked when it is created,
-   * updated and confirmed. Returns the payment method with its card, for the processor.
+   * updated and confirmed. Returns the payment method with its card, for the processor, or null
+   * for a payment that has none yet (requires_payment_method).
    */
   async function checkRules(
     source: Queryable,
     merchant: MerchantContext,
     usage: Usage,
-  ): Promise<PaymentMethodForPayment> {
+  ): Promise<PaymentMethodForPayment | null> {
     const initiator = initiatorOf(usage);
     const storing = usage.setup_future_usage === 'on' || usage.subsequent_initial_type !== null;
     if (storing && !merchant.tokenizationEnabled) {
@@ -359,6 +370,11 @@ export function createPaymentService(deps: PaymentServiceDeps) {
         'amount may be 0 only on a storing payment (setupFutureUsage=on without subsequentInitialType)',
         'zero_amount',
       );
+    }
+    if (usage.payment_method_id === null) {
+      // No method to check yet; the customer is checked now all the same.
+      if (usage.customer_id !== null) await paymentMethods.requireCustomer(source, merchant, usage.customer_id);
+      return null;
     }
     // One statement reads the method and checks the customer.
     const method = await paymentMethods.loadForPayment(source, merchant, usage.payment_method_id, usage.customer_id);
@@ -409,7 +425,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
   ): Promise<{ changes: queries.PaymentChanges; event: EventType }> {
     if (initiatorOf(row) === 'first_storing') {
       const bound = await paymentMethods.bindStoredCredential(tx, ownerOf(row), {
-        paymentMethodId: row.payment_method_id,
+        paymentMethodId: methodIdOf(row),
         customerId: row.customer_id!,
         networkTransactionId: credential.networkTransactionId,
         networkToken: credential.networkToken,
@@ -586,7 +602,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
         // The processor has seen the code once; a challenge is not an attempt, since the
         // authorization after it still needs the code.
         if (outcome.kind !== 'challenge' && method.card.securityCode !== null && !codeErased) {
-          await paymentMethods.eraseSecurityCode(tx, row.payment_method_id);
+          await paymentMethods.eraseSecurityCode(tx, methodIdOf(row));
         }
         const updated = await writeAuthorization(tx, target, row, changes, now);
         if (event !== null) await record(tx, recorded, event, updated);
@@ -725,7 +741,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
     for (const row of rows) {
       const claimed = await queries.reclaimInterruptedAuthorization(db, row, clock.now());
       if (!claimed) continue;
-      const method = await paymentMethods.loadForPayment(db, ownerOf(claimed), claimed.payment_method_id);
+      const method = await paymentMethods.loadForPayment(db, ownerOf(claimed), methodIdOf(claimed));
       try {
         checkMethod(claimed, method);
       } catch (err) {
@@ -757,16 +773,19 @@ export function createPaymentService(deps: PaymentServiceDeps) {
       await requireAllowedNotifyUrl(input);
       const now = clock.now();
       const confirm = input.confirm === true || input.confirm === 'true';
+      const paymentMethod = input.paymentMethod ?? null;
+      if (confirm && paymentMethod === null) throw paymentMethodRequired();
       const row: queries.PaymentRow = {
         id: newId('pt'),
         merchant_id: merchant.merchantId,
         mode: merchant.mode,
         customer_id: input.customerId ?? null,
-        payment_method_id: input.paymentMethod,
+        payment_method_id: paymentMethod,
         amount: parseAmountField(input.amount).toString(),
         currency: parseCurrencyField(input.currency),
-        // With confirm the payment is created already claimed for its authorization.
-        status: confirm ? 'processing' : 'requires_confirmation',
+        // With confirm the payment is created already claimed for its authorization; without a
+        // method it waits for one (DESIGN §4 requires_payment_method).
+        status: confirm ? 'processing' : paymentMethod === null ? 'requires_payment_method' : 'requires_confirmation',
         order_no: input.orderNo ?? null,
         confirmation_method: input.confirmationMethod ?? 'automatic',
         pre_auth: input.preAuth ?? 'n',
@@ -790,11 +809,11 @@ export function createPaymentService(deps: PaymentServiceDeps) {
         updated_at: now,
       };
       const method = await checkRules(db, merchant, row);
-      if (confirm && processor.statelessAuthorize) {
+      if (confirm && method !== null && processor.statelessAuthorize) {
         return toPayment(await authorize(row, method, threeDSecureFor(row), 'new_row'));
       }
       await insertNew(db, row);
-      if (!confirm) return toPayment(row);
+      if (!confirm || method === null) return toPayment(row);
       return toPayment(await authorize(row, method, threeDSecureFor(row)));
     },
 
@@ -838,8 +857,11 @@ export function createPaymentService(deps: PaymentServiceDeps) {
         details: detailsOf(changes, current.details),
       };
       await checkRules(db, merchant, merged);
+      // The first payment method moves the payment on to requires_confirmation.
+      const providesMethod = current.payment_method_id === null && merged.payment_method_id !== null;
       try {
-        const updated = await claim(db, current, 'update', {
+        const updated = await claim(db, current, providesMethod ? 'provideMethod' : 'update', {
+          ...(providesMethod ? { status: 'requires_confirmation' as const } : {}),
           amount: merged.amount,
           currency: merged.currency,
           customer_id: merged.customer_id,
@@ -866,7 +888,8 @@ export function createPaymentService(deps: PaymentServiceDeps) {
         payment_method_id: input.paymentMethod ?? current.payment_method_id,
         details: detailsOf(input, current.details),
       };
-      const method = await checkRules(db, merchant, next);
+      if (next.payment_method_id === null) throw paymentMethodRequired();
+      const method = (await checkRules(db, merchant, next))!;
       const claimed = await claim(db, current, 'confirm', {
         status: 'processing',
         payment_method_id: next.payment_method_id,
@@ -996,7 +1019,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
         return waiting ? answer(waiting, true) : answer((await queries.selectPaymentById(db, row.id)) ?? row, false);
       }
       const owner = ownerOf(row);
-      const method = await paymentMethods.loadForPayment(db, owner, row.payment_method_id);
+      const method = await paymentMethods.loadForPayment(db, owner, methodIdOf(row));
       let unusable: ApiError | null = null;
       try {
         checkMethod(row, method);

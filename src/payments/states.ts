@@ -23,7 +23,7 @@ export type PaymentStatus = (typeof paymentStatuses)[number];
  * `processing → processing` is an authorization that the processor settles later.
  */
 export const allowedTransitions: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
-  requires_payment_method: ['processing', 'canceled'],
+  requires_payment_method: ['requires_confirmation', 'processing', 'canceled'],
   requires_confirmation: ['processing', 'canceled'],
   requires_action: ['processing', 'requires_confirmation', 'canceled'],
   processing: ['processing', 'requires_action', 'requires_capture', 'succeeded', 'failed'],
@@ -38,6 +38,8 @@ export const allowedTransitions: Readonly<Record<PaymentStatus, readonly Payment
 export const operations = {
   /** Changing the request fields: only before the payment is processed. */
   update: { from: ['requires_payment_method', 'requires_confirmation'], to: [] },
+  /** An update that gives a payment its first payment method. */
+  provideMethod: { from: ['requires_payment_method'], to: ['requires_confirmation'] },
   /** Confirmation hands the payment to the processor. */
   confirm: { from: ['requires_payment_method', 'requires_confirmation'], to: ['processing'] },
   /** The cardholder finished the hosted 3-D Secure page (manual confirmation waits for /confirm). */
