@@ -803,6 +803,14 @@ describe(`notifyUrl in production mode (${databaseKind})`, () => {
   });
   after(() => ctx.close());
 
+  async function methodOf(merchant: TestMerchant): Promise<string> {
+    const response = await merchant.call('POST', '/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    return response.body.data.id;
+  }
+
   const refused = [
     ['http://127.0.0.1:4000/notify', 'notifyUrl is a loopback address, which is not allowed in production'],
     ['http://localhost:4000/notify', 'notifyUrl names localhost, which is not allowed in production'],
@@ -813,12 +821,7 @@ describe(`notifyUrl in production mode (${databaseKind})`, () => {
   for (const [notifyUrl, message] of refused) {
     test(`payment/create refuses ${notifyUrl} with 400 naming notifyUrl, writing nothing`, async () => {
       const merchant = await ctx.merchant();
-      const paymentMethod = (
-        await merchant.call('POST', '/payment_methods/create', {
-          type: 'card',
-          card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
-        })
-      ).body.data.id;
+      const paymentMethod = await methodOf(merchant);
       const response = await merchant.call('POST', '/payment/create', {
         amount: '1000',
         currency: 'USD',
@@ -836,12 +839,7 @@ describe(`notifyUrl in production mode (${databaseKind})`, () => {
 
   test('update and confirm refuse a loopback notifyUrl too; a public address is taken', async () => {
     const merchant = await ctx.merchant();
-    const paymentMethod = (
-      await merchant.call('POST', '/payment_methods/create', {
-        type: 'card',
-        card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
-      })
-    ).body.data.id;
+    const paymentMethod = await methodOf(merchant);
     const created = await merchant.call('POST', '/payment/create', {
       amount: '1000',
       currency: 'USD',

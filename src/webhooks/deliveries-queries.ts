@@ -197,16 +197,9 @@ export async function selectEventAttempts(
 }
 
 /** What sending a delivery again needs: its exact body and where it went. */
-export interface DeliveryToResend {
-  id: string;
-  event_id: string;
-  /** The code of the event (SPEC §6.2). */
-  event_type: string;
-  endpoint_id: string;
-  url: string;
-  kind: DeliveryKind;
+export type DeliveryToResend = Pick<DeliveryRow, 'id' | 'event_id' | 'event_type' | 'endpoint_id' | 'url' | 'kind'> & {
   body: string;
-}
+};
 
 export async function selectDeliveryToResend(
   db: Queryable,
