@@ -22,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
+import { call } from './api.js';
 import { cores } from './cpu.js';
 import { closedLoop, fixedRate, type PhaseResult, type RequestSpec } from './load.js';
 import { cards } from './cards.js';
@@ -90,26 +91,6 @@ function readSettings() {
 type Settings = ReturnType<typeof readSettings>;
 
 // ---- the merchant API ----------------------------------------------------------------------
-
-async function call(url: string, key: string, body: unknown): Promise<any> {
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await response.text();
-  let parsed: any;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  if (response.status !== 200 || parsed?.code !== 'success') {
-    throw new Error(`POST ${new URL(url).pathname} answered HTTP ${response.status}: ${text.slice(0, 300)}`);
-  }
-  return parsed.data;
-}
 
 interface Pair {
   customerId: string;

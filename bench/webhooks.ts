@@ -42,6 +42,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { call } from './api.js';
 import { cores, cpuShare, cpuSnapshot, type CpuShare, type CpuSnapshot } from './cpu.js';
 import { closedLoop, fixedRate, percentile, type PhaseResult, type RequestSpec } from './load.js';
 import { cards } from './cards.js';
@@ -110,26 +111,6 @@ function readSettings() {
 type Settings = ReturnType<typeof readSettings>;
 
 // ---- the APIs ------------------------------------------------------------------------------
-
-async function call(url: string, key: string, body?: unknown): Promise<any> {
-  const response = await fetch(url, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(10_000),
-  });
-  const text = await response.text();
-  let parsed: any;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = undefined;
-  }
-  if (response.status !== 200 || parsed?.code !== 'success') {
-    throw new Error(`${new URL(url).pathname} answered HTTP ${response.status}: ${text.slice(0, 300)}`);
-  }
-  return parsed.data;
-}
 
 interface ReceiverStats {
   requests: number;
@@ -270,14 +251,7 @@ async function createMerchants(
         headers: { authorization: `Bearer ${privateKey}` },
         nextBody: () => {
           const pair = pairs[next++]!;
-          return JSON.stringify({
-            amount: '1000',
-            currency: 'USD',
-            customerId: pair.customerId,
-            paymentMethod: pair.paymentMethodId,
-            confirm: 'true',
-            setupFutureUsage: 'on',
-          });
+          return paymentBody(pair);
         },
       },
     });
@@ -286,6 +260,19 @@ async function createMerchants(
     merchants.push({ privateKey, endpointToken: endpoint.token, pairs });
   }
   return { merchants, bindingEvents };
+}
+
+/** A confirmed payment on a customer/method pair: the storing one, or MIT once it is stored. */
+function paymentBody(pair: { customerId: string; paymentMethodId: string }, subsequentInitialType?: 'mit'): string {
+  return JSON.stringify({
+    amount: '1000',
+    currency: 'USD',
+    customerId: pair.customerId,
+    paymentMethod: pair.paymentMethodId,
+    confirm: 'true',
+    setupFutureUsage: 'on',
+    ...(subsequentInitialType === undefined ? {} : { subsequentInitialType }),
+  });
 }
 
 /** MIT payments, round-robin over the merchants (and so over the endpoints). */
@@ -299,15 +286,7 @@ function mitAcross(merchants: Merchant[]): RequestSpec {
       current = merchants[next % merchants.length]!;
       const pair = current.pairs[Math.floor(next / merchants.length) % current.pairs.length]!;
       next += 1;
-      return JSON.stringify({
-        amount: '1000',
-        currency: 'USD',
-        customerId: pair.customerId,
-        paymentMethod: pair.paymentMethodId,
-        confirm: 'true',
-        setupFutureUsage: 'on',
-        subsequentInitialType: 'mit',
-      });
+      return paymentBody(pair, 'mit');
     },
     nextHeaders: () => ({ authorization: `Bearer ${current.privateKey}` }),
   };
