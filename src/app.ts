@@ -115,6 +115,7 @@ export async function createTessera({
     // Deliveries are planned in each event's transaction and handed to the dispatcher after commit.
     events.onRecorded((tx, event, object) => webhookDeliveries.plan(tx, event, object));
     events.onPublished(() => webhookDispatcher.wake());
+    webhookEndpoints.onTokenRolled((endpointId, ciphertext) => webhookDispatcher.tokenRolled(endpointId, ciphertext));
     // Deleting a customer detaches its payment methods; the two services know each other only
     // through this hook, bound once both exist.
     const late: { paymentMethods?: PaymentMethodService } = {};

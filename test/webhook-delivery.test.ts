@@ -474,6 +474,69 @@ describe(`webhook delivery (${databaseKind})`, () => {
     assert.equal(retry.body, hook.requests[0]!.body);
   });
 
+  /** A receiver whose first `slow` answers take `delayMs`: notifications claimed after them wait in the queue. */
+  async function slowFirstReceiver(slow: number, delayMs: number): Promise<Receiver> {
+    let answered = 0;
+    return receiver(() => ({ status: 200, body: 'success', delayMs: ++answered <= slow ? delayMs : 0 }));
+  }
+
+  test('a roll reaches notifications already claimed: those sent after it are signed with the new token', async () => {
+    const merchant = await ctx.merchant();
+    const hook = await slowFirstReceiver(perTargetCap, 700);
+    const endpoint = await createEndpoint(merchant, hook.url(), { legacyNotifications: false });
+    const payments = 2 * perTargetCap;
+    for (let index = 0; index < payments; index++) await pay(merchant);
+
+    // One claim takes all of them: the cap goes out, the rest wait in this process for a slot.
+    const drained = run();
+    await hook.waitFor(perTargetCap);
+    const sentBeforeRoll = hook.requests.length;
+    const rolled = await merchant.call('POST', `/webhook_endpoints/${endpoint.id}/roll_token`);
+    assert.equal(rolled.status, 200, rolled.raw);
+    await drained;
+
+    assert.equal(hook.requests.length, payments);
+    assert.equal(sentBeforeRoll, perTargetCap);
+    for (const request of hook.requests.slice(0, perTargetCap)) assert.ok(signedWith(request, endpoint.token));
+    for (const request of hook.requests.slice(perTargetCap)) {
+      assert.ok(signedWith(request, rolled.body.data.token), 'claimed before the roll, sent after it');
+      assert.ok(!signedWith(request, endpoint.token));
+    }
+  });
+
+  test(
+    'a roll in another process reaches the notifications this one has claimed, by the next poll',
+    { skip: databaseKind !== 'postgres' },
+    async () => {
+      // The sender polls often; the roll is made through the first service, which does not send.
+      const sender: Tessera = await createTessera({
+        config: { ...ctx.config, webhookPollIntervalMs: 50 },
+        clock: ctx.clock,
+        logger: createLogger('silent'),
+      });
+      try {
+        const merchant = await ctx.merchant();
+        const hook = await slowFirstReceiver(perTargetCap, 800);
+        const endpoint = await createEndpoint(merchant, hook.url(), { legacyNotifications: false });
+        const payments = 2 * perTargetCap;
+        for (let index = 0; index < payments; index++) await pay(merchant);
+
+        sender.webhookDispatcher.start();
+        await hook.waitFor(perTargetCap);
+        const rolled = await merchant.call('POST', `/webhook_endpoints/${endpoint.id}/roll_token`);
+        assert.equal(rolled.status, 200, rolled.raw);
+        await hook.waitFor(payments, 10_000);
+
+        for (const request of hook.requests.slice(0, perTargetCap)) assert.ok(signedWith(request, endpoint.token));
+        for (const request of hook.requests.slice(perTargetCap)) {
+          assert.ok(signedWith(request, rolled.body.data.token), 'claimed before the roll, sent after it');
+        }
+      } finally {
+        await sender.close();
+      }
+    },
+  );
+
   test('resend sends the same bodies again as new deliveries, to every target or to one endpoint', async () => {
     const merchant = await ctx.merchant();
     const first = await receiver();
@@ -999,7 +1062,6 @@ describe(`webhook delivery (${databaseKind})`, () => {
         const deliveries = payments * 2;
 
         const counts = await Promise.all([run(), second.webhookDispatcher.runOnce()]);
-        console.log('COUNTS', counts);
         assert.equal(counts[0] + counts[1], deliveries);
         assert.equal(hook.requests.length, deliveries);
         assert.equal(new Set(hook.requests.map((request) => request.body)).size, deliveries, 'each delivery once');

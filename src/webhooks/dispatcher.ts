@@ -19,7 +19,7 @@ export interface WebhookDispatcherOptions {
   db: Db;
   clock: Clock;
   logger: FastifyBaseLogger;
-  webhookEndpoints: Pick<WebhookEndpointService, 'tokenFor' | 'legacyKeyFor'>;
+  webhookEndpoints: Pick<WebhookEndpointService, 'decryptToken' | 'tokenCiphertexts' | 'legacyKeyFor'>;
   httpClient: WebhookHttpClient;
   /** SPEC §6.1: the delays of the follow-ups, each after the previous attempt; one attempt more than delays. */
   retryDelaysSeconds: readonly number[];
@@ -273,26 +273,56 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
   }
 
   /*
-   * Decrypted endpoint tokens, each with the ciphertext it was read for. Every claim reads the
-   * current ciphertext with the delivery, so a rolled token signs every attempt claimed after the
-   * roll, including the very next retry (SPEC §5.3), without a statement per claim to read it.
+   * The newest stored (encrypted) token known for each endpoint, and when it was learnt. Every
+   * claim reads the current one with its deliveries; a roll in this process is told at once
+   * (tokenRolled); the tokens of endpoints with claimed deliveries still waiting to be sent are
+   * read again on each poll (a roll in another process). An attempt is signed with the newest, not
+   * with the one its delivery was claimed with, so a rolled token also signs the notifications
+   * claimed before the roll (DESIGN §5: the old token stops working at once).
+   *
+   * `learnt` orders what is known: a number taken when a claim or read starts, or when a roll is
+   * told. A read that started before a roll was told may have seen the old token, so it does not
+   * replace what the roll told.
    */
-  const tokens = new Map<string, { ciphertext: string; token: Promise<string> }>();
+  const latestTokens = new Map<string, { ciphertext: string; learnt: number }>();
+  let learning = 0;
   const maxTokens = 10_000;
+
+  function learnToken(endpointId: string, ciphertext: string, learnt: number): void {
+    const known = latestTokens.get(endpointId);
+    if (known && known.learnt > learnt) return;
+    if (!known && latestTokens.size >= maxTokens) latestTokens.clear();
+    latestTokens.set(endpointId, { ciphertext, learnt });
+  }
+
+  /** Decrypted tokens by ciphertext: decrypted once, whichever deliveries they sign. */
+  const decrypted = new Map<string, Promise<string>>();
 
   function signingKeyOf(delivery: queries.ClaimedDelivery): Promise<string> {
     if (delivery.kind === 'legacy') return webhookEndpoints.legacyKeyFor(delivery.merchant_id);
-    const known = tokens.get(delivery.endpoint_id);
-    if (known && known.ciphertext === delivery.token_ciphertext) return known.token;
-    const token = webhookEndpoints.tokenFor(delivery.endpoint_id);
-    if (tokens.size >= maxTokens) tokens.clear();
-    const entry = { ciphertext: delivery.token_ciphertext, token };
-    tokens.set(delivery.endpoint_id, entry);
-    // A failed read is not kept: the next attempt reads again.
+    const ciphertext = latestTokens.get(delivery.endpoint_id)?.ciphertext ?? delivery.token_ciphertext;
+    const known = decrypted.get(ciphertext);
+    if (known) return known;
+    const token = webhookEndpoints.decryptToken(delivery.endpoint_id, ciphertext);
+    if (decrypted.size >= maxTokens) decrypted.clear();
+    decrypted.set(ciphertext, token);
+    // A failed decryption is not kept: the next attempt tries again.
     token.catch(() => {
-      if (tokens.get(delivery.endpoint_id) === entry) tokens.delete(delivery.endpoint_id);
+      if (decrypted.get(ciphertext) === token) decrypted.delete(ciphertext);
     });
     return token;
+  }
+
+  /** Reads again the tokens of endpoints whose claimed deliveries wait to be sent. */
+  async function refreshQueuedTokens(): Promise<void> {
+    const endpointIds = new Set<string>();
+    for (const state of targets.values()) {
+      for (const { delivery } of state.queue) if (delivery.kind !== 'legacy') endpointIds.add(delivery.endpoint_id);
+    }
+    if (endpointIds.size === 0) return;
+    const learnt = ++learning;
+    const ciphertexts = await webhookEndpoints.tokenCiphertexts([...endpointIds]);
+    for (const [endpointId, ciphertext] of ciphertexts) learnToken(endpointId, ciphertext, learnt);
   }
 
   function stateOf(target: string): TargetState {
@@ -304,10 +334,18 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     return state;
   }
 
-  /** Claimed deliveries join their targets' queues and are sent as slots allow. */
-  function enqueue(deliveries: readonly queries.ClaimedDelivery[], leaseUntil: Date): Map<string, number> {
+  /**
+   * Claimed deliveries join their targets' queues and are sent as slots allow. `learnt` was taken
+   * when the claim started (learnToken).
+   */
+  function enqueue(
+    deliveries: readonly queries.ClaimedDelivery[],
+    leaseUntil: Date,
+    learnt: number,
+  ): Map<string, number> {
     const claimedByTarget = new Map<string, number>();
     for (const delivery of deliveries) {
+      learnToken(delivery.endpoint_id, delivery.token_ciphertext, learnt);
       claimedByTarget.set(delivery.target, (claimedByTarget.get(delivery.target) ?? 0) + 1);
       stateOf(delivery.target).queue.push({ delivery, leaseUntil });
       held++;
@@ -428,8 +466,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     if (wanted.length === 0) return;
     const now = clock.now();
     const leaseUntil = new Date(now.getTime() + leaseMs);
+    const learnt = ++learning;
     const deliveries = await queries.claimDueDeliveriesOf(db, { now, leaseUntil, targets: wanted, rooms });
-    const claimedByTarget = enqueue(deliveries, leaseUntil);
+    const claimedByTarget = enqueue(deliveries, leaseUntil, learnt);
     wanted.forEach((target, index) => {
       const state = targets.get(target);
       if (!state) return;
@@ -471,6 +510,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       const now = clock.now();
       const leaseUntil = new Date(now.getTime() + leaseMs);
       const limit = Math.min(claimBatchSize, room);
+      const learnt = ++learning;
       const { deliveries, chosen, examined, window } = await queries.claimDueDeliveries(db, {
         now,
         leaseUntil,
@@ -480,7 +520,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
         busyCounts,
         saturatedTargets,
       });
-      const claimedByTarget = enqueue(deliveries, leaseUntil);
+      const claimedByTarget = enqueue(deliveries, leaseUntil, learnt);
       for (const [target, count] of claimedByTarget) {
         const offered = heldPerTarget - (busyCounts[busyTargets.indexOf(target)] ?? 0);
         if (count >= offered) markBacklogged(target);
@@ -542,6 +582,9 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
   function arm(): void {
     const current = setTimeout(() => {
       anyDueWanted = true;
+      void refreshQueuedTokens().catch((err: unknown) =>
+        logger.error({ err }, 'webhook endpoint tokens could not be read again'),
+      );
       void pump().finally(() => {
         // Only the timer of the current start re-arms (a stop and start in between made a new one).
         if (started && timer === current) arm();
@@ -558,6 +601,11 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
 
   return {
     wake,
+
+    /** A roll of an endpoint's token has committed in this process: attempts from now on use it. */
+    tokenRolled(endpointId: string, ciphertext: string): void {
+      learnToken(endpointId, ciphertext, ++learning);
+    },
 
     /**
      * Claims and sends everything due at the clock's current time, waiting for every attempt to

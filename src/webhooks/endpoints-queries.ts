@@ -192,6 +192,13 @@ export async function selectTokenCiphertextById(db: Queryable, id: string): Prom
   return row?.token_encrypted;
 }
 
+export function selectTokenCiphertextsByIds(
+  db: Queryable,
+  ids: readonly string[],
+): Promise<Array<{ id: string; token_encrypted: string }>> {
+  return db.query('SELECT id, token_encrypted FROM webhook_endpoints WHERE id = ANY($1::text[])', [ids]);
+}
+
 export async function updateTokenCiphertext(
   db: Queryable,
   merchantId: string,

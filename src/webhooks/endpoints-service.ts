@@ -86,11 +86,15 @@ export interface WebhookEndpointServiceDeps {
 /** The delivery engine knows an event's merchant and mode as plain strings (RecordedEvent). */
 type MerchantScope = { merchantId: string; mode: string };
 
+/** Told after a roll has committed: the endpoint's new token, as stored (encrypted). */
+export type TokenRolledListener = (endpointId: string, ciphertext: string) => void;
+
 export function createWebhookEndpointService({ db, clock, vault, production, lookup }: WebhookEndpointServiceDeps) {
   // The legacy key never changes once committed (there is no roll for it), so a decrypted copy
   // read outside a transaction stays valid.
   const legacyKeys = new Map<string, string>();
   const legacyKeyCacheSize = 10_000;
+  const tokenRolledListeners: TokenRolledListener[] = [];
 
   async function load(source: Queryable, merchant: MerchantScope, id: string): Promise<queries.WebhookEndpointRow> {
     const row = await queries.selectWebhookEndpoint(source, merchant.merchantId, merchant.mode, id);
@@ -227,19 +231,26 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
     },
 
     /**
-     * SPEC §5.3: a compromised token is replaced. The old one stops at once, since the delivery
-     * engine reads the token afresh (tokenFor) for every attempt.
+     * SPEC §5.3: a compromised token is replaced. The old one stops at once: this process's
+     * delivery engine is told after the commit (onTokenRolled), also for the notifications it has
+     * already claimed; other processes read the new token with their next claim or token refresh.
      */
     async rollToken(merchant: MerchantContext, id: string, actor: Actor): Promise<WebhookEndpointToken> {
       const token = generateSecret(tokenPrefix);
       const now = clock.now();
+      const ciphertext = vault.encrypt(token, id);
       await db.transaction(async (tx) => {
-        const ciphertext = vault.encrypt(token, id);
         if (!(await queries.updateTokenCiphertext(tx, merchant.merchantId, merchant.mode, id, ciphertext, now)))
           throw notFound('webhook endpoint', id);
         await queries.insertAuditEntry(tx, audit(merchant, 'webhook_endpoint.token_rolled', id, actor));
       });
+      for (const listener of tokenRolledListeners) listener(id, ciphertext);
       return { token };
+    },
+
+    /** Called after each committed roll of a token in this process (the delivery engine). */
+    onTokenRolled(listener: TokenRolledListener): void {
+      tokenRolledListeners.push(listener);
     },
 
     // ── For the delivery engine ────────────────────────────────────────────────────────────────
@@ -275,6 +286,17 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
       const ciphertext = await queries.selectTokenCiphertextById(source, endpointId);
       if (ciphertext === undefined) throw new Error(`No webhook endpoint ${endpointId}`);
       return vault.decrypt(ciphertext, endpointId);
+    },
+
+    /** An endpoint token from its stored form (the delivery engine reads that with each claim). */
+    decryptToken(endpointId: string, ciphertext: string): Promise<string> {
+      return vault.decrypt(ciphertext, endpointId);
+    },
+
+    /** The stored (encrypted) tokens of these endpoints, deleted or not, by endpoint id. */
+    async tokenCiphertexts(endpointIds: readonly string[]): Promise<Map<string, string>> {
+      const rows = await queries.selectTokenCiphertextsByIds(db, endpointIds);
+      return new Map(rows.map((row) => [row.id, row.token_encrypted]));
     },
 
     /** The merchant's legacy signing key (SPEC §6.4), created on first use (race-safe). */
