@@ -25,15 +25,38 @@ function encode(value: unknown): string | undefined {
     case 'symbol':
       return undefined;
   }
-  if (Array.isArray(value)) return `[${value.map((item) => encode(item) ?? 'null').join(',')}]`;
+  // Built by concatenation: an event is encoded in every payment's transaction (hot path).
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let index = 0; index < value.length; index++) {
+      if (index > 0) out += ',';
+      out += encode(value[index]) ?? 'null';
+    }
+    return `${out}]`;
+  }
   if (value instanceof Date) return encodeString(value.toISOString());
-  const members: string[] = [];
-  for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
-    const encoded = encode(child);
-    if (encoded !== undefined) members.push(`${encodeString(key)}:${encoded}`);
+  const object = value as Record<string, unknown>;
+  let out = '';
+  for (const key of Object.keys(object)) {
+    const encoded = encode(object[key]);
+    if (encoded === undefined) continue;
+    out += `${out === '' ? '{' : ','}${encodeKey(key)}:${encoded}`;
   }
   // An empty object would come back from a PHP round trip as [], so it is sent as null.
-  return members.length === 0 ? 'null' : `{${members.join(',')}}`;
+  return out === '' ? 'null' : `${out}}`;
+}
+
+/** Member names repeat from event to event: each is encoded once. */
+const encodedKeys = new Map<string, string>();
+const maxEncodedKeys = 10_000;
+
+function encodeKey(key: string): string {
+  let encoded = encodedKeys.get(key);
+  if (encoded === undefined) {
+    encoded = encodeString(key);
+    if (encodedKeys.size < maxEncodedKeys) encodedKeys.set(key, encoded);
+  }
+  return encoded;
 }
 
 /** PHP decodes integers up to 64 bits as integers; anything else becomes a float. */
@@ -61,11 +84,22 @@ function encodeNumber(value: number): string {
   return `${sign}${lead}.${fraction === '' ? '0' : fraction}e${exponent < 0 ? '-' : '+'}${Math.abs(exponent)}`;
 }
 
+/** Whether JSON.stringify or the non-ASCII rule would change anything: a control character, `"`, `\\` or non-ASCII. */
+function needsEscaping(text: string): boolean {
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x20 || code === 0x22 || code === 0x5c || code >= 0x80) return true;
+  }
+  return false;
+}
+
 function encodeString(text: string): string {
-  // JSON.stringify escapes quotes, backslashes and control characters as PHP does (\n, \u001f);
-  // what remains is to escape every non-ASCII UTF-16 unit, including both halves of a pair.
-  return JSON.stringify(text).replace(/[\u007f-\uffff]/g, (char) => {
-    if (char === '\u007f') return char;
-    return `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`;
-  });
+  if (!needsEscaping(text)) return `"${text}"`;
+  // JSON.stringify escapes quotes, backslashes and control characters as PHP does (\n, \u001f),
+  // and lone surrogates as \udxxx; what remains is to escape every other non-ASCII UTF-16 unit,
+  // including both halves of a pair. DEL (\u007f) is ASCII and stays as it is, as PHP leaves it.
+  return JSON.stringify(text).replace(
+    /[\u0080-\uffff]/g,
+    (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
