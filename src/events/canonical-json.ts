@@ -84,7 +84,7 @@ function encodeNumber(value: number): string {
   return `${sign}${lead}.${fraction === '' ? '0' : fraction}e${exponent < 0 ? '-' : '+'}${Math.abs(exponent)}`;
 }
 
-/** Whether JSON.stringify or the non-ASCII rule would change anything: a control character, `"`, `\\` or non-ASCII. */
+/** Whether JSON.stringify or the non-ASCII rule would change anything: a control character, a quote, a backslash or non-ASCII. */
 function needsEscaping(text: string): boolean {
   for (let index = 0; index < text.length; index++) {
     const code = text.charCodeAt(index);
