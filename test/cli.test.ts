@@ -188,6 +188,31 @@ describe(`tessera command (${databaseKind})`, () => {
     assert.ok(readFileSync(path.join(dataDir, 'admin.key'), 'utf8').trim().length >= 24);
   });
 
+  test("start prints no deprecation warning, and each request's log lines carry its X-TraceId as traceId", async () => {
+    const running = await startService({ ...env, TESSERA_LOG_LEVEL: 'info' });
+    try {
+      const response = await fetch(`${running.baseUrl}/customers`, {
+        headers: { authorization: `Bearer ${running.privateKey}` },
+      });
+      assert.equal(response.status, 200);
+      const traceId = response.headers.get('x-traceid');
+      assert.ok(traceId);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const lines = running
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+      assert.ok(
+        lines.some((line) => line.traceId === traceId),
+        running.output(),
+      );
+      assert.doesNotMatch(running.output(), /DeprecationWarning|FSTDEP/);
+    } finally {
+      await stopService(running);
+    }
+  });
+
   test('migrate applies the migrations once and reports nothing to apply the second time', async () => {
     const migrateDir = mkdtempSync(path.join(tmpdir(), 'tessera-migrate-'));
     const migrateDb = databaseKind === 'postgres' ? await createTestDatabase() : undefined;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Fastify, {
+  LogController,
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
@@ -63,7 +64,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   const app = Fastify({
     loggerInstance: options.logger,
     genReqId: () => randomBytes(12).toString('hex'),
-    requestIdLogLabel: 'traceId',
+    // Each request's log lines carry its X-TraceId under that name.
+    logController: new LogController({ requestIdLogLabel: 'traceId' }),
     bodyLimit: 1024 * 1024,
     // Query strings like created[gte]=… stay flat keys; the list routes read them as such.
     routerOptions: { ignoreTrailingSlash: true },
