@@ -1,0 +1,56 @@
+/**
+ * What PGlite alone does on this machine for a payment's two statements, with no HTTP and no
+ * application code: a primary-key read, then one statement inserting a row into each of two
+ * tables with three indexes each (as a payment and its event). A floor for the PGlite figures of
+ * `npm run bench`:
+ *
+ *   node --import tsx bench/pglite-floor.ts
+ *
+ * The real statements cost more (foreign keys, more columns); see docs/performance.md.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { openDb } from '../src/db/db.js';
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-pglite-floor-'));
+const db = await openDb({ dataDir });
+try {
+  for (const sql of [
+    'CREATE TABLE floor_method (id int PRIMARY KEY)',
+    'INSERT INTO floor_method VALUES (1)',
+    'CREATE TABLE floor_payment (id bigint PRIMARY KEY, merchant_id int, created_at timestamptz, customer_id int, body text)',
+    'CREATE INDEX ON floor_payment (merchant_id, created_at, id)',
+    'CREATE INDEX ON floor_payment (customer_id, created_at)',
+    'CREATE TABLE floor_event (id bigint PRIMARY KEY, merchant_id int, created_at timestamptz, object_id bigint, body text)',
+    'CREATE INDEX ON floor_event (merchant_id, created_at, id)',
+    'CREATE INDEX ON floor_event (object_id, created_at)',
+  ]) {
+    await db.query(sql);
+  }
+  const write = `WITH payment AS (INSERT INTO floor_payment (id, merchant_id, created_at, customer_id, body)
+                   VALUES ($1, 1, now(), 1, $2))
+                 INSERT INTO floor_event (id, merchant_id, created_at, object_id, body) VALUES ($3, 1, now(), $4, $5)`;
+  const paymentBody = 'x'.repeat(600);
+  const eventBody = 'y'.repeat(1200);
+  let id = 0;
+  const pairs = async (count: number) => {
+    for (let index = 0; index < count; index++) {
+      await db.query('SELECT 1 FROM floor_method WHERE id = $1', [1]);
+      id++;
+      await db.execute(write, [id, paymentBody, id, id, eventBody]);
+    }
+  };
+  await pairs(2000);
+  for (let run = 1; run <= 3; run++) {
+    const started = performance.now();
+    await pairs(5000);
+    const seconds = (performance.now() - started) / 1000;
+    console.log(
+      `run ${run}: ${Math.round(5000 / seconds)} read+write pairs/s (${((seconds * 1000) / 5000).toFixed(3)} ms each)`,
+    );
+  }
+} finally {
+  await db.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}
