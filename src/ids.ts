@@ -13,21 +13,32 @@ export function newId(prefix: IdPrefix): string {
 }
 
 /**
- * Random 64-bit words, drawn from the CSPRNG 512 at a time rather than one system call per id
- * (Node's randomUUID pools the same way). Each word is handed out once.
+ * Random bytes drawn from the CSPRNG 4 KiB at a time rather than one call per id (Node's
+ * randomUUID pools the same way). Each byte is handed out once.
  */
-const pool = Buffer.alloc(8 * 512);
+const pool = Buffer.alloc(4096);
 let poolOffset = pool.length;
 
-/** A random number below 9·10^18: a random 64-bit word reduced modulo 9·10^18, as ids have always been drawn. */
-export function randomBelow9e18(): bigint {
-  if (poolOffset >= pool.length) {
+/** The offset of `count` fresh random bytes in the pool. */
+function take(count: number): number {
+  if (poolOffset + count > pool.length) {
     randomFillSync(pool);
     poolOffset = 0;
   }
-  const word = pool.readBigUInt64BE(poolOffset);
-  poolOffset += 8;
-  return word % (9n * TEN_POW_18);
+  const offset = poolOffset;
+  poolOffset += count;
+  return offset;
+}
+
+/** A random number below 9·10^18: a random 64-bit word reduced modulo 9·10^18, as ids have always been drawn. */
+export function randomBelow9e18(): bigint {
+  return pool.readBigUInt64BE(take(8)) % (9n * TEN_POW_18);
+}
+
+/** `byteCount` random bytes as lower-case hex (request trace ids). */
+export function randomHex(byteCount: number): string {
+  const offset = take(byteCount);
+  return pool.toString('hex', offset, offset + byteCount);
 }
 
 export function isId(prefix: IdPrefix, value: string): boolean {

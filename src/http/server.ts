@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomHex } from '../ids.js';
 import Fastify, {
   LogController,
   type FastifyBaseLogger,
@@ -63,7 +63,7 @@ export function merchantOf(request: FastifyRequest): MerchantContext {
 export async function buildServer(options: ServerOptions): Promise<App> {
   const app = Fastify({
     loggerInstance: options.logger,
-    genReqId: () => randomBytes(12).toString('hex'),
+    genReqId: () => randomHex(12),
     // Each request's log lines carry its X-TraceId under that name.
     logController: new LogController({ requestIdLogLabel: 'traceId' }),
     bodyLimit: 1024 * 1024,
