@@ -1179,6 +1179,33 @@ describe('webhook HTTP client', () => {
     }
   });
 
+  test('reads at most 64 KiB of an answer, then stops; the client goes on working', async () => {
+    const huge = await startReceiver(() => ({ status: 200, body: 'x'.repeat(1024 * 1024) }));
+    const client = createWebhookHttpClient({ timeoutMs, production: false });
+    try {
+      const outcome = await client.post(huge.url(), { 'Content-Type': 'application/json' }, '{}');
+      assert.ok(outcome.ok, JSON.stringify(outcome).slice(0, 200));
+      assert.equal(outcome.status, 200);
+      assert.equal(outcome.body.length, 64 * 1024);
+      assert.equal(outcome.excerpt, 'x'.repeat(1024));
+      huge.respond(() => ({ status: 200, body: 'success' }));
+      const next = await client.post(huge.url(), { 'Content-Type': 'application/json' }, '{}');
+      assert.deepEqual(next.ok && [next.status, next.body], [200, 'success']);
+    } finally {
+      await Promise.all([client.close(), huge.close()]);
+    }
+  });
+
+  test('an address that is not a URL is a failed attempt, not a crash', async () => {
+    const client = createWebhookHttpClient({ timeoutMs, production: false });
+    try {
+      const outcome = await client.post('not a url', {}, '{}');
+      assert.equal(outcome.ok, false);
+    } finally {
+      await client.close();
+    }
+  });
+
   test('does not follow redirects and keeps the first 1 KiB of the answer', async () => {
     const target = await startReceiver();
     const redirecting = await startReceiver(() => ({

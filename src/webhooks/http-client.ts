@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { Agent, buildConnector, request } from 'undici';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { isForbiddenAddress } from './url-safety.js';
 
 /*
@@ -89,30 +89,78 @@ export function createWebhookHttpClient({
   const timeout = new WebhookTimeoutError(timeoutMs);
 
   return {
-    async post(url, headers, body) {
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(timeout), timeoutMs);
-      try {
-        const response = await request(url, {
-          method: 'POST',
-          headers,
-          body,
-          dispatcher: agent,
-          signal: controller.signal,
-        });
-        const bytes = await readAtMost(response.body, maxBodyBytes);
-        return {
-          ok: true,
-          status: response.statusCode,
-          body: bytes.toString('utf8'),
-          excerpt: textExcerpt(bytes, responseExcerptBytes),
+    post(url, headers, body) {
+      return new Promise<WebhookPostOutcome>((resolve) => {
+        // undici's dispatch with a handler of its own rather than request(): no AbortController,
+        // response stream or promise wrapper per attempt (the drain's hot path), and the same
+        // deadline over connect, headers and body.
+        const chunks: Buffer[] = [];
+        let length = 0;
+        let status = 0;
+        /** The answer reached maxBodyBytes: what came is kept and the rest is not read. */
+        let enough = false;
+        let controller: Dispatcher.DispatchController | undefined;
+        let settled = false;
+        const settle = (outcome: WebhookPostOutcome) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          resolve(outcome);
         };
-      } catch (err) {
-        if (controller.signal.aborted) return { ok: false, error: timeout.message };
-        return { ok: false, error: describeError(err) };
-      } finally {
-        clearTimeout(timer);
-      }
+        const answered = () => {
+          const bytes = Buffer.concat(chunks, length).subarray(0, maxBodyBytes);
+          settle({
+            ok: true,
+            status,
+            body: bytes.toString('utf8'),
+            excerpt: textExcerpt(bytes, responseExcerptBytes),
+          });
+        };
+        const timer = setTimeout(() => {
+          settle({ ok: false, error: timeout.message });
+          // Before the request has a connection there is nothing to abort yet: onRequestStart does it.
+          controller?.abort(timeout);
+        }, timeoutMs);
+        let target: URL;
+        try {
+          target = new URL(url);
+        } catch (err) {
+          settle({ ok: false, error: describeError(err) });
+          return;
+        }
+        try {
+          agent.dispatch(
+            { origin: target.origin, path: `${target.pathname}${target.search}`, method: 'POST', headers, body },
+            {
+              onRequestStart(started) {
+                controller = started;
+                if (settled) started.abort(timeout);
+              },
+              onResponseStart(_controller, statusCode) {
+                status = statusCode;
+              },
+              onResponseData(current, chunk) {
+                if (enough) return;
+                chunks.push(chunk);
+                length += chunk.length;
+                if (length >= maxBodyBytes) {
+                  enough = true;
+                  current.abort(new Error('The answer is longer than Tessera reads'));
+                }
+              },
+              onResponseEnd: answered,
+              onResponseError(_controller, err) {
+                if (enough) return answered();
+                settle(
+                  err === timeout ? { ok: false, error: timeout.message } : { ok: false, error: describeError(err) },
+                );
+              },
+            },
+          );
+        } catch (err) {
+          settle({ ok: false, error: describeError(err) });
+        }
+      });
     },
     close: () => agent.close(),
   };
@@ -156,20 +204,6 @@ function guardedLookup(
       (err: NodeJS.ErrnoException) => callback(err, '', 0),
     );
   };
-}
-
-async function readAtMost(stream: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let length = 0;
-  for await (const chunk of stream) {
-    chunks.push(chunk);
-    length += chunk.length;
-    if (length >= limit) {
-      stream.destroy();
-      break;
-    }
-  }
-  return Buffer.concat(chunks, length).subarray(0, limit);
 }
 
 /**
