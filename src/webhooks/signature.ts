@@ -2,8 +2,17 @@ import { createHmac } from 'node:crypto';
 
 /** SPEC §6.3 `request-time`: UTC, `yyyy-MM-dd'T'HH:mm:ss`. */
 export function formatRequestTime(date: Date): string {
-  return date.toISOString().slice(0, 19);
+  // Every attempt of the same second has the same text: formatted once per second.
+  const second = Math.floor(date.getTime() / 1000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastText = date.toISOString().slice(0, 19);
+  }
+  return lastText;
 }
+
+let lastSecond = Number.NaN;
+let lastText = '';
 
 /**
  * SPEC §6.3: HMAC-SHA256 keyed with the endpoint's token over `<request-time>.<raw body>`,
