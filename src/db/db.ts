@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { PGlite } from '@electric-sql/pglite';
-import { createPgliteStatements } from './pglite-statements.js';
+import { connectPgliteWorker } from './pglite-connection.js';
 import pg from 'pg';
 
 /** Anything that runs one parameterized SQL statement: the database itself or an open transaction. */
@@ -112,90 +111,50 @@ export async function openDb(options: { databaseUrl?: string; dataDir?: string; 
 }
 
 async function openPglite(dataDir: string | undefined): Promise<Db> {
-  const identity = (value: string) => value;
-  const parsers = { [INT8_OID]: identity, [NUMERIC_OID]: identity };
-  // The options object form: with the two-argument form an undefined dataDir drops the options.
-  const lite = new PGlite({ dataDir, parsers });
-  await lite.waitReady;
-  // As on PostgreSQL: statements with parameters are prepared once; the others (BEGIN, DDL) run as they are.
-  const statements = createPgliteStatements(lite, { ...lite.parsers, ...parsers });
-  const run = async <Row>(target: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]) => {
-    if (!params || params.length === 0) return (await target.query<Row>(sql)).rows;
-    return target === lite ? statements.query<Row>(sql, params) : statements.queryInTransaction<Row>(sql, params);
-  };
+  // PGlite (PostgreSQL in WebAssembly and its protocol code) runs in a worker thread, on the
+  // machine's other core, while this thread handles HTTP; see docs/performance.md.
+  const lite = await connectPgliteWorker(dataDir);
+  let lastTransaction = 0;
   return {
     kind: 'pglite',
-    query: (sql, params) => run(lite, sql, params),
+    query: (sql, params) => lite.query(sql, params),
     execute: async (sql, params) => {
-      await run(lite, sql, params);
+      await lite.query(sql, params);
     },
     async transaction(fn) {
-      // PGlite is one connection: its transaction() holds that connection exclusively until
-      // done. It is opened at the first statement that cannot wait, if any.
-      let open: Promise<LiteTransaction> | undefined;
+      // PGlite is one connection: its transaction holds that connection exclusively until done.
+      // It is opened, in the worker, by the first statement that cannot wait, if any.
+      const tx = ++lastTransaction;
+      let open = false;
       const held = heldInserts();
-      const sendHeld = async (tx: Pick<PGlite, 'query'>) => {
+      const sendHeld = async (inTransaction: number | undefined) => {
         const statement = held.take();
-        if (statement) await run(tx, statement.sql, statement.params);
+        if (statement) await lite.query(statement.sql, statement.params, inTransaction);
       };
       try {
         const result = await fn({
-          async query(sql, params) {
-            const { tx } = await (open ??= openLiteTransaction(lite));
+          async query<Row>(sql: string, params?: readonly unknown[]) {
+            open = true;
             await sendHeld(tx);
-            return run(tx, sql, params);
+            return lite.query<Row>(sql, params, tx);
           },
           execute: async (sql, params) => held.hold(sql, params),
         });
         if (open) {
-          const transaction = await open;
-          await sendHeld(transaction.tx);
-          await transaction.finish(true);
+          await sendHeld(tx);
+          await lite.finish(tx, true);
         } else {
           // Only held inserts: one statement, atomic by itself.
-          await sendHeld(lite);
+          await sendHeld(undefined);
         }
         return result;
       } catch (err) {
-        if (open) await (await open).finish(false);
+        if (open) await lite.finish(tx, false);
         throw err;
       }
     },
     close: () => lite.close(),
   };
-}
-
-interface LiteTransaction {
-  tx: Pick<PGlite, 'query'>;
-  /** Commits (true) or rolls back (false), and waits for PGlite to finish either. */
-  finish(commit: boolean): Promise<void>;
-}
-
-/** Opens a PGlite transaction that stays open until finish() is called. */
-function openLiteTransaction(lite: PGlite): Promise<LiteTransaction> {
-  const rollback = new Error('rollback');
-  let settle!: (commit: boolean) => void;
-  const decided = new Promise<boolean>((resolve) => (settle = resolve));
-  return new Promise<LiteTransaction>((resolveOpen, rejectOpen) => {
-    const done = lite
-      .transaction(async (tx) => {
-        resolveOpen({
-          tx,
-          async finish(commit) {
-            settle(commit);
-            await done.catch((err: unknown) => {
-              if (err !== rollback) throw err;
-            });
-          },
-        });
-        if (!(await decided)) throw rollback;
-      })
-      .catch((err: unknown) => {
-        rejectOpen(err);
-        throw err;
-      });
-    done.catch(() => {});
-  });
 }
 
 async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> {

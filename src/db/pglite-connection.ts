@@ -1,0 +1,127 @@
+import { Worker } from 'node:worker_threads';
+import type { PgliteReply, PgliteRequest, PgliteWorkerData, SerializedError } from './pglite-worker.js';
+
+/** The main thread's end of the PGlite worker: one statement, or one transaction's end, per call. */
+export interface PgliteConnection {
+  /** Runs `sql` outside any transaction, or in transaction `tx`, which its first statement opens. */
+  query<Row>(sql: string, params: readonly unknown[] | undefined, tx?: number): Promise<Row[]>;
+  /** Commits or rolls back transaction `tx`; nothing if no statement opened it. */
+  finish(tx: number, commit: boolean): Promise<void>;
+  close(): Promise<void>;
+}
+
+// Built, this file is dist/db/pglite-connection.js beside the worker's .js. Run from the sources
+// through tsx (the tests), both are .ts; on Node 20 a worker given `--import tsx` still fails on
+// its .ts entry (ERR_UNKNOWN_FILE_EXTENSION), so there the worker is a line that registers tsx in
+// the worker and then imports the worker's .ts.
+const fromSources = import.meta.url.endsWith('.ts');
+const workerUrl = new URL(fromSources ? './pglite-worker.ts' : './pglite-worker.js', import.meta.url);
+const workerEntry = fromSources
+  ? {
+      source: `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then(({ register }) => {
+        register();
+        return import(${JSON.stringify(workerUrl.href)});
+      });`,
+      eval: true,
+    }
+  : { source: workerUrl, eval: false };
+
+/**
+ * The worker's Node options: only the CPU profiler's, so that `--cpu-prof` profiles the database
+ * thread too, under the profiler's default file name (the main thread's --cpu-prof-name is left
+ * out, or both threads would write one file). The others are the main thread's: a preload
+ * (--import) runs in the worker too, and the benchmark's stops the whole process when its
+ * standard input ends, which a worker's does at once; Node 24 gives a test file's process every
+ * test-runner option, with which the test file's tests were cancelled before the worker answered.
+ */
+function workerExecArgv(): string[] {
+  const options: string[] = [];
+  const args = process.execArgv;
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index]!;
+    if (arg === '--cpu-prof' || /^--cpu-prof-(dir|interval)=/.test(arg)) options.push(arg);
+    else if (/^--cpu-prof-(dir|interval)$/.test(arg)) options.push(arg, args[(index += 1)]!);
+  }
+  return options;
+}
+
+/** Starts PGlite on `dataDir` in a worker thread, and answers when it is ready. */
+export async function connectPgliteWorker(dataDir: string | undefined): Promise<PgliteConnection> {
+  const worker = new Worker(workerEntry.source, {
+    eval: workerEntry.eval,
+    workerData: { dataDir } satisfies PgliteWorkerData,
+    execArgv: workerExecArgv(),
+  });
+  const pending = new Map<number, (reply: PgliteReply | Error) => void>();
+  let lastId = 0;
+  // Set once the worker cannot answer any more: it failed, exited or was closed.
+  let ended: Error | undefined;
+
+  const end = (reason: Error) => {
+    ended ??= reason;
+    for (const settle of pending.values()) settle(ended);
+    pending.clear();
+  };
+  worker.on('message', (reply: PgliteReply) => {
+    const settle = pending.get(reply.id);
+    pending.delete(reply.id);
+    // An idle worker does not keep the process alive, as PGlite in the main thread would not.
+    if (pending.size === 0) worker.unref();
+    settle?.(reply);
+  });
+  worker.on('error', (err) => end(new Error(`The PGlite worker failed: ${err.message}`, { cause: err })));
+  worker.on('exit', (code) => end(new Error(`The PGlite worker stopped (exit code ${code})`)));
+
+  const send = (id: number, request: PgliteRequest | undefined): Promise<PgliteReply | Error> => {
+    if (ended) return Promise.resolve(ended);
+    const replied = new Promise<PgliteReply | Error>((resolve) => pending.set(id, resolve));
+    if (pending.size === 1) worker.ref();
+    if (request) worker.postMessage(request);
+    return replied;
+  };
+  // The error is made here, after the await, so that its stack shows the caller's async frames.
+  const call = async (id: number, request: PgliteRequest | undefined): Promise<PgliteReply> => {
+    const reply = await send(id, request);
+    if (reply instanceof Error) throw new Error(reply.message, { cause: reply });
+    if (reply.error) throw databaseError(reply.error);
+    return reply;
+  };
+
+  try {
+    // The worker answers id 0 when PGlite is ready, or with the error that stopped it.
+    await call(0, undefined);
+  } catch (err) {
+    await worker.terminate();
+    throw err;
+  }
+  return {
+    async query<Row>(sql: string, params: readonly unknown[] | undefined, tx?: number) {
+      const id = ++lastId;
+      return (await call(id, { id, sql, params, tx })).rows as Row[];
+    },
+    async finish(tx, commit) {
+      const id = ++lastId;
+      await call(id, { id, finish: tx, commit });
+    },
+    async close() {
+      if (ended) return;
+      const id = ++lastId;
+      await call(id, { id, close: true });
+      end(new Error('The database is closed'));
+      await worker.terminate();
+    },
+  };
+}
+
+/**
+ * The worker's error as thrown in this thread: its message and properties (code, constraint,
+ * detail, …) as PGlite gave them, with this thread's stack. An error that is not PostgreSQL's
+ * (no code) keeps the worker's stack as its cause, since that is where it happened.
+ */
+function databaseError(serialized: SerializedError): Error {
+  const error = Object.assign(new Error(serialized.message), serialized.properties);
+  if (serialized.properties.code === undefined && serialized.stack) {
+    error.cause = Object.assign(new Error(serialized.message), { stack: serialized.stack });
+  }
+  return error;
+}
