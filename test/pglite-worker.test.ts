@@ -54,6 +54,43 @@ describe('PGlite in a worker thread', () => {
     assert.deepEqual(await db.query('SELECT id FROM worker_rows WHERE id = $1', [2]), []);
   });
 
+  test('held inserts sent with the commit of an open transaction: a failure rolls back the statements before it', async () => {
+    await db.query('INSERT INTO worker_rows (id) VALUES ($1)', [30]);
+    const err = await db
+      .transaction(async (tx) => {
+        // A statement whose answer is needed opens the transaction; the inserts are held to its end.
+        await tx.query('DELETE FROM worker_rows WHERE id = $1 RETURNING id', [30]);
+        await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [31]);
+        await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [31]);
+      })
+      .then(
+        () => assert.fail('the transaction succeeded'),
+        (caught: unknown) => caught as { code?: string },
+      );
+    assert.equal(err.code, '23505');
+    const left = await db.query<{ id: number }>(
+      'SELECT id FROM worker_rows WHERE id IN ($1, $2) ORDER BY id',
+      [30, 31],
+    );
+    assert.deepEqual(
+      left.map((row) => Number(row.id)),
+      [30],
+    );
+
+    await db.transaction(async (tx) => {
+      await tx.query('DELETE FROM worker_rows WHERE id = $1 RETURNING id', [30]);
+      await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [32]);
+    });
+    const after = await db.query<{ id: number }>(
+      'SELECT id FROM worker_rows WHERE id IN ($1, $2) ORDER BY id',
+      [30, 32],
+    );
+    assert.deepEqual(
+      after.map((row) => Number(row.id)),
+      [32],
+    );
+  });
+
   test('rows keep their types: int8 and numeric as strings, timestamps as Date, jsonb parsed, bytea as bytes', async () => {
     const at = new Date('2026-06-15T12:00:00.123Z');
     const [row] = await db.query<Record<string, unknown>>(

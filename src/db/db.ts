@@ -141,8 +141,7 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
           execute: async (sql, params) => held.hold(sql, params),
         });
         if (open) {
-          await sendHeld(tx);
-          await lite.finish(tx, true);
+          await lite.finish(tx, true, held.take());
         } else {
           // Only held inserts: one statement, atomic by itself.
           await sendHeld(undefined);

@@ -14,7 +14,7 @@ import { createPgliteStatements } from './pglite-statements.js';
  */
 export type PgliteRequest =
   | { id: number; sql: string; params: readonly unknown[] | undefined; tx: number | undefined }
-  | { id: number; finish: number; commit: boolean }
+  | { id: number; finish: number; commit: boolean; sql?: string; params?: readonly unknown[] }
   | { id: number; close: true };
 
 /** The answer to request `id`; id 0 answers the start. */
@@ -65,6 +65,26 @@ async function serve(port: MessagePort, { dataDir }: PgliteWorkerData): Promise<
 
   const answer = async (request: PgliteRequest): Promise<PgliteReply> => {
     try {
+      if ('finish' in request) {
+        const open = transactions.get(request.finish);
+        transactions.delete(request.finish);
+        // A transaction that failed to open has already answered its statement with the error.
+        const transaction = await open?.catch(() => undefined);
+        if (request.sql !== undefined && request.commit) {
+          // The transaction's last statement, sent with its commit; opens it if nothing did.
+          const target = transaction ?? (await openLiteTransaction(lite));
+          try {
+            await run(target.tx, request.sql, request.params);
+          } catch (err) {
+            await target.finish(false);
+            throw err;
+          }
+          await target.finish(true);
+          return { id: request.id };
+        }
+        await transaction?.finish(request.commit);
+        return { id: request.id };
+      }
       if ('sql' in request) {
         if (request.tx === undefined) return { id: request.id, rows: await run(lite, request.sql, request.params) };
         let open = transactions.get(request.tx);
@@ -74,14 +94,6 @@ async function serve(port: MessagePort, { dataDir }: PgliteWorkerData): Promise<
         }
         const { tx } = await open;
         return { id: request.id, rows: await run(tx, request.sql, request.params) };
-      }
-      if ('finish' in request) {
-        const open = transactions.get(request.finish);
-        transactions.delete(request.finish);
-        // A transaction that failed to open has already answered its statement with the error.
-        const transaction = await open?.catch(() => undefined);
-        await transaction?.finish(request.commit);
-        return { id: request.id };
       }
       await lite.close();
       return { id: request.id };
