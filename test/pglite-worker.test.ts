@@ -5,8 +5,24 @@ import { openDb, type Db } from '../src/db/db.js';
 import { isUniqueViolation } from '../src/db/errors.js';
 
 // PGlite runs in a worker thread: what crosses the thread must arrive as it was given.
+/** What `work` was rejected with; fails the test if it succeeded. */
+async function rejectionOf(work: Promise<unknown>): Promise<{ code?: string }> {
+  return work.then(
+    () => assert.fail('the transaction succeeded'),
+    (caught: unknown) => caught as { code?: string },
+  );
+}
+
 describe('PGlite in a worker thread', () => {
   let db: Db;
+
+  /** Which of these ids worker_rows holds, in order. */
+  async function idsAmong(...ids: number[]): Promise<number[]> {
+    const rows = await db.query<{ id: number }>('SELECT id FROM worker_rows WHERE id = ANY($1::int[]) ORDER BY id', [
+      ids,
+    ]);
+    return rows.map((row) => Number(row.id));
+  }
   before(async () => {
     db = await openDb({ dataDir: 'memory://' });
     await db.execute(`CREATE TABLE worker_rows (
@@ -41,54 +57,34 @@ describe('PGlite in a worker thread', () => {
   });
 
   test('a held insert that fails in a transaction rejects the transaction with its code', async () => {
-    const err = await db
-      .transaction(async (tx) => {
+    const err = await rejectionOf(
+      db.transaction(async (tx) => {
         await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [2]);
         await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [2]);
-      })
-      .then(
-        () => assert.fail('the transaction succeeded'),
-        (caught: unknown) => caught as { code?: string },
-      );
+      }),
+    );
     assert.equal(err.code, '23505');
     assert.deepEqual(await db.query('SELECT id FROM worker_rows WHERE id = $1', [2]), []);
   });
 
   test('held inserts sent with the commit of an open transaction: a failure rolls back the statements before it', async () => {
     await db.query('INSERT INTO worker_rows (id) VALUES ($1)', [30]);
-    const err = await db
-      .transaction(async (tx) => {
+    const err = await rejectionOf(
+      db.transaction(async (tx) => {
         // A statement whose answer is needed opens the transaction; the inserts are held to its end.
         await tx.query('DELETE FROM worker_rows WHERE id = $1 RETURNING id', [30]);
         await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [31]);
         await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [31]);
-      })
-      .then(
-        () => assert.fail('the transaction succeeded'),
-        (caught: unknown) => caught as { code?: string },
-      );
+      }),
+    );
     assert.equal(err.code, '23505');
-    const left = await db.query<{ id: number }>(
-      'SELECT id FROM worker_rows WHERE id IN ($1, $2) ORDER BY id',
-      [30, 31],
-    );
-    assert.deepEqual(
-      left.map((row) => Number(row.id)),
-      [30],
-    );
+    assert.deepEqual(await idsAmong(30, 31), [30]);
 
     await db.transaction(async (tx) => {
       await tx.query('DELETE FROM worker_rows WHERE id = $1 RETURNING id', [30]);
       await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [32]);
     });
-    const after = await db.query<{ id: number }>(
-      'SELECT id FROM worker_rows WHERE id IN ($1, $2) ORDER BY id',
-      [30, 32],
-    );
-    assert.deepEqual(
-      after.map((row) => Number(row.id)),
-      [32],
-    );
+    assert.deepEqual(await idsAmong(30, 32), [32]);
   });
 
   test('rows keep their types: int8 and numeric as strings, timestamps as Date, jsonb parsed, bytea as bytes', async () => {
