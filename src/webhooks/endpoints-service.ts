@@ -278,9 +278,9 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
     },
 
     /**
-     * The current token of an endpoint, deleted or not, read afresh each time so that a roll
-     * takes effect at once. `source` defaults to the database; on PGlite, pass the open
-     * transaction when calling from inside one (PGlite has a single connection).
+     * The current token of an endpoint, deleted or not, read from the database each time (the
+     * delivery engine keeps its own newest-known copy: decryptToken, tokenCiphertexts). `source`
+     * defaults to the database; on PGlite, pass the open transaction when calling from inside one.
      */
     async tokenFor(endpointId: string, source: Queryable = db): Promise<string> {
       const ciphertext = await queries.selectTokenCiphertextById(source, endpointId);
