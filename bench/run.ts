@@ -22,7 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { call } from './api.js';
+import { call, paymentBody } from './api.js';
 import { cores } from './cpu.js';
 import { closedLoop, fixedRate, type PhaseResult, type RequestSpec } from './load.js';
 import { cards } from './cards.js';
@@ -177,15 +177,7 @@ function storingRequest(target: Target, pairs: Pair[], bound?: Pair[]): RequestS
     nextBody: () => {
       // autocannon builds each connection's first request before it knows how many it will send;
       // `amount` keeps the number sent to the pool's size, so no pair is ever used twice.
-      const pair = pairs[next++ % pairs.length]!;
-      return JSON.stringify({
-        amount: '1000',
-        currency: 'USD',
-        customerId: pair.customerId,
-        paymentMethod: pair.paymentMethodId,
-        confirm: 'true',
-        setupFutureUsage: 'on',
-      });
+      return paymentBody(pairs[next++ % pairs.length]!);
     },
     onSuccess: bound
       ? (body) => {
@@ -203,18 +195,7 @@ function mitRequest(target: Target, pairs: Pair[]): RequestSpec {
   return {
     path: `${apiBase}/payment/create`,
     headers: { authorization: `Bearer ${target.privateKey}` },
-    nextBody: () => {
-      const pair = pairs[next++ % pairs.length]!;
-      return JSON.stringify({
-        amount: '1000',
-        currency: 'USD',
-        customerId: pair.customerId,
-        paymentMethod: pair.paymentMethodId,
-        confirm: 'true',
-        setupFutureUsage: 'on',
-        subsequentInitialType: 'mit',
-      });
-    },
+    nextBody: () => paymentBody(pairs[next++ % pairs.length]!, 'mit'),
   };
 }
 

@@ -42,7 +42,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { call } from './api.js';
+import { call, paymentBody } from './api.js';
 import { cores, cpuShare, cpuSnapshot, type CpuShare, type CpuSnapshot } from './cpu.js';
 import { closedLoop, fixedRate, percentile, type PhaseResult, type RequestSpec } from './load.js';
 import { cards } from './cards.js';
@@ -260,19 +260,6 @@ async function createMerchants(
     merchants.push({ privateKey, endpointToken: endpoint.token, pairs });
   }
   return { merchants, bindingEvents };
-}
-
-/** A confirmed payment on a customer/method pair: the storing one, or MIT once it is stored. */
-function paymentBody(pair: { customerId: string; paymentMethodId: string }, subsequentInitialType?: 'mit'): string {
-  return JSON.stringify({
-    amount: '1000',
-    currency: 'USD',
-    customerId: pair.customerId,
-    paymentMethod: pair.paymentMethodId,
-    confirm: 'true',
-    setupFutureUsage: 'on',
-    ...(subsequentInitialType === undefined ? {} : { subsequentInitialType }),
-  });
 }
 
 /** MIT payments, round-robin over the merchants (and so over the endpoints). */
