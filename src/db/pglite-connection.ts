@@ -106,7 +106,7 @@ export async function connectPgliteWorker(dataDir: string | undefined): Promise<
     },
     async finish(tx, commit, last) {
       const id = ++lastId;
-      await call(id, { id, finish: tx, commit, ...(last ? { sql: last.sql, params: last.params } : {}) });
+      await call(id, { id, finish: tx, commit, ...last });
     },
     async close() {
       if (ended) return;
