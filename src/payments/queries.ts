@@ -2,6 +2,7 @@ import { selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
 import { selectPage, type PageRequest } from '../db/pagination.js';
 import type { ShippingOut } from '../http/common-schemas.js';
+import type { Transition } from '../state-table.js';
 import type { LineItemOut, RecurringOut } from './schemas.js';
 import type { PaymentStatus } from './states.js';
 
@@ -68,9 +69,11 @@ const columns =
   'risk_message, error_code, error_message, use_3d, processor_reference, network_transaction_id, three_d_secure, ' +
   'canceled_at, cancellation_reason, invoice_id, created_at, updated_at';
 
-/** Columns a state change may write, with how each value is passed to the driver. */
+/**
+ * Columns a change may write, with how each value is passed to the driver. The status is not
+ * among them: only a Transition of the state table writes it (changePayment).
+ */
 const writable = {
-  status: (value: unknown) => value,
   customer_id: (value: unknown) => value,
   payment_method_id: (value: unknown) => value,
   amount: (value: unknown) => value,
@@ -168,26 +171,31 @@ export async function selectNetworkToken(db: Queryable, id: string): Promise<str
 }
 
 /**
- * The one way a payment changes: only while its status is one of `from` (states.ts). Zero rows
- * means another request or job changed it first; the caller reloads and answers with the
- * status it finds, and never overwrites that change.
+ * The one way a payment changes: only while its status is one of `move.from`, writing
+ * `move.to` (paymentStates.transition in states.ts). Zero rows means another request or job
+ * changed it first; the caller reloads and answers with the status it finds, and never
+ * overwrites that change.
  */
 export async function changePayment(
   db: Queryable,
   id: string,
-  from: readonly PaymentStatus[],
+  move: Transition<PaymentStatus>,
   changes: PaymentChanges,
   now: Date,
 ): Promise<PaymentRow | undefined> {
-  const params: unknown[] = [id, [...from], now];
+  const params: unknown[] = [id, [...move.from], now];
   const assignments = ['updated_at = $3'];
+  const set = (column: string, value: unknown) => {
+    params.push(value);
+    assignments.push(`${column} = $${params.length}`);
+  };
+  if (move.to !== undefined) set('status', move.to);
   for (const [column, value] of Object.entries(changes)) {
     if (value === undefined) continue;
     const encode = writable[column as keyof typeof writable];
     // Column names come from the PaymentChanges type; this guards against a stray key at run time.
     if (!encode) throw new Error(`payments.${column} is not writable`);
-    params.push(value === null ? null : encode(value));
-    assignments.push(`${column} = $${params.length}`);
+    set(column, value === null ? null : encode(value));
   }
   const [row] = await db.query<PaymentRow>(
     `UPDATE payments SET ${assignments.join(', ')} WHERE id = $1 AND status = ANY($2::text[]) RETURNING ${columns}`,

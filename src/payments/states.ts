@@ -2,8 +2,11 @@
  * The life of a payment (DESIGN §4) in one place: its statuses, every allowed change between
  * them, the statuses each operation starts from, and the merchant-facing displayStatus.
  * Every change is made by a conditional update (`… WHERE id = $1 AND status = ANY($2)`) whose
- * $2 comes from `operations` below, so two requests racing on one payment cannot both win.
+ * $2 and new status come from `paymentStates.transition()`, so two requests racing on one payment
+ * cannot both win.
  */
+
+import { defineStateTable } from '../state-table.js';
 
 export const paymentStatuses = [
   'requires_payment_method',
@@ -22,7 +25,7 @@ export type PaymentStatus = (typeof paymentStatuses)[number];
  * authorization or capture is with the processor, so that nothing else can act on it meanwhile;
  * `processing → processing` is an authorization that the processor settles later.
  */
-export const allowedTransitions: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
+const transitions: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
   requires_payment_method: ['requires_confirmation', 'processing', 'canceled'],
   requires_confirmation: ['processing', 'canceled'],
   requires_action: ['processing', 'requires_confirmation', 'canceled'],
@@ -34,55 +37,54 @@ export const allowedTransitions: Readonly<Record<PaymentStatus, readonly Payment
   canceled: [],
 };
 
+/**
+ * Every payment status change goes through `paymentStates.transition(operation, to)`, which
+ * refuses a target the operation does not lead to; a mistake in the table below stops the
+ * service at start-up (src/state-table.ts).
+ */
+export const paymentStates = defineStateTable({
+  name: 'payments',
+  statuses: paymentStatuses,
+  transitions,
+  operations: {
+    /** Changing the request fields: only before the payment is processed. */
+    update: { from: ['requires_payment_method', 'requires_confirmation'], to: [] },
+    /** An update that gives a payment its first payment method. */
+    provideMethod: { from: ['requires_payment_method'], to: ['requires_confirmation'] },
+    /** Confirmation hands the payment to the processor. */
+    confirm: { from: ['requires_payment_method', 'requires_confirmation'], to: ['processing'] },
+    /** The cardholder finished the hosted 3-D Secure page (manual confirmation waits for /confirm). */
+    completeChallenge: { from: ['requires_action'], to: ['processing', 'requires_confirmation'] },
+    /** The processor answered an authorization. */
+    finishAuthorization: {
+      from: ['processing'],
+      to: ['processing', 'requires_action', 'requires_capture', 'succeeded', 'failed'],
+    },
+    /** An authorization that settles later has settled (or not). */
+    settle: { from: ['processing'], to: ['requires_capture', 'succeeded', 'failed'] },
+    /** Capture holds the payment in processing while the processor captures. */
+    capture: { from: ['requires_capture'], to: ['processing'] },
+    /** The capture's answer; back to requires_capture when the processor could not be reached. */
+    finishCapture: { from: ['processing'], to: ['succeeded', 'failed', 'requires_capture'] },
+    /** DESIGN §4: a payment can be canceled before it is processing or succeeded. */
+    cancel: {
+      from: ['requires_payment_method', 'requires_confirmation', 'requires_action', 'requires_capture'],
+      to: ['canceled'],
+    },
+    /** DESIGN §4: an uncaptured pre-authorization is canceled after 7 days. */
+    expirePreAuthorization: { from: ['requires_capture'], to: ['canceled'] },
+    /** The processor reversed the payment after the fact (or the issuer the held authorization). */
+    reverse: { from: ['succeeded', 'requires_capture'], to: ['failed'] },
+  },
+});
+
+export const allowedTransitions = paymentStates.transitions;
 /** What each operation may start from and where it may lead. */
-export const operations = {
-  /** Changing the request fields: only before the payment is processed. */
-  update: { from: ['requires_payment_method', 'requires_confirmation'], to: [] },
-  /** An update that gives a payment its first payment method. */
-  provideMethod: { from: ['requires_payment_method'], to: ['requires_confirmation'] },
-  /** Confirmation hands the payment to the processor. */
-  confirm: { from: ['requires_payment_method', 'requires_confirmation'], to: ['processing'] },
-  /** The cardholder finished the hosted 3-D Secure page (manual confirmation waits for /confirm). */
-  completeChallenge: { from: ['requires_action'], to: ['processing', 'requires_confirmation'] },
-  /** The processor answered an authorization. */
-  finishAuthorization: {
-    from: ['processing'],
-    to: ['processing', 'requires_action', 'requires_capture', 'succeeded', 'failed'],
-  },
-  /** An authorization that settles later has settled (or not). */
-  settle: { from: ['processing'], to: ['requires_capture', 'succeeded', 'failed'] },
-  /** Capture holds the payment in processing while the processor captures. */
-  capture: { from: ['requires_capture'], to: ['processing'] },
-  /** The capture's answer; back to requires_capture when the processor could not be reached. */
-  finishCapture: { from: ['processing'], to: ['succeeded', 'failed', 'requires_capture'] },
-  /** DESIGN §4: a payment can be canceled before it is processing or succeeded. */
-  cancel: {
-    from: ['requires_payment_method', 'requires_confirmation', 'requires_action', 'requires_capture'],
-    to: ['canceled'],
-  },
-  /** DESIGN §4: an uncaptured pre-authorization is canceled after 7 days. */
-  expirePreAuthorization: { from: ['requires_capture'], to: ['canceled'] },
-  /** The processor reversed the payment after the fact (or the issuer the held authorization). */
-  reverse: { from: ['succeeded', 'requires_capture'], to: ['failed'] },
-} as const satisfies Record<string, { from: readonly PaymentStatus[]; to: readonly PaymentStatus[] }>;
+export const operations = paymentStates.operations;
 export type PaymentOperation = keyof typeof operations;
 
 export function startsFrom(operation: PaymentOperation): readonly PaymentStatus[] {
-  return operations[operation].from;
-}
-
-export function canMove(from: PaymentStatus, to: PaymentStatus): boolean {
-  return allowedTransitions[from].includes(to);
-}
-
-// The operations must stay within the table; a mistake here stops the service at start-up.
-for (const [name, operation] of Object.entries(operations)) {
-  for (const from of operation.from) {
-    for (const to of operation.to as readonly PaymentStatus[]) {
-      if (!canMove(from, to))
-        throw new Error(`payments/states: ${name} moves ${from} → ${to}, which the table forbids`);
-    }
-  }
+  return paymentStates.startsFrom(operation);
 }
 
 export const displayStatuses = [

@@ -1,0 +1,276 @@
+/**
+ * Authorization: the processor is asked outside any transaction, and its answer is recorded in
+ * one (the payment's new state, the card's binding, the event and any follow-up job).
+ */
+
+import { isUniqueViolation } from '../db/errors.js';
+import type { Queryable } from '../db/db.js';
+import type { EventType } from '../events/schemas.js';
+import type { PaymentMethodForPayment } from '../payment-methods/service.js';
+import type { AuthorizeOutcome, AuthorizeRequest, ThreeDSecureState } from '../processor/processor.js';
+import type { PaymentContext } from './context.js';
+import { duplicateOrder } from './fields.js';
+import { jobKinds, preAuthorizationLifetimeMs } from './job-kinds.js';
+import * as queries from './queries.js';
+import { initiatorOf, methodIdOf } from './rules.js';
+import {
+  change,
+  ignoreConflict,
+  inTransaction,
+  ownerOf,
+  record,
+  StateConflict,
+  type StatusChange,
+} from './state-changes.js';
+import { paymentStates } from './states.js';
+
+type AuthorizeContext = Pick<
+  PaymentContext,
+  'db' | 'clock' | 'vault' | 'processor' | 'paymentMethods' | 'events' | 'jobs' | 'view'
+>;
+
+/** A status change with the event that tells the merchant about it (null: none yet). */
+interface Answer {
+  changes: StatusChange;
+  event: EventType | null;
+}
+
+/**
+ * An authorization is final and approved (at once, or once it settled): a first storing payment
+ * binds its method now (DESIGN §3: only when it succeeds), a pre-authorization waits for
+ * capture, anything else has succeeded.
+ */
+export async function approvedChanges(
+  ctx: Pick<PaymentContext, 'paymentMethods' | 'jobs'>,
+  tx: Queryable,
+  row: queries.PaymentRow,
+  credential: { networkTransactionId: string; networkToken: string | null },
+  now: Date,
+): Promise<{ changes: StatusChange; event: EventType }> {
+  if (initiatorOf(row) === 'first_storing') {
+    const bound = await ctx.paymentMethods.bindStoredCredential(tx, ownerOf(row), {
+      paymentMethodId: methodIdOf(row),
+      customerId: row.customer_id!,
+      networkTransactionId: credential.networkTransactionId,
+      networkToken: credential.networkToken,
+      now,
+    });
+    if (!bound) {
+      // Another customer's storing payment bound the method first (two ran at once): this one
+      // fails and its authorization is released, in the same transaction as the failure.
+      await ctx.jobs.schedule(tx, jobKinds.voidAuthorization, row.id, now);
+      return {
+        changes: {
+          status: 'failed',
+          error_code: 'payment_method_bound_elsewhere',
+          error_message: 'The payment method was bound to another customer while this payment was processed',
+        },
+        event: 'payment.failed',
+      };
+    }
+  }
+  if (row.pre_auth === 'y') {
+    await ctx.jobs.schedule(
+      tx,
+      jobKinds.expirePreAuthorization,
+      row.id,
+      new Date(now.getTime() + preAuthorizationLifetimeMs),
+    );
+    return {
+      changes: { status: 'requires_capture', amount_capturable: row.amount },
+      event: 'payment.requires_capture',
+    };
+  }
+  return { changes: { status: 'succeeded', amount_received: row.amount }, event: 'payment.succeeded' };
+}
+
+/**
+ * Where the processor's answer is written: over the row the caller claimed (in processing), or,
+ * for a processor that keeps no state (Processor.statelessAuthorize), as the payment's first and
+ * only insert, so that a payment created with confirm costs one transaction.
+ */
+export type AuthorizationTarget = 'claimed_row' | 'new_row';
+
+async function writeAuthorization(
+  tx: Queryable,
+  target: AuthorizationTarget,
+  row: queries.PaymentRow,
+  changes: StatusChange,
+  now: Date,
+): Promise<queries.PaymentRow> {
+  if (target === 'claimed_row') return change(tx, row, 'finishAuthorization', changes, now);
+  // The new row is inserted where a claimed one would change: the table must allow that status too.
+  const status = paymentStates.transition('finishAuthorization', changes.status).to ?? row.status;
+  const { network_token_encrypted: networkToken = null, ...columns } = changes;
+  const inserted: queries.PaymentRow = { ...row, ...columns, status, updated_at: now };
+  await queries.insertPayment(tx, inserted, networkToken);
+  return inserted;
+}
+
+function requestOf(row: queries.PaymentRow, method: PaymentMethodForPayment, threeDSecure: ThreeDSecureState) {
+  const initiator = initiatorOf(row);
+  const request: AuthorizeRequest = {
+    paymentId: row.id,
+    amount: BigInt(row.amount),
+    currency: row.currency,
+    card: {
+      number: method.card.number,
+      brand: method.card.brand,
+      expMonth: method.card.expMonth,
+      expYear: method.card.expYear,
+      // DESIGN §3: the security code serves the first authorization only; MIT never has one.
+      securityCode: initiator === 'mit' ? null : method.card.securityCode,
+    },
+    capture: row.pre_auth === 'n',
+    initiator,
+    networkTransactionId: initiator === 'cit' || initiator === 'mit' ? method.networkTransactionId : null,
+    threeDSecure,
+  };
+  return request;
+}
+
+/** The processor's answer as the payment's change, scheduling the follow-up it asks for. */
+async function answerOf(
+  ctx: AuthorizeContext,
+  tx: Queryable,
+  row: queries.PaymentRow,
+  outcome: AuthorizeOutcome,
+  now: Date,
+): Promise<Answer> {
+  const risk = { risk_score: outcome.risk.riskScore, risk_message: outcome.risk.riskMessage };
+  switch (outcome.kind) {
+    case 'challenge':
+      // No event: the payment waits for the cardholder (DESIGN §4 requires_action).
+      return { changes: { ...risk, status: 'requires_action', use_3d: true }, event: null };
+    case 'declined':
+      return {
+        changes: {
+          ...risk,
+          status: 'failed',
+          processor_reference: outcome.processorReference,
+          error_code: outcome.code,
+          error_message: outcome.message,
+        },
+        event: 'payment.failed',
+      };
+    case 'approved': {
+      const approved = {
+        ...risk,
+        processor_reference: outcome.processorReference,
+        network_transaction_id: outcome.networkTransactionId,
+        error_code: null,
+        error_message: null,
+      };
+      if (outcome.followUp?.kind === 'settle') {
+        // Not succeeded yet, so nothing is bound yet: the network token waits, encrypted.
+        const token = initiatorOf(row) === 'first_storing' ? outcome.networkToken : null;
+        await ctx.jobs.schedule(tx, jobKinds.settle, row.id, new Date(now.getTime() + outcome.followUp.afterMs));
+        return {
+          changes: {
+            ...approved,
+            status: 'processing',
+            network_token_encrypted: token === null ? null : ctx.vault.encrypt(token, row.id),
+          },
+          event: 'payment.processing',
+        };
+      }
+      const final = await approvedChanges(
+        ctx,
+        tx,
+        row,
+        { networkTransactionId: outcome.networkTransactionId, networkToken: outcome.networkToken },
+        now,
+      );
+      if (outcome.followUp?.kind === 'reverse' && final.changes.status !== 'failed') {
+        await ctx.jobs.schedule(tx, jobKinds.reverse, row.id, new Date(now.getTime() + outcome.followUp.afterMs));
+      }
+      return { changes: { ...approved, ...final.changes }, event: final.event };
+    }
+  }
+}
+
+/**
+ * Asks the processor, outside any transaction (a slow processor must not hold a connection or
+ * a lock), then records its answer in one transaction: the payment's new state, the binding,
+ * the event and any follow-up job. For a claimed_row target, `row` is in processing, claimed by
+ * the caller; for a new_row target it is not written yet.
+ */
+export async function authorize(
+  ctx: AuthorizeContext,
+  row: queries.PaymentRow,
+  method: PaymentMethodForPayment,
+  threeDSecure: ThreeDSecureState,
+  target: AuthorizationTarget = 'claimed_row',
+): Promise<queries.PaymentRow> {
+  let outcome: AuthorizeOutcome;
+  try {
+    outcome = await ctx.processor.authorize(requestOf(row, method, threeDSecure));
+  } catch (err) {
+    // No answer at all (an outage): the payment must not stay in processing forever. It fails,
+    // so that the merchant can retry with a new payment, and the error goes to the log.
+    await inTransaction(ctx, async (tx, recorded) => {
+      const failed = await writeAuthorization(
+        tx,
+        target,
+        row,
+        { status: 'failed', error_code: 'processing_error', error_message: 'The payment could not be processed.' },
+        ctx.clock.now(),
+      );
+      await record(ctx, tx, recorded, 'payment.failed', failed);
+    }).catch(ignoreConflict);
+    throw err;
+  }
+
+  try {
+    return await inTransaction(ctx, async (tx, recorded) => {
+      const now = ctx.clock.now();
+      const { changes, event } = await answerOf(ctx, tx, row, outcome, now);
+      // A first storing payment that is final and approved has just bound its card, which erased
+      // the code in the same statement.
+      const codeErased =
+        initiatorOf(row) === 'first_storing' &&
+        (changes.status === 'succeeded' || changes.status === 'requires_capture');
+      // The processor has seen the code once; a challenge is not an attempt, since the
+      // authorization after it still needs the code.
+      if (outcome.kind !== 'challenge' && method.card.securityCode !== null && !codeErased) {
+        await ctx.paymentMethods.eraseSecurityCode(tx, methodIdOf(row));
+      }
+      const updated = await writeAuthorization(tx, target, row, changes, now);
+      if (event !== null) await record(ctx, tx, recorded, event, updated);
+      return updated;
+    });
+  } catch (caught) {
+    // A new row's insert is sent when the transaction ends, so its duplicate orderNo shows here.
+    const err =
+      target === 'new_row' && isUniqueViolation(caught, 'payments_order_no')
+        ? duplicateOrder(row.order_no ?? '')
+        : caught;
+    // The answer was not recorded (only a bug moves a claimed payment out of processing; a new
+    // row can meet a duplicate orderNo): an approved authorization must still be released.
+    if (outcome.kind === 'approved' && (err instanceof StateConflict || target === 'new_row')) {
+      await ctx.processor.cancel(outcome.processorReference);
+    }
+    throw err;
+  }
+}
+
+/**
+ * The payment fails without asking the processor (its method became unusable while it waited),
+ * with the reason, unless another process changed it first.
+ */
+export async function failClaimed(
+  ctx: Pick<PaymentContext, 'db' | 'clock' | 'events' | 'view'>,
+  claimed: queries.PaymentRow,
+  reason: { code: string; message: string },
+): Promise<void> {
+  await inTransaction(ctx, async (tx, recorded) => {
+    const failed = await change(
+      tx,
+      claimed,
+      'finishAuthorization',
+      { status: 'failed', error_code: reason.code, error_message: reason.message },
+      ctx.clock.now(),
+    );
+    await record(ctx, tx, recorded, 'payment.failed', failed);
+  }).catch(ignoreConflict);
+}

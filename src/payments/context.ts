@@ -1,0 +1,36 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/db.js';
+import type { EventService } from '../events/service.js';
+import type { JobRunner } from '../jobs/runner.js';
+import type { PaymentMethodService } from '../payment-methods/service.js';
+import type { Processor } from '../processor/processor.js';
+import type { Vault } from '../vault/vault.js';
+import type { PaymentView } from './view.js';
+
+export interface PaymentServiceDeps {
+  db: Db;
+  logger: FastifyBaseLogger;
+  clock: Clock;
+  vault: Vault;
+  processor: Processor;
+  paymentMethods: PaymentMethodService;
+  events: EventService;
+  jobs: JobRunner;
+  /** The address customers' browsers use; known once the server listens. */
+  publicUrl: () => string;
+  /**
+   * Refuses a notifyUrl that webhooks may not be sent to (the rules of an endpoint's url, DESIGN
+   * §5: in production no loopback, private, link-local or metadata address), naming the field.
+   */
+  checkNotifyUrl?: (url: string) => Promise<void>;
+}
+
+/**
+ * What the payment modules are given: the service's dependencies and the view that renders a
+ * payment. Each function names the part it uses (`Pick<PaymentContext, …>`), so its
+ * dependencies show in its signature.
+ */
+export interface PaymentContext extends PaymentServiceDeps {
+  view: PaymentView;
+}

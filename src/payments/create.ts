@@ -1,0 +1,83 @@
+/** Creating a payment: with confirm it is authorized in the same request (DESIGN §4). */
+
+import type { Queryable } from '../db/db.js';
+import { isUniqueViolation } from '../db/errors.js';
+import type { MerchantContext } from '../http/auth.js';
+import { newId } from '../ids.js';
+import { authorize } from './authorize.js';
+import type { PaymentContext } from './context.js';
+import { detailsOf, duplicateOrder, parseAmountField, parseCurrencyField, paymentMethodRequired } from './fields.js';
+import * as queries from './queries.js';
+import { checkRules, requireAllowedNotifyUrl, threeDSecureFor } from './rules.js';
+import type { CreatePaymentBody, Payment } from './schemas.js';
+
+/** The new payment's row as the request asks for it; `confirm` says whether it starts claimed. */
+export function newPaymentRow(
+  merchant: MerchantContext,
+  input: CreatePaymentBody,
+  confirm: boolean,
+  now: Date,
+): queries.PaymentRow {
+  const paymentMethod = input.paymentMethod ?? null;
+  return {
+    id: newId('pt'),
+    merchant_id: merchant.merchantId,
+    mode: merchant.mode,
+    customer_id: input.customerId ?? null,
+    payment_method_id: paymentMethod,
+    amount: parseAmountField(input.amount).toString(),
+    currency: parseCurrencyField(input.currency),
+    // With confirm the payment is created already claimed for its authorization; without a
+    // method it waits for one (DESIGN §4 requires_payment_method).
+    status: confirm ? 'processing' : paymentMethod === null ? 'requires_payment_method' : 'requires_confirmation',
+    order_no: input.orderNo ?? null,
+    confirmation_method: input.confirmationMethod ?? 'automatic',
+    pre_auth: input.preAuth ?? 'n',
+    setup_future_usage: input.setupFutureUsage ?? 'off',
+    subsequent_initial_type: input.subsequentInitialType ?? null,
+    details: detailsOf(input, null),
+    amount_received: '0',
+    amount_capturable: '0',
+    risk_score: null,
+    risk_message: null,
+    error_code: null,
+    error_message: null,
+    use_3d: false,
+    processor_reference: null,
+    network_transaction_id: null,
+    three_d_secure: null,
+    canceled_at: null,
+    cancellation_reason: null,
+    invoice_id: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/** Outside a transaction: a duplicate orderNo is refused at once. */
+async function insertNew(source: Queryable, row: queries.PaymentRow): Promise<void> {
+  try {
+    await queries.insertPayment(source, row);
+  } catch (err) {
+    if (isUniqueViolation(err, 'payments_order_no')) throw duplicateOrder(row.order_no ?? '');
+    throw err;
+  }
+}
+
+export async function createPayment(
+  ctx: PaymentContext,
+  merchant: MerchantContext,
+  input: CreatePaymentBody,
+): Promise<Payment> {
+  await requireAllowedNotifyUrl(ctx, input);
+  const confirm = input.confirm === true || input.confirm === 'true';
+  if (confirm && (input.paymentMethod ?? null) === null) throw paymentMethodRequired();
+  const row = newPaymentRow(merchant, input, confirm, ctx.clock.now());
+  const method = await checkRules(ctx, ctx.db, merchant, row);
+  if (confirm && method !== null && ctx.processor.statelessAuthorize) {
+    return ctx.view.toPayment(await authorize(ctx, row, method, threeDSecureFor(row), 'new_row'));
+  }
+  await insertNew(ctx.db, row);
+  if (!confirm || method === null) return ctx.view.toPayment(row);
+  return ctx.view.toPayment(await authorize(ctx, row, method, threeDSecureFor(row)));
+}

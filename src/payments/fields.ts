@@ -1,0 +1,77 @@
+/** Request fields as the payment stores them: parsed, normalized, or refused naming the field. */
+
+import { normalizeShipping } from '../http/common-schemas.js';
+import { ApiError, invalidField } from '../http/errors.js';
+import { normalizeCurrency, parseAmount } from '../money.js';
+import type { PaymentDetails } from './queries.js';
+import type { CreatePaymentBody, LineItemOut } from './schemas.js';
+
+export const paymentMethodRequired = () =>
+  invalidField('paymentMethod', 'paymentMethod is required to confirm a payment', 'required');
+
+export const duplicateOrder = (orderNo: string) =>
+  new ApiError(
+    'duplicate_order',
+    `orderNo '${orderNo}' is already used by a payment that has not failed or been canceled`,
+    { param: 'orderNo' },
+  );
+
+export function parseAmountField(value: string | number): bigint {
+  const amount = parseAmount(value);
+  if (amount === undefined) {
+    throw invalidField(
+      'amount',
+      'amount must be a string of digits (minor units) or a whole number, at most 12 digits',
+    );
+  }
+  return amount;
+}
+
+export function parseCurrencyField(code: string, param = 'currency'): string {
+  const currency = normalizeCurrency(code);
+  if (currency === undefined) throw invalidField(param, `${param} must be an ISO 4217 currency code`, 'currency');
+  return currency;
+}
+
+type LineItemIn = NonNullable<CreatePaymentBody['lineItems']>[number];
+
+function normalizeLineItems(items: LineItemIn[] | undefined): LineItemOut[] | null {
+  if (items === undefined) return null;
+  return items.map((item, index) => ({
+    amount: item.amount ?? null,
+    currency: item.currency === undefined ? null : parseCurrencyField(item.currency, `lineItems[${index}].currency`),
+    description: item.description ?? null,
+    images: item.images ?? null,
+    name: item.name ?? null,
+    quantity: item.quantity ?? null,
+  }));
+}
+
+/** Request fields that are only echoed, as stored in payments.details. */
+export function detailsOf(input: Partial<CreatePaymentBody>, base: PaymentDetails | null): PaymentDetails {
+  const keep = <T>(value: T | undefined, current: T | null | undefined): T | null =>
+    value !== undefined ? value : (current ?? null);
+  return {
+    description: keep(input.description, base?.description),
+    ip: keep(input.ip, base?.ip),
+    confirm: base?.confirm ?? (input.confirm === true || input.confirm === 'true'),
+    lineItems: input.lineItems !== undefined ? normalizeLineItems(input.lineItems) : (base?.lineItems ?? null),
+    notifyUrl: keep(input.notifyUrl, base?.notifyUrl),
+    receiptEmail: keep(input.receiptEmail, base?.receiptEmail),
+    returnUrl: keep(input.returnUrl, base?.returnUrl),
+    statementDescriptor: keep(input.statementDescriptor, base?.statementDescriptor),
+    statementDescriptorSuffix: keep(input.statementDescriptorSuffix, base?.statementDescriptorSuffix),
+    website: keep(input.website, base?.website),
+    userAgent: keep(input.userAgent, base?.userAgent),
+    shipping: input.shipping !== undefined ? normalizeShipping(input.shipping) : (base?.shipping ?? null),
+    appScheme: keep(input.appScheme, base?.appScheme),
+    openUserId: keep(input.openUserId, base?.openUserId),
+    use3DRequested: input.use3D ?? base?.use3DRequested ?? false,
+    automaticPaymentMethods: keep(input.automaticPaymentMethods, base?.automaticPaymentMethods),
+    recurring:
+      input.recurring !== undefined
+        ? { initial: input.recurring.initial ?? null, relationPaymentId: input.recurring.relationPaymentId ?? null }
+        : (base?.recurring ?? null),
+    fromChannel: keep(input.fromChannel, base?.fromChannel),
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * Scheduled follow-ups of payments and the sweep for interrupted authorizations. Each job
+ * re-reads the payment and changes it conditionally, so running one twice (a worker died after
+ * the change but before marking the job done) changes nothing.
+ */
+
+import type { EventType } from '../events/schemas.js';
+import { ApiError } from '../http/errors.js';
+import type { PaymentContext } from './context.js';
+import { approvedChanges, authorize, failClaimed } from './authorize.js';
+import { expiredCancellationReason, interruptedAuthorizationAfterMs, jobKinds } from './job-kinds.js';
+import * as queries from './queries.js';
+import { checkMethod, methodIdOf, threeDSecureFor } from './rules.js';
+import { change, ignoreConflict, inTransaction, ownerOf, record, type StatusChange } from './state-changes.js';
+import { paymentStates } from './states.js';
+
+/** An authorization that the processor settles later has settled, or not. */
+async function settle(ctx: PaymentContext, paymentId: string): Promise<void> {
+  const row = await queries.selectPaymentById(ctx.db, paymentId);
+  if (!row || row.status !== 'processing' || row.processor_reference === null) return;
+  const outcome = await ctx.processor.resolveFollowUp(row.processor_reference, 'settle');
+  await inTransaction(ctx, async (tx, recorded) => {
+    const now = ctx.clock.now();
+    let changes: StatusChange;
+    let event: EventType;
+    if (outcome.kind === 'succeeded') {
+      const encrypted = await queries.selectNetworkToken(tx, row.id);
+      const networkToken = encrypted === null ? null : await ctx.vault.decrypt(encrypted, row.id);
+      ({ changes, event } = await approvedChanges(
+        ctx,
+        tx,
+        row,
+        { networkTransactionId: row.network_transaction_id ?? '', networkToken },
+        now,
+      ));
+    } else {
+      changes = { status: 'failed', error_code: outcome.code, error_message: outcome.message };
+      event = 'payment.failed';
+    }
+    const updated = await change(tx, row, 'settle', { ...changes, network_token_encrypted: null }, now);
+    await record(ctx, tx, recorded, event, updated);
+  }).catch(ignoreConflict);
+}
+
+/** SPEC §6.1.4: a state change after the fact, told to the merchant by a second event. */
+async function reverse(ctx: PaymentContext, paymentId: string): Promise<void> {
+  const row = await queries.selectPaymentById(ctx.db, paymentId);
+  if (!row || !paymentStates.canStart('reverse', row.status) || row.processor_reference === null) return;
+  const outcome = await ctx.processor.resolveFollowUp(row.processor_reference, 'reverse');
+  if (outcome.kind === 'succeeded') return;
+  await inTransaction(ctx, async (tx, recorded) => {
+    const updated = await change(
+      tx,
+      row,
+      'reverse',
+      {
+        status: 'failed',
+        error_code: outcome.code,
+        error_message: outcome.message,
+        amount_received: '0',
+        amount_capturable: '0',
+      },
+      ctx.clock.now(),
+    );
+    await record(ctx, tx, recorded, 'payment.failed', updated);
+  }).catch(ignoreConflict);
+}
+
+/** DESIGN §4: a pre-authorization never captured is canceled and its hold released. */
+async function expirePreAuthorization(ctx: PaymentContext, paymentId: string): Promise<void> {
+  const row = await queries.selectPaymentById(ctx.db, paymentId);
+  if (!row || !paymentStates.canStart('expirePreAuthorization', row.status)) return;
+  await inTransaction(ctx, async (tx, recorded) => {
+    const now = ctx.clock.now();
+    const updated = await change(
+      tx,
+      row,
+      'expirePreAuthorization',
+      { status: 'canceled', canceled_at: now, cancellation_reason: expiredCancellationReason, amount_capturable: '0' },
+      now,
+    );
+    await ctx.jobs.schedule(tx, jobKinds.voidAuthorization, row.id, now);
+    await record(ctx, tx, recorded, 'payment.canceled', updated);
+  }).catch(ignoreConflict);
+}
+
+/** Releases a held or orphaned authorization; scheduled in the transaction that made it needless. */
+async function voidAuthorization(ctx: PaymentContext, paymentId: string): Promise<void> {
+  const row = await queries.selectPaymentById(ctx.db, paymentId);
+  if (row?.processor_reference) await ctx.processor.cancel(row.processor_reference);
+}
+
+export function registerPaymentJobs(ctx: PaymentContext): void {
+  ctx.jobs.register(jobKinds.settle, (paymentId) => settle(ctx, paymentId));
+  ctx.jobs.register(jobKinds.reverse, (paymentId) => reverse(ctx, paymentId));
+  ctx.jobs.register(jobKinds.expirePreAuthorization, (paymentId) => expirePreAuthorization(ctx, paymentId));
+  ctx.jobs.register(jobKinds.voidAuthorization, (paymentId) => voidAuthorization(ctx, paymentId));
+}
+
+/**
+ * The reconciliation sweep: a payment left in processing by a process that died between
+ * claiming it and recording the processor's answer is authorized again and recorded, with its
+ * event. Safe only with a processor that keeps no state (asking it again changes nothing on its
+ * side); a connector to a real network would have to ask the network what became of the first
+ * attempt, so with one the payments are only reported. Returns how many were resumed.
+ */
+export async function resumeInterruptedAuthorizations(ctx: PaymentContext): Promise<number> {
+  const before = new Date(ctx.clock.now().getTime() - interruptedAuthorizationAfterMs);
+  const rows = await queries.selectInterruptedAuthorizations(ctx.db, before, 20);
+  if (rows.length > 0 && !ctx.processor.statelessAuthorize) {
+    ctx.logger.warn({ paymentIds: rows.map((row) => row.id) }, 'payments left in processing need reconciling');
+    return 0;
+  }
+  let resumed = 0;
+  for (const row of rows) {
+    const claimed = await queries.reclaimInterruptedAuthorization(ctx.db, row, ctx.clock.now());
+    if (!claimed) continue;
+    const method = await ctx.paymentMethods.loadForPayment(ctx.db, ownerOf(claimed), methodIdOf(claimed));
+    try {
+      checkMethod(claimed, method);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      // The method changed meanwhile (detached, bound to someone else): the payment fails with the reason.
+      await failClaimed(ctx, claimed, err);
+      resumed++;
+      continue;
+    }
+    await authorize(ctx, claimed, method, threeDSecureFor(claimed)).catch(ignoreConflict);
+    resumed++;
+  }
+  return resumed;
+}
