@@ -535,6 +535,8 @@ describe(`payments (${databaseKind})`, () => {
     const merchant = await ctx.merchant();
     const payment = await create(merchant, {
       paymentMethod: await createMethod(merchant),
+      // The first payment of a recurring series stores the card, so it needs a customer.
+      customerId: await createCustomer(merchant),
       amount: 500,
       currency: 'jpy',
       userAgent: 'Mozilla/5.0',

@@ -8,6 +8,7 @@ import type { PaymentContext } from './context.js';
 import { detailsOf, duplicateOrder, parseAmountField, parseCurrencyField, paymentMethodRequired } from './fields.js';
 import { jobKinds } from './job-kinds.js';
 import type * as queries from './queries.js';
+import { applySeries, sameSeries, seriesRoleOf } from './recurring.js';
 import { checkRules, requireAllowedNotifyUrl, threeDSecureFor } from './rules.js';
 import type { CancelPaymentBody, ConfirmPaymentBody, Payment, UpdatePaymentBody } from './schemas.js';
 import {
@@ -31,7 +32,13 @@ export async function updatePayment(
   await requireAllowedNotifyUrl(ctx, changes);
   const current = await loadPayment(ctx.db, merchant, id);
   requireStatus(current, 'update');
-  const merged: queries.PaymentRow = {
+  const details = detailsOf(changes, current.details);
+  // A follow-up's customer, method and `mit` came from its series; a new series derives them again.
+  const leavesFollowUp =
+    seriesRoleOf(current.details.recurring) === 'follow_up' &&
+    !sameSeries(current.details.recurring, details.recurring);
+  const kept = (value: string | null) => (leavesFollowUp ? null : value);
+  const requested: queries.PaymentRow = {
     ...current,
     amount: changes.amount === undefined ? current.amount : parseAmountField(changes.amount).toString(),
     currency: changes.currency === undefined ? current.currency : parseCurrencyField(changes.currency),
@@ -40,8 +47,15 @@ export async function updatePayment(
     order_no: changes.orderNo ?? current.order_no,
     pre_auth: changes.preAuth ?? current.pre_auth,
     setup_future_usage: changes.setupFutureUsage ?? current.setup_future_usage,
-    details: detailsOf(changes, current.details),
+    subsequent_initial_type: leavesFollowUp ? null : current.subsequent_initial_type,
+    details,
   };
+  const merged = await applySeries(ctx.db, merchant, requested, {
+    customerId: changes.customerId ?? kept(current.customer_id),
+    paymentMethod: changes.paymentMethod ?? kept(current.payment_method_id),
+    setupFutureUsage: changes.setupFutureUsage ?? null,
+    subsequentInitialType: requested.subsequent_initial_type,
+  });
   await checkRules(ctx, ctx.db, merchant, merged);
   // The first payment method moves the payment on to requires_confirmation.
   const providesMethod = current.payment_method_id === null && merged.payment_method_id !== null;
@@ -55,6 +69,7 @@ export async function updatePayment(
       order_no: merged.order_no,
       pre_auth: merged.pre_auth,
       setup_future_usage: merged.setup_future_usage,
+      subsequent_initial_type: merged.subsequent_initial_type,
       details: merged.details,
     });
     return ctx.view.toPayment(updated);
@@ -74,11 +89,18 @@ export async function confirmPayment(
   await requireAllowedNotifyUrl(ctx, input);
   const current = await loadPayment(ctx.db, merchant, id);
   requireStatus(current, 'confirm');
-  const next: queries.PaymentRow = {
+  const requested: queries.PaymentRow = {
     ...current,
     payment_method_id: input.paymentMethod ?? current.payment_method_id,
     details: detailsOf(input, current.details),
   };
+  // The series is checked again: its relation must still stand, and the method may not change.
+  const next = await applySeries(ctx.db, merchant, requested, {
+    customerId: requested.customer_id,
+    paymentMethod: requested.payment_method_id,
+    setupFutureUsage: null,
+    subsequentInitialType: requested.subsequent_initial_type,
+  });
   if (next.payment_method_id === null) throw paymentMethodRequired();
   const method = (await checkRules(ctx, ctx.db, merchant, next))!;
   const claimed = await claim(ctx, ctx.db, current, 'confirm', {

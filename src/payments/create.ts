@@ -8,8 +8,19 @@ import { authorize } from './authorize.js';
 import type { PaymentContext } from './context.js';
 import { detailsOf, duplicateOrder, parseAmountField, parseCurrencyField, paymentMethodRequired } from './fields.js';
 import * as queries from './queries.js';
+import { applySeries } from './recurring.js';
 import { checkRules, requireAllowedNotifyUrl, threeDSecureFor } from './rules.js';
 import type { CreatePaymentBody, Payment } from './schemas.js';
+import type { PaymentStatus } from './states.js';
+
+/**
+ * With confirm the payment is created already claimed for its authorization; without a method it
+ * waits for one (DESIGN §4 requires_payment_method).
+ */
+function startingStatus(confirm: boolean, paymentMethod: string | null): PaymentStatus {
+  if (confirm) return 'processing';
+  return paymentMethod === null ? 'requires_payment_method' : 'requires_confirmation';
+}
 
 /** The new payment's row as the request asks for it; `confirm` says whether it starts claimed. */
 export function newPaymentRow(
@@ -27,9 +38,7 @@ export function newPaymentRow(
     payment_method_id: paymentMethod,
     amount: parseAmountField(input.amount).toString(),
     currency: parseCurrencyField(input.currency),
-    // With confirm the payment is created already claimed for its authorization; without a
-    // method it waits for one (DESIGN §4 requires_payment_method).
-    status: confirm ? 'processing' : paymentMethod === null ? 'requires_payment_method' : 'requires_confirmation',
+    status: startingStatus(confirm, paymentMethod),
     order_no: input.orderNo ?? null,
     confirmation_method: input.confirmationMethod ?? 'automatic',
     pre_auth: input.preAuth ?? 'n',
@@ -71,8 +80,16 @@ export async function createPayment(
 ): Promise<Payment> {
   await requireAllowedNotifyUrl(ctx, input);
   const confirm = input.confirm === true || input.confirm === 'true';
-  if (confirm && (input.paymentMethod ?? null) === null) throw paymentMethodRequired();
-  const row = newPaymentRow(merchant, input, confirm, ctx.clock.now());
+  const requested = newPaymentRow(merchant, input, confirm, ctx.clock.now());
+  // A later payment of a recurring series takes its customer and method from the series.
+  const series = await applySeries(ctx.db, merchant, requested, {
+    customerId: requested.customer_id,
+    paymentMethod: requested.payment_method_id,
+    setupFutureUsage: input.setupFutureUsage ?? null,
+    subsequentInitialType: requested.subsequent_initial_type,
+  });
+  if (confirm && series.payment_method_id === null) throw paymentMethodRequired();
+  const row = { ...series, status: startingStatus(confirm, series.payment_method_id) };
   const method = await checkRules(ctx, ctx.db, merchant, row);
   if (confirm && method !== null && ctx.processor.statelessAuthorize) {
     return ctx.view.toPayment(await authorize(ctx, row, method, threeDSecureFor(row), 'new_row'));

@@ -4,7 +4,7 @@ import { normalizeShipping } from '../http/common-schemas.js';
 import { ApiError, invalidField } from '../http/errors.js';
 import { normalizeCurrency, parseAmount } from '../money.js';
 import type { PaymentDetails } from './queries.js';
-import type { CreatePaymentBody, LineItemOut } from './schemas.js';
+import type { CreatePaymentBody, LineItemOut, RecurringOut } from './schemas.js';
 
 export const paymentMethodRequired = () =>
   invalidField('paymentMethod', 'paymentMethod is required to confirm a payment', 'required');
@@ -47,7 +47,12 @@ function normalizeLineItems(items: LineItemIn[] | undefined): LineItemOut[] | nu
   }));
 }
 
-/** Request fields that are only echoed, as stored in payments.details. */
+/** As stored and echoed; `""` for relationPaymentId means absent (existing clients send it). */
+function recurringOf(recurring: NonNullable<CreatePaymentBody['recurring']>): RecurringOut {
+  return { initial: recurring.initial ?? null, relationPaymentId: recurring.relationPaymentId || null };
+}
+
+/** Request fields that are echoed (and `recurring`, see recurring.ts), as stored in payments.details. */
 export function detailsOf(input: Partial<CreatePaymentBody>, base: PaymentDetails | null): PaymentDetails {
   const keep = <T>(value: T | undefined, current: T | null | undefined): T | null =>
     value !== undefined ? value : (current ?? null);
@@ -68,10 +73,7 @@ export function detailsOf(input: Partial<CreatePaymentBody>, base: PaymentDetail
     openUserId: keep(input.openUserId, base?.openUserId),
     use3DRequested: input.use3D ?? base?.use3DRequested ?? false,
     automaticPaymentMethods: keep(input.automaticPaymentMethods, base?.automaticPaymentMethods),
-    recurring:
-      input.recurring !== undefined
-        ? { initial: input.recurring.initial ?? null, relationPaymentId: input.recurring.relationPaymentId ?? null }
-        : (base?.recurring ?? null),
+    recurring: input.recurring !== undefined ? recurringOf(input.recurring) : (base?.recurring ?? null),
     fromChannel: keep(input.fromChannel, base?.fromChannel),
   };
 }

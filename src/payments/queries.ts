@@ -81,6 +81,7 @@ const writable = {
   order_no: (value: unknown) => value,
   pre_auth: (value: unknown) => value,
   setup_future_usage: (value: unknown) => value,
+  subsequent_initial_type: (value: unknown) => value,
   details: (value: unknown) => JSON.stringify(value),
   amount_received: (value: unknown) => value,
   amount_capturable: (value: unknown) => value,

@@ -35,7 +35,7 @@ export function paymentRoutes(payments: PaymentService) {
         schema: {
           tags,
           description:
-            'Creates a payment; with `confirm` it is authorized at once. A decline is not an error: the payment is answered with status `failed`.',
+            'Creates a payment; with `confirm` it is authorized at once. A decline is not an error: the payment is answered with status `failed`. `recurring: {initial: true}` starts a recurring series (a storing payment); `recurring: {initial: false, relationPaymentId}` is a merchant-initiated payment of the series on the customer and payment method of that earlier succeeded payment, which may then be omitted.',
           body: CreatePaymentBody,
           response: { 200: envelope(Payment) },
         },
@@ -65,7 +65,8 @@ export function paymentRoutes(payments: PaymentService) {
         preValidation: emptyBodyIsEmptyObject,
         schema: {
           tags,
-          description: 'Only while the payment is requires_payment_method or requires_confirmation.',
+          description:
+            'Only while the payment is requires_payment_method or requires_confirmation. Every rule is checked again, those of a recurring series (`recurring`) included.',
           params: PaymentParams,
           body: UpdatePaymentBody,
           response: { 200: envelope(Payment) },

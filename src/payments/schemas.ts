@@ -61,20 +61,28 @@ const LineItem = Type.Object(
   { additionalProperties: false },
 );
 
+/** SPEC §1.5, DESIGN §3; the rules are in recurring.ts. */
 const Recurring = Type.Object(
   {
-    initial: Type.Optional(Type.Boolean({ description: 'True on the first payment of a recurring series' })),
+    initial: Type.Optional(
+      Type.Boolean({
+        description:
+          '`true`: the first payment of a series, a storing payment (as `setupFutureUsage: on`; `setupFutureUsage: off` or any `subsequentInitialType` is refused). `false`: a later payment of the series, with `relationPaymentId`',
+      }),
+    ),
     relationPaymentId: Type.Optional(
       Type.String({
-        pattern: '^pt_\\d{19}$',
+        pattern: '^(pt_\\d{19})?$',
         'x-rule': 'must be a payment id (pt_…)',
-        description: 'On a later payment of the series: the id of its first payment',
+        description:
+          'On a later payment of the series: an earlier succeeded payment of the series (the first or any later one) of this merchant and mode. The payment is merchant-initiated (`subsequentInitialType` `mit`) on that payment\'s customer and payment method: `customerId` and `paymentMethod` may be omitted, or must equal its. `""` means absent',
       }),
     ),
   },
   {
     additionalProperties: false,
-    description: 'Recurring-series bookkeeping sent by existing clients; echoed, not acted upon',
+    description:
+      'A recurring series (SPEC §1.5): `{initial: true}` starts one, `{initial: false, relationPaymentId: "pt_…"}` is a merchant-initiated follow-up. Echoed as sent; `{}` is no series',
   },
 );
 
@@ -114,7 +122,8 @@ const paymentFields = {
   returnUrl: Url('Where the hosted 3-D Secure page sends the customer back, with payment_id added'),
   setupFutureUsage: Type.Enum(['on', 'off'], { description: '`on` stores the credentials for later use' }),
   subsequentInitialType: Type.Enum(['cit', 'mit'], {
-    description: 'A payment with stored credentials; omitted on the first, storing payment',
+    description:
+      'A payment with stored credentials; omitted on the first, storing payment. A later payment of a recurring series is `mit` (it may be omitted there)',
   }),
   // DESIGN §2 sets only a maximum; an empty one (as plugins send for "none") is kept as sent.
   statementDescriptor: Type.String({ maxLength: 22, pattern: statementPattern, 'x-rule': statementRule }),
@@ -276,10 +285,13 @@ export const LineItemOut = Type.Object({
 });
 export type LineItemOut = Static<typeof LineItemOut>;
 
-export const RecurringOut = Type.Object({
-  initial: Nullable(Type.Boolean()),
-  relationPaymentId: Nullable(Type.String()),
-});
+export const RecurringOut = Type.Object(
+  {
+    initial: Nullable(Type.Boolean()),
+    relationPaymentId: Nullable(Type.String({ description: 'null when sent as `""` or not at all' })),
+  },
+  { description: 'The recurring series as sent (SPEC §1.5)' },
+);
 export type RecurringOut = Static<typeof RecurringOut>;
 
 export const RiskInfo = Type.Object({
@@ -316,7 +328,9 @@ const paymentObjectFields = {
   receiptEmail: Nullable(Type.String()),
   returnUrl: Nullable(Type.String()),
   setupFutureUsage: Type.Enum(['on', 'off']),
-  subsequentInitialType: Nullable(Type.Enum(['cit', 'mit'])),
+  subsequentInitialType: Nullable(
+    Type.Enum(['cit', 'mit'], { description: '`mit` on a later payment of a recurring series (`recurring`)' }),
+  ),
   statementDescriptor: Nullable(Type.String()),
   statementDescriptorSuffix: Nullable(Type.String()),
   website: Nullable(Type.String()),

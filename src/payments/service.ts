@@ -2,8 +2,9 @@
  * The payment service: the operations of src/payments/ composed over one set of dependencies.
  * Each concern is its own module: create.ts (creation), actions.ts (update, confirm, capture,
  * cancel), authorize.ts (the processor's answer recorded), jobs.ts (follow-ups and the sweep),
- * three-d-secure.ts (the hosted page), rules.ts (DESIGN §3), state-changes.ts (transactions and
- * conditional updates through the state table of states.ts), view.ts (the Payment object).
+ * three-d-secure.ts (the hosted page), rules.ts (DESIGN §3), recurring.ts (SPEC §1.5 series),
+ * state-changes.ts (transactions and conditional updates through the state table of states.ts),
+ * view.ts (the Payment object).
  */
 
 import type { Page } from '../http/envelope.js';
