@@ -23,7 +23,6 @@ import { createPaymentService, type PaymentService } from './payments/service.js
 import { paymentRoutes, threeDSecureRoutes } from './payments/routes.js';
 import { createRefundService, type RefundService } from './refunds/service.js';
 import { refundRoutes } from './refunds/routes.js';
-import { paymentLedger } from './refunds/payment-ledger.js';
 import { createEventService, type EventService } from './events/service.js';
 import { eventRoutes } from './events/routes.js';
 import { createWebhookEndpointService, type WebhookEndpointService } from './webhooks/endpoints-service.js';
@@ -153,7 +152,7 @@ export async function createTessera({
       processor: paymentProcessor,
       events,
       jobs,
-      payments: paymentLedger,
+      payments: payments.refundLedger,
     });
 
     const server = await buildServer({

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ownRowCondition, selectOwnRowById } from '../src/db/by-id.js';
 import { openDb, type Db } from '../src/db/db.js';
 import { migrate } from '../src/db/migrate.js';
-import { reserveRefundSql } from '../src/refunds/payment-ledger.js';
+import { reserveRefundSql } from '../src/payments/queries.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
 
 /*

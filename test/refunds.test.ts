@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { displayStatusOf, paymentStatuses } from '../src/payments/states.js';
 import type { Processor } from '../src/processor/processor.js';
 import { createSandboxProcessor } from '../src/processor/sandbox.js';
 import {
@@ -44,6 +45,23 @@ function assertRefused(response: ApiResponse, code: string, param: string, statu
   assert.equal(response.body.code, code, response.raw);
   assert.equal(response.body.data?.param, param, response.raw);
 }
+
+describe('displayStatus with refunds (DESIGN §4)', () => {
+  test('a succeeded payment shows refund_pending, then partially_refunded or refunded', () => {
+    const totals = (refunded: bigint, pending: bigint) => ({ received: 1000n, refunded, pending });
+    assert.equal(displayStatusOf('succeeded', totals(0n, 0n)), 'succeeded');
+    assert.equal(displayStatusOf('succeeded', totals(0n, 1n)), 'refund_pending');
+    assert.equal(displayStatusOf('succeeded', totals(999n, 1n)), 'refund_pending');
+    assert.equal(displayStatusOf('succeeded', totals(1n, 0n)), 'partially_refunded');
+    assert.equal(displayStatusOf('succeeded', totals(1000n, 0n)), 'refunded');
+  });
+
+  test('any other status shows itself whatever its refunds', () => {
+    for (const status of paymentStatuses.filter((each) => each !== 'succeeded')) {
+      assert.equal(displayStatusOf(status, { received: 500n, refunded: 500n, pending: 0n }), displayStatusOf(status));
+    }
+  });
+});
 
 describe(`refunds (${databaseKind})`, () => {
   let ctx: TestContext;
@@ -98,6 +116,12 @@ describe(`refunds (${databaseKind})`, () => {
       .reverse();
   }
 
+  /** What the payment shows of its refunds: [displayStatus, amountReceived, amountRefunded]. */
+  async function refundState(merchant: TestMerchant, paymentId: string): Promise<[string, string, string]> {
+    const payment = await retrieve(merchant, `/payment/${paymentId}`);
+    return [payment.displayStatus, payment.amountReceived, payment.amountRefunded];
+  }
+
   /** Moves past the sandbox's follow-up delay and runs the settlement jobs. */
   async function settle() {
     ctx.clock.advance(followUpDelayMs);
@@ -119,8 +143,10 @@ describe(`refunds (${databaseKind})`, () => {
     assert.equal(created.metadata, null);
     assert.equal(created.created, ctx.clock.now().toISOString());
     assert.deepEqual(await retrieve(merchant, `/refunds/${created.id}`), created);
+    assert.deepEqual(await refundState(merchant, payment.id), ['refund_pending', '1999', '0']);
 
     await settle();
+    assert.deepEqual(await refundState(merchant, payment.id), ['refunded', '1999', '1999']);
     const settled = await retrieve(merchant, `/refunds/${created.id}`);
     assert.deepEqual(settled, { ...created, status: 'succeeded' });
     const events = await eventsOf(merchant, created.id);
@@ -149,17 +175,21 @@ describe(`refunds (${databaseKind})`, () => {
     assertRefused(tooLarge, 'amount_too_large', 'amount');
     assert.equal(tooLarge.body.data.amountRefundable, '500');
     assert.match(tooLarge.body.msg, /amount 501 is more than is left to refund on the payment: 500/);
+    assert.deepEqual(await refundState(merchant, payment.id), ['refund_pending', '1000', '0']);
 
-    // One of them settles meanwhile: what is left counts pending and succeeded refunds alike.
+    // Both settle: what is left counts succeeded refunds as it counted pending ones.
     await settle();
+    assert.deepEqual(await refundState(merchant, payment.id), ['partially_refunded', '1000', '500']);
     const rest = await refund(merchant, { paymentId: payment.id });
     assert.equal(rest.amount, '500');
+    assert.deepEqual(await refundState(merchant, payment.id), ['refund_pending', '1000', '500']);
     assertRefused(
       await merchant.call('POST', '/refunds/create', { paymentId: payment.id, amount: 1 }),
       'amount_too_large',
       'amount',
     );
     await settle();
+    assert.deepEqual(await refundState(merchant, payment.id), ['refunded', '1000', '1000']);
     const refunds = await refundsOf(merchant, payment.id);
     assert.deepEqual(
       refunds.map((each) => [each.amount, each.status]),
@@ -200,6 +230,8 @@ describe(`refunds (${databaseKind})`, () => {
       assertRefused(response, 'amount_too_large', 'amount');
       assert.equal(response.body.data.amountRefundable, '0');
     }
+    await settle();
+    assert.deepEqual(await refundState(merchant, payment.id), ['refunded', '1000', '1000']);
   });
 
   test('refuses an unknown payment, and another merchant’s, with 404 naming paymentId', async () => {
@@ -378,6 +410,7 @@ describe(`refunds (${databaseKind})`, () => {
       ],
     );
     // A failed refund gives its amount back to what may be refunded.
+    assert.deepEqual(await refundState(merchant, payment.id), ['succeeded', '800', '0']);
     assert.equal((await refund(merchant, { paymentId: payment.id })).amount, '800');
   });
 
@@ -391,7 +424,44 @@ describe(`refunds (${databaseKind})`, () => {
       ['refund.pending', 'pending'],
       ['refund.succeeded', 'succeeded'],
     ]);
+    assert.deepEqual(await refundState(merchant, payment.id), ['partially_refunded', '800', '300']);
     assert.equal((await refund(merchant, { paymentId: payment.id })).amount, '500');
+    assert.deepEqual(await refundState(merchant, payment.id), ['refunded', '800', '800']);
+  });
+
+  test('a reversal keeps the refunds: amountReceived drops to what they cover, and pending ones still settle', async () => {
+    const merchant = await ctx.merchant();
+    const start = ctx.clock.now();
+    // The sandbox reverses this payment, and settles each refund, one follow-up delay after it was made.
+    const payment = await paid(merchant, { card: cards.reversedLater, amount: '1000' });
+    ctx.clock.advance(1);
+    const first = await refund(merchant, { paymentId: payment.id, amount: '300' });
+    ctx.clock.advance(1);
+    const second = await refund(merchant, { paymentId: payment.id, amount: '200' });
+
+    ctx.clock.set(new Date(start.getTime() + followUpDelayMs));
+    await ctx.runJobs();
+    const reversed = await retrieve(merchant, `/payment/${payment.id}`);
+    assert.equal(reversed.status, 'failed');
+    assert.equal(reversed.errorCode, 'payment_reversed');
+    assert.deepEqual(await refundState(merchant, payment.id), ['failed', '500', '0']);
+    const refused = await merchant.call('POST', '/refunds/create', { paymentId: payment.id, amount: '1' });
+    assertRefused(refused, 'invalid_state', 'paymentId');
+    assert.equal(refused.body.data.status, 'failed');
+
+    ctx.clock.advance(2);
+    await ctx.runJobs();
+    for (const each of [first, second]) {
+      assert.equal((await retrieve(merchant, `/refunds/${each.id}`)).status, 'succeeded');
+    }
+    assert.deepEqual(await refundState(merchant, payment.id), ['failed', '500', '500']);
+    assert.deepEqual(
+      (await eventsOf(merchant, payment.id)).map((event) => [event.type, event.data.amountReceived]),
+      [
+        ['payment.succeeded', '1000'],
+        ['payment.failed', '500'],
+      ],
+    );
   });
 
   test('lists refunds newest first, filtered by payment, status and creation time, page by page', async () => {

@@ -2,6 +2,7 @@ import { selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
 import { selectPage, type PageRequest } from '../db/pagination.js';
 import type { Metadata } from '../http/common-schemas.js';
+import type { Transition } from '../state-table.js';
 import type { RefundReason } from './schemas.js';
 import type { RefundStatus } from './states.js';
 
@@ -68,18 +69,19 @@ export async function selectRefundById(db: Queryable, id: string): Promise<Refun
   return row;
 }
 
-export type RefundChanges = Partial<Pick<RefundRow, 'status' | 'failure_reason' | 'processor_reference'>>;
+/** Columns a change may write besides the status, which only a Transition writes. */
+export type RefundChanges = Partial<Pick<RefundRow, 'failure_reason' | 'processor_reference'>>;
 
 /**
- * The one way a refund changes: only while its status is one of `from` (states.ts) and, with
- * `unanswered`, only while no processor answer is recorded (so that the request and the resume
+ * The one way a refund changes: only while its status is one of `move.from`, writing `move.to`
+ * (refundStates.transition in states.ts), and, with `unanswered`, only while no processor answer is recorded (so that the request and the resume
  * job, which may both have asked the processor, record one answer). Zero rows means another
  * process got there first; the caller keeps what it finds.
  */
 export async function changeRefund(
   db: Queryable,
   id: string,
-  from: readonly RefundStatus[],
+  move: Transition<RefundStatus>,
   changes: RefundChanges,
   now: Date,
   { unanswered = false }: { unanswered?: boolean } = {},
@@ -92,7 +94,7 @@ export async function changeRefund(
        updated_at = $3
      WHERE id = $1 AND status = ANY($2::text[])${unanswered ? ' AND processor_reference IS NULL' : ''}
      RETURNING ${columns}`,
-    [id, [...from], now, changes.status ?? null, changes.failure_reason ?? null, changes.processor_reference ?? null],
+    [id, [...move.from], now, move.to ?? null, changes.failure_reason ?? null, changes.processor_reference ?? null],
   );
   return row;
 }

@@ -10,12 +10,12 @@ import { ApiError, invalidField, notFound } from '../http/errors.js';
 import { newId } from '../ids.js';
 import type { JobRunner } from '../jobs/runner.js';
 import { normalizeCurrency, parseAmount } from '../money.js';
+import { refundableAmount, type PaymentForRefund, type RefundLedger } from '../payments/service.js';
 import type { Processor, RefundOutcome } from '../processor/processor.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './queries.js';
 import type { CreateRefundBody, ListRefundsQuery, Refund } from './schemas.js';
-import { startsFrom, type RefundOperation } from './states.js';
-import { refundableAmount, type PaymentForRefund, type RefundLedger } from './payment-ledger.js';
+import { refundStates, type RefundOperation, type RefundStatus } from './states.js';
 
 /*
  * Refunds (DESIGN §4). A refund is created pending, in one transaction with the reservation of
@@ -97,35 +97,28 @@ export function createRefundService(deps: RefundServiceDeps) {
     row: queries.RefundRow,
     payment: PaymentForRefund,
   ): Promise<void> {
-    recorded.push(
-      await events.record(
-        tx,
-        { merchantId: row.merchant_id, mode: row.mode as MerchantScope['mode'] },
-        type,
-        toRefund(row),
-        {
-          notifyUrl: payment.notifyUrl,
-        },
-      ),
-    );
+    const owner = { merchantId: row.merchant_id, mode: row.mode as MerchantScope['mode'] };
+    // DESIGN §5: the refund's events go to its payment's notifyUrl, which the Refund does not carry.
+    recorded.push(await events.record(tx, owner, type, toRefund(row), { notifyUrl: payment.notifyUrl }));
   }
 
   async function change(
     tx: Queryable,
     row: queries.RefundRow,
     operation: RefundOperation,
-    changes: queries.RefundChanges,
+    { status, ...changes }: queries.RefundChanges & { status?: RefundStatus },
     now: Date,
     options: { unanswered?: boolean } = {},
   ): Promise<queries.RefundRow> {
-    const updated = await queries.changeRefund(tx, row.id, startsFrom(operation), changes, now, options);
+    const move = refundStates.transition(operation, status);
+    const updated = await queries.changeRefund(tx, row.id, move, changes, now, options);
     if (!updated) throw new StateConflict(await queries.selectRefundById(tx, row.id));
     return updated;
   }
 
   /** Why no amount could be reserved on the payment; null when it now would fit (it changed meanwhile). */
   async function refusal(merchant: MerchantScope, paymentId: string, amount: bigint | null): Promise<ApiError | null> {
-    const payment = await payments.selectPaymentForRefund(db, merchant, paymentId);
+    const payment = await payments.paymentForRefund(db, merchant, paymentId);
     if (!payment) {
       return new ApiError(
         'resource_missing',
@@ -278,7 +271,7 @@ export function createRefundService(deps: RefundServiceDeps) {
     const row = await queries.selectRefundById(db, refundId);
     if (!row || row.status !== 'pending' || row.processor_reference === null) return;
     const settlement = await processor.resolveRefund(row.processor_reference);
-    const payment = await payments.selectPaymentOfRefund(db, row.payment_id);
+    const payment = await payments.paymentOfRefund(db, row.payment_id);
     if (!payment) throw new Error(`Refund ${row.id} has no payment`);
     await inTransaction(async (tx, recorded) => {
       const now = clock.now();
@@ -298,7 +291,7 @@ export function createRefundService(deps: RefundServiceDeps) {
   jobs.register(jobKinds.resume, async (refundId) => {
     const row = await queries.selectRefundById(db, refundId);
     if (!row || row.status !== 'pending' || row.processor_reference !== null) return;
-    const payment = await payments.selectPaymentOfRefund(db, row.payment_id);
+    const payment = await payments.paymentOfRefund(db, row.payment_id);
     if (!payment) throw new Error(`Refund ${row.id} has no payment`);
     // The refund id is the processor's idempotency key, so asking again cannot refund twice.
     // An outage throws, and the job runner tries again once the job's lease has run out.
