@@ -21,6 +21,8 @@ import { createPaymentMethodService, type PaymentMethodService } from './payment
 import { paymentMethodRoutes } from './payment-methods/routes.js';
 import { createPaymentService, type PaymentService } from './payments/service.js';
 import { paymentRoutes, threeDSecureRoutes } from './payments/routes.js';
+import { createRefundService, type RefundService } from './refunds/service.js';
+import { refundRoutes } from './refunds/routes.js';
 import { createEventService, type EventService } from './events/service.js';
 import { eventRoutes } from './events/routes.js';
 import { createWebhookEndpointService, type WebhookEndpointService } from './webhooks/endpoints-service.js';
@@ -41,6 +43,7 @@ export interface Tessera {
   customers: CustomerService;
   paymentMethods: PaymentMethodService;
   payments: PaymentService;
+  refunds: RefundService;
   events: EventService;
   webhookEndpoints: WebhookEndpointService;
   webhookDeliveries: WebhookDeliveryService;
@@ -127,12 +130,13 @@ export async function createTessera({
     const paymentMethods = createPaymentMethodService({ db, clock, vault, customers });
     late.paymentMethods = paymentMethods;
     let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+    const paymentProcessor = processor ?? createSandboxProcessor({ followUpDelayMs: config.sandboxFollowUpDelayMs });
     const payments = createPaymentService({
       db,
       logger: log,
       clock,
       vault,
-      processor: processor ?? createSandboxProcessor({ followUpDelayMs: config.sandboxFollowUpDelayMs }),
+      processor: paymentProcessor,
       paymentMethods,
       events,
       jobs,
@@ -141,6 +145,15 @@ export async function createTessera({
     });
     // The reconciliation sweep for payments whose process died mid-authorization (see the service).
     jobs.every(60 * 1000, () => payments.resumeInterruptedAuthorizations());
+    const refunds = createRefundService({
+      db,
+      logger: log,
+      clock,
+      processor: paymentProcessor,
+      events,
+      jobs,
+      payments: payments.refundLedger,
+    });
 
     const server = await buildServer({
       logger: log,
@@ -151,6 +164,7 @@ export async function createTessera({
         customerRoutes(customers),
         paymentMethodRoutes(paymentMethods),
         paymentRoutes(payments),
+        refundRoutes(refunds),
         eventRoutes(events),
         webhookEndpointRoutes(webhookEndpoints),
         webhookDeliveryRoutes(webhookDeliveries),
@@ -179,6 +193,7 @@ export async function createTessera({
       customers,
       paymentMethods,
       payments,
+      refunds,
       events,
       webhookEndpoints,
       webhookDeliveries,

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ownRowCondition, selectOwnRowById } from '../src/db/by-id.js';
 import { openDb, type Db } from '../src/db/db.js';
 import { migrate } from '../src/db/migrate.js';
+import { reserveRefundSql } from '../src/payments/queries.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
 
 /*
@@ -55,11 +56,19 @@ describe(`lookups by id use the primary key in a generic plan without statistics
     selectById('payments', 'payments_list'),
     selectById('events', 'events_list'),
     selectById('webhook_deliveries', 'webhook_deliveries_merchant'),
+    selectById('refunds', 'refunds_list'),
     {
       table: 'customers',
       listIndex: 'customers_list',
       sql: `UPDATE customers SET email = $4 WHERE ${ownRowCondition('customers', '$1', '$2', '$3')} RETURNING id`,
       params: ['x_1', 'mer_1', 'test', 'a@example.com'],
+    },
+    {
+      // The refund claim: the payment is locked and changed through its primary key alone.
+      table: 'payments',
+      listIndex: 'payments_list',
+      sql: reserveRefundSql,
+      params: ['x_1', 'mer_1', 'test', '100', '2026-01-01T00:00:00.000Z', '{succeeded}'],
     },
     {
       table: 'webhook_endpoints',

@@ -21,6 +21,8 @@ const cards = {
   settlesLater: '4000000000000630',
   reversedLater: '4000000000000259',
   highRisk: '4000000000004954',
+  refundFails: '4000000000005126',
+  refundSucceedsAtOnce: '4000000000007726',
 };
 const storedCredential = 'ntx_storedcredentialreference';
 
@@ -87,7 +89,7 @@ describe('sandbox processor', () => {
       assert.equal(outcome.captured, true);
       assert.equal(outcome.followUp, null);
       assert.equal(outcome.networkToken, null);
-      assert.match(outcome.processorReference, /^sbx_[a-z]{24}_[a-z]{2}$/);
+      assert.match(outcome.processorReference, /^sbx_[a-z]{24}_[a-z]{3}$/);
       assert.match(outcome.networkTransactionId, /^ntx_/);
       assert.equal(outcome.risk.riskMessage, 'risk_pass');
       assert.ok(
@@ -275,13 +277,59 @@ describe('sandbox processor', () => {
     assert.equal((await processor.capture(decline.processorReference, 1999n)).kind, 'failed');
   });
 
+  test('accepts a refund and settles it as succeeded in a follow-up', async () => {
+    const payment = approved(await authorize(cards.visa));
+    const refund = await processor.refund(payment.processorReference, 500n, 're_1000000000000000001');
+    assert.equal(refund.kind, 'accepted');
+    assert.ok(refund.kind === 'accepted');
+    assert.deepEqual(refund.followUp, { afterMs: 1234 });
+    assert.match(refund.processorReference, /^sbxre_[a-z]{24}_[a-z]$/);
+    // Another instance settles it: all it needs is in the reference.
+    assert.deepEqual(await createSandboxProcessor().resolveRefund(refund.processorReference), { kind: 'succeeded' });
+  });
+
+  test('accepts a refund of 4000000000005126 and fails it with card_closed in the follow-up', async () => {
+    const payment = approved(await authorize(cards.refundFails));
+    const refund = await processor.refund(payment.processorReference, 500n, 're_1000000000000000001');
+    assert.equal(refund.kind, 'accepted');
+    assert.deepEqual(await processor.resolveRefund(refund.processorReference ?? ''), {
+      kind: 'failed',
+      reason: 'card_closed',
+    });
+  });
+
+  test('refunds 4000000000007726 at once, a captured pre-authorization too', async () => {
+    for (const capture of [true, false]) {
+      const payment = approved(await authorize(cards.refundSucceedsAtOnce, { capture }));
+      const refund = await processor.refund(payment.processorReference, 1999n, 're_1000000000000000001');
+      assert.equal(refund.kind, 'succeeded');
+    }
+  });
+
+  test('refuses to refund a declined payment, or nothing, as a bug of the caller', async () => {
+    const decline = declined(await authorize(cards.declined), 'card_declined');
+    await assert.rejects(processor.refund(decline.processorReference, 100n, 're_1000000000000000001'));
+    const payment = approved(await authorize(cards.visa));
+    await assert.rejects(processor.refund(payment.processorReference, 0n, 're_1000000000000000001'));
+    await assert.rejects(processor.resolveRefund(payment.processorReference));
+  });
+
+  test('refunds a payment whose reference was made before refunds existed, settling later', async () => {
+    const legacy = `sbx_${'q'.repeat(24)}_cn`;
+    assert.equal((await processor.refund(legacy, 100n, 're_1000000000000000001')).kind, 'accepted');
+  });
+
   test('puts no digit of any card into a reference', async () => {
     for (const number of Object.values(cards)) {
       for (const initiator of ['one_off', 'first_storing'] as const) {
         const outcome = await authorize(number, { initiator });
         if (outcome.kind === 'challenge') continue;
         assert.doesNotMatch(outcome.processorReference, /\d/);
-        if (outcome.kind === 'approved') assert.doesNotMatch(outcome.networkTransactionId, /\d/);
+        if (outcome.kind === 'approved') {
+          assert.doesNotMatch(outcome.networkTransactionId, /\d/);
+          const refund = await processor.refund(outcome.processorReference, 100n, 're_1000000000000000001');
+          assert.doesNotMatch(refund.processorReference ?? '', /\d/);
+        }
       }
     }
   });

@@ -159,6 +159,7 @@ describe(`tokenization: storing, CIT and MIT payments (${databaseKind})`, () => 
       cancellationReason: null,
       amountReceived: '1999',
       amountCapturable: '0',
+      amountRefunded: '0',
       created: ctx.clock.now().toISOString(),
       riskInfo: payment.riskInfo,
       status: 'succeeded',

@@ -14,8 +14,9 @@ export interface EventRow {
 
 const columns = 'id, merchant_id, mode, type, object_id, body, created_at';
 
-export async function insertEvent(db: Queryable, row: EventRow): Promise<void> {
-  await db.execute(`INSERT INTO events (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+/** A new event; `notify_url` only when the event goes to a notifyUrl that is not its object's own. */
+export async function insertEvent(db: Queryable, row: EventRow & { notify_url: string | null }): Promise<void> {
+  await db.execute(`INSERT INTO events (${columns}, notify_url) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
     row.id,
     row.merchant_id,
     row.mode,
@@ -23,6 +24,7 @@ export async function insertEvent(db: Queryable, row: EventRow): Promise<void> {
     row.object_id,
     row.body,
     row.created_at,
+    row.notify_url,
   ]);
 }
 

@@ -15,6 +15,17 @@ export interface RecordedEvent {
   merchantId: string;
   mode: string;
   body: string;
+  /**
+   * Where the event goes besides the merchant's endpoints when it is not the object's own
+   * `notifyUrl` (a refund's events go to its payment's notifyUrl, DESIGN §5); null otherwise.
+   */
+  notifyUrl: string | null;
+}
+
+/** What an event may say beyond its object. */
+export interface RecordOptions {
+  /** The notifyUrl the event is also sent to, when it is not the object's own (see RecordedEvent). */
+  notifyUrl?: string | null;
 }
 
 /** Listeners run after the transaction that recorded events commits (the webhook dispatcher). */
@@ -41,10 +52,12 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
       merchant: Pick<MerchantContext, 'merchantId' | 'mode'>,
       type: EventType,
       object: { id: string } & Record<string, unknown>,
+      options: RecordOptions = {},
     ): Promise<RecordedEvent> {
       const now = clock.now();
       const id = newId('evt');
       const body = canonicalJson({ id, apiVersion: 'v1', type, created: isoTimestamp(now), data: object });
+      const notifyUrl = options.notifyUrl ?? null;
       await queries.insertEvent(tx, {
         id,
         merchant_id: merchant.merchantId,
@@ -52,9 +65,17 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
         type,
         object_id: object.id,
         body,
+        notify_url: notifyUrl,
         created_at: now,
       });
-      const recorded: RecordedEvent = { id, type, merchantId: merchant.merchantId, mode: merchant.mode, body };
+      const recorded: RecordedEvent = {
+        id,
+        type,
+        merchantId: merchant.merchantId,
+        mode: merchant.mode,
+        body,
+        notifyUrl,
+      };
       for (const recorder of recorders) await recorder(tx, recorded, object);
       return recorded;
     },

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { ApiError } from './errors.js';
 
 /** Schemas shared by several resources (SPEC §2.2 Address and the like). */
 
@@ -91,3 +92,45 @@ export const Timestamp = Type.String({
   description: 'ISO 8601 UTC with milliseconds and Z',
   examples: ['2026-11-22T18:30:00.000Z'],
 });
+
+/** Keys of `metadata`: at most this many, each 1–40 characters (as Stripe's). */
+export const metadataLimits = { keys: 50, keyLength: 40, valueLength: 500 } as const;
+
+/** The merchant's own key–value pairs, stored and answered as given. */
+export const Metadata = Type.Object(
+  {},
+  {
+    additionalProperties: Type.String({
+      maxLength: metadataLimits.valueLength,
+      'x-rule': `must be text of at most ${metadataLimits.valueLength} characters`,
+    }),
+    maxProperties: metadataLimits.keys,
+    'x-rule': `must be an object of at most ${metadataLimits.keys} keys with text values`,
+    description: `Your own key–value pairs: at most ${metadataLimits.keys} keys of 1–${metadataLimits.keyLength} characters, text values of at most ${metadataLimits.valueLength}`,
+    examples: [{ orderId: '6735' }],
+  },
+);
+export type Metadata = Record<string, string>;
+
+export const MetadataOut = Type.Object({}, { additionalProperties: Type.String() });
+
+/**
+ * Metadata as stored and answered: null when there is none (an empty object would be sent as
+ * null in an event body anyway, DESIGN §5). Keys are checked here, since JSON Schema's own
+ * message for a key would not name the rule.
+ */
+export function normalizeMetadata(value: object | undefined, param = 'metadata'): Metadata | null {
+  if (value === undefined) return null;
+  // The schema (Metadata) has checked that every value is text.
+  const metadata = value as Metadata;
+  const keys = Object.keys(metadata);
+  for (const key of keys) {
+    if (key.length === 0 || key.length > metadataLimits.keyLength) {
+      throw new ApiError('invalid_request', `${param} keys must be 1 to ${metadataLimits.keyLength} characters long`, {
+        param,
+        rule: 'key_length',
+      });
+    }
+  }
+  return keys.length === 0 ? null : metadata;
+}

@@ -9,6 +9,8 @@ export const errorStatus = {
   payment_method_bound_elsewhere: 400,
   duplicate_order: 400,
   invalid_state: 400,
+  /** A refund of more than is left to refund on its payment (DESIGN §4); `data` says what is left. */
+  amount_too_large: 400,
   authentication_error: 401,
   permission_denied: 403,
   tokenization_not_enabled: 403,

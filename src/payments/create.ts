@@ -47,6 +47,8 @@ export function newPaymentRow(
     details: detailsOf(input, null),
     amount_received: '0',
     amount_capturable: '0',
+    amount_refunded: '0',
+    amount_refund_pending: '0',
     risk_score: null,
     risk_message: null,
     error_code: null,

@@ -49,15 +49,20 @@ async function reverse(ctx: PaymentContext, paymentId: string): Promise<void> {
   const outcome = await ctx.processor.resolveFollowUp(row.processor_reference, 'reverse');
   if (outcome.kind === 'succeeded') return;
   await inTransaction(ctx, async (tx, recorded) => {
+    // Refunds already made or under way are kept (docs/api.md, Refunds): the reversal takes back
+    // only the rest, so what the payment keeps as received is what its refunds cover. Read under
+    // the row's lock, so that no refund is claimed between this read and the change.
+    const current = (await queries.selectPaymentForUpdate(tx, row.id)) ?? row;
+    const coveredByRefunds = BigInt(current.amount_refunded) + BigInt(current.amount_refund_pending);
     const updated = await change(
       tx,
-      row,
+      current,
       'reverse',
       {
         status: 'failed',
         error_code: outcome.code,
         error_message: outcome.message,
-        amount_received: '0',
+        amount_received: coveredByRefunds.toString(),
         amount_capturable: '0',
       },
       ctx.clock.now(),

@@ -352,6 +352,11 @@ const paymentObjectFields = {
   ),
   amountReceived: Digits,
   amountCapturable: Digits,
+  amountRefunded: Type.String({
+    pattern: '^\\d+$',
+    description: 'Minor units given back by succeeded refunds (pending ones are not counted)',
+    examples: ['0'],
+  }),
   created: Timestamp,
   riskInfo: Nullable(RiskInfo),
   status: Type.Enum(paymentStatuses),

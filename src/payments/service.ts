@@ -22,11 +22,14 @@ import type {
   Payment,
   UpdatePaymentBody,
 } from './schemas.js';
+import { refundLedger } from './refunds.js';
 import { loadPayment } from './state-changes.js';
 import { challengePage, completeChallenge } from './three-d-secure.js';
 import { createPaymentView } from './view.js';
 
 export type { PaymentServiceDeps } from './context.js';
+export type { PaymentForRefund, RefundLedger } from './refunds.js';
+export { refundableAmount } from './refunds.js';
 export { initiatorOf } from './rules.js';
 export {
   expiredCancellationReason,
@@ -77,6 +80,8 @@ export function createPaymentService(deps: PaymentServiceDeps) {
     challengePage: (paymentId: string, secret: string) => challengePage(ctx, paymentId, secret),
     completeChallenge: (paymentId: string, secret: string, result: 'pass' | 'fail') =>
       completeChallenge(ctx, paymentId, secret, result),
+    /** The refund columns of payments, for the refunds domain (DESIGN §4). */
+    refundLedger,
   };
 }
 

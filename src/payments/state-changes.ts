@@ -35,6 +35,7 @@ const verbs: Record<PaymentOperation, string> = {
   cancel: 'canceled',
   expirePreAuthorization: 'canceled',
   reverse: 'reversed',
+  refund: 'refunded',
 };
 
 export function invalidState(status: PaymentStatus, operation: PaymentOperation): ApiError {

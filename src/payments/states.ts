@@ -75,6 +75,11 @@ export const paymentStates = defineStateTable({
     expirePreAuthorization: { from: ['requires_capture'], to: ['canceled'] },
     /** The processor reversed the payment after the fact (or the issuer the held authorization). */
     reverse: { from: ['succeeded', 'requires_capture'], to: ['failed'] },
+    /**
+     * DESIGN §4: a refund reserves part of what the payment received (a captured
+     * pre-authorization is succeeded too); the payment keeps its status.
+     */
+    refund: { from: ['succeeded'], to: [] },
   },
 });
 
@@ -101,8 +106,27 @@ export const displayStatuses = [
 ] as const;
 export type DisplayStatus = (typeof displayStatuses)[number];
 
-/** DESIGN §4: the merchant-facing summary of a status (refund and dispute values come with refunds). */
-export function displayStatusOf(status: PaymentStatus): DisplayStatus {
+/** What a payment received and gave back, in minor units (DESIGN §4). */
+export interface RefundTotals {
+  received: bigint;
+  /** Succeeded refunds. */
+  refunded: bigint;
+  /** Refunds under way. */
+  pending: bigint;
+}
+
+const noRefunds: RefundTotals = { received: 0n, refunded: 0n, pending: 0n };
+
+/**
+ * DESIGN §4: the merchant-facing summary of a payment. A succeeded payment shows its refunds:
+ * `refund_pending` while one is under way, `refunded` once all it received is refunded,
+ * `partially_refunded` before that. (`disputed` comes with disputes.)
+ */
+export function displayStatusOf(status: PaymentStatus, refunds: RefundTotals = noRefunds): DisplayStatus {
+  if (status === 'succeeded') {
+    if (refunds.pending > 0n) return 'refund_pending';
+    if (refunds.refunded > 0n) return refunds.refunded >= refunds.received ? 'refunded' : 'partially_refunded';
+  }
   switch (status) {
     case 'requires_payment_method':
     case 'requires_confirmation':

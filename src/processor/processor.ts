@@ -66,6 +66,21 @@ export type FollowUpOutcome =
 
 export type CaptureOutcome = { kind: 'captured' } | { kind: 'failed'; code: DeclineCode; message: string };
 
+/** Why a refund failed (the refund's `failureReason`). */
+export type RefundFailureReason = 'card_closed' | 'declined' | 'processing_error';
+
+/**
+ * The processor's first answer to a refund. Card networks usually settle a refund later:
+ * 'accepted' says it is under way and that the caller asks resolveRefund() after `afterMs`.
+ */
+export type RefundOutcome =
+  | { kind: 'succeeded'; processorReference: string }
+  | { kind: 'accepted'; processorReference: string; followUp: { afterMs: number } }
+  | { kind: 'failed'; processorReference: string | null; reason: RefundFailureReason };
+
+/** How an accepted refund settled. */
+export type RefundSettlement = { kind: 'succeeded' } | { kind: 'failed'; reason: RefundFailureReason };
+
 export interface Processor {
   readonly name: string;
   /**
@@ -80,4 +95,12 @@ export interface Processor {
   resolveFollowUp(processorReference: string, kind: FollowUpKind): Promise<FollowUpOutcome>;
   capture(processorReference: string, amount: bigint): Promise<CaptureOutcome>;
   cancel(processorReference: string): Promise<void>;
+  /**
+   * Gives back `amount` (minor units) of the captured payment `paymentReference`. `refundId` is
+   * the idempotency key: asking again for the same refund (a retry after an outage or a crash)
+   * must not give the money back twice.
+   */
+  refund(paymentReference: string, amount: bigint, refundId: string): Promise<RefundOutcome>;
+  /** The settlement of a refund answered 'accepted', asked after its follow-up delay. */
+  resolveRefund(refundReference: string): Promise<RefundSettlement>;
 }

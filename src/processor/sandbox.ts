@@ -7,6 +7,8 @@ import type {
   FollowUpKind,
   FollowUpOutcome,
   Processor,
+  RefundOutcome,
+  RefundSettlement,
   RiskInfo,
 } from './processor.js';
 
@@ -22,6 +24,8 @@ const testCards = {
   settlesLater: '4000000000000630',
   reversedLater: '4000000000000259',
   highRisk: '4000000000004954',
+  refundFails: '4000000000005126',
+  refundSucceedsAtOnce: '4000000000007726',
 } as const;
 
 const declineByCard: ReadonlyMap<string, DeclineCode> = new Map<string, DeclineCode>([
@@ -50,14 +54,24 @@ const maxPassingRiskScore = 30;
 
 /**
  * The processor keeps no state, since several processes may share one database and any of them
- * may resolve a follow-up or capture a payment another one authorized. What those later calls
- * need travels in the reference instead: `sbx_<24 random letters>_<state><follow-up>`, where state
- * is c (captured), h (held for capture) or d (declined) and follow-up is n (none), s (settles
- * later) or r (is reversed later). Letters only, so that no reference can contain card digits.
+ * may resolve a follow-up, capture or refund a payment another one authorized. What those later
+ * calls need travels in the reference instead: `sbx_<24 random letters>_<state><follow-up><refunds>`,
+ * where state is c (captured), h (held for capture) or d (declined), follow-up is n (none), s
+ * (settles later) or r (is reversed later), and refunds is a (settle later and succeed), i
+ * (succeed at once) or x (settle later and fail: the card is closed). References made before
+ * refunds existed have no refunds letter and refund as a. Letters only, so that no reference can
+ * contain card digits.
  */
-const referencePattern = /^sbx_[a-z]{24}_([chd])([nsr])$/;
+const referencePattern = /^sbx_[a-z]{24}_([chd])([nsr])([aix]?)$/;
 type ReferenceState = 'c' | 'h' | 'd';
 type ReferenceFollowUp = 'n' | 's' | 'r';
+type ReferenceRefunds = 'a' | 'i' | 'x';
+
+/**
+ * A refund's reference says how it settles: `sbxre_<24 random letters>_<s|f>` (succeeds, fails
+ * with card_closed).
+ */
+const refundReferencePattern = /^sbxre_[a-z]{24}_([sf])$/;
 
 /**
  * The built-in sandbox processor (DESIGN §6): deterministic from the card number, so that the
@@ -73,7 +87,7 @@ export function createSandboxProcessor({ followUpDelayMs = 3000 }: { followUpDel
       const risk = riskOf(number);
       const decline = (code: DeclineCode, message = declineMessages[code], declineRisk = risk): AuthorizeOutcome => ({
         kind: 'declined',
-        processorReference: newReference('d', 'n'),
+        processorReference: newReference('d', 'n', 'a'),
         code,
         message,
         risk: declineRisk,
@@ -105,7 +119,7 @@ export function createSandboxProcessor({ followUpDelayMs = 3000 }: { followUpDel
         request.initiator === 'cit' || request.initiator === 'mit' ? request.networkTransactionId : null;
       return {
         kind: 'approved',
-        processorReference: newReference(request.capture ? 'c' : 'h', followUpFlag),
+        processorReference: newReference(request.capture ? 'c' : 'h', followUpFlag, refundsOf(number)),
         networkTransactionId: storedReference ?? `ntx_${randomLetters(24)}`,
         networkToken: request.initiator === 'first_storing' ? newNetworkToken(number) : null,
         risk,
@@ -137,7 +151,33 @@ export function createSandboxProcessor({ followUpDelayMs = 3000 }: { followUpDel
       // Releasing a hold the sandbox never really made needs nothing beyond a well-formed reference.
       parseReference(processorReference);
     },
+
+    async refund(paymentReference: string, amount: bigint): Promise<RefundOutcome> {
+      const { state, refunds } = parseReference(paymentReference);
+      // The service refunds only payments that received money; anything else is a bug in the caller.
+      if (state === 'd') throw new Error(`The sandbox payment ${paymentReference} was declined: nothing to refund`);
+      if (amount <= 0n) throw new Error('A refund amount must be positive');
+      if (refunds === 'i') return { kind: 'succeeded', processorReference: newRefundReference('s') };
+      return {
+        kind: 'accepted',
+        processorReference: newRefundReference(refunds === 'x' ? 'f' : 's'),
+        followUp: { afterMs: followUpDelayMs },
+      };
+    },
+
+    async resolveRefund(refundReference: string): Promise<RefundSettlement> {
+      const match = refundReferencePattern.exec(refundReference);
+      if (!match) throw new Error(`Not a sandbox refund reference: ${refundReference}`);
+      return match[1] === 'f' ? { kind: 'failed', reason: 'card_closed' } : { kind: 'succeeded' };
+    },
   };
+}
+
+/** DESIGN §6: how the refunds of a payment made with this card behave. */
+function refundsOf(number: string): ReferenceRefunds {
+  if (number === testCards.refundFails) return 'x';
+  if (number === testCards.refundSucceedsAtOnce) return 'i';
+  return 'a';
 }
 
 /** A stable 0–30 score per card, so that the same card shows the same risk on every payment. */
@@ -146,14 +186,26 @@ function riskOf(number: string): RiskInfo {
   return { riskScore: digest.readUInt32BE(0) % (maxPassingRiskScore + 1), riskMessage: 'risk_pass' };
 }
 
-function newReference(state: ReferenceState, followUp: ReferenceFollowUp): string {
-  return `sbx_${randomLetters(24)}_${state}${followUp}`;
+function newReference(state: ReferenceState, followUp: ReferenceFollowUp, refunds: ReferenceRefunds): string {
+  return `sbx_${randomLetters(24)}_${state}${followUp}${refunds}`;
 }
 
-function parseReference(processorReference: string): { state: ReferenceState; followUp: ReferenceFollowUp } {
+function newRefundReference(settles: 's' | 'f'): string {
+  return `sbxre_${randomLetters(24)}_${settles}`;
+}
+
+function parseReference(processorReference: string): {
+  state: ReferenceState;
+  followUp: ReferenceFollowUp;
+  refunds: ReferenceRefunds;
+} {
   const match = referencePattern.exec(processorReference);
   if (!match) throw new Error(`Not a sandbox processor reference: ${processorReference}`);
-  return { state: match[1] as ReferenceState, followUp: match[2] as ReferenceFollowUp };
+  return {
+    state: match[1] as ReferenceState,
+    followUp: match[2] as ReferenceFollowUp,
+    refunds: (match[3] || 'a') as ReferenceRefunds,
+  };
 }
 
 function randomLetters(length: number): string {

@@ -224,6 +224,8 @@ export interface StoredEvent {
   merchant_id: string;
   mode: string;
   body: string;
+  /** The notifyUrl the event was recorded for, when it is not its object's own. */
+  notify_url: string | null;
 }
 
 /** The stored event (the outbox row) with its exact body, for a resend. */
@@ -233,11 +235,10 @@ export async function selectStoredEvent(
   mode: string,
   id: string,
 ): Promise<StoredEvent | undefined> {
-  const [row] = await db.query<StoredEvent>(selectOwnRowById('events', 'id, type, merchant_id, mode, body'), [
-    id,
-    merchantId,
-    mode,
-  ]);
+  const [row] = await db.query<StoredEvent>(
+    selectOwnRowById('events', 'id, type, merchant_id, mode, body, notify_url'),
+    [id, merchantId, mode],
+  );
   return row;
 }
 

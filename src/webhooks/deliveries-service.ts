@@ -43,6 +43,8 @@ interface StoredEvent {
   merchantId: string;
   mode: string;
   body: string;
+  /** The notifyUrl it was recorded for (RecordedEvent.notifyUrl), when not its object's own. */
+  notifyUrl: string | null;
 }
 
 export interface WebhookDeliveryServiceDeps {
@@ -79,6 +81,19 @@ const maxEventAttempts = 1000;
 function notifyUrlOf(object: Record<string, unknown> | undefined): string | null {
   const value = object?.notifyUrl;
   return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/**
+ * DESIGN §5: the notifyUrl an event goes to: the one it was recorded for (a refund's events, to
+ * its payment's), else its object's own (a payment's events).
+ */
+function eventNotifyUrl(recordedFor: string | null, object: Record<string, unknown> | undefined): string | null {
+  return recordedFor ?? notifyUrlOf(object);
+}
+
+/** The object (`data`) of a stored event body. */
+function dataOf(event: StoredEvent): Record<string, unknown> | undefined {
+  return (JSON.parse(event.body) as { data?: Record<string, unknown> }).data;
 }
 
 export function toWebhookDelivery(row: queries.DeliveryRow): WebhookDelivery {
@@ -123,14 +138,13 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
     source: Queryable,
     merchant: MerchantScope,
     eventType: string,
-    object: Record<string, unknown> | undefined,
+    notifyUrl: string | null,
   ): Promise<Target[]> {
     const targets: Target[] = (await webhookEndpoints.targetsFor(source, merchant, eventType)).map((endpoint) => ({
       endpointId: endpoint.id,
       url: endpoint.url,
       legacyNotifications: endpoint.legacyNotifications,
     }));
-    const notifyUrl = notifyUrlOf(object);
     if (notifyUrl !== null) {
       const dynamic = await webhookEndpoints.ensureDynamicEndpoint(source, merchant);
       // A merchant that disabled its dynamic endpoint receives nothing at notifyUrl until it enables it.
@@ -171,7 +185,14 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
   async function loadEvent(merchant: MerchantScope, id: string): Promise<StoredEvent> {
     const row = await queries.selectStoredEvent(db, merchant.merchantId, merchant.mode, id);
     if (!row) throw notFound('event', id);
-    return { id: row.id, type: row.type, merchantId: row.merchant_id, mode: row.mode, body: row.body };
+    return {
+      id: row.id,
+      type: row.type,
+      merchantId: row.merchant_id,
+      mode: row.mode,
+      body: row.body,
+      notifyUrl: row.notify_url,
+    };
   }
 
   async function requireDelivery(merchant: MerchantScope, id: string): Promise<queries.DeliveryRow> {
@@ -194,8 +215,7 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
       });
     }
     if (endpoint.kind === 'dynamic') {
-      const data = (JSON.parse(event.body) as { data?: Record<string, unknown> }).data;
-      const notifyUrl = notifyUrlOf(data);
+      const notifyUrl = eventNotifyUrl(event.notifyUrl, dataOf(event));
       if (notifyUrl === null) {
         throw invalidField('endpointId', "The event's object has no notifyUrl to resend to", 'no_notify_url');
       }
@@ -210,7 +230,7 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
      * (DESIGN §4 outbox), so they exist exactly when the event does.
      */
     async plan(tx: Queryable, event: RecordedEvent, object: Record<string, unknown>): Promise<void> {
-      const notifyUrl = notifyUrlOf(object);
+      const notifyUrl = eventNotifyUrl(event.notifyUrl, object);
       const scope = `${event.merchantId}:${event.mode}`;
       if (notifyUrl !== null && !dynamicEndpointExists.has(scope)) {
         await webhookEndpoints.ensureDynamicEndpoint(tx, {
@@ -241,12 +261,7 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
       const targets =
         input.endpointId !== undefined
           ? [await targetOf(merchant, event, input.endpointId)]
-          : await currentTargets(
-              db,
-              merchant,
-              event.type,
-              (JSON.parse(event.body) as { data?: Record<string, unknown> }).data,
-            );
+          : await currentTargets(db, merchant, event.type, eventNotifyUrl(event.notifyUrl, dataOf(event)));
       const rows = deliveriesFor(event, targets);
       await queries.insertDeliveries(db, rows);
       if (rows.length > 0) onCreated?.();
