@@ -5,7 +5,7 @@
  *   npm run bench                      both databases, one run
  *   npm run bench -- --only pglite     one database (pglite | postgres)
  *   npm run bench -- --runs 3          three runs per database; the summary shows medians
- *   npm run bench -- --phases mit      only some phases (storing, mit, rate, bare)
+ *   npm run bench -- --phases mit      only some phases (storing, mit, refund, rate, bare)
  *   npm run bench -- --cpu-prof DIR    V8 CPU profile of the service, plus each phase's time window
  *                                      (summarize with bench/profile-summary.ts)
  *   npm run bench -- --json FILE       every figure, machine-readable
@@ -40,7 +40,7 @@ import {
   type ChildServer,
 } from './processes.js';
 
-type PhaseKey = 'storing' | 'mit' | 'rate' | 'bare';
+type PhaseKey = 'storing' | 'mit' | 'refund' | 'rate' | 'bare';
 
 const apiBase = '/api/services/v1';
 const goals = {
@@ -61,7 +61,7 @@ function readSettings() {
     },
   });
   const { backends, runs } = backendsAndRuns(values);
-  const allPhases: PhaseKey[] = ['storing', 'mit', 'rate', 'bare'];
+  const allPhases: PhaseKey[] = ['storing', 'mit', 'refund', 'rate', 'bare'];
   const phases = values.phases === undefined ? allPhases : (values.phases.split(',') as PhaseKey[]);
   for (const phase of phases) {
     if (!allPhases.includes(phase)) throw new Error(`--phases takes a list of ${allPhases.join(', ')}`);
@@ -190,12 +190,35 @@ function storingRequest(target: Target, pairs: Pair[], bound?: Pair[]): RequestS
   };
 }
 
-function mitRequest(target: Target, pairs: Pair[]): RequestSpec {
+function mitRequest(target: Target, pairs: Pair[], succeeded?: string[]): RequestSpec {
   let next = 0;
   return {
     path: `${apiBase}/payment/create`,
     headers: { authorization: `Bearer ${target.privateKey}` },
     nextBody: () => paymentBody(pairs[next++ % pairs.length]!, 'mit'),
+    onSuccess: succeeded
+      ? (body) => {
+          const id = body.includes('"status":"succeeded"') ? idIn('pt').exec(body)?.[1] : undefined;
+          if (id && succeeded.length < refundablePayments) succeeded.push(id);
+        }
+      : undefined,
+  };
+}
+
+/** How many succeeded MIT payments the refund phase spreads its refunds over. */
+const refundablePayments = 5000;
+
+/**
+ * A partial refund of one minor unit, round-robin over succeeded payments of 1000 units each: a
+ * payment is refunded again only after every other one, so concurrent refunds rarely wait on the
+ * same payment's row, as when a merchant refunds many orders.
+ */
+function refundRequest(target: Target, paymentIds: string[]): RequestSpec {
+  let next = 0;
+  return {
+    path: `${apiBase}/refunds/create`,
+    headers: { authorization: `Bearer ${target.privateKey}` },
+    nextBody: () => JSON.stringify({ paymentId: paymentIds[next++ % paymentIds.length]!, amount: '1' }),
   };
 }
 
@@ -211,6 +234,7 @@ interface BackendReport {
 const phaseNames: Record<PhaseKey, (settings: Settings) => string> = {
   storing: () => 'storing payment (new pair each)',
   mit: () => 'MIT payment (stored pair)',
+  refund: () => 'refund (1 unit of a succeeded payment)',
   rate: (settings) => `MIT payment at ${settings.ratePerSecond}/s`,
   bare: () => 'bare Fastify POST (denominator)',
 };
@@ -310,6 +334,8 @@ async function benchBackend(
       withPostgres: target.withPostgres,
       request: storingRequest(target, warmupPool.pairs),
     });
+    // Its succeeded payments are what the refund phase refunds.
+    const refundable: string[] = [];
     const warmupMit = await closedLoop({
       name: 'warm-up: MIT payments',
       baseUrl: target.baseUrl,
@@ -318,7 +344,7 @@ async function benchBackend(
       payment: true,
       servicePid: target.pid,
       withPostgres: target.withPostgres,
-      request: mitRequest(target, mitPairs),
+      request: mitRequest(target, mitPairs, refundable),
     });
     report.setup.push(warmupStoring, warmupMit);
     for (const phase of [warmupStoring, warmupMit]) {
@@ -371,6 +397,24 @@ async function benchBackend(
               servicePid: target.pid,
               withPostgres: target.withPostgres,
               request: mitRequest(target, mitPairs),
+            }),
+          ),
+        );
+      }
+      if (settings.phases.has('refund')) {
+        if (refundable.length === 0) throw new Error('no succeeded MIT payment to refund');
+        progress(`${label}: refunds`);
+        results.push(
+          await inWindow(`refund#${run + 1}`, () =>
+            closedLoop({
+              name: phaseNames.refund(settings),
+              baseUrl: target.baseUrl,
+              connections: settings.connections,
+              durationS: settings.durationS,
+              payment: false,
+              servicePid: target.pid,
+              withPostgres: target.withPostgres,
+              request: refundRequest(target, refundable),
             }),
           ),
         );
