@@ -192,14 +192,18 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       security: [{ privateKey: [] }],
     },
     // A POST without a body is taken as `{}` (see preValidation), so a body is required only where
-    // its schema requires a field.
+    // its schema requires a field. The merchant API takes the same fields as a form (DESIGN §10).
     transformObject: (document) => {
       if (!('openapiObject' in document)) return document.swaggerObject;
       const { openapiObject } = document;
-      for (const item of Object.values(openapiObject.paths ?? {})) {
+      for (const [path, item] of Object.entries(openapiObject.paths ?? {})) {
         const body = (item as { post?: { requestBody?: OpenApiBody } } | undefined)?.post?.requestBody;
-        const schema = body?.content?.['application/json']?.schema;
+        const json = body?.content?.['application/json'];
+        const schema = json?.schema;
         if (body && schema && !(schema.required && schema.required.length > 0)) body.required = false;
+        if (body?.content && json && path.startsWith(apiBasePath)) {
+          body.content['application/x-www-form-urlencoded'] = json;
+        }
       }
       return openapiObject;
     },
