@@ -106,7 +106,8 @@ describe(`contract as clients send it (${databaseKind})`, () => {
   test('refuses a negative or non-numeric line item amount, naming it', async () => {
     const merchant = await ctx.merchant();
     const { paymentMethod } = await storedPair(merchant);
-    for (const amount of [-1, '19.99', true]) {
+    // Numeric text ("19.99") is the number (DESIGN §10); other text is not.
+    for (const amount of [-1, '-1', 'nineteen', '19,99', true]) {
       const response = await merchant.call('POST', '/payment/create', {
         amount: '100',
         currency: 'USD',
@@ -266,12 +267,12 @@ describe(`contract as clients send it (${databaseKind})`, () => {
     assert.ok(longId.headers['x-traceid']);
   });
 
-  test('refuses a text/plain body as the wrong content type', async () => {
+  test('refuses a text/plain body as the wrong content type (JSON and forms are taken)', async () => {
     const merchant = await ctx.merchant();
     const response = await merchant.call('POST', '/customers/create', '{}', { 'content-type': 'text/plain' });
     assert.equal(response.status, 400, response.raw);
     assert.equal(response.body.code, 'invalid_request');
-    assert.equal(response.body.msg, 'Content-Type must be application/json');
+    assert.equal(response.body.msg, 'Content-Type must be application/json or application/x-www-form-urlencoded');
     assert.equal(response.body.data.param, 'body');
   });
 

@@ -343,8 +343,9 @@ describe(`payment methods (${databaseKind})`, () => {
     ['a month of three digits', { card: { ...cardBody().card, expMonth: '004' } }, 'card.expMonth'],
     ['a month that is a fraction', { card: { ...cardBody().card, expMonth: 1.5 } }, 'card.expMonth'],
     ['a month that is a boolean', { card: { ...cardBody().card, expMonth: true } }, 'card.expMonth'],
-    ['a two-digit year', { card: { ...cardBody().card, expYear: '30' } }, 'card.expYear'],
-    ['a two-digit year as an integer', { card: { ...cardBody().card, expYear: 30 } }, 'card.expYear'],
+    // Two digits are the year's last two (DESIGN §10, test/existing-clients.test.ts); three are nothing.
+    ['a three-digit year', { card: { ...cardBody().card, expYear: '203' } }, 'card.expYear'],
+    ['a three-digit year as an integer', { card: { ...cardBody().card, expYear: 203 } }, 'card.expYear'],
     ['a year with a letter', { card: { ...cardBody().card, expYear: '203O' } }, 'card.expYear'],
     ['a security code of two digits', { card: { ...cardBody().card, securityCode: '12' } }, 'card.securityCode'],
     ['a security code of five digits', { card: { ...cardBody().card, securityCode: '12345' } }, 'card.securityCode'],
@@ -393,7 +394,7 @@ describe(`payment methods (${databaseKind})`, () => {
     });
   }
 
-  test('refuses a public-key request for anything but creating a payment method', async () => {
+  test('refuses a public-key request for anything but creating and reading a payment method', async () => {
     const merchant = await ctx.merchant();
     const publicKey = { authorization: `Bearer ${merchant.publicKey}` };
     const created = await merchant.call('POST', '/payment_methods/create', cardBody(), publicKey);
@@ -401,8 +402,11 @@ describe(`payment methods (${databaseKind})`, () => {
     assert.ok(!created.raw.includes(visa));
     const id = created.body.data.id;
     const customer = await createCustomer(merchant);
+    // DESIGN §2: the customer's page reads back what it created (test/existing-clients.test.ts).
+    const read = await merchant.call('GET', `/payment_methods/${id}`, undefined, publicKey);
+    assert.equal(read.status, 200, read.raw);
+    assert.ok(!read.raw.includes(visa));
     for (const [method, path, body] of [
-      ['GET', `/payment_methods/${id}`, undefined],
       ['GET', `/payment_methods/list/${customer.id}`, undefined],
       ['POST', `/payment_methods/${id}/attach`, { customerId: customer.id }],
       ['POST', `/payment_methods/${id}/update`, { merchantPaySite: 'https://evil.example.com' }],

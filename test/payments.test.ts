@@ -119,7 +119,8 @@ describe(`payments (${databaseKind})`, () => {
     assert.equal(payment.displayStatus, 'incomplete');
     assert.equal(payment.confirm, 'false');
     assert.equal(payment.riskInfo, null);
-    assert.equal(payment.nextAction, null);
+    // DESIGN §10: left out, not null, when there is no action.
+    assert.equal('nextAction' in payment, false);
     assert.equal(payment.amountReceived, '0');
     assert.deepEqual(await eventTypes(merchant, payment.id), []);
 
@@ -620,8 +621,7 @@ describe(`payments (${databaseKind})`, () => {
     ['a numeric currency', { currency: 840 }, 'currency'],
     ['an unknown confirmationMethod', { confirmationMethod: 'auto' }, 'confirmationMethod'],
     ['a numeric customerId', { customerId: 5 }, 'customerId'],
-    ['an empty customerId', { customerId: '' }, 'customerId'],
-    ['an empty paymentMethod', { paymentMethod: '' }, 'paymentMethod'],
+    // An empty customerId or paymentMethod is "not given" (DESIGN §10, test/existing-clients.test.ts).
     ['a paymentMethod that is too long', { paymentMethod: `pm_${'1'.repeat(70)}` }, 'paymentMethod'],
     ['a description that is too long', { description: 'x'.repeat(1001) }, 'description'],
     ['a malformed IPv4 address', { ip: '999.1.1.1' }, 'ip'],
@@ -632,7 +632,7 @@ describe(`payments (${databaseKind})`, () => {
     ['a line item with an unknown field', { lineItems: [{ name: 'Book', colour: 'red' }] }, 'lineItems[0].colour'],
     ['a line item quantity of 0', { lineItems: [{ name: 'Book', quantity: 0 }] }, 'lineItems[0].quantity'],
     ['a fractional line item quantity', { lineItems: [{ quantity: 1.5 }] }, 'lineItems[0].quantity'],
-    ['a line item amount that is text', { lineItems: [{ amount: '10' }] }, 'lineItems[0].amount'],
+    ['a line item amount that is text', { lineItems: [{ amount: 'ten' }] }, 'lineItems[0].amount'],
     ['a line item image that is no URL', { lineItems: [{ images: ['not a url'] }] }, 'lineItems[0].images[0]'],
     ['a line item in an unknown currency', { lineItems: [{ currency: 'ABC' }] }, 'lineItems[0].currency'],
     ['a notifyUrl that is not http', { notifyUrl: 'ftp://shop.example.com/notify' }, 'notifyUrl'],
@@ -658,7 +658,8 @@ describe(`payments (${databaseKind})`, () => {
     ['an empty appScheme', { appScheme: '' }, 'appScheme'],
     ['an openUserId that is too long', { openUserId: 'o'.repeat(129) }, 'openUserId'],
     ['use3D as text', { use3D: 'true' }, 'use3D'],
-    ['a paymentMethodTypes entry other than card', { paymentMethodTypes: ['paypal'] }, 'paymentMethodTypes[0]'],
+    ['a paymentMethodTypes without card', { paymentMethodTypes: ['paypal'] }, 'paymentMethodTypes'],
+    ['a paymentMethodTypes entry that is no type', { paymentMethodTypes: ['card', 'a b'] }, 'paymentMethodTypes[1]'],
     ['an empty paymentMethodTypes', { paymentMethodTypes: [] }, 'paymentMethodTypes'],
     ['automaticPaymentMethods without enabled', { automaticPaymentMethods: {} }, 'automaticPaymentMethods.enabled'],
     ['recurring with an unknown field', { recurring: { interval: 'month' } }, 'recurring.interval'],

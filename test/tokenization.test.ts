@@ -168,7 +168,6 @@ describe(`tokenization: storing, CIT and MIT payments (${databaseKind})`, () => 
       errorMessage: null,
       invoiceId: null,
       use3D: false,
-      nextAction: null,
     });
 
     // The service bound the pair and provisioned a network token.

@@ -79,6 +79,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
       description: null,
       enabledEvents: ['*'],
       legacyNotifications: true,
+      signatureCase: 'upper',
       status: 'enabled',
       created: ctx.clock.now().toISOString(),
       token: endpoint.token,
@@ -205,6 +206,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
       description: null,
       enabledEvents: ['*'],
       legacyNotifications: true,
+      signatureCase: 'upper',
       status: 'enabled',
       created: dynamic.created,
     });

@@ -96,22 +96,34 @@ export async function markCustomerDeleted(
   return rows.length > 0;
 }
 
+export interface CustomerFilters {
+  email?: string;
+  merchantUserId?: string;
+  createdGt?: Date;
+  createdGte?: Date;
+  createdLt?: Date;
+  createdLte?: Date;
+}
+
 export async function selectCustomerPage(
   db: Queryable,
   merchantId: string,
   mode: string,
-  filters: { email?: string; merchantUserId?: string },
+  filters: CustomerFilters,
   page: PageRequest,
 ) {
   const where = ['merchant_id = $1', 'mode = $2', 'deleted_at IS NULL'];
   const params: unknown[] = [merchantId, mode];
-  if (filters.email !== undefined) {
-    params.push(filters.email);
-    where.push(`lower(email) = lower($${params.length})`);
-  }
-  if (filters.merchantUserId !== undefined) {
-    params.push(filters.merchantUserId);
-    where.push(`merchant_user_id = $${params.length}`);
-  }
+  const add = (condition: (placeholder: string) => string, value: unknown) => {
+    if (value === undefined) return;
+    params.push(value);
+    where.push(condition(`$${params.length}`));
+  };
+  add((p) => `lower(email) = lower(${p})`, filters.email);
+  add((p) => `merchant_user_id = ${p}`, filters.merchantUserId);
+  add((p) => `created_at > ${p}`, filters.createdGt);
+  add((p) => `created_at >= ${p}`, filters.createdGte);
+  add((p) => `created_at < ${p}`, filters.createdLt);
+  add((p) => `created_at <= ${p}`, filters.createdLte);
   return selectPage<CustomerRow>(db, { table: 'customers', columns, where, params }, page);
 }

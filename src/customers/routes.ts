@@ -26,7 +26,15 @@ export function customerRoutes(customers: CustomerService) {
     );
     app.get(
       '/customers',
-      { schema: { tags, querystring: ListCustomersQuery, response: { 200: listOf(Customer) } } },
+      {
+        schema: {
+          tags,
+          description:
+            'Newest first. Filters: email, merchantUserId, created[gt|gte|lt|lte] (ISO 8601; created.gte is taken too).',
+          querystring: ListCustomersQuery,
+          response: { 200: listOf(Customer) },
+        },
+      },
       async (request) => ok(await customers.list(merchantOf(request), request.query)),
     );
     app.post(

@@ -3,6 +3,7 @@ import { ListQuery } from '../http/envelope.js';
 import {
   Address,
   AddressOut,
+  CreatedFilters,
   Email,
   Nullable,
   PersonName,
@@ -43,6 +44,7 @@ export const ListCustomersQuery = Type.Object(
     ...ListQuery,
     email: Type.Optional(Type.String({ maxLength: 254 })),
     merchantUserId: Type.Optional(Type.String({ maxLength: 128 })),
+    ...CreatedFilters,
   },
   { additionalProperties: false },
 );

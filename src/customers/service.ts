@@ -3,7 +3,7 @@ import type { Db, Queryable } from '../db/db.js';
 import { isUniqueViolation } from '../db/errors.js';
 import type { PageRequest } from '../db/pagination.js';
 import type { MerchantContext } from '../http/auth.js';
-import { normalizeAddress, normalizeShipping } from '../http/common-schemas.js';
+import { createdBounds, normalizeAddress, normalizeShipping } from '../http/common-schemas.js';
 import { ApiError, notFound } from '../http/errors.js';
 import type { Page } from '../http/envelope.js';
 import { newId } from '../ids.js';
@@ -131,7 +131,8 @@ export function createCustomerService({
 
     async list(merchant: MerchantContext, query: ListCustomersQuery): Promise<Page<Customer>> {
       const page: PageRequest = query;
-      const { rows, hasMore } = await queries.selectCustomerPage(db, merchant.merchantId, merchant.mode, query, page);
+      const filters = { email: query.email, merchantUserId: query.merchantUserId, ...createdBounds(query) };
+      const { rows, hasMore } = await queries.selectCustomerPage(db, merchant.merchantId, merchant.mode, filters, page);
       return { data: rows.map(toCustomer), hasMore };
     },
   };

@@ -51,11 +51,25 @@ export const Phone = Type.String({
   'x-rule': 'must be a phone number of 3 to 32 digits, spaces and + ( ) . -',
 });
 export const PersonName = Type.String({ minLength: 1, maxLength: 100 });
+/**
+ * Marks a text field (an id, a URL) whose `""` means "not given" when it is optional, as existing
+ * clients send it (DESIGN §10; src/http/request-shapes.ts). Free text keeps `""`.
+ */
+export const emptyIsAbsent = { 'x-empty-is-absent': true } as const;
+
 export const HttpUrl = Type.String({
   maxLength: 2048,
   pattern: '^https?://[^\\s/$.?#][^\\s]*$',
   'x-rule': 'must be an http or https URL',
+  ...emptyIsAbsent,
 });
+
+/** The id of the path repeated in the body or query, as the provider's SDKs send it (DESIGN §10). */
+export const RepeatedPathId = (name: string) =>
+  Type.String({
+    maxLength: 64,
+    description: `Accepted for compatibility: the ${name} of the path, repeated. Must be equal (or ""); a different id is refused`,
+  });
 
 export const Shipping = Type.Object(
   {
@@ -133,4 +147,32 @@ export function normalizeMetadata(value: object | undefined, param = 'metadata')
     }
   }
   return keys.length === 0 ? null : metadata;
+}
+
+const CreatedBound = Type.String({
+  format: 'date-time',
+  'x-rule': 'must be an ISO 8601 timestamp',
+  examples: ['2026-11-22T18:30:00.000Z'],
+});
+
+/**
+ * List filters on the creation time (DESIGN §2). Query keys are literal, brackets included:
+ * `created[gte]=2026-11-01T00:00:00.000Z`; `created.gte` (the Java SDK's form) is taken too.
+ */
+export const CreatedFilters = {
+  'created[gt]': Type.Optional(CreatedBound),
+  'created[gte]': Type.Optional(CreatedBound),
+  'created[lt]': Type.Optional(CreatedBound),
+  'created[lte]': Type.Optional(CreatedBound),
+};
+
+/** The bounds of CreatedFilters as dates. */
+export function createdBounds(query: Partial<Record<keyof typeof CreatedFilters, string>>) {
+  const date = (value: string | undefined) => (value === undefined ? undefined : new Date(value));
+  return {
+    createdGt: date(query['created[gt]']),
+    createdGte: date(query['created[gte]']),
+    createdLt: date(query['created[lt]']),
+    createdLte: date(query['created[lte]']),
+  };
 }

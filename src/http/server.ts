@@ -15,6 +15,9 @@ import { authenticateMerchant, authenticateOperator, type KeyLookup, type Mercha
 import type { Idempotency } from './idempotency.js';
 import { dropNulls, findUnacceptableValue, validatorCompiler } from './validation.js';
 import { ErrorEnvelope } from './envelope.js';
+import { parseFormBody } from './form-body.js';
+import { isEmptyBody, shapeRequest } from './request-shapes.js';
+import { answerPreflights, allowOrigin, type PublicRoutes } from './cors.js';
 import { Type } from 'typebox';
 
 export const apiBasePath = '/api/services/v1';
@@ -33,8 +36,18 @@ declare module 'fastify' {
     merchant: MerchantContext | null;
   }
   interface FastifyContextConfig {
-    /** The route may be called with a public key (`test_pu_…`), from a customer's browser. */
+    /**
+     * The route may be called with a public key (`test_pu_…`), from a customer's browser (DESIGN §2):
+     * it answers CORS preflights from any origin. A route may ask more of a public key (clientSecret).
+     */
     publicKeyAllowed?: boolean;
+    /**
+     * Fields in which existing clients repeat the path parameter `param` (DESIGN §10): accepted when
+     * equal (and then dropped), refused naming the field when different.
+     */
+    repeatedPathParam?: { param: string; body?: readonly string[]; query?: readonly string[] };
+    /** Brings a body that existing clients send in another shape to the schema's shape (DESIGN §10). */
+    reshapeBody?: (body: Record<string, unknown>) => Record<string, unknown>;
     /** False for a route whose every call must run (each token reveal is audit-logged): no replay. */
     idempotent?: boolean;
   }
@@ -117,11 +130,11 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       }
     }
     // A POST to the API without a body (`curl -X POST …/detach`) is an empty object, as an empty
-    // JSON body is; `null` means "not given" there as in any field.
-    if (request.method === 'POST' && (request.body === undefined || request.body === null) && isApiRoute(request)) {
-      request.body = {};
-    }
+    // JSON body is, and so are `null`, `[]` (PHP's empty array) and `""` (DESIGN §10).
+    const api = isApiRoute(request);
+    if (request.method === 'POST' && api && isEmptyBody(request.body)) request.body = {};
     if (request.body !== undefined) request.body = dropNulls(request.body);
+    if (api) shapeRequest(request);
   });
 
   app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
@@ -139,11 +152,17 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   );
 
   app.addSchema(ErrorEnvelope);
+  const publicKeyRoutes: PublicRoutes = new Map();
   // Every failure is the SPEC §7 envelope; it is written into each API route's responses, so that
   // the OpenAPI document (and tools that check answers against it) knows every status answered.
   app.addHook('onRoute', (route) => {
     const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
     const api = route.url.startsWith(apiBasePath) || route.url.startsWith(adminBasePath);
+    if (api && route.config?.publicKeyAllowed) {
+      const methods = publicKeyRoutes.get(route.url) ?? new Set<string>();
+      for (const method of [route.method].flat()) if (method !== 'HEAD') methods.add(method);
+      publicKeyRoutes.set(route.url, methods);
+    }
     if (!api || !schema || schema.hide) return;
     schema.response = { ...errorResponses, ...schema.response };
     // DESIGN §2: an unknown field is refused, naming it; an action that takes no field (detach,
@@ -173,14 +192,18 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       security: [{ privateKey: [] }],
     },
     // A POST without a body is taken as `{}` (see preValidation), so a body is required only where
-    // its schema requires a field.
+    // its schema requires a field. The merchant API takes the same fields as a form (DESIGN §10).
     transformObject: (document) => {
       if (!('openapiObject' in document)) return document.swaggerObject;
       const { openapiObject } = document;
-      for (const item of Object.values(openapiObject.paths ?? {})) {
+      for (const [path, item] of Object.entries(openapiObject.paths ?? {})) {
         const body = (item as { post?: { requestBody?: OpenApiBody } } | undefined)?.post?.requestBody;
-        const schema = body?.content?.['application/json']?.schema;
+        const json = body?.content?.['application/json'];
+        const schema = json?.schema;
         if (body && schema && !(schema.required && schema.required.length > 0)) body.required = false;
+        if (body?.content && json && path.startsWith(apiBasePath)) {
+          body.content['application/x-www-form-urlencoded'] = json;
+        }
       }
       return openapiObject;
     },
@@ -193,12 +216,23 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   await app.register(
     async (scope) => {
       const api = scope as unknown as App;
+      // DESIGN §10: the provider's Java SDK posts some actions as forms; they are validated as JSON is.
+      api.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+        try {
+          done(null, parseFormBody(String(body)));
+        } catch (err) {
+          done(err as Error, undefined);
+        }
+      });
       // The key is checked first, before the body is even parsed: a caller without a valid key
       // learns nothing about the request it sent (401/403, never a validation answer).
       api.addHook('onRequest', async (request) => {
         const merchant = await authenticateMerchant(request, options.keys);
         if (merchant.keyKind === 'public' && !request.routeOptions.config.publicKeyAllowed) {
-          throw new ApiError('permission_denied', 'A public key can only create payment methods; use a private key');
+          throw new ApiError(
+            'permission_denied',
+            'A public key can only create and read payment methods, and confirm or read a payment with its clientSecret; use a private key',
+          );
         }
         request.merchant = merchant;
       });
@@ -208,12 +242,14 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       });
       api.addHook('onSend', async (request, reply, payload) => {
         await options.idempotency.finish(request, reply.statusCode, payload);
+        allowOrigin(request, reply);
         return payload;
       });
       for (const register of options.merchantRoutes) register(api);
     },
     { prefix: apiBasePath },
   );
+  answerPreflights(app, publicKeyRoutes);
 
   await app.register(
     async (scope) => {
@@ -293,7 +329,7 @@ function toErrorResponse(error: FastifyError | ApiError | Error): { status: numb
     // message is ours, since Fastify's may quote parts of the body.
     const message =
       {
-        FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Content-Type must be application/json',
+        FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Content-Type must be application/json or application/x-www-form-urlencoded',
         FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body',
         FST_ERR_CTP_BODY_TOO_LARGE: 'The request body is larger than 1 MiB',
         FST_ERR_CTP_INVALID_JSON_BODY: 'The request body is not valid JSON',

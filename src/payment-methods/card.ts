@@ -124,8 +124,12 @@ export function checkExpiry(expMonth: string | number, expYear: string | number,
   const month = Number(monthText);
   if (month < 1 || month > 12) return refuse('card.expMonth', 'card.expMonth must be a month from 01 to 12');
 
-  const yearText = String(expYear);
-  if (!/^\d{4}$/.test(yearText)) return refuse('card.expYear', 'card.expYear must be a four-digit year');
+  // DESIGN §10: card forms send the year's last two digits; "30" is 2030.
+  const givenYear = String(expYear);
+  const yearText = /^\d{2}$/.test(givenYear) ? `20${givenYear}` : givenYear;
+  if (!/^\d{4}$/.test(yearText)) {
+    return refuse('card.expYear', 'card.expYear must be a four-digit year (or its last two digits)');
+  }
   const year = Number(yearText);
 
   const currentYear = now.getUTCFullYear();

@@ -4,10 +4,14 @@ import {
   AttachPaymentMethodBody,
   CreatePaymentMethodBody,
   CustomerPaymentMethodsParams,
+  DetachPaymentMethodBody,
   ListPaymentMethodsQuery,
   PaymentMethod,
   PaymentMethodParams,
   UpdatePaymentMethodBody,
+  bareBillingDetails,
+  repeatedCustomerId,
+  repeatedPaymentMethodId,
 } from './schemas.js';
 import type { PaymentMethodService } from './service.js';
 
@@ -23,7 +27,8 @@ export function paymentMethodRoutes(paymentMethods: PaymentMethodService) {
         config: { publicKeyAllowed: true },
         schema: {
           tags,
-          description: 'Creates a card payment method. May be called with a public key (test_pu_…).',
+          description:
+            'Creates a card payment method. May be called with a public key (test_pu_…), from a browser (CORS).',
           body: CreatePaymentMethodBody,
           response: { 200: envelope(PaymentMethod) },
         },
@@ -32,12 +37,22 @@ export function paymentMethodRoutes(paymentMethods: PaymentMethodService) {
     );
     app.get(
       '/payment_methods/:id',
-      { schema: { tags, params: PaymentMethodParams, response: { 200: envelope(PaymentMethod) } } },
+      {
+        // DESIGN §2: a customer's page reads back the method it created (never the card number).
+        config: { publicKeyAllowed: true },
+        schema: {
+          tags,
+          description: 'May be called with a public key (test_pu_…), from a browser (CORS).',
+          params: PaymentMethodParams,
+          response: { 200: envelope(PaymentMethod) },
+        },
+      },
       async (request) => ok(await paymentMethods.retrieve(merchantOf(request), request.params.id)),
     );
     app.get(
       '/payment_methods/list/:customerId',
       {
+        config: { repeatedPathParam: repeatedCustomerId },
         schema: {
           tags,
           description: "The customer's attached payment methods, newest first.",
@@ -52,6 +67,7 @@ export function paymentMethodRoutes(paymentMethods: PaymentMethodService) {
     app.post(
       '/payment_methods/:id/attach',
       {
+        config: { repeatedPathParam: repeatedPaymentMethodId },
         schema: {
           tags,
           params: PaymentMethodParams,
@@ -64,14 +80,25 @@ export function paymentMethodRoutes(paymentMethods: PaymentMethodService) {
     );
     app.post(
       '/payment_methods/:id/detach',
-      { schema: { tags, params: PaymentMethodParams, response: { 200: envelope(PaymentMethod) } } },
+      {
+        config: { repeatedPathParam: repeatedPaymentMethodId },
+        schema: {
+          tags,
+          params: PaymentMethodParams,
+          body: DetachPaymentMethodBody,
+          response: { 200: envelope(PaymentMethod) },
+        },
+      },
       async (request) => ok(await paymentMethods.detach(merchantOf(request), request.params.id)),
     );
     app.post(
       '/payment_methods/:id/update',
       {
+        config: { reshapeBody: bareBillingDetails },
         schema: {
           tags,
+          description:
+            'Billing details, merchantPaySite and the expiry. The billing details may also be sent bare, as the whole body (`{"firstName": …}`), as some clients do.',
           params: PaymentMethodParams,
           body: UpdatePaymentMethodBody,
           response: { 200: envelope(PaymentMethod) },

@@ -1,6 +1,16 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery } from '../http/envelope.js';
-import { Address, AddressOut, Email, HttpUrl, Nullable, PersonName, Phone, Timestamp } from '../http/common-schemas.js';
+import {
+  Address,
+  AddressOut,
+  Email,
+  HttpUrl,
+  Nullable,
+  PersonName,
+  Phone,
+  RepeatedPathId,
+  Timestamp,
+} from '../http/common-schemas.js';
 
 /** SPEC §2.4: the card number is digits only; spaces and dashes are the merchant's page to strip. */
 const CardNumber = Type.String({
@@ -10,15 +20,20 @@ const CardNumber = Type.String({
 });
 
 // SPEC §2.4 writes the month as two digits and the year as four; existing clients also send
-// integers, so both are accepted and answered as two- and four-digit strings.
+// integers, and card forms the year's last two digits (DESIGN §10), so all are accepted and
+// answered as two- and four-digit strings ("30" is 2030; card.ts checks the range).
 const ExpMonth = Type.Union(
   [Type.String({ pattern: '^(0?[1-9]|1[0-2])$' }), Type.Integer({ minimum: 1, maximum: 12 })],
   { 'x-rule': 'must be a two-digit month from 01 to 12', description: '"01" to "12" (or the integer 1 to 12)' },
 );
-const ExpYear = Type.Union([Type.String({ pattern: '^\\d{4}$' }), Type.Integer({ minimum: 1000, maximum: 9999 })], {
-  'x-rule': 'must be a four-digit year',
-  description: 'Four digits, e.g. "2030" (or the integer)',
-});
+const ExpYear = Type.Union(
+  [Type.String({ pattern: '^(\\d{2}|\\d{4})$' }), Type.Integer({ minimum: 0, maximum: 9999 })],
+  {
+    'x-rule': 'must be a four-digit year (or its last two digits)',
+    description:
+      'Four digits, e.g. "2030" (or the integer); two digits ("30") are taken as 2030. Answered with four digits',
+  },
+);
 const SecurityCode = Type.String({
   pattern: '^\\d{3,4}$',
   'x-rule': 'must be a string of 3 or 4 digits',
@@ -57,7 +72,10 @@ export const CreatePaymentMethodBody = Type.Object(
 );
 export type CreatePaymentMethodBody = Static<typeof CreatePaymentMethodBody>;
 
-/** Only what a cardholder may change without a new card: billing details, site and expiry. */
+/**
+ * Only what a cardholder may change without a new card: billing details, site and expiry. Existing
+ * clients also send the billing details bare, as the whole body (DESIGN §10): see bareBillingDetails.
+ */
 export const UpdatePaymentMethodBody = Type.Object(
   {
     billingDetails: Type.Optional(BillingDetails),
@@ -74,15 +92,31 @@ export const UpdatePaymentMethodBody = Type.Object(
 export type UpdatePaymentMethodBody = Static<typeof UpdatePaymentMethodBody>;
 
 export const AttachPaymentMethodBody = Type.Object(
-  { customerId: Type.String({ minLength: 1, maxLength: 64, description: 'cus_…' }) },
+  {
+    customerId: Type.String({ minLength: 1, maxLength: 64, description: 'cus_…' }),
+    id: Type.Optional(RepeatedPathId('payment method id')),
+  },
   { additionalProperties: false },
 );
 export type AttachPaymentMethodBody = Static<typeof AttachPaymentMethodBody>;
 
+/** Detach takes no field; existing clients repeat the path's id (DESIGN §10). */
+export const DetachPaymentMethodBody = Type.Object(
+  { id: Type.Optional(RepeatedPathId('payment method id')) },
+  { additionalProperties: false },
+);
+
+/** The route config that checks the repeated id (src/http/request-shapes.ts). */
+export const repeatedPaymentMethodId = { param: 'id', body: ['id'] } as const;
+export const repeatedCustomerId = { param: 'customerId', query: ['customerId'] } as const;
+
 export const PaymentMethodParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 export const CustomerPaymentMethodsParams = Type.Object({ customerId: Type.String({ maxLength: 64 }) });
 
-export const ListPaymentMethodsQuery = Type.Object({ ...ListQuery }, { additionalProperties: false });
+export const ListPaymentMethodsQuery = Type.Object(
+  { ...ListQuery, customerId: Type.Optional(RepeatedPathId('customer id')) },
+  { additionalProperties: false },
+);
 export type ListPaymentMethodsQuery = Static<typeof ListPaymentMethodsQuery>;
 
 /** The answered form of billing details: every field present, null when not given. */
@@ -125,3 +159,18 @@ export const PaymentMethod = Type.Object(
   { $id: 'PaymentMethod' },
 );
 export type PaymentMethod = Static<typeof PaymentMethod>;
+
+const billingFields = Object.keys(BillingDetails.properties);
+
+/**
+ * DESIGN §10: `POST /payment_methods/{id}/update` also arrives as the bare billing-details object
+ * (`{firstName, address, …}`); its fields are moved under `billingDetails`. A body that has
+ * `billingDetails` already is left as it is (a bare field beside it is then refused, naming it).
+ */
+export function bareBillingDetails(body: Record<string, unknown>): Record<string, unknown> {
+  if (Object.hasOwn(body, 'billingDetails')) return body;
+  const bare = Object.entries(body).filter(([key]) => billingFields.includes(key));
+  if (bare.length === 0) return body;
+  const rest = Object.fromEntries(Object.entries(body).filter(([key]) => !billingFields.includes(key)));
+  return { ...rest, billingDetails: Object.fromEntries(bare) };
+}

@@ -5,7 +5,14 @@ import type { MerchantContext } from '../http/auth.js';
 import type { CaptureOutcome } from '../processor/processor.js';
 import { authorize } from './authorize.js';
 import type { PaymentContext } from './context.js';
-import { detailsOf, duplicateOrder, parseAmountField, parseCurrencyField, paymentMethodRequired } from './fields.js';
+import {
+  detailsOf,
+  duplicateOrder,
+  orderNoText,
+  parseAmountField,
+  parseCurrencyField,
+  paymentMethodRequired,
+} from './fields.js';
 import { jobKinds } from './job-kinds.js';
 import type * as queries from './queries.js';
 import { applySeries, sameSeries, seriesRoleOf } from './recurring.js';
@@ -44,7 +51,7 @@ export async function updatePayment(
     currency: changes.currency === undefined ? current.currency : parseCurrencyField(changes.currency),
     customer_id: changes.customerId ?? current.customer_id,
     payment_method_id: changes.paymentMethod ?? current.payment_method_id,
-    order_no: changes.orderNo ?? current.order_no,
+    order_no: orderNoText(changes.orderNo) ?? current.order_no,
     pre_auth: changes.preAuth ?? current.pre_auth,
     setup_future_usage: changes.setupFutureUsage ?? current.setup_future_usage,
     subsequent_initial_type: leavesFollowUp ? null : current.subsequent_initial_type,

@@ -6,7 +6,14 @@ import type { MerchantContext } from '../http/auth.js';
 import { newId } from '../ids.js';
 import { authorize } from './authorize.js';
 import type { PaymentContext } from './context.js';
-import { detailsOf, duplicateOrder, parseAmountField, parseCurrencyField, paymentMethodRequired } from './fields.js';
+import {
+  detailsOf,
+  duplicateOrder,
+  orderNoText,
+  parseAmountField,
+  parseCurrencyField,
+  paymentMethodRequired,
+} from './fields.js';
 import * as queries from './queries.js';
 import { applySeries } from './recurring.js';
 import { checkRules, requireAllowedNotifyUrl, threeDSecureFor } from './rules.js';
@@ -39,7 +46,7 @@ export function newPaymentRow(
     amount: parseAmountField(input.amount).toString(),
     currency: parseCurrencyField(input.currency),
     status: startingStatus(confirm, paymentMethod),
-    order_no: input.orderNo ?? null,
+    order_no: orderNoText(input.orderNo) ?? null,
     confirmation_method: input.confirmationMethod ?? 'automatic',
     pre_auth: input.preAuth ?? 'n',
     setup_future_usage: input.setupFutureUsage ?? 'off',

@@ -33,6 +33,11 @@ export function parseCurrencyField(code: string, param = 'currency'): string {
   return currency;
 }
 
+/** DESIGN §10: an orderNo sent as a number is kept as its text (duplicate_order compares text). */
+export function orderNoText(orderNo: string | number | undefined): string | undefined {
+  return orderNo === undefined ? undefined : String(orderNo);
+}
+
 type LineItemIn = NonNullable<CreatePaymentBody['lineItems']>[number];
 
 function normalizeLineItems(items: LineItemIn[] | undefined): LineItemOut[] | null {
@@ -75,5 +80,7 @@ export function detailsOf(input: Partial<CreatePaymentBody>, base: PaymentDetail
     automaticPaymentMethods: keep(input.automaticPaymentMethods, base?.automaticPaymentMethods),
     recurring: input.recurring !== undefined ? recurringOf(input.recurring) : (base?.recurring ?? null),
     fromChannel: keep(input.fromChannel, base?.fromChannel),
+    // The orderNo is answered exactly as sent: as a number when it came as one.
+    orderNoIsNumber: input.orderNo !== undefined ? typeof input.orderNo === 'number' : (base?.orderNoIsNumber ?? false),
   };
 }

@@ -27,6 +27,8 @@ export interface PaymentDetails {
   automaticPaymentMethods: { enabled: boolean } | null;
   recurring: RecurringOut | null;
   fromChannel: string | null;
+  /** The orderNo came as a JSON number (DESIGN §10); absent in payments stored before. */
+  orderNoIsNumber?: boolean;
 }
 
 export interface PaymentRow {

@@ -1,15 +1,17 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { envelope, listOf, ok } from '../http/envelope.js';
+import { ApiError, invalidField } from '../http/errors.js';
+import { randomHex } from '../ids.js';
 import { merchantOf, type App } from '../http/server.js';
+import { CancelPaymentQuery, ListPaymentsQuery, PaymentParams } from './params-schemas.js';
 import {
   CancelPaymentBody,
   CapturePaymentBody,
   ConfirmPaymentBody,
   CreatePaymentBody,
-  ListPaymentsQuery,
   Payment,
-  PaymentParams,
   UpdatePaymentBody,
+  repeatedPaymentId,
 } from './schemas.js';
 import type { PaymentService } from './service.js';
 import {
@@ -22,9 +24,46 @@ import {
 
 const tags = ['Payments'];
 
-/** Actions whose every field is optional may be posted without any body, like an empty JSON object. */
-async function emptyBodyIsEmptyObject(request: FastifyRequest): Promise<void> {
-  if (request.body === undefined || request.body === null) request.body = {};
+/**
+ * DESIGN §2: a public key (a customer's browser or app) may confirm and read a payment only with
+ * the payment's client secret in the `clientSecret` header. A private key needs none.
+ */
+function clientSecretForPublicKey(payments: PaymentService) {
+  return async (request: FastifyRequest): Promise<void> => {
+    if (request.merchant?.keyKind !== 'public') return;
+    const given = request.headers.clientsecret;
+    const { id } = request.params as { id: string };
+    if (typeof given !== 'string' || !payments.clientSecretMatches(id, given)) {
+      throw new ApiError(
+        'permission_denied',
+        "A public key needs the payment's client secret in the clientSecret header",
+        { param: 'clientSecret' },
+      );
+    }
+  };
+}
+
+/** DESIGN §10: the Java SDK filters by `customer`, DESIGN §2 by `customerId`; both are taken. */
+function customerFilter(query: ListPaymentsQuery): ListPaymentsQuery {
+  const { customer, ...rest } = query;
+  if (customer === undefined) return rest;
+  if (rest.customerId !== undefined && rest.customerId !== customer) {
+    throw invalidField('customer', 'customer and customerId name the same filter: send one, or both equal');
+  }
+  return { ...rest, customerId: customer };
+}
+
+/** DESIGN §10: the reason may come in the query string too; sent twice, it must agree. */
+function cancellationOf(body: CancelPaymentBody, query: CancelPaymentQuery): CancelPaymentBody {
+  const fromQuery = query.cancellationReason;
+  if (fromQuery === undefined) return body;
+  if (body.cancellationReason !== undefined && body.cancellationReason !== fromQuery) {
+    throw invalidField(
+      'cancellationReason',
+      'cancellationReason is in both the body and the query string with different values',
+    );
+  }
+  return { ...body, cancellationReason: fromQuery };
 }
 
 export function paymentRoutes(payments: PaymentService) {
@@ -44,7 +83,17 @@ export function paymentRoutes(payments: PaymentService) {
     );
     app.get(
       '/payment/:id',
-      { schema: { tags, params: PaymentParams, response: { 200: envelope(Payment) } } },
+      {
+        config: { publicKeyAllowed: true },
+        onRequest: clientSecretForPublicKey(payments),
+        schema: {
+          tags,
+          description:
+            "May be called with a public key (test_pu_…) and the payment's client secret in the `clientSecret` header.",
+          params: PaymentParams,
+          response: { 200: envelope(Payment) },
+        },
+      },
       async (request) => ok(await payments.retrieve(merchantOf(request), request.params.id)),
     );
     app.get(
@@ -52,34 +101,42 @@ export function paymentRoutes(payments: PaymentService) {
       {
         schema: {
           tags,
-          description: 'Newest first. Filters: customerId, orderNo, created[gt|gte|lt|lte] (ISO 8601).',
+          description:
+            'Newest first. Filters: customerId (or customer), orderNo, created[gt|gte|lt|lte] (ISO 8601; created.gte is taken too).',
           querystring: ListPaymentsQuery,
           response: { 200: listOf(Payment) },
         },
       },
-      async (request) => ok(await payments.list(merchantOf(request), request.query)),
+      async (request) => ok(await payments.list(merchantOf(request), customerFilter(request.query))),
     );
-    app.post(
-      '/payment/:id/update',
-      {
-        preValidation: emptyBodyIsEmptyObject,
-        schema: {
-          tags,
-          description:
-            'Only while the payment is requires_payment_method or requires_confirmation. Every rule is checked again, those of a recurring series (`recurring`) included.',
-          params: PaymentParams,
-          body: UpdatePaymentBody,
-          response: { 200: envelope(Payment) },
+    // DESIGN §10: the Java SDK updates with POST /payment/{id}, an alias of /payment/{id}/update.
+    for (const url of ['/payment/:id/update', '/payment/:id']) {
+      app.post(
+        url,
+        {
+          config: { repeatedPathParam: repeatedPaymentId },
+          schema: {
+            tags,
+            description:
+              (url === '/payment/:id' ? 'The same as POST /payment/{id}/update (as the Java SDK sends it). ' : '') +
+              'Only while the payment is requires_payment_method or requires_confirmation. Every rule is checked again, those of a recurring series (`recurring`) included.',
+            params: PaymentParams,
+            body: UpdatePaymentBody,
+            response: { 200: envelope(Payment) },
+          },
         },
-      },
-      async (request) => ok(await payments.update(merchantOf(request), request.params.id, request.body)),
-    );
+        async (request) => ok(await payments.update(merchantOf(request), request.params.id, request.body)),
+      );
+    }
     app.post(
       '/payment/:id/confirm',
       {
-        preValidation: emptyBodyIsEmptyObject,
+        config: { publicKeyAllowed: true, repeatedPathParam: repeatedPaymentId },
+        onRequest: clientSecretForPublicKey(payments),
         schema: {
           tags,
+          description:
+            "May be called with a public key (test_pu_…) and the payment's client secret in the `clientSecret` header.",
           params: PaymentParams,
           body: ConfirmPaymentBody,
           response: { 200: envelope(Payment) },
@@ -90,7 +147,7 @@ export function paymentRoutes(payments: PaymentService) {
     app.post(
       '/payment/:id/capture',
       {
-        preValidation: emptyBodyIsEmptyObject,
+        config: { repeatedPathParam: repeatedPaymentId },
         schema: {
           tags,
           description: 'Captures the full amount of a pre-authorization (status requires_capture).',
@@ -104,17 +161,19 @@ export function paymentRoutes(payments: PaymentService) {
     app.post(
       '/payment/:id/cancel',
       {
-        preValidation: emptyBodyIsEmptyObject,
+        config: { repeatedPathParam: repeatedPaymentId },
         schema: {
           tags,
           description:
-            'Allowed while requires_payment_method, requires_confirmation, requires_action or requires_capture.',
+            'Allowed while requires_payment_method, requires_confirmation, requires_action or requires_capture. The reason may be in the body or the query string.',
           params: PaymentParams,
+          querystring: CancelPaymentQuery,
           body: CancelPaymentBody,
           response: { 200: envelope(Payment) },
         },
       },
-      async (request) => ok(await payments.cancel(merchantOf(request), request.params.id, request.body)),
+      async (request) =>
+        ok(await payments.cancel(merchantOf(request), request.params.id, cancellationOf(request.body, request.query))),
     );
   };
 }
@@ -124,6 +183,24 @@ function sendPage(reply: FastifyReply, status: number, html: string) {
 }
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+/**
+ * DESIGN §4, §10: the customer goes back to the merchant's returnUrl with `payment_id`,
+ * `payment_client_secret` and `source_redirect_slug` (an opaque name of this redirect) added to
+ * its query, after a `&` when it has one already; the rest of the URL is kept as the merchant wrote it.
+ */
+export function returnTarget(returnUrl: string, paymentId: string, clientSecret: string): string {
+  const hashAt = returnUrl.indexOf('#');
+  const base = hashAt === -1 ? returnUrl : returnUrl.slice(0, hashAt);
+  const fragment = hashAt === -1 ? '' : returnUrl.slice(hashAt);
+  const query = new URLSearchParams({
+    payment_id: paymentId,
+    payment_client_secret: clientSecret,
+    source_redirect_slug: `src_${randomHex(12)}`,
+  }).toString();
+  const separator = !base.includes('?') ? '?' : base.endsWith('?') || base.endsWith('&') ? '' : '&';
+  return `${base}${separator}${query}${fragment}`;
+}
 
 /**
  * The hosted 3-D Secure page (DESIGN §4), outside the key-authenticated API: the customer's
@@ -169,10 +246,8 @@ export function threeDSecureRoutes(payments: PaymentService) {
         if (!completed) return sendPage(reply, 404, renderNotFoundPage());
         const { payment, returnUrl } = completed;
         if (returnUrl !== null) {
-          // DESIGN §4: back to the merchant with payment_id added to the return address's query.
-          const target = new URL(returnUrl);
-          target.searchParams.set('payment_id', payment.id);
-          return reply.code(303).header('cache-control', 'no-store').redirect(target.toString(), 303);
+          const target = returnTarget(returnUrl, payment.id, payment.clientSecret);
+          return reply.code(303).header('cache-control', 'no-store').redirect(target, 303);
         }
         const message =
           payment.status === 'succeeded' || payment.status === 'requires_capture' || payment.status === 'processing'

@@ -1,6 +1,14 @@
 import { Type, type Static } from 'typebox';
-import { ListQuery } from '../http/envelope.js';
-import { Email, HttpUrl, Nullable, Shipping, ShippingOut, Timestamp } from '../http/common-schemas.js';
+import {
+  Email,
+  HttpUrl,
+  Nullable,
+  RepeatedPathId,
+  Shipping,
+  ShippingOut,
+  Timestamp,
+  emptyIsAbsent,
+} from '../http/common-schemas.js';
 import { displayStatuses, paymentStatuses } from './states.js';
 
 /** DESIGN §2: minor units, as a string of digits or a whole number; at most 12 digits. */
@@ -11,6 +19,7 @@ const Amount = Type.Union(
     description:
       'In the minor units of the currency (USD 2 decimals: "1999" is 19.99; JPY 0 decimals). "0" only for a storing payment (zero-amount authorization).',
     examples: ['1999'],
+    ...emptyIsAbsent,
   },
 );
 
@@ -33,6 +42,7 @@ const Url = (description: string) =>
     pattern: (HttpUrl as { pattern?: string }).pattern,
     'x-rule': 'must be an http or https URL',
     description,
+    ...emptyIsAbsent,
   });
 
 /** Characters that card statements and receipts cannot show safely. */
@@ -43,20 +53,28 @@ const LineItem = Type.Object(
   {
     // SPEC §2.5 types it only as a number, and store plugins send prices with decimals (19.99);
     // a line item is descriptive (the payment's `amount` is what is charged), so any
-    // non-negative number is taken and echoed as sent.
+    // non-negative number is taken and echoed as sent. Clients also send it as numeric text
+    // ("19.99"), taken as that number (DESIGN §10, request-shapes.ts).
     amount: Type.Optional(
       Type.Number({
         minimum: 0,
         maximum: 999_999_999_999,
         'x-rule': 'must be a number from 0 to 999999999999',
-        description: 'Per unit price of the item, as the merchant shows it; descriptive only, not charged',
+        description:
+          'Per unit price of the item, as the merchant shows it; descriptive only, not charged. A number, or numeric text ("19.99"), answered as the number',
       }),
     ),
     currency: Type.Optional(CurrencyCode),
     description: Type.Optional(Type.String({ maxLength: 500 })),
     images: Type.Optional(Type.Array(HttpUrl, { maxItems: 8 })),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 250 })),
-    quantity: Type.Optional(Type.Integer({ minimum: 1, maximum: 1_000_000 })),
+    quantity: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 1_000_000,
+        description: 'A whole number, or its digits as text ("2"), answered as the number',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -74,6 +92,7 @@ const Recurring = Type.Object(
       Type.String({
         pattern: '^(pt_\\d{19})?$',
         'x-rule': 'must be a payment id (pt_…)',
+        ...emptyIsAbsent,
         description:
           'On a later payment of the series: an earlier succeeded payment of the series (the first or any later one) of this merchant and mode. The payment is merchant-initiated (`subsequentInitialType` `mit`) on that payment\'s customer and payment method: `customerId` and `paymentMethod` may be omitted, or must equal its. `""` means absent',
       }),
@@ -96,13 +115,22 @@ const paymentFields = {
   amount: Amount,
   currency: CurrencyCode,
   confirmationMethod: Type.Enum(['automatic', 'manual'], {
-    description: '`automatic` (default): after 3-D Secure the payment proceeds; `manual`: it waits for /confirm',
+    description:
+      '`automatic` (default): after 3-D Secure the payment proceeds; `manual`: it waits for /confirm. Any case is taken (`Manual`)',
+    'x-any-case': true,
   }),
-  customerId: Type.String({ minLength: 1, maxLength: 64, description: 'cus_…' }),
+  customerId: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'cus_…; `""` means not given',
+    ...emptyIsAbsent,
+  }),
   paymentMethod: Type.String({
     minLength: 1,
     maxLength: 64,
-    description: 'pm_…; a payment created without one waits in requires_payment_method until an update gives it one',
+    description:
+      'pm_…; a payment created without one waits in requires_payment_method until an update gives it one. `""` means not given',
+    ...emptyIsAbsent,
   }),
   description: Type.String({ maxLength: 1000 }),
   ip: IpAddress,
@@ -112,11 +140,16 @@ const paymentFields = {
   }),
   lineItems: Type.Array(LineItem, { maxItems: 100 }),
   notifyUrl: Url('Dynamic webhook endpoint for this payment (SPEC §6.1)'),
-  orderNo: Type.String({
-    minLength: 1,
-    maxLength: 64,
-    description: 'Unique among payments of the merchant that have not failed or been canceled',
-  }),
+  // DESIGN §10: store plugins send their order number as a JSON number or as text; it is answered
+  // exactly as sent (a number as the same number), and compared as text.
+  orderNo: Type.Union(
+    [Type.String({ minLength: 1, maxLength: 64 }), Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })],
+    {
+      'x-rule': `must be text of 1 to 64 characters or a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`,
+      description:
+        'Unique among payments of the merchant that have not failed or been canceled. Text or a whole number, answered exactly as sent',
+    },
+  ),
   preAuth: Type.Enum(['n', 'y'], { description: '`y`: authorize only, capture later (default `n`)' }),
   receiptEmail: Email,
   returnUrl: Url('Where the hosted 3-D Secure page sends the customer back, with payment_id added'),
@@ -139,7 +172,18 @@ const paymentFields = {
   appScheme: Type.String({ minLength: 1, maxLength: 256, description: 'The app to return to (fromChannel APP)' }),
   openUserId: Type.String({ minLength: 1, maxLength: 128, description: "A third-party platform's user id" }),
   use3D: Type.Boolean({ description: 'Asks for 3-D Secure; refused on MIT, where the cardholder is absent' }),
-  paymentMethodTypes: Type.Array(Type.Enum(['card']), { minItems: 1, maxItems: 1 }),
+  // DESIGN §10: clients send the types in any case, with nulls among them (dropped); card is the
+  // one type Tessera supports, so a list is taken when it includes card and refused otherwise.
+  paymentMethodTypes: Type.Array(
+    Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]{0,31}$', 'x-rule': 'must be a payment method type such as card' }),
+    {
+      maxItems: 16,
+      contains: { pattern: '^[Cc][Aa][Rr][Dd]$' },
+      'x-rule': 'must include card, the one payment method type Tessera supports',
+      description:
+        'Must include `card` (any case); other types are accepted and ignored, and `null` items dropped. Answered as `["card"]`',
+    },
+  ),
   automaticPaymentMethods: AutomaticPaymentMethods,
   recurring: Recurring,
   fromChannel: Type.Enum(['WEB', 'H5', 'APP', 'MINI']),
@@ -192,6 +236,15 @@ export const CreatePaymentBody = Type.Object(
 );
 export type CreatePaymentBody = Static<typeof CreatePaymentBody>;
 
+/** The path's payment id repeated in an action's body (DESIGN §10: the Java SDK sends `paymentId`, apps `id`). */
+const repeatedId = {
+  id: Type.Optional(RepeatedPathId('payment id')),
+  paymentId: Type.Optional(RepeatedPathId('payment id')),
+};
+
+/** The route config that checks those fields (src/http/request-shapes.ts). */
+export const repeatedPaymentId = { param: 'id', body: ['id', 'paymentId'] } as const;
+
 /** Before processing, every request field may change except how and whether it is confirmed. */
 const updatable = [
   'amount',
@@ -221,57 +274,40 @@ const updatable = [
   'fromChannel',
 ] as const;
 
-export const UpdatePaymentBody = Type.Object(optional(updatable), { additionalProperties: false });
+export const UpdatePaymentBody = Type.Object(
+  { ...optional(updatable), ...repeatedId },
+  { additionalProperties: false },
+);
 export type UpdatePaymentBody = Static<typeof UpdatePaymentBody>;
 
 /** What the payer's session may still add when the payment is confirmed. */
 export const ConfirmPaymentBody = Type.Object(
-  optional([
-    'paymentMethod',
-    'returnUrl',
-    'ip',
-    'userAgent',
-    'receiptEmail',
-    'notifyUrl',
-    'website',
-    'shipping',
-  ] as const),
+  {
+    ...optional([
+      'paymentMethod',
+      'returnUrl',
+      'ip',
+      'userAgent',
+      'receiptEmail',
+      'notifyUrl',
+      'website',
+      'shipping',
+    ] as const),
+    ...repeatedId,
+  },
   { additionalProperties: false },
 );
 export type ConfirmPaymentBody = Static<typeof ConfirmPaymentBody>;
 
 /** Capture is always of the full amount authorized (DESIGN §4). */
-export const CapturePaymentBody = Type.Object({}, { additionalProperties: false });
+export const CapturePaymentBody = Type.Object(repeatedId, { additionalProperties: false });
 
 export const cancellationReasons = ['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'] as const;
 export const CancelPaymentBody = Type.Object(
-  { cancellationReason: Type.Optional(Type.Enum(cancellationReasons)) },
+  { cancellationReason: Type.Optional(Type.Enum(cancellationReasons)), ...repeatedId },
   { additionalProperties: false },
 );
 export type CancelPaymentBody = Static<typeof CancelPaymentBody>;
-
-export const PaymentParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
-
-const CreatedBound = Type.String({
-  format: 'date-time',
-  'x-rule': 'must be an ISO 8601 timestamp',
-  examples: ['2026-11-22T18:30:00.000Z'],
-});
-
-/** Query keys are literal, brackets included: `created[gte]=2026-11-01T00:00:00.000Z`. */
-export const ListPaymentsQuery = Type.Object(
-  {
-    ...ListQuery,
-    customerId: Type.Optional(Type.String({ maxLength: 64 })),
-    orderNo: Type.Optional(Type.String({ maxLength: 64 })),
-    'created[gt]': Type.Optional(CreatedBound),
-    'created[gte]': Type.Optional(CreatedBound),
-    'created[lt]': Type.Optional(CreatedBound),
-    'created[lte]': Type.Optional(CreatedBound),
-  },
-  { additionalProperties: false },
-);
-export type ListPaymentsQuery = Static<typeof ListPaymentsQuery>;
 
 const Digits = Type.String({ pattern: '^\\d+$', description: 'Minor units', examples: ['1999'] });
 
@@ -307,7 +343,7 @@ export const NextAction = Type.Object({
 const paymentObjectFields = {
   id: Type.String({ pattern: '^pt_\\d{19}$' }),
   // SPEC §2.5 request fields, echoed under their exact names; null when not given.
-  amount: Digits,
+  amount: Type.String({ pattern: '^\\d+$', description: 'Minor units; never null', examples: ['1999'] }),
   currency: Type.String({ pattern: '^[A-Z]{3}$' }),
   confirmationMethod: Type.Enum(['automatic', 'manual']),
   customerId: Nullable(Type.String()),
@@ -323,7 +359,9 @@ const paymentObjectFields = {
   }),
   lineItems: Nullable(Type.Array(LineItemOut)),
   notifyUrl: Nullable(Type.String()),
-  orderNo: Nullable(Type.String()),
+  orderNo: Nullable(
+    Type.Union([Type.String(), Type.Integer()], { description: 'Exactly as sent: text, or a number when sent as one' }),
+  ),
   preAuth: Type.Enum(['n', 'y']),
   receiptEmail: Nullable(Type.String()),
   returnUrl: Nullable(Type.String()),
@@ -365,7 +403,8 @@ const paymentObjectFields = {
   errorMessage: Nullable(Type.String()),
   invoiceId: Nullable(Type.String()),
   use3D: Type.Boolean({ description: 'True when the 3-D Secure process was used' }),
-  nextAction: Nullable(NextAction),
+  // DESIGN §10: left out when there is no action (a mobile client tests for its presence).
+  nextAction: Type.Optional(NextAction),
 };
 
 export const Payment = Type.Object(paymentObjectFields, { $id: 'Payment' });

@@ -9,6 +9,7 @@
 
 import type { Page } from '../http/envelope.js';
 import type { MerchantContext } from '../http/auth.js';
+import { createdBounds } from '../http/common-schemas.js';
 import { cancelPayment, capturePayment, confirmPayment, updatePayment } from './actions.js';
 import type { PaymentContext, PaymentServiceDeps } from './context.js';
 import { createPayment } from './create.js';
@@ -18,11 +19,11 @@ import type {
   CancelPaymentBody,
   ConfirmPaymentBody,
   CreatePaymentBody,
-  ListPaymentsQuery,
   Payment,
   UpdatePaymentBody,
 } from './schemas.js';
 import { refundLedger } from './refunds.js';
+import type { ListPaymentsQuery } from './params-schemas.js';
 import { loadPayment } from './state-changes.js';
 import { challengePage, completeChallenge } from './three-d-secure.js';
 import { createPaymentView } from './view.js';
@@ -43,7 +44,6 @@ async function listPayments(
   merchant: MerchantContext,
   query: ListPaymentsQuery,
 ): Promise<Page<Payment>> {
-  const date = (value: string | undefined) => (value === undefined ? undefined : new Date(value));
   const { rows, hasMore } = await queries.selectPaymentPage(
     ctx.db,
     merchant.merchantId,
@@ -51,10 +51,7 @@ async function listPayments(
     {
       customerId: query.customerId,
       orderNo: query.orderNo,
-      createdGt: date(query['created[gt]']),
-      createdGte: date(query['created[gte]']),
-      createdLt: date(query['created[lt]']),
-      createdLte: date(query['created[lte]']),
+      ...createdBounds(query),
     },
     query,
   );
@@ -77,6 +74,8 @@ export function createPaymentService(deps: PaymentServiceDeps) {
     capture: (merchant: MerchantContext, id: string) => capturePayment(ctx, merchant, id),
     cancel: (merchant: MerchantContext, id: string, input: CancelPaymentBody) =>
       cancelPayment(ctx, merchant, id, input),
+    /** For a public key's calls (DESIGN §2): whether `given` is the payment's client secret. */
+    clientSecretMatches: (paymentId: string, given: string) => ctx.view.secretMatches(paymentId, given),
     challengePage: (paymentId: string, secret: string) => challengePage(ctx, paymentId, secret),
     completeChallenge: (paymentId: string, secret: string, result: 'pass' | 'fail') =>
       completeChallenge(ctx, paymentId, secret, result),

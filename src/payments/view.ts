@@ -47,7 +47,7 @@ export function createPaymentView({ vault, publicUrl }: { vault: Vault; publicUr
       confirm: details.confirm ? 'true' : 'false',
       lineItems: details.lineItems,
       notifyUrl: details.notifyUrl,
-      orderNo: row.order_no,
+      orderNo: row.order_no !== null && details.orderNoIsNumber ? Number(row.order_no) : row.order_no,
       preAuth: row.pre_auth,
       receiptEmail: details.receiptEmail,
       returnUrl: details.returnUrl,
@@ -83,7 +83,10 @@ export function createPaymentView({ vault, publicUrl }: { vault: Vault; publicUr
       errorMessage: row.error_message,
       invoiceId: row.invoice_id,
       use3D: row.use_3d,
-      nextAction: row.status === 'requires_action' ? { type: 'redirect', redirectToUrl: challengeUrl(row.id) } : null,
+      // DESIGN §10: left out, not null, when there is no action.
+      ...(row.status === 'requires_action'
+        ? { nextAction: { type: 'redirect', redirectToUrl: challengeUrl(row.id) } }
+        : {}),
     };
   }
 

@@ -261,13 +261,15 @@ export interface ClaimedDelivery {
    * tokens compares it to tell a rolled token without another statement.
    */
   token_ciphertext: string;
+  /** The endpoint's hex letter case for the Signature header (DESIGN §5), read with each claim. */
+  signature_case: 'upper' | 'lower';
 }
 
 // What a claim answers about each claimed row, joined once the rows are leased.
 const claimedColumns = `claimed.id, claimed.merchant_id, claimed.endpoint_id, claimed.kind, claimed.body, claimed.attempts,
   claimed.url AS target, COALESCE(e.url, claimed.url) AS send_url,
   CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' ELSE e.status END AS endpoint_state,
-  e.token_encrypted AS token_ciphertext`;
+  e.token_encrypted AS token_ciphertext, e.signature_case`;
 
 export interface ClaimRequest {
   now: Date;

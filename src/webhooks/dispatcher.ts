@@ -215,7 +215,7 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
             {
               'Content-Type': 'application/json',
               'Request-Time': requestTime,
-              Signature: signWebhook(signingKey, requestTime, delivery.body),
+              Signature: signWebhook(signingKey, requestTime, delivery.body, delivery.signature_case),
             },
             delivery.body,
           );

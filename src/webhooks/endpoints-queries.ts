@@ -12,13 +12,14 @@ export interface WebhookEndpointRow {
   enabled_events: string[];
   legacy_notifications: boolean;
   status: 'enabled' | 'disabled';
+  signature_case: 'upper' | 'lower';
   created_at: Date;
 }
 
 // The token ciphertext is not among the columns: it is read only by the statements that need it,
 // so that an endpoint row passed around the code never carries it.
 const columns =
-  'id, merchant_id, mode, kind, url, description, enabled_events, legacy_notifications, status, created_at';
+  'id, merchant_id, mode, kind, url, description, enabled_events, legacy_notifications, status, created_at, signature_case';
 
 const scope = 'merchant_id = $1 AND mode = $2 AND deleted_at IS NULL';
 /** The live endpoint with id $3 of merchant $1 in mode $2, found by its primary key (db/by-id.ts). */
@@ -31,7 +32,7 @@ export async function insertWebhookEndpoint(
 ): Promise<void> {
   await db.query(
     `INSERT INTO webhook_endpoints (${columns}, token_encrypted, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $10)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $10)`,
     [...endpointValues(row), tokenEncrypted],
   );
 }
@@ -48,7 +49,7 @@ export async function insertDynamicEndpointIfMissing(
 ): Promise<boolean> {
   const inserted = await db.query(
     `INSERT INTO webhook_endpoints (${columns}, token_encrypted, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $10)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $10)
      ON CONFLICT DO NOTHING RETURNING id`,
     [...endpointValues(row), tokenEncrypted],
   );
@@ -67,6 +68,7 @@ function endpointValues(row: WebhookEndpointRow): unknown[] {
     row.legacy_notifications,
     row.status,
     row.created_at,
+    row.signature_case,
   ];
 }
 
@@ -104,7 +106,7 @@ export async function updateWebhookEndpoint(
 ): Promise<WebhookEndpointRow | undefined> {
   const [updated] = await db.query<WebhookEndpointRow>(
     `UPDATE webhook_endpoints SET url = $4, description = $5, enabled_events = $6, legacy_notifications = $7,
-       status = $8, updated_at = $9
+       status = $8, updated_at = $9, signature_case = $10
      WHERE ${ownEndpoint} RETURNING ${columns}`,
     [
       row.merchant_id,
@@ -116,6 +118,7 @@ export async function updateWebhookEndpoint(
       row.legacy_notifications,
       row.status,
       now,
+      row.signature_case,
     ],
   );
   return updated;

@@ -65,7 +65,8 @@ export function webhookEndpointRoutes(webhookEndpoints: WebhookEndpointService) 
       {
         schema: {
           tags,
-          description: 'Of the dynamic endpoint only description, legacyNotifications and status can change.',
+          description:
+            'Of the dynamic endpoint only description, legacyNotifications, signatureCase and status can change.',
           params: WebhookEndpointParams,
           body: UpdateWebhookEndpointBody,
           response: { 200: envelope(WebhookEndpoint) },

@@ -27,12 +27,22 @@ const legacyNotifications = (defaultNote: string) =>
       `to this endpoint.${defaultNote}`,
   });
 
+export const signatureCases = ['upper', 'lower'] as const;
+const signatureCase = (defaultNote: string) =>
+  Type.Enum(signatureCases, {
+    description:
+      "The letter case of the hex `Signature` header (DESIGN §5): `upper` as SPEC §6.3's sample and the provider's " +
+      "PHP SDK, `lower` for verifiers that compare case-sensitively with lower-case hex (the provider's Java SDK, " +
+      `Webhook.constructEvent).${defaultNote}`,
+  });
+
 export const CreateWebhookEndpointBody = Type.Object(
   {
     url: HttpUrl,
     description: Type.Optional(Description),
     enabledEvents: Type.Optional(enabledEvents(' Default `["*"]`.')),
     legacyNotifications: Type.Optional(legacyNotifications(' Default true.')),
+    signatureCase: Type.Optional(signatureCase(' Default `upper`.')),
   },
   { additionalProperties: false },
 );
@@ -44,6 +54,7 @@ export const UpdateWebhookEndpointBody = Type.Object(
     description: Type.Optional(Description),
     enabledEvents: Type.Optional(enabledEvents('')),
     legacyNotifications: Type.Optional(legacyNotifications('')),
+    signatureCase: Type.Optional(signatureCase('')),
     status: Type.Optional(
       Type.Enum(endpointStatuses, { description: 'A disabled endpoint receives nothing until enabled again' }),
     ),
@@ -68,6 +79,7 @@ const endpointFields = {
   description: Nullable(Type.String()),
   enabledEvents: Type.Array(Type.String()),
   legacyNotifications: Type.Boolean(),
+  signatureCase: signatureCase(''),
   status: Type.Enum(endpointStatuses),
   created: Timestamp,
 };

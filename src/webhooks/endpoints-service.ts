@@ -56,6 +56,7 @@ export function toWebhookEndpoint(row: queries.WebhookEndpointRow): WebhookEndpo
     description: row.description,
     enabledEvents: row.enabled_events,
     legacyNotifications: row.legacy_notifications,
+    signatureCase: row.signature_case,
     status: row.status,
     created: isoTimestamp(row.created_at),
   };
@@ -121,6 +122,7 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
       enabled_events: [allEvents],
       legacy_notifications: true,
       status: 'enabled',
+      signature_case: 'upper',
       created_at: clock.now(),
     };
     if (await queries.insertDynamicEndpointIfMissing(source, row, vault.encrypt(generateSecret(tokenPrefix), row.id)))
@@ -161,6 +163,7 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
         enabled_events: normalizeEnabledEvents(input.enabledEvents),
         legacy_notifications: input.legacyNotifications ?? true,
         status: 'enabled',
+        signature_case: input.signatureCase ?? 'upper',
         created_at: clock.now(),
       };
       const token = generateSecret(tokenPrefix);
@@ -199,6 +202,7 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
         enabled_events:
           changes.enabledEvents === undefined ? current.enabled_events : normalizeEnabledEvents(changes.enabledEvents),
         legacy_notifications: changes.legacyNotifications ?? current.legacy_notifications,
+        signature_case: changes.signatureCase ?? current.signature_case,
         status: changes.status ?? current.status,
       };
       const updated = await queries.updateWebhookEndpoint(db, merged, clock.now());

@@ -14,10 +14,19 @@ export function formatRequestTime(date: Date): string {
 let lastSecond = Number.NaN;
 let lastText = '';
 
+export type SignatureCase = 'upper' | 'lower';
+
 /**
- * SPEC §6.3: HMAC-SHA256 keyed with the endpoint's token over `<request-time>.<raw body>`,
- * sent as upper-case hex (DESIGN §5; verifiers compare without regard to case).
+ * SPEC §6.3: HMAC-SHA256 keyed with the endpoint's token over `<request-time>.<raw body>`, sent as
+ * hex in the endpoint's letter case (DESIGN §5): upper by default, as SPEC §6.3's sample and the
+ * provider's PHP SDK; lower for verifiers that compare case-sensitively with lower-case hex (its Java SDK).
  */
-export function signWebhook(token: string, requestTime: string, body: string): string {
-  return createHmac('sha256', token).update(`${requestTime}.${body}`).digest('hex').toUpperCase();
+export function signWebhook(
+  token: string,
+  requestTime: string,
+  body: string,
+  letterCase: SignatureCase = 'upper',
+): string {
+  const hex = createHmac('sha256', token).update(`${requestTime}.${body}`).digest('hex');
+  return letterCase === 'upper' ? hex.toUpperCase() : hex;
 }
