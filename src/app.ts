@@ -31,6 +31,9 @@ import { createWebhookDeliveryService, type WebhookDeliveryService } from './web
 import { webhookDeliveryRoutes } from './webhooks/deliveries-routes.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js';
 import { createWebhookHttpClient } from './webhooks/http-client.js';
+import { createMailTransport, type MailTransport } from './mail/transport.js';
+import { createInvoiceService, type InvoiceService } from './invoices/service.js';
+import { hostedInvoiceRoutes, invoiceRoutes } from './invoices/routes.js';
 
 export interface Tessera {
   server: App;
@@ -49,6 +52,9 @@ export interface Tessera {
   webhookDeliveries: WebhookDeliveryService;
   /** Sends webhook deliveries; started by `tessera start` and `tessera worker` (tests call runOnce). */
   webhookDispatcher: WebhookDispatcher;
+  invoices: InvoiceService;
+  /** Where e-mails go: SMTP, or .eml files in the data folder (kept in memory with `memory://`). */
+  mail: MailTransport;
   operatorKey: { value: string; created: boolean };
   /** The address customers' browsers use (3-D Secure pages); known once the server listens. */
   publicUrl(): string;
@@ -154,6 +160,25 @@ export async function createTessera({
       jobs,
       payments: payments.refundLedger,
     });
+    const mail = createMailTransport({
+      smtpUrl: config.smtpUrl,
+      from: config.mailFrom,
+      dataDir: config.dataDir,
+      clock,
+    });
+    const invoices = createInvoiceService({
+      db,
+      clock,
+      logger: log,
+      events,
+      jobs,
+      customers,
+      paymentMethods,
+      merchants,
+      mail,
+      hostedPageKey: vault.deriveKey('invoice-hosted-page'),
+      publicUrl: () => publicUrl,
+    });
 
     const server = await buildServer({
       logger: log,
@@ -165,12 +190,13 @@ export async function createTessera({
         paymentMethodRoutes(paymentMethods),
         paymentRoutes(payments),
         refundRoutes(refunds),
+        invoiceRoutes(invoices),
         eventRoutes(events),
         webhookEndpointRoutes(webhookEndpoints),
         webhookDeliveryRoutes(webhookDeliveries),
       ],
       operatorRoutes: [merchantRoutes(merchants), vaultRoutes(vault)],
-      publicRoutes: [threeDSecureRoutes(payments)],
+      publicRoutes: [threeDSecureRoutes(payments), hostedInvoiceRoutes(invoices)],
       isReady: () => ready,
     });
     server.addHook('onListen', async () => {
@@ -198,12 +224,15 @@ export async function createTessera({
       webhookEndpoints,
       webhookDeliveries,
       webhookDispatcher,
+      invoices,
+      mail,
       operatorKey,
       publicUrl: () => publicUrl,
       async close() {
         ready = false;
         await Promise.all([jobs.stop(), webhookDispatcher.stop()]);
         await webhookHttpClient.close();
+        mail.close();
         await server.close();
         await db.close();
       },
