@@ -125,9 +125,10 @@ export async function createTessera({
     events.onRecorded((tx, event, object) => webhookDeliveries.plan(tx, event, object));
     events.onPublished(() => webhookDispatcher.wake());
     webhookEndpoints.onTokenRolled((endpointId, ciphertext) => webhookDispatcher.tokenRolled(endpointId, ciphertext));
-    // Deleting a customer detaches its payment methods; the two services know each other only
-    // through this hook, bound once both exist.
-    const late: { paymentMethods?: PaymentMethodService } = {};
+    // Deleting a customer detaches its payment methods, and the end of an invoice's payment
+    // changes its invoice: the services know each other only through these hooks, bound once
+    // both exist.
+    const late: { paymentMethods?: PaymentMethodService; invoices?: InvoiceService } = {};
     const customers = createCustomerService({
       db,
       clock,
@@ -148,6 +149,7 @@ export async function createTessera({
       jobs,
       publicUrl: () => publicUrl,
       checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
+      onInvoicePaymentEnded: (...args) => late.invoices!.paymentEnded(...args),
     });
     // The reconciliation sweep for payments whose process died mid-authorization (see the service).
     jobs.every(60 * 1000, () => payments.resumeInterruptedAuthorizations());
@@ -175,10 +177,12 @@ export async function createTessera({
       customers,
       paymentMethods,
       merchants,
+      payments,
       mail,
       hostedPageKey: vault.deriveKey('invoice-hosted-page'),
       publicUrl: () => publicUrl,
     });
+    late.invoices = invoices;
 
     const server = await buildServer({
       logger: log,

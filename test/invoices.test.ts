@@ -361,6 +361,7 @@ describe(`invoices (${databaseKind})`, () => {
 
   test('delete: only a draft, with invoice.deleted; then it is gone', async () => {
     const invoice = await draft(acme);
+    ctx.clock.advance(1);
     const deleted = await acme.call('DELETE', `/invoices/${invoice.id}`);
     assert.equal(deleted.status, 200, deleted.raw);
     assert.deepEqual(deleted.body.data, { id: invoice.id, deleted: true });

@@ -3,9 +3,9 @@
  * open), send (the e-mail with the hosted page), void and mark_uncollectible. Which event each
  * emits is written beside it and in docs/api.md.
  */
-import type { Queryable } from '../db/db.js';
 import type { MerchantContext } from '../http/auth.js';
 import { ApiError, invalidField, notFound } from '../http/errors.js';
+import { collectJobKind } from './collection.js';
 import { invoiceEmail } from './invoice-email.js';
 import { formatInvoiceNumber, numberPrefixOf } from './line-items.js';
 import * as queries from './queries.js';
@@ -16,6 +16,7 @@ import {
   inTransaction,
   InvoiceConflict,
   invalidState,
+  paymentInProgress,
   loadInvoice,
   recordEvent,
   requireStatus,
@@ -23,28 +24,17 @@ import {
   type InvoiceDeps,
 } from './records.js';
 import type { Invoice } from './schemas.js';
-import { startsFrom } from './states.js';
 import { defaultDaysUntilDue } from './editing.js';
 
 const dayMs = 24 * 60 * 60 * 1000;
 
 /**
- * Work a finalization does in its transaction besides numbering the invoice (automatic
- * collection); answers the invoice as it then is.
- */
-export type FinalizeHook = (tx: Queryable, invoice: queries.InvoiceRow) => Promise<queries.InvoiceRow>;
-
-/**
  * draft → open, emitting Invoice.updated: the next number of the merchant is taken in the same
- * transaction (queries.nextInvoiceNumber), the totals are fixed from then on, and a send_invoice
- * invoice gets its due date (dueDate, or finalization + daysUntilDue, 30 days by default).
+ * transaction (queries.nextInvoiceNumber), the totals are fixed from then on, a send_invoice
+ * invoice gets its due date (dueDate, or finalization + daysUntilDue, 30 days by default), and a
+ * charge_automatically invoice its first collection attempt, due at once (collection.ts).
  */
-export async function finalizeInvoice(
-  deps: InvoiceDeps,
-  merchant: MerchantContext,
-  id: string,
-  onFinalized?: FinalizeHook,
-): Promise<Invoice> {
+export async function finalizeInvoice(deps: InvoiceDeps, merchant: MerchantContext, id: string): Promise<Invoice> {
   const current = await loadInvoice(deps.db, merchant, id);
   requireStatus(current, 'finalize');
   const now = deps.clock.now();
@@ -65,7 +55,7 @@ export async function finalizeInvoice(
     const row = await changeOrConflict(
       tx,
       current,
-      startsFrom('finalize'),
+      'finalize',
       {
         status: 'open',
         number: formatInvoiceNumber(prefix, number),
@@ -74,13 +64,14 @@ export async function finalizeInvoice(
         due_date: daysUntilDue === null ? current.due_date : new Date(now.getTime() + daysUntilDue * dayMs),
         amount_paid: '0',
         amount_remaining: current.amount_due,
+        next_payment_attempt: sendInvoice ? null : now,
       },
       now,
     );
-    const final = onFinalized ? await onFinalized(tx, row) : row;
-    await recordEvent(deps, tx, recorded, 'Invoice.updated', final);
-    return final;
-  }).catch((err: unknown) => conflictAsInvalidState(err, 'finalize'));
+    if (!sendInvoice) await deps.jobs.schedule(tx, collectJobKind, row.id, now);
+    await recordEvent(deps, tx, recorded, 'Invoice.updated', row);
+    return row;
+  }).catch((err: unknown) => conflictAsInvalidState(err, id, 'finalize'));
   return toInvoice(deps, updated);
 }
 
@@ -125,19 +116,12 @@ export async function sendInvoice(deps: InvoiceDeps, merchant: MerchantContext, 
   }
   const sent = await inTransaction(deps, async (tx, recorded) => {
     // No column changes; the conditional update checks that the invoice is still open.
-    const row = await changeOrConflict(tx, current, startsFrom('send'), {}, deps.clock.now());
+    const row = await changeOrConflict(tx, current, 'send', {}, deps.clock.now());
     await recordEvent(deps, tx, recorded, 'Invoice.sent', row);
     return row;
-  }).catch((err: unknown) => conflictAsInvalidState(err, 'send'));
+  }).catch((err: unknown) => conflictAsInvalidState(err, id, 'send'));
   return toInvoice(deps, sent);
 }
-
-const paymentInProgress = (paymentId: string) =>
-  new ApiError(
-    'invalid_state',
-    `A payment of this invoice (${paymentId}) may still succeed; the invoice cannot be voided until it has finished or been canceled`,
-    { param: 'id', paymentId },
-  );
 
 /**
  * open | uncollectible → void, emitting Invoice.voided. Refused while a payment of the invoice
@@ -152,7 +136,7 @@ export async function voidInvoice(deps: InvoiceDeps, merchant: MerchantContext, 
     const row = await changeOrConflict(
       tx,
       current,
-      startsFrom('void'),
+      'void',
       { status: 'void', voided_at: now, next_payment_attempt: null },
       now,
       null,
@@ -180,12 +164,12 @@ export async function markUncollectible(deps: InvoiceDeps, merchant: MerchantCon
     const row = await changeOrConflict(
       tx,
       current,
-      startsFrom('markUncollectible'),
+      'markUncollectible',
       { status: 'uncollectible', marked_uncollectible_at: now, next_payment_attempt: null },
       now,
     );
     await recordEvent(deps, tx, recorded, 'Invoice.updated', row);
     return row;
-  }).catch((err: unknown) => conflictAsInvalidState(err, 'markUncollectible'));
+  }).catch((err: unknown) => conflictAsInvalidState(err, id, 'markUncollectible'));
   return toInvoice(deps, updated);
 }

@@ -73,7 +73,7 @@ function dueFields(
  * The invoice's own payment method must be a card of its customer (DESIGN §3 binding): another
  * customer's is refused, and one bound to nobody cannot be charged as a MIT.
  */
-async function checkPaymentMethod(
+export async function checkPaymentMethod(
   deps: InvoiceDeps,
   merchant: MerchantContext,
   paymentMethodId: string,
@@ -219,17 +219,17 @@ export async function updateInvoice(
 ): Promise<Invoice> {
   const now = deps.clock.now();
   const current = await loadInvoice(deps.db, merchant, id);
-  requireStatus(current, 'update');
+  const operation = requireStatus(current, 'updateDraft', 'updateOpen');
   const changes =
-    current.status === 'draft'
+    operation === 'updateDraft'
       ? await draftChanges(deps, merchant, current, input, now)
       : openChanges(current, input, now);
   const updated = await inTransaction(deps, async (tx, recorded) => {
     // Only from the status whose rules were applied: a draft finalized meanwhile is not edited as one.
-    const row = await changeOrConflict(tx, current, [current.status], changes, now);
+    const row = await changeOrConflict(tx, current, operation, changes, now);
     await recordEvent(deps, tx, recorded, 'Invoice.updated', row);
     return row;
-  }).catch((err: unknown) => conflictAsInvalidState(err, 'update'));
+  }).catch((err: unknown) => conflictAsInvalidState(err, id, 'updateDraft', 'updateOpen'));
   return toInvoice(deps, updated);
 }
 

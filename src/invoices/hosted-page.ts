@@ -173,3 +173,15 @@ export function renderInvoicePage(view: HostedInvoiceView, state?: CardFormState
 export function renderInvoiceNotFoundPage(): string {
   return layout('Not found', '<h1>This invoice page does not exist</h1><p>The link is wrong or incomplete.</p>');
 }
+
+/** Anything unexpected: the page says so without detail (the log has it, under the request's trace id). */
+export function renderInvoiceErrorPage(): string {
+  return layout(
+    'Something went wrong',
+    '<h1>Something went wrong</h1><p>Nothing was charged twice. Go back to the invoice link and reload it to see whether it is paid.</p>',
+  );
+}
+
+export function renderInvoiceBadRequestPage(): string {
+  return layout('Bad request', '<h1>The form could not be read</h1><p>Go back to the invoice link and try again.</p>');
+}

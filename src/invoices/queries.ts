@@ -2,6 +2,7 @@ import { ownRowCondition, selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
 import { selectPage, type PageRequest } from '../db/pagination.js';
 import type { CollectionMethod } from './schemas.js';
+import type { Transition } from '../state-table.js';
 import type { InvoiceStatus } from './states.js';
 
 /** A line item as stored: the unit amount as digits, so that money never passes through a float. */
@@ -105,30 +106,50 @@ export async function selectInvoiceById(db: Queryable, id: string): Promise<Invo
   return row;
 }
 
-/** Columns a change may write; the rest are fixed when the invoice is created. */
-export type InvoiceChanges = Partial<Omit<InvoiceRow, 'id' | 'merchant_id' | 'mode' | 'created_at' | 'updated_at'>>;
+/**
+ * The invoice, locked until the transaction ends: the payment hook and a failed attempt read its
+ * attempt count and write the next one, which no other change may interleave with.
+ */
+export async function selectInvoiceForUpdate(tx: Queryable, id: string): Promise<InvoiceRow | undefined> {
+  const [row] = await tx.query<InvoiceRow>(`SELECT ${columns} FROM invoices WHERE id = $1 FOR UPDATE`, [id]);
+  return row;
+}
+
+/** Columns a change may write; the status only through a Transition, the rest are fixed at creation. */
+export type InvoiceChanges = Partial<
+  Omit<InvoiceRow, 'id' | 'merchant_id' | 'mode' | 'status' | 'created_at' | 'updated_at'>
+>;
+
+const writable = new Set<string>(
+  columnList.filter((column) => !['id', 'merchant_id', 'mode', 'status', 'created_at', 'updated_at'].includes(column)),
+);
 
 /**
- * The one way an invoice changes: only while its status is one of `from` (states.ts), and, with
- * `pending`, only while its pending payment is that one (null: none). Zero rows means another
- * request or job changed it first; the caller reloads and never overwrites that change.
+ * The one way an invoice changes, and the only writer of its status: only while its status is one
+ * of `move.from` (a Transition of states.ts), and, with `pending`, only while its pending payment
+ * is that one (null: none). Zero rows means another request or job changed it first; the caller
+ * reloads and never overwrites that change.
  */
 export async function changeInvoice(
   db: Queryable,
   id: string,
-  from: readonly InvoiceStatus[],
+  move: Transition<InvoiceStatus>,
   changes: InvoiceChanges,
   now: Date,
   pending?: string | null,
 ): Promise<InvoiceRow | undefined> {
-  const params: unknown[] = [id, [...from], now];
+  const params: unknown[] = [id, [...move.from], now];
   const assignments = ['updated_at = $3'];
+  const set = (column: string, value: unknown) => {
+    params.push(value);
+    assignments.push(`${column} = $${params.length}`);
+  };
+  if (move.to !== undefined) set('status', move.to);
   for (const [column, value] of Object.entries(changes)) {
     if (value === undefined) continue;
     // Column names come from the InvoiceChanges type; this guards against a stray key at run time.
-    if (!(columnList as readonly string[]).includes(column)) throw new Error(`invoices.${column} is not writable`);
-    params.push(encode(column, value));
-    assignments.push(`${column} = $${params.length}`);
+    if (!writable.has(column)) throw new Error(`invoices.${column} is not writable`);
+    set(column, encode(column, value));
   }
   let condition = 'id = $1 AND status = ANY($2::text[])';
   if (pending === null) condition += ' AND pending_payment_id IS NULL';

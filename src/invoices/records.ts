@@ -15,10 +15,20 @@ import type { JobRunner } from '../jobs/runner.js';
 import type { MailTransport } from '../mail/transport.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { PaymentMethodService } from '../payment-methods/service.js';
+import type { Payment } from '../payments/schemas.js';
+import type { InvoiceClaim, InvoicePaymentRequest } from '../payments/service.js';
+import type { PaymentStatus } from '../payments/states.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './queries.js';
 import type { Invoice } from './schemas.js';
-import { startsFrom, type InvoiceOperation, type InvoiceStatus } from './states.js';
+import { invoiceStates, type InvoiceOperation, type InvoiceStatus } from './states.js';
+
+/** What invoices need of payments (src/payments/invoice-payments.ts); the payment service has it. */
+export interface InvoicePayments {
+  createForInvoice(merchant: MerchantContext, request: InvoicePaymentRequest, claim: InvoiceClaim): Promise<Payment>;
+  statusOf(paymentId: string): Promise<PaymentStatus | null>;
+  abandonInvoicePayment(paymentId: string): Promise<void>;
+}
 
 export interface InvoiceDeps {
   db: Db;
@@ -29,6 +39,7 @@ export interface InvoiceDeps {
   customers: CustomerService;
   paymentMethods: PaymentMethodService;
   merchants: MerchantService;
+  payments: InvoicePayments;
   mail: MailTransport;
   /** The key of hosted page tokens, derived from the master key (vault.deriveKey). */
   hostedPageKey: Buffer;
@@ -44,7 +55,8 @@ export class InvoiceConflict extends Error {
 }
 
 const verbs: Record<InvoiceOperation, string> = {
-  update: 'updated',
+  updateDraft: 'updated',
+  updateOpen: 'updated',
   finalize: 'finalized',
   send: 'sent',
   startPayment: 'paid',
@@ -55,17 +67,24 @@ const verbs: Record<InvoiceOperation, string> = {
   delete: 'deleted',
 };
 
-export function invalidState(status: InvoiceStatus, operation: InvoiceOperation): ApiError {
-  const allowed = startsFrom(operation).join(' or ');
+/** invalid_state naming the status found and those that `operations` (one action) start from. */
+export function invalidState(
+  status: InvoiceStatus,
+  ...operations: [InvoiceOperation, ...InvoiceOperation[]]
+): ApiError {
+  const allowed = [...new Set(operations.flatMap((operation) => invoiceStates.startsFrom(operation)))].join(' or ');
   return new ApiError(
     'invalid_state',
-    `The invoice cannot be ${verbs[operation]} because its status is ${status}; it must be ${allowed}`,
+    `The invoice cannot be ${verbs[operations[0]]} because its status is ${status}; it must be ${allowed}`,
     { param: 'id', status },
   );
 }
 
-export function requireStatus(row: queries.InvoiceRow, operation: InvoiceOperation): void {
-  if (!startsFrom(operation).includes(row.status)) throw invalidState(row.status, operation);
+/** The operation of `operations` that may start from the invoice's status, else invalid_state. */
+export function requireStatus<O extends InvoiceOperation>(row: queries.InvoiceRow, ...operations: [O, ...O[]]): O {
+  const operation = operations.find((candidate) => invoiceStates.canStart(candidate, row.status));
+  if (operation === undefined) throw invalidState(row.status, ...operations);
+  return operation;
 }
 
 /**
@@ -142,6 +161,30 @@ export function ownerOf(
   return { merchantId: row.merchant_id, mode: row.mode === 'live' ? 'live' : 'test' };
 }
 
+/**
+ * Jobs and the hosted page act without a key, for the invoice's merchant, with its capability
+ * flags as they are now (a MIT charge needs the MIT capability, DESIGN §3).
+ */
+export async function merchantContextOf(
+  deps: Pick<InvoiceDeps, 'merchants'>,
+  row: Pick<queries.InvoiceRow, 'merchant_id' | 'mode'>,
+): Promise<MerchantContext> {
+  const merchant = await deps.merchants.retrieve(row.merchant_id);
+  return {
+    ...ownerOf(row),
+    keyKind: 'private',
+    tokenizationEnabled: merchant.tokenization,
+    mitEnabled: merchant.mit,
+  };
+}
+
+export const paymentInProgress = (paymentId: string) =>
+  new ApiError(
+    'invalid_state',
+    `A payment of this invoice (${paymentId}) is under way and may still succeed; wait until it has finished or been canceled`,
+    { param: 'id', paymentId },
+  );
+
 /** Runs `work` in a transaction, then publishes the events it recorded once they are committed. */
 export async function inTransaction<T>(
   deps: Pick<InvoiceDeps, 'db' | 'events'>,
@@ -164,25 +207,46 @@ export async function recordEvent(
   recorded.push(await deps.events.record(tx, ownerOf(row), type, toInvoice(deps, row)));
 }
 
+/** A change of columns and, where the operation leads elsewhere, of the status. */
+export type InvoiceChange = queries.InvoiceChanges & { status?: InvoiceStatus };
+
 /**
- * The conditional update of `operation` from the statuses `from` (by default all it starts from);
- * a lost race becomes an InvoiceConflict that rolls the transaction back.
+ * The conditional update of `operation`, its new status checked against the state table (and,
+ * with `pending`, the invoice's pending payment); zero rows: another request or job won.
  */
+export function changeStatus(
+  source: Queryable,
+  id: string,
+  operation: InvoiceOperation,
+  { status, ...columns }: InvoiceChange,
+  now: Date,
+  pending?: string | null,
+): Promise<queries.InvoiceRow | undefined> {
+  return queries.changeInvoice(source, id, invoiceStates.transition(operation, status), columns, now, pending);
+}
+
+/** changeStatus in a transaction: a lost race becomes an InvoiceConflict that rolls it back. */
 export async function changeOrConflict(
   tx: Queryable,
   row: queries.InvoiceRow,
-  from: readonly InvoiceStatus[],
-  changes: queries.InvoiceChanges,
+  operation: InvoiceOperation,
+  changes: InvoiceChange,
   now: Date,
   pending?: string | null,
 ): Promise<queries.InvoiceRow> {
-  const updated = await queries.changeInvoice(tx, row.id, from, changes, now, pending);
+  const updated = await changeStatus(tx, row.id, operation, changes, now, pending);
   if (!updated) throw new InvoiceConflict(await queries.selectInvoiceById(tx, row.id));
   return updated;
 }
 
-/** A conflict answered as the state the invoice is in now. */
-export function conflictAsInvalidState(err: unknown, operation: InvoiceOperation): never {
-  if (err instanceof InvoiceConflict && err.current) throw invalidState(err.current.status, operation);
+/** A conflict answered as the state the invoice is in now (404 when it was deleted meanwhile). */
+export function conflictAsInvalidState(
+  err: unknown,
+  id: string,
+  ...operations: [InvoiceOperation, ...InvoiceOperation[]]
+): never {
+  if (err instanceof InvoiceConflict) {
+    throw err.current ? invalidState(err.current.status, ...operations) : notFound('invoice', id);
+  }
   throw err;
 }

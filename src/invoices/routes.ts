@@ -1,13 +1,20 @@
 import type { FastifyReply } from 'fastify';
 import { envelope, listOf, ok } from '../http/envelope.js';
 import { merchantOf, type App } from '../http/server.js';
-import { invoicePageHeaders, renderInvoiceNotFoundPage, renderInvoicePage } from './hosted-page.js';
+import {
+  invoicePageHeaders,
+  renderInvoiceBadRequestPage,
+  renderInvoiceErrorPage,
+  renderInvoiceNotFoundPage,
+  renderInvoicePage,
+} from './hosted-page.js';
 import {
   CreateInvoiceBody,
   DeletedInvoice,
   Invoice,
   InvoiceParams,
   ListInvoicesQuery,
+  PayInvoiceBody,
   UpdateInvoiceBody,
 } from './schemas.js';
 import type { InvoiceService } from './service.js';
@@ -97,6 +104,21 @@ export function invoiceRoutes(invoices: InvoiceService) {
       'open → uncollectible: automatic retries stop; it can still be paid or voided. Event Invoice.updated.',
       (merchant, id) => invoices.markUncollectible(merchant, id),
     );
+    app.post(
+      '/invoices/:id/pay',
+      {
+        schema: {
+          tags,
+          description:
+            'Charges what remains as a MIT on the customer’s bound card (paymentMethod, else the invoice’s, else the latest bound). ' +
+            'Success: paid, event invoice.payment_succeeds. A decline or no usable card: the invoice stays unpaid with lastPaymentError, event invoice.payment_failed.',
+          params: InvoiceParams,
+          body: PayInvoiceBody,
+          response: { 200: envelope(Invoice) },
+        },
+      },
+      async (request) => ok(await invoices.pay(merchantOf(request), request.params.id, request.body)),
+    );
     app.delete(
       '/invoices/:id',
       {
@@ -124,11 +146,42 @@ const text = (value: unknown): string => (typeof value === 'string' ? value : ''
  */
 export function hostedInvoiceRoutes(invoices: InvoiceService) {
   return (app: App) => {
-    app.get('/invoice/:invoiceId', { schema: { hide: true } }, async (request, reply) => {
-      const { invoiceId } = request.params as { invoiceId: string };
-      const view = await invoices.hostedPage(invoiceId, text((request.query as Record<string, unknown>).token));
-      if (!view) return sendPage(reply, 404, renderInvoiceNotFoundPage());
-      return sendPage(reply, 200, renderInvoicePage(view));
+    // Encapsulated, so that the form content type is accepted by these routes only.
+    app.register(async (scope) => {
+      scope.addContentTypeParser(
+        'application/x-www-form-urlencoded',
+        { parseAs: 'string', bodyLimit: 8 * 1024 },
+        (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+      );
+      // A customer's browser gets a page, never the API's JSON envelope; the log line carries no form field.
+      scope.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+        if ((error.statusCode ?? 500) < 500) return sendPage(reply, 400, renderInvoiceBadRequestPage());
+        request.log.error({ err: error }, 'hosted invoice page failed');
+        return sendPage(reply, 500, renderInvoiceErrorPage());
+      });
+
+      scope.get('/invoice/:invoiceId', { schema: { hide: true } }, async (request, reply) => {
+        const { invoiceId } = request.params as { invoiceId: string };
+        const view = await invoices.hostedPage(invoiceId, text((request.query as Record<string, unknown>).token));
+        if (!view) return sendPage(reply, 404, renderInvoiceNotFoundPage());
+        return sendPage(reply, 200, renderInvoicePage(view));
+      });
+
+      // Post/redirect/get: the answer to the card form is the invoice page again (paid, or the
+      // decline beside the form), or the 3-D Secure page; a refused form is shown at once.
+      scope.post('/invoice/:invoiceId/pay', { schema: { hide: true } }, async (request, reply) => {
+        const { invoiceId } = request.params as { invoiceId: string };
+        const form = (request.body ?? {}) as Record<string, unknown>;
+        const result = await invoices.payOnHostedPage(invoiceId, typeof form === 'object' ? form : {});
+        switch (result.kind) {
+          case 'not_found':
+            return sendPage(reply, 404, renderInvoiceNotFoundPage());
+          case 'refused':
+            return sendPage(reply, 400, renderInvoicePage(result.view, result.state));
+          case 'redirect':
+            return reply.code(303).header('cache-control', 'no-store').redirect(result.location, 303);
+        }
+      });
     });
   };
 }

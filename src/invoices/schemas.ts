@@ -111,6 +111,21 @@ export type UpdateInvoiceBody = Static<typeof UpdateInvoiceBody>;
 /** Fields that may still change once the invoice is open (DESIGN §4: only a draft is fully edited). */
 export const openInvoiceFields = ['description', 'metadata', 'daysUntilDue', 'dueDate'] as const;
 
+export const PayInvoiceBody = Type.Object(
+  {
+    paymentMethod: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'pm_… of the customer, bound by a storing payment; else the invoice’s own, else the customer’s latest bound card',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PayInvoiceBody = Static<typeof PayInvoiceBody>;
+
 export const InvoiceParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
 const CreatedBound = Type.String({

@@ -2,23 +2,30 @@ import type { MerchantContext } from '../http/auth.js';
 import type { Page } from '../http/envelope.js';
 import { isId } from '../ids.js';
 import { formatAmount } from '../money.js';
+import type { Queryable } from '../db/db.js';
+import type { RecordedEvent } from '../events/service.js';
+import type { InvoicePaymentEnd } from '../payments/service.js';
 import { finalizeInvoice, markUncollectible, sendInvoice, voidInvoice } from './actions.js';
+import { collectInvoice, collectJobKind, payInvoice, paymentEnded } from './collection.js';
 import { createInvoice, deleteInvoice, updateInvoice } from './editing.js';
 import type { HostedInvoiceView } from './hosted-page.js';
+import { paymentUnderWay, payOnHostedPage } from './hosted-payment.js';
 import { formatDueDate } from './invoice-email.js';
 import { lineTotal } from './line-items.js';
 import * as queries from './queries.js';
 import { hostedTokenMatches, hostedTokenOf, loadInvoice, toInvoice, type InvoiceDeps } from './records.js';
-import type { CreateInvoiceBody, Invoice, ListInvoicesQuery, UpdateInvoiceBody } from './schemas.js';
+import type { CreateInvoiceBody, Invoice, ListInvoicesQuery, PayInvoiceBody, UpdateInvoiceBody } from './schemas.js';
 
 export type { InvoiceDeps } from './records.js';
 
 /**
  * Invoices (DESIGN §4): the operations of the API and of the hosted page, each a function over
- * the explicit dependencies in `deps` (editing.ts, actions.ts), bound here.
+ * the explicit dependencies in `deps` (editing.ts, actions.ts, collection.ts, hosted-payment.ts),
+ * bound here with the automatic collection job.
  */
 export function createInvoiceService(deps: InvoiceDeps) {
   const { db } = deps;
+  deps.jobs.register(collectJobKind, (invoiceId) => collectInvoice(deps, invoiceId));
 
   return {
     create: (merchant: MerchantContext, input: CreateInvoiceBody) => createInvoice(deps, merchant, input),
@@ -53,6 +60,11 @@ export function createInvoiceService(deps: InvoiceDeps) {
     send: (merchant: MerchantContext, id: string) => sendInvoice(deps, merchant, id),
     void: (merchant: MerchantContext, id: string) => voidInvoice(deps, merchant, id),
     markUncollectible: (merchant: MerchantContext, id: string) => markUncollectible(deps, merchant, id),
+    pay: (merchant: MerchantContext, id: string, input: PayInvoiceBody) => payInvoice(deps, merchant, id, input),
+
+    /** The payments hook (src/payments/invoice-hook.ts), bound in app.ts. */
+    paymentEnded: (tx: Queryable, recorded: RecordedEvent[], end: InvoicePaymentEnd) =>
+      paymentEnded(deps, tx, recorded, end),
 
     /** The hosted page's view of a finalized invoice; null for a wrong id or token, or a draft. */
     async hostedPage(invoiceId: string, token: string): Promise<HostedInvoiceView | null> {
@@ -60,6 +72,13 @@ export function createInvoiceService(deps: InvoiceDeps) {
       const row = await queries.selectInvoiceById(db, invoiceId);
       if (!row || row.status === 'draft') return null;
       return hostedView(deps, row);
+    },
+
+    /** The hosted page's card form, posted (hosted-payment.ts). */
+    async payOnHostedPage(invoiceId: string, form: Record<string, unknown>) {
+      const result = await payOnHostedPage(deps, invoiceId, form);
+      if (result.kind !== 'refused') return result;
+      return { kind: 'refused' as const, view: await hostedView(deps, result.row), state: result.state };
     },
   };
 }
@@ -85,7 +104,7 @@ export async function hostedView(deps: InvoiceDeps, row: queries.InvoiceRow): Pr
     remainingText: money(BigInt(row.amount_remaining)),
     dueDateText: row.due_date === null ? null : formatDueDate(row.due_date),
     paidAtText: row.paid_at === null ? null : formatDueDate(row.paid_at),
-    paymentPending: row.pending_payment_id !== null,
+    paymentPending: await paymentUnderWay(deps, row),
     lastError: row.last_error_message,
   };
 }
