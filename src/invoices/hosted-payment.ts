@@ -8,6 +8,7 @@
  * Card data never leaves this function except into the vault: a refused form is shown again with
  * a message beside each field and the number and security code left empty, and nothing here logs.
  */
+import type { MerchantContext } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
 import { isId } from '../ids.js';
 import { claimFor } from './collection.js';
@@ -78,57 +79,54 @@ function cardRefusal(err: ApiError): { field: CardField; message: string } | nul
   return null;
 }
 
+/** The card as a new payment method of the merchant (the vault checks it as any card), or why not. */
+async function cardMethod(
+  deps: InvoiceDeps,
+  merchant: MerchantContext,
+  card: CardForm,
+): Promise<{ id: string } | { field: CardField; message: string }> {
+  try {
+    return await deps.paymentMethods.create(merchant, {
+      type: 'card',
+      card: { cardNo: card.cardNo, expMonth: card.expMonth, expYear: card.expYear, securityCode: card.securityCode },
+      billingDetails: { firstName: card.firstName, ...(card.lastName ? { lastName: card.lastName } : {}) },
+    });
+  } catch (err) {
+    const refusal = err instanceof ApiError ? cardRefusal(err) : null;
+    if (!refusal) throw err;
+    return refusal;
+  }
+}
+
 export async function payOnHostedPage(
   deps: InvoiceDeps,
   invoiceId: string,
   form: Record<string, unknown>,
 ): Promise<HostedPayResult> {
   if (!isId('in', invoiceId) || !hostedTokenMatches(deps, invoiceId, text(form.token))) return { kind: 'not_found' };
-  let row = await queries.selectInvoiceById(deps.db, invoiceId);
+  const row = await queries.selectInvoiceById(deps.db, invoiceId);
   if (!row || row.status === 'draft') return { kind: 'not_found' };
+  // Paid, void, or a payment being processed: the page says which.
   const page = { kind: 'redirect', location: hostedInvoiceUrl(deps, row.id) } as const;
-  if (row.pending_payment_id !== null) {
-    // A challenge left unanswered gives way to this new attempt; a payment being processed does not.
-    if ((await deps.payments.statusOf(row.pending_payment_id)) !== 'requires_action') return page;
-    await deps.payments.abandonInvoicePayment(row.pending_payment_id);
-    row = await queries.selectInvoiceById(deps.db, invoiceId);
-    if (!row) return { kind: 'not_found' };
-  }
-  // Paid, void, or another payment under way: the page says which.
-  if (!['open', 'uncollectible'].includes(row.status) || row.pending_payment_id !== null) return page;
+  if (!['open', 'uncollectible'].includes(row.status) || (await paymentUnderWay(deps, row))) return page;
 
   const read = readCardForm(form);
   if ('state' in read) return { kind: 'refused', row, state: read.state };
   const merchant = await merchantContextOf(deps, row);
-  let paymentMethodId: string;
-  try {
-    const method = await deps.paymentMethods.create(merchant, {
-      type: 'card',
-      card: {
-        cardNo: read.card.cardNo,
-        expMonth: read.card.expMonth,
-        expYear: read.card.expYear,
-        securityCode: read.card.securityCode,
-      },
-      billingDetails: {
-        firstName: read.card.firstName,
-        ...(read.card.lastName ? { lastName: read.card.lastName } : {}),
-      },
-    });
-    paymentMethodId = method.id;
-  } catch (err) {
-    const refusal = err instanceof ApiError ? cardRefusal(err) : null;
-    if (!refusal) throw err;
-    const { expiry, name } = { expiry: text(form.expiry).trim(), name: text(form.name).trim() };
-    return { kind: 'refused', row, state: { errors: { [refusal.field]: refusal.message }, expiry, name } };
+  const method = await cardMethod(deps, merchant, read.card);
+  if (!('id' in method)) {
+    const kept = { expiry: text(form.expiry).trim(), name: text(form.name).trim() };
+    return { kind: 'refused', row, state: { errors: { [method.field]: method.message }, ...kept } };
   }
+  // A challenge left unanswered gives way to this new attempt (its cancellation frees the invoice).
+  if (row.pending_payment_id !== null) await deps.payments.abandonInvoicePayment(row.pending_payment_id);
   try {
     const payment = await deps.payments.createForInvoice(
       merchant,
       {
         invoiceId: row.id,
         customerId: row.customer_id,
-        paymentMethodId,
+        paymentMethodId: method.id,
         amount: row.amount_remaining,
         currency: row.currency,
         description: `Invoice ${row.number ?? row.id}`,
