@@ -31,6 +31,9 @@ import { createWebhookDeliveryService, type WebhookDeliveryService } from './web
 import { webhookDeliveryRoutes } from './webhooks/deliveries-routes.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js';
 import { createWebhookHttpClient } from './webhooks/http-client.js';
+import { createMailTransport, type MailTransport } from './mail/transport.js';
+import { createInvoiceService, type InvoiceService } from './invoices/service.js';
+import { hostedInvoiceRoutes, invoiceRoutes } from './invoices/routes.js';
 
 export interface Tessera {
   server: App;
@@ -49,6 +52,9 @@ export interface Tessera {
   webhookDeliveries: WebhookDeliveryService;
   /** Sends webhook deliveries; started by `tessera start` and `tessera worker` (tests call runOnce). */
   webhookDispatcher: WebhookDispatcher;
+  invoices: InvoiceService;
+  /** Where e-mails go: SMTP, or .eml files in the data folder (kept in memory with `memory://`). */
+  mail: MailTransport;
   operatorKey: { value: string; created: boolean };
   /** The address customers' browsers use (3-D Secure pages); known once the server listens. */
   publicUrl(): string;
@@ -119,9 +125,10 @@ export async function createTessera({
     events.onRecorded((tx, event, object) => webhookDeliveries.plan(tx, event, object));
     events.onPublished(() => webhookDispatcher.wake());
     webhookEndpoints.onTokenRolled((endpointId, ciphertext) => webhookDispatcher.tokenRolled(endpointId, ciphertext));
-    // Deleting a customer detaches its payment methods; the two services know each other only
-    // through this hook, bound once both exist.
-    const late: { paymentMethods?: PaymentMethodService } = {};
+    // Deleting a customer detaches its payment methods, and the end of an invoice's payment
+    // changes its invoice: the services know each other only through these hooks, bound once
+    // both exist.
+    const late: { paymentMethods?: PaymentMethodService; invoices?: InvoiceService } = {};
     const customers = createCustomerService({
       db,
       clock,
@@ -142,6 +149,7 @@ export async function createTessera({
       jobs,
       publicUrl: () => publicUrl,
       checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
+      onInvoicePaymentEnded: (...args) => late.invoices!.paymentEnded(...args),
     });
     // The reconciliation sweep for payments whose process died mid-authorization (see the service).
     jobs.every(60 * 1000, () => payments.resumeInterruptedAuthorizations());
@@ -154,6 +162,27 @@ export async function createTessera({
       jobs,
       payments: payments.refundLedger,
     });
+    const mail = createMailTransport({
+      smtpUrl: config.smtpUrl,
+      from: config.mailFrom,
+      dataDir: config.dataDir,
+      clock,
+    });
+    const invoices = createInvoiceService({
+      db,
+      clock,
+      logger: log,
+      events,
+      jobs,
+      customers,
+      paymentMethods,
+      merchants,
+      payments,
+      mail,
+      hostedPageKey: vault.deriveKey('invoice-hosted-page'),
+      publicUrl: () => publicUrl,
+    });
+    late.invoices = invoices;
 
     const server = await buildServer({
       logger: log,
@@ -165,12 +194,13 @@ export async function createTessera({
         paymentMethodRoutes(paymentMethods),
         paymentRoutes(payments),
         refundRoutes(refunds),
+        invoiceRoutes(invoices),
         eventRoutes(events),
         webhookEndpointRoutes(webhookEndpoints),
         webhookDeliveryRoutes(webhookDeliveries),
       ],
       operatorRoutes: [merchantRoutes(merchants), vaultRoutes(vault)],
-      publicRoutes: [threeDSecureRoutes(payments)],
+      publicRoutes: [threeDSecureRoutes(payments), hostedInvoiceRoutes(invoices)],
       isReady: () => ready,
     });
     server.addHook('onListen', async () => {
@@ -198,12 +228,15 @@ export async function createTessera({
       webhookEndpoints,
       webhookDeliveries,
       webhookDispatcher,
+      invoices,
+      mail,
       operatorKey,
       publicUrl: () => publicUrl,
       async close() {
         ready = false;
         await Promise.all([jobs.stop(), webhookDispatcher.stop()]);
         await webhookHttpClient.close();
+        mail.close();
         await server.close();
         await db.close();
       },

@@ -36,6 +36,13 @@ export interface Config {
    * beside `tessera worker`s).
    */
   readonly webhookDispatcher: 'on' | 'off';
+  /**
+   * DESIGN §8: the SMTP server e-mails go through (smtp:// or smtps://, credentials in the URL);
+   * unset means each message is written as an .eml file into `<dataDir>/mail/`.
+   */
+  readonly smtpUrl: string | undefined;
+  /** The From of every e-mail the service sends: an address, or a name and an address in < >. */
+  readonly mailFrom: string;
 }
 
 /** SPEC §6.1.3: follow-ups after 30s, 1m, 2m, 5m, 10m, 15m, 30m, 1h, 2h, 4h, 8h, 8h. */
@@ -60,6 +67,9 @@ const flagNames: Record<string, string> = {
   // machine (ps), so the environment remains the better place for it; the flag is there for parity.
   '--master-key': 'TESSERA_MASTER_KEY',
   '--node-env': 'NODE_ENV',
+  // The SMTP URL may hold a password: the environment is the better place for it too.
+  '--smtp-url': 'TESSERA_SMTP_URL',
+  '--mail-from': 'TESSERA_MAIL_FROM',
 };
 
 const knownTesseraVariables = new Set([
@@ -77,6 +87,8 @@ const knownTesseraVariables = new Set([
   'TESSERA_WEBHOOK_MAX_IN_FLIGHT',
   'TESSERA_WEBHOOK_POLL_INTERVAL_MS',
   'TESSERA_WEBHOOK_DISPATCHER',
+  'TESSERA_SMTP_URL',
+  'TESSERA_MAIL_FROM',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
   'TESSERA_URL',
@@ -145,7 +157,49 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     webhookMaxInFlight: integer(source, 'TESSERA_WEBHOOK_MAX_IN_FLIGHT', 256, 1, 10_000),
     webhookPollIntervalMs: integer(source, 'TESSERA_WEBHOOK_POLL_INTERVAL_MS', 1000, 10, 3_600_000),
     webhookDispatcher: oneOf(source, 'TESSERA_WEBHOOK_DISPATCHER', ['on', 'off'] as const, 'on'),
+    smtpUrl: smtpUrl(source.TESSERA_SMTP_URL),
+    mailFrom: mailFrom(source.TESSERA_MAIL_FROM),
   });
+}
+
+export const defaultMailFrom = 'Tessera <no-reply@localhost>';
+
+/**
+ * smtp:// (STARTTLS when the server offers it) or smtps:// (TLS from the start), with a host.
+ * The message never repeats the value, which may carry a password.
+ */
+function smtpUrl(raw: string | undefined): string | undefined {
+  const value = blankToUndefined(raw);
+  if (value === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') {
+    throw new ConfigError(
+      'TESSERA_SMTP_URL must be an smtp:// or smtps:// URL with a host, e.g. smtp://user:password@mail.example.com:587',
+    );
+  }
+  return value;
+}
+
+/**
+ * `no-reply@example.com` or `Example Shop <no-reply@example.com>`: one address, and nothing that
+ * could end the From header early (no line break), since it goes into every message as written.
+ */
+function mailFrom(raw: string | undefined): string {
+  const value = blankToUndefined(raw);
+  if (value === undefined) return defaultMailFrom;
+  const address = '[^\\s<>@",;]+@[^\\s<>@",;]+';
+  const form = new RegExp(`^(?:${address}|[^<>\\r\\n"]*<${address}>|"[^"\\r\\n]*"\\s*<${address}>)$`);
+  if (value.length > 254 || !form.test(value)) {
+    throw new ConfigError(
+      'TESSERA_MAIL_FROM must be an e-mail address, or a name and an address in < >, e.g. Example Shop <billing@example.com>',
+    );
+  }
+  return value;
 }
 
 /**

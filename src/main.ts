@@ -22,6 +22,7 @@ export async function start(config: Config): Promise<Tessera> {
     `  API reference:  ${tessera.publicUrl()}/docs`,
   ];
   lines.push(`  Storage:        ${config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `PGlite in ${config.dataDir}`}`);
+  lines.push(`  E-mail:         ${mailDestination(tessera)}`);
   if (config.webhookDispatcher === 'off') {
     lines.push(
       '  Webhooks:       not sent by this process (TESSERA_WEBHOOK_DISPATCHER=off); they wait in the database',
@@ -43,6 +44,19 @@ export async function start(config: Config): Promise<Tessera> {
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   return tessera;
+}
+
+/** DESIGN §8: without an SMTP server, the banner says where the messages can be read instead. */
+function mailDestination(tessera: Tessera): string {
+  const destination = tessera.mail.destination;
+  switch (destination.kind) {
+    case 'smtp':
+      return `SMTP ${destination.server} (TESSERA_SMTP_URL)`;
+    case 'files':
+      return `no SMTP server (TESSERA_SMTP_URL unset): each message is written as an .eml file into ${destination.folder}`;
+    case 'memory':
+      return 'no SMTP server (TESSERA_SMTP_URL unset): messages are kept in memory only (memory:// data folder)';
+  }
 }
 
 /**

@@ -35,6 +35,16 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
       ['post', '/api/services/v1/payment/{id}/cancel'],
       ['get', '/api/services/v1/events/{id}'],
       ['get', '/api/services/v1/events'],
+      ['post', '/api/services/v1/invoices/create'],
+      ['get', '/api/services/v1/invoices/{id}'],
+      ['get', '/api/services/v1/invoices'],
+      ['post', '/api/services/v1/invoices/{id}/update'],
+      ['post', '/api/services/v1/invoices/{id}/finalize'],
+      ['post', '/api/services/v1/invoices/{id}/send'],
+      ['post', '/api/services/v1/invoices/{id}/pay'],
+      ['post', '/api/services/v1/invoices/{id}/void'],
+      ['post', '/api/services/v1/invoices/{id}/mark_uncollectible'],
+      ['delete', '/api/services/v1/invoices/{id}'],
     ];
     for (const [method, path] of expected) {
       assert.ok(document.paths[path]?.[method], `${method.toUpperCase()} ${path} is documented`);
@@ -65,6 +75,8 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
     assert.equal(bodyRequired('/customers/create'), false);
     assert.equal(bodyRequired('/payment_methods/{id}/detach'), false);
     assert.equal(bodyRequired('/payment/{id}/confirm'), false);
+    assert.equal(bodyRequired('/invoices/create'), true);
+    assert.equal(bodyRequired('/invoices/{id}/pay'), false);
     // As documented: no body at all is an empty object.
     const merchant = await ctx.merchant();
     assert.equal((await merchant.call('POST', '/customers/create')).status, 200);

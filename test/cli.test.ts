@@ -129,6 +129,15 @@ describe(`tessera command (${databaseKind})`, () => {
       assert.ok(running.privateKey, 'a sandbox private key is printed');
       assert.match(running.output(), /curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/api\/services\/v1\/customers\/create/);
       assert.match(running.output(), /Operator key/);
+      // DESIGN §8: without an SMTP server the banner says where e-mails are written instead.
+      assert.ok(
+        running
+          .output()
+          .includes(
+            `E-mail:         no SMTP server (TESSERA_SMTP_URL unset): each message is written as an .eml file into ${path.join(dataDir, 'mail')}`,
+          ),
+        running.output(),
+      );
 
       const health = await fetch(`${running.origin}/health`);
       assert.equal(health.status, 200);
@@ -240,6 +249,13 @@ describe(`tessera command (${databaseKind})`, () => {
     const production = await runCli(['start'], { NODE_ENV: 'production', TESSERA_DATA_DIR: 'memory://' });
     assert.equal(production.code, 1);
     assert.match(production.stderr, /TESSERA_MASTER_KEY is required/);
+    const badSmtp = await runCli(['start'], {
+      TESSERA_SMTP_URL: 'http://u:hunter22@mail',
+      TESSERA_DATA_DIR: 'memory://',
+    });
+    assert.equal(badSmtp.code, 1);
+    assert.match(badSmtp.stderr, /TESSERA_SMTP_URL must be an smtp:\/\/ or smtps:\/\/ URL/);
+    assert.doesNotMatch(badSmtp.stderr, /hunter22/);
   });
 
   test('every DESIGN §8 setting has a matching command-line flag, which wins over the environment', () => {

@@ -57,6 +57,13 @@ describe(`lookups by id use the primary key in a generic plan without statistics
     selectById('events', 'events_list'),
     selectById('webhook_deliveries', 'webhook_deliveries_merchant'),
     selectById('refunds', 'refunds_list'),
+    selectById('invoices', 'invoices_list'),
+    {
+      table: 'invoices',
+      listIndex: 'invoices_list',
+      sql: `DELETE FROM invoices WHERE ${ownRowCondition('invoices', '$1', '$2', '$3')} AND status = 'draft' RETURNING id`,
+      params: ['x_1', 'mer_1', 'test'],
+    },
     {
       table: 'customers',
       listIndex: 'customers_list',

@@ -194,6 +194,22 @@ export async function detachPaymentMethod(
   return row;
 }
 
+/** The customer's card most recently bound by a storing payment and not detached, or undefined. */
+export async function selectLatestStoredOfCustomer(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  customerId: string,
+): Promise<string | undefined> {
+  const [row] = await db.query<{ id: string }>(
+    `SELECT id FROM payment_methods
+     WHERE customer_id = $1 AND merchant_id = $2 AND mode = $3 AND stored_at IS NOT NULL AND detached_at IS NULL
+     ORDER BY stored_at DESC, id DESC LIMIT 1`,
+    [customerId, merchantId, mode],
+  );
+  return row?.id;
+}
+
 export async function detachPaymentMethodsOfCustomer(
   db: Queryable,
   merchantId: string,

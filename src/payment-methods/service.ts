@@ -290,17 +290,22 @@ export function createPaymentMethodService({
       await queries.detachPaymentMethodsOfCustomer(tx, merchant.merchantId, merchant.mode, customerId, now);
     },
 
+    /** DESIGN §4: the card an invoice is charged with when it names none (null: the customer has none). */
+    async latestStoredOfCustomer(merchant: MerchantContext, customerId: string): Promise<string | null> {
+      return (await queries.selectLatestStoredOfCustomer(db, merchant.merchantId, merchant.mode, customerId)) ?? null;
+    },
+
+    /** For a payment without a method yet: its customer must exist all the same. */
+    async requireCustomer(tx: Queryable, merchant: MerchantContext, customerId: string): Promise<void> {
+      await customers.require(tx, merchant, customerId);
+    },
+
     /**
      * The merchant's method with its card decrypted, for the processor only. Missing and another
      * merchant's are answered alike (DESIGN §2), naming the payment's `paymentMethod` field.
      * With `customerId`, the payment's customer is checked in the same statement (resource_missing
      * naming customerId first).
      */
-    /** For a payment without a method yet: its customer must exist all the same. */
-    async requireCustomer(tx: Queryable, merchant: MerchantContext, customerId: string): Promise<void> {
-      await customers.require(tx, merchant, customerId);
-    },
-
     async loadForPayment(
       tx: Queryable,
       merchant: MerchantContext,

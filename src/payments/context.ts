@@ -6,6 +6,7 @@ import type { JobRunner } from '../jobs/runner.js';
 import type { PaymentMethodService } from '../payment-methods/service.js';
 import type { Processor } from '../processor/processor.js';
 import type { Vault } from '../vault/vault.js';
+import type { InvoicePaymentListener } from './invoice-hook.js';
 import type { PaymentView } from './view.js';
 
 export interface PaymentServiceDeps {
@@ -24,6 +25,11 @@ export interface PaymentServiceDeps {
    * §5: in production no loopback, private, link-local or metadata address), naming the field.
    */
   checkNotifyUrl?: (url: string) => Promise<void>;
+  /**
+   * Told, inside the transaction that records it, that a payment of an invoice succeeded, failed
+   * or was canceled (src/invoices/ marks the invoice paid or records the failed attempt).
+   */
+  onInvoicePaymentEnded?: InvoicePaymentListener;
 }
 
 /**

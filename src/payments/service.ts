@@ -13,6 +13,13 @@ import { createdBounds } from '../http/common-schemas.js';
 import { cancelPayment, capturePayment, confirmPayment, updatePayment } from './actions.js';
 import type { PaymentContext, PaymentServiceDeps } from './context.js';
 import { createPayment } from './create.js';
+import {
+  abandonInvoicePayment,
+  createInvoicePayment,
+  paymentStatusOf,
+  type InvoiceClaim,
+  type InvoicePaymentRequest,
+} from './invoice-payments.js';
 import { registerPaymentJobs, resumeInterruptedAuthorizations } from './jobs.js';
 import * as queries from './queries.js';
 import type {
@@ -32,6 +39,8 @@ export type { PaymentServiceDeps } from './context.js';
 export type { PaymentForRefund, RefundLedger } from './refunds.js';
 export { refundableAmount } from './refunds.js';
 export { initiatorOf } from './rules.js';
+export type { InvoiceClaim, InvoicePaymentRequest } from './invoice-payments.js';
+export type { InvoicePaymentEnd, InvoicePaymentListener } from './invoice-hook.js';
 export {
   expiredCancellationReason,
   interruptedAuthorizationAfterMs,
@@ -81,6 +90,11 @@ export function createPaymentService(deps: PaymentServiceDeps) {
       completeChallenge(ctx, paymentId, secret, result),
     /** The refund columns of payments, for the refunds domain (DESIGN §4). */
     refundLedger,
+    // For src/invoices/ (invoice-payments.ts).
+    createForInvoice: (merchant: MerchantContext, request: InvoicePaymentRequest, claim: InvoiceClaim) =>
+      createInvoicePayment(ctx, merchant, request, claim),
+    statusOf: (paymentId: string) => paymentStatusOf(ctx, paymentId),
+    abandonInvoicePayment: (paymentId: string) => abandonInvoicePayment(ctx, paymentId),
   };
 }
 

@@ -10,6 +10,7 @@ import type { EventType } from '../events/schemas.js';
 import type { MerchantContext } from '../http/auth.js';
 import { ApiError, notFound } from '../http/errors.js';
 import type { PaymentContext } from './context.js';
+import { invoicePaymentEnd } from './invoice-hook.js';
 import * as queries from './queries.js';
 import { paymentStates, startsFrom, type PaymentOperation, type PaymentStatus } from './states.js';
 
@@ -97,15 +98,21 @@ export async function inTransaction<T>(
   return result;
 }
 
-/** Records the payment's event in the change's transaction (outbox). */
+/**
+ * Records the payment's event in the change's transaction (outbox). Every final state of a
+ * payment is recorded here, so this is also where the invoice of an invoice payment learns how
+ * it ended, in the same transaction (invoice-payments.ts).
+ */
 export async function record(
-  ctx: Pick<PaymentContext, 'events' | 'view'>,
+  ctx: Pick<PaymentContext, 'events' | 'view'> & Partial<Pick<PaymentContext, 'onInvoicePaymentEnded'>>,
   tx: Queryable,
   recorded: RecordedEvent[],
   type: EventType,
   row: queries.PaymentRow,
 ): Promise<void> {
   recorded.push(await ctx.events.record(tx, ownerOf(row), type, ctx.view.toEventObject(row)));
+  const end = invoicePaymentEnd(type, row);
+  if (end !== null) await ctx.onInvoicePaymentEnded?.(tx, recorded, end);
 }
 
 /**

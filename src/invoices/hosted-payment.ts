@@ -1,0 +1,155 @@
+/**
+ * Paying on the hosted invoice page (DESIGN §4): the card form's post becomes a new card payment
+ * method (through the payment methods service, as any card) and a one-off payment of what
+ * remains, with returnUrl back to the page; the challenge card goes through the 3-D Secure page
+ * first. Paying twice is impossible: the payment claims the invoice in the transaction that
+ * inserts it (collection.ts claimFor), so of two posts at once only one starts a payment.
+ *
+ * Card data never leaves this function except into the vault: a refused form is shown again with
+ * a message beside each field and the number and security code left empty, and nothing here logs.
+ */
+import type { MerchantContext } from '../http/auth.js';
+import { ApiError } from '../http/errors.js';
+import { isId } from '../ids.js';
+import { claimFor } from './collection.js';
+import type { CardField, CardFormState } from './hosted-page.js';
+import * as queries from './queries.js';
+import {
+  hostedInvoiceUrl,
+  hostedTokenMatches,
+  InvoiceConflict,
+  merchantContextOf,
+  type InvoiceDeps,
+} from './records.js';
+
+export type HostedPayResult =
+  | { kind: 'not_found' }
+  | { kind: 'refused'; row: queries.InvoiceRow; state: CardFormState }
+  | { kind: 'redirect'; location: string };
+
+interface CardForm {
+  cardNo: string;
+  expMonth: string;
+  expYear: string;
+  securityCode: string;
+  firstName: string;
+  lastName: string | undefined;
+}
+
+const text = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+/** The form as typed by a person: spaces in the number, MM/YY or MM/YYYY; each problem named by field. */
+function readCardForm(form: Record<string, unknown>): { card: CardForm } | { state: CardFormState } {
+  const cardNo = text(form.cardNo).replace(/[\s-]/g, '');
+  const expiry = text(form.expiry).trim();
+  const securityCode = text(form.securityCode).trim();
+  const name = text(form.name).trim().replace(/\s+/g, ' ');
+  const errors: CardFormState['errors'] = {};
+  if (!/^\d{12,19}$/.test(cardNo)) errors.cardNo = 'Enter the card number: 12 to 19 digits';
+  const parts = /^(0?[1-9]|1[0-2])\s*\/\s*(\d{2}|\d{4})$/.exec(expiry);
+  if (!parts) errors.expiry = 'Enter the expiry date as MM/YY, the month from 01 to 12';
+  if (!/^\d{3,4}$/.test(securityCode)) errors.securityCode = 'Enter the security code: 3 or 4 digits';
+  if (name.length === 0 || name.length > 200) errors.name = 'Enter the name on the card';
+  // Only what is not secret is shown again.
+  if (Object.keys(errors).length > 0 || !parts) return { state: { errors, expiry, name } };
+  const words = name.split(' ');
+  const lastName = words.length > 1 ? words.pop() : undefined;
+  return {
+    card: {
+      cardNo,
+      expMonth: parts[1]!.padStart(2, '0'),
+      expYear: parts[2]!.length === 2 ? `20${parts[2]}` : parts[2]!,
+      securityCode,
+      firstName: words.join(' ').slice(0, 100),
+      lastName: lastName?.slice(0, 100),
+    },
+  };
+}
+
+/** The vault's refusal of a card, as a sentence for the cardholder beside the field concerned. */
+function cardRefusal(err: ApiError): { field: CardField; message: string } | null {
+  const param = err.details?.param ?? '';
+  if (param === 'card.cardNo') return { field: 'cardNo', message: 'Check the card number: this one is not valid' };
+  if (param === 'card.expMonth' || param === 'card.expYear') {
+    return { field: 'expiry', message: 'Check the expiry date: the card must not have expired' };
+  }
+  if (param === 'card.securityCode') {
+    return { field: 'securityCode', message: 'Check the security code: 3 digits (4 on American Express)' };
+  }
+  return null;
+}
+
+/** The card as a new payment method of the merchant (the vault checks it as any card), or why not. */
+async function cardMethod(
+  deps: InvoiceDeps,
+  merchant: MerchantContext,
+  card: CardForm,
+): Promise<{ id: string } | { field: CardField; message: string }> {
+  try {
+    return await deps.paymentMethods.create(merchant, {
+      type: 'card',
+      card: { cardNo: card.cardNo, expMonth: card.expMonth, expYear: card.expYear, securityCode: card.securityCode },
+      billingDetails: { firstName: card.firstName, ...(card.lastName ? { lastName: card.lastName } : {}) },
+    });
+  } catch (err) {
+    const refusal = err instanceof ApiError ? cardRefusal(err) : null;
+    if (!refusal) throw err;
+    return refusal;
+  }
+}
+
+export async function payOnHostedPage(
+  deps: InvoiceDeps,
+  invoiceId: string,
+  form: Record<string, unknown>,
+): Promise<HostedPayResult> {
+  if (!isId('in', invoiceId) || !hostedTokenMatches(deps, invoiceId, text(form.token))) return { kind: 'not_found' };
+  const row = await queries.selectInvoiceById(deps.db, invoiceId);
+  if (!row || row.status === 'draft') return { kind: 'not_found' };
+  // Paid, void, or a payment being processed: the page says which.
+  const page = { kind: 'redirect', location: hostedInvoiceUrl(deps, row.id) } as const;
+  if (!['open', 'uncollectible'].includes(row.status) || (await paymentUnderWay(deps, row))) return page;
+
+  const read = readCardForm(form);
+  if ('state' in read) return { kind: 'refused', row, state: read.state };
+  const merchant = await merchantContextOf(deps, row);
+  const method = await cardMethod(deps, merchant, read.card);
+  if (!('id' in method)) {
+    const kept = { expiry: text(form.expiry).trim(), name: text(form.name).trim() };
+    return { kind: 'refused', row, state: { errors: { [method.field]: method.message }, ...kept } };
+  }
+  // A challenge left unanswered gives way to this new attempt (its cancellation frees the invoice).
+  if (row.pending_payment_id !== null) await deps.payments.abandonInvoicePayment(row.pending_payment_id);
+  try {
+    const payment = await deps.payments.createForInvoice(
+      merchant,
+      {
+        invoiceId: row.id,
+        customerId: row.customer_id,
+        paymentMethodId: method.id,
+        amount: row.amount_remaining,
+        currency: row.currency,
+        description: `Invoice ${row.number ?? row.id}`,
+        initiator: 'one_off',
+        returnUrl: page.location,
+      },
+      claimFor(deps, row),
+    );
+    if (payment.status === 'requires_action' && payment.nextAction) {
+      return { kind: 'redirect', location: payment.nextAction.redirectToUrl };
+    }
+  } catch (err) {
+    // Another post won the claim: the page shows that payment.
+    if (err instanceof InvoiceConflict) return page;
+    if (!(err instanceof ApiError)) throw err;
+    return { kind: 'refused', row, state: { errors: { form: err.message } } };
+  }
+  // Paid, or declined: the page shows which (a decline with its reason).
+  return page;
+}
+
+/** Whether the page shows a payment as under way (one awaiting 3-D Secure may be replaced). */
+export async function paymentUnderWay(deps: InvoiceDeps, row: queries.InvoiceRow): Promise<boolean> {
+  if (row.pending_payment_id === null) return false;
+  return (await deps.payments.statusOf(row.pending_payment_id)) !== 'requires_action';
+}

@@ -1,0 +1,112 @@
+import type { MerchantContext } from '../http/auth.js';
+import type { Page } from '../http/envelope.js';
+import { isId } from '../ids.js';
+import { formatAmount } from '../money.js';
+import type { Queryable } from '../db/db.js';
+import type { RecordedEvent } from '../events/service.js';
+import type { InvoicePaymentEnd } from '../payments/service.js';
+import { finalizeInvoice, markUncollectible, sendInvoice, voidInvoice } from './actions.js';
+import { collectInvoice, collectJobKind, payInvoice, paymentEnded } from './collection.js';
+import { createInvoice, deleteInvoice, updateInvoice } from './editing.js';
+import type { HostedInvoiceView } from './hosted-page.js';
+import { paymentUnderWay, payOnHostedPage } from './hosted-payment.js';
+import { formatDueDate } from './invoice-email.js';
+import { lineTotal } from './line-items.js';
+import * as queries from './queries.js';
+import { hostedTokenMatches, hostedTokenOf, loadInvoice, toInvoice, type InvoiceDeps } from './records.js';
+import type { CreateInvoiceBody, Invoice, ListInvoicesQuery, PayInvoiceBody, UpdateInvoiceBody } from './schemas.js';
+
+export type { InvoiceDeps } from './records.js';
+
+/**
+ * Invoices (DESIGN §4): the operations of the API and of the hosted page, each a function over
+ * the explicit dependencies in `deps` (editing.ts, actions.ts, collection.ts, hosted-payment.ts),
+ * bound here with the automatic collection job.
+ */
+export function createInvoiceService(deps: InvoiceDeps) {
+  const { db } = deps;
+  deps.jobs.register(collectJobKind, (invoiceId) => collectInvoice(deps, invoiceId));
+
+  return {
+    create: (merchant: MerchantContext, input: CreateInvoiceBody) => createInvoice(deps, merchant, input),
+
+    async retrieve(merchant: MerchantContext, id: string): Promise<Invoice> {
+      return toInvoice(deps, await loadInvoice(db, merchant, id));
+    },
+
+    async list(merchant: MerchantContext, query: ListInvoicesQuery): Promise<Page<Invoice>> {
+      const date = (value: string | undefined) => (value === undefined ? undefined : new Date(value));
+      const { rows, hasMore } = await queries.selectInvoicePage(
+        db,
+        merchant.merchantId,
+        merchant.mode,
+        {
+          customerId: query.customerId,
+          status: query.status,
+          createdGt: date(query['created[gt]']),
+          createdGte: date(query['created[gte]']),
+          createdLt: date(query['created[lt]']),
+          createdLte: date(query['created[lte]']),
+        },
+        query,
+      );
+      return { data: rows.map((row) => toInvoice(deps, row)), hasMore };
+    },
+
+    update: (merchant: MerchantContext, id: string, input: UpdateInvoiceBody) =>
+      updateInvoice(deps, merchant, id, input),
+    delete: (merchant: MerchantContext, id: string) => deleteInvoice(deps, merchant, id),
+    finalize: (merchant: MerchantContext, id: string) => finalizeInvoice(deps, merchant, id),
+    send: (merchant: MerchantContext, id: string) => sendInvoice(deps, merchant, id),
+    void: (merchant: MerchantContext, id: string) => voidInvoice(deps, merchant, id),
+    markUncollectible: (merchant: MerchantContext, id: string) => markUncollectible(deps, merchant, id),
+    pay: (merchant: MerchantContext, id: string, input: PayInvoiceBody) => payInvoice(deps, merchant, id, input),
+
+    /** The payments hook (src/payments/invoice-hook.ts), bound in app.ts. */
+    paymentEnded: (tx: Queryable, recorded: RecordedEvent[], end: InvoicePaymentEnd) =>
+      paymentEnded(deps, tx, recorded, end),
+
+    /** The hosted page's view of a finalized invoice; null for a wrong id or token, or a draft. */
+    async hostedPage(invoiceId: string, token: string): Promise<HostedInvoiceView | null> {
+      if (!isId('in', invoiceId) || !hostedTokenMatches(deps, invoiceId, token)) return null;
+      const row = await queries.selectInvoiceById(db, invoiceId);
+      if (!row || row.status === 'draft') return null;
+      return hostedView(deps, row);
+    },
+
+    /** The hosted page's card form, posted (hosted-payment.ts). */
+    async payOnHostedPage(invoiceId: string, form: Record<string, unknown>) {
+      const result = await payOnHostedPage(deps, invoiceId, form);
+      if (result.kind !== 'refused') return result;
+      return { kind: 'refused' as const, view: await hostedView(deps, result.row), state: result.state };
+    },
+  };
+}
+
+/** What the hosted page shows of an invoice, amounts and dates written for people. */
+export async function hostedView(deps: InvoiceDeps, row: queries.InvoiceRow): Promise<HostedInvoiceView> {
+  const { name } = await deps.merchants.retrieve(row.merchant_id);
+  const money = (amount: bigint) => `${formatAmount(amount, row.currency)} ${row.currency}`;
+  return {
+    invoiceId: row.id,
+    token: hostedTokenOf(deps, row.id),
+    merchantName: name,
+    number: row.number ?? '',
+    status: row.status === 'draft' ? 'open' : row.status,
+    description: row.description,
+    lines: row.line_items.map((item) => ({
+      description: item.description,
+      quantity: item.quantity,
+      unitText: money(BigInt(item.amount)),
+      totalText: money(lineTotal(item)),
+    })),
+    totalText: money(BigInt(row.amount_due)),
+    remainingText: money(BigInt(row.amount_remaining)),
+    dueDateText: row.due_date === null ? null : formatDueDate(row.due_date),
+    paidAtText: row.paid_at === null ? null : formatDueDate(row.paid_at),
+    paymentPending: await paymentUnderWay(deps, row),
+    lastError: row.last_error_message,
+  };
+}
+
+export type InvoiceService = ReturnType<typeof createInvoiceService>;
