@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, loadClientConfig, loadConfig } from './config.js';
 import { openDb } from './db/db.js';
 import { migrate } from './db/migrate.js';
+import { webhooksCommand, webhooksUsage } from './cli-webhooks.js';
 import { start, startWorker } from './main.js';
 
 const usage = `Usage: tessera <command> [options]
@@ -19,13 +20,15 @@ Commands:
   merchants list
   merchants roll-keys ID         new test keys; the old ones stop working at once
   vault rotate-key               new vault data key; every stored card is re-encrypted
+${webhooksUsage}
 
 start, worker and migrate take --port, --host, --database-url, --data-dir, --public-url, --log-level,
 --master-key, --node-env (or PORT, HOST, DATABASE_URL, TESSERA_DATA_DIR, TESSERA_PUBLIC_URL,
 TESSERA_LOG_LEVEL, TESSERA_MASTER_KEY, NODE_ENV; the environment is the better place for a key).
 The merchants and vault commands call the operator API of a running service: --url (TESSERA_URL,
 default http://127.0.0.1:8080) and --admin-key (TESSERA_ADMIN_KEY, default: the data folder's
-admin.key), so they work whether it runs on PGlite or PostgreSQL.
+admin.key), so they work whether it runs on PGlite or PostgreSQL. The webhooks commands call the
+merchant API with a merchant's private key: --url (TESSERA_URL) and --key (TESSERA_API_KEY).
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -58,6 +61,8 @@ async function main(argv: string[]): Promise<number> {
       return merchantsCommand(rest);
     case 'vault':
       return vaultCommand(rest);
+    case 'webhooks':
+      return print(await webhooksCommand(rest));
     case undefined:
     case 'help':
     case '--help':

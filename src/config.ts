@@ -92,6 +92,7 @@ const knownTesseraVariables = new Set([
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
   'TESSERA_URL',
+  'TESSERA_API_KEY',
 ]);
 
 /**
@@ -256,12 +257,14 @@ export function parseMasterKey(raw: string | undefined): Buffer | undefined {
 export interface ClientConfig {
   readonly url: string;
   readonly adminKey: string | undefined;
+  /** A merchant's private key, for the commands that call the merchant API. */
+  readonly apiKey: string | undefined;
   readonly dataDir: string;
 }
 
 export function loadClientConfig(
   env: Source = process.env,
-  overrides: { url?: string; adminKey?: string } = {},
+  overrides: { url?: string; adminKey?: string; apiKey?: string } = {},
 ): ClientConfig {
   const url =
     overrides.url ?? blankToUndefined(env.TESSERA_URL) ?? `http://127.0.0.1:${blankToUndefined(env.PORT) ?? '8080'}`;
@@ -269,6 +272,7 @@ export function loadClientConfig(
   return Object.freeze({
     url: url.replace(/\/+$/, ''),
     adminKey: overrides.adminKey ?? blankToUndefined(env.TESSERA_ADMIN_KEY),
+    apiKey: overrides.apiKey ?? blankToUndefined(env.TESSERA_API_KEY),
     dataDir: dataDirectory(blankToUndefined(env.TESSERA_DATA_DIR) ?? './data'),
   });
 }

@@ -172,6 +172,30 @@ describe(`tessera command (${databaseKind})`, () => {
       const ids = (JSON.parse(listed.stdout) as { data: Array<{ id: string }> }).data.map((row) => row.id);
       assert.ok(ids.includes(merchant.id));
 
+      // The webhooks commands use a merchant's key (DESIGN §5 signatureCase, settable from the CLI).
+      const endpoint = await fetch(`${running.baseUrl}/webhook_endpoints/create`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${running.privateKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ url: 'http://127.0.0.1:9/hooks' }),
+      });
+      const endpointId = ((await endpoint.json()) as { data: { id: string } }).data.id;
+      const merchantEnv = { TESSERA_URL: running.origin, TESSERA_API_KEY: running.privateKey! };
+      const lowered = await runCli(['webhooks', 'update', endpointId, '--signature-case', 'lower'], merchantEnv);
+      assert.equal(lowered.code, 0, lowered.stderr);
+      assert.equal((JSON.parse(lowered.stdout) as { signatureCase: string }).signatureCase, 'lower');
+      const endpoints = await runCli(['webhooks', 'list'], merchantEnv);
+      assert.equal(endpoints.code, 0, endpoints.stderr);
+      const listedEndpoint = (
+        JSON.parse(endpoints.stdout) as { data: Array<{ id: string; signatureCase: string }> }
+      ).data.find((row) => row.id === endpointId);
+      assert.equal(listedEndpoint?.signatureCase, 'lower');
+      const badCase = await runCli(['webhooks', 'update', endpointId, '--signature-case', 'mixed'], merchantEnv);
+      assert.equal(badCase.code, 1);
+      assert.match(badCase.stderr, /--signature-case takes upper or lower/);
+      const noKey = await runCli(['webhooks', 'list'], { TESSERA_URL: running.origin });
+      assert.equal(noKey.code, 1);
+      assert.match(noKey.stderr, /TESSERA_API_KEY/);
+
       const refused = await runCli(['merchants', 'list'], {
         ...cliEnv,
         TESSERA_ADMIN_KEY: 'not-the-operator-key-at-all-000',

@@ -1,0 +1,92 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadClientConfig } from './config.js';
+
+/**
+ * `tessera webhooks …`: a merchant's webhook endpoints from the command line, through the merchant
+ * API of a running service with the merchant's private key (so it works against a service on
+ * another host, PGlite or PostgreSQL alike).
+ */
+export const webhooksUsage = `  webhooks list                  the merchant's webhook endpoints (the dynamic notifyUrl endpoint too)
+  webhooks update ID [--signature-case upper|lower] [--legacy true|false] [--status enabled|disabled]
+                     [--endpoint-url URL] [--description TEXT] [--events a.b,c.d|*]
+                                 change an endpoint; --signature-case lower for verifiers that compare
+                                 a lower-case HMAC (the provider's Java SDK)`;
+
+const options = {
+  url: { type: 'string' },
+  key: { type: 'string' },
+} as const;
+
+async function merchantCall(
+  values: { url?: string; key?: string },
+  method: 'GET' | 'POST',
+  route: string,
+  body?: unknown,
+): Promise<unknown> {
+  const client = loadClientConfig(process.env, { url: values.url, apiKey: values.key });
+  if (!client.apiKey)
+    throw new ConfigError("No merchant key: set TESSERA_API_KEY or --key (the merchant's test_pr_… key)");
+  let response: Response;
+  try {
+    response = await fetch(`${client.url}/api/services/v1${route}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${client.apiKey}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (err) {
+    throw new ConfigError(`Cannot reach the service at ${client.url}: ${(err as Error).message}`);
+  }
+  const text = await response.text();
+  let parsed: { code?: string; msg?: string; data?: unknown };
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new ConfigError(`Unexpected answer from ${client.url} (HTTP ${response.status})`);
+  }
+  if (parsed.code !== 'success') throw new ConfigError(`${parsed.code}: ${parsed.msg}`);
+  return parsed.data;
+}
+
+function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], flag: string): T | undefined {
+  if (value === undefined) return undefined;
+  if (!(allowed as readonly string[]).includes(value)) throw new ConfigError(`--${flag} takes ${allowed.join(' or ')}`);
+  return value as T;
+}
+
+export async function webhooksCommand(argv: string[]): Promise<unknown> {
+  const [action, ...rest] = argv;
+  if (action === 'list') {
+    const { values } = parseArgs({ args: rest, options: { ...options, limit: { type: 'string' } } });
+    return merchantCall(values, 'GET', `/webhook_endpoints?limit=${encodeURIComponent(values.limit ?? '100')}`);
+  }
+  if (action === 'update') {
+    const { values, positionals } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: {
+        ...options,
+        'signature-case': { type: 'string' },
+        legacy: { type: 'string' },
+        status: { type: 'string' },
+        'endpoint-url': { type: 'string' },
+        description: { type: 'string' },
+        events: { type: 'string' },
+      },
+    });
+    const id = positionals[0];
+    if (!id) throw new ConfigError('webhooks update needs the endpoint id (we_…)');
+    const legacy = oneOf(values.legacy, ['true', 'false'], 'legacy');
+    return merchantCall(values, 'POST', `/webhook_endpoints/${encodeURIComponent(id)}/update`, {
+      signatureCase: oneOf(values['signature-case'], ['upper', 'lower'], 'signature-case'),
+      legacyNotifications: legacy === undefined ? undefined : legacy === 'true',
+      status: oneOf(values.status, ['enabled', 'disabled'], 'status'),
+      url: values['endpoint-url'],
+      description: values.description,
+      enabledEvents: values.events?.split(',').map((type) => type.trim()),
+    });
+  }
+  throw new ConfigError(`webhooks takes list or update\n\n${webhooksUsage}`);
+}
