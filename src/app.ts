@@ -34,6 +34,8 @@ import { createWebhookHttpClient } from './webhooks/http-client.js';
 import { createMailTransport, type MailTransport } from './mail/transport.js';
 import { createInvoiceService, type InvoiceService } from './invoices/service.js';
 import { hostedInvoiceRoutes, invoiceRoutes } from './invoices/routes.js';
+import { createTeamService, type TeamService } from './team/service.js';
+import { dashboardRoutes } from './dashboard/routes.js';
 
 export interface Tessera {
   server: App;
@@ -53,6 +55,8 @@ export interface Tessera {
   /** Sends webhook deliveries; started by `tessera start` and `tessera worker` (tests call runOnce). */
   webhookDispatcher: WebhookDispatcher;
   invoices: InvoiceService;
+  /** Dashboard team members, sessions and the audit log (issue 11). */
+  team: TeamService;
   /** Where e-mails go: SMTP, or .eml files in the data folder (kept in memory with `memory://`). */
   mail: MailTransport;
   operatorKey: { value: string; created: boolean };
@@ -183,6 +187,7 @@ export async function createTessera({
       publicUrl: () => publicUrl,
     });
     late.invoices = invoices;
+    const team = createTeamService({ db, clock, mail, publicUrl: () => publicUrl });
 
     const server = await buildServer({
       logger: log,
@@ -199,8 +204,26 @@ export async function createTessera({
         webhookEndpointRoutes(webhookEndpoints),
         webhookDeliveryRoutes(webhookDeliveries),
       ],
-      operatorRoutes: [merchantRoutes(merchants), vaultRoutes(vault)],
-      publicRoutes: [threeDSecureRoutes(payments), hostedInvoiceRoutes(invoices)],
+      operatorRoutes: [
+        merchantRoutes(merchants, async (tx, merchantId, email) => team.createOwner(tx, merchantId, email)),
+        vaultRoutes(vault),
+      ],
+      publicRoutes: [
+        threeDSecureRoutes(payments),
+        hostedInvoiceRoutes(invoices),
+        dashboardRoutes({
+          team,
+          merchants,
+          customers,
+          payments,
+          paymentMethods,
+          refunds,
+          events,
+          webhookEndpoints,
+          webhookDeliveries,
+          publicUrl: () => publicUrl,
+        }),
+      ],
       isReady: () => ready,
     });
     server.addHook('onListen', async () => {
@@ -229,6 +252,7 @@ export async function createTessera({
       webhookDeliveries,
       webhookDispatcher,
       invoices,
+      team,
       mail,
       operatorKey,
       publicUrl: () => publicUrl,

@@ -15,7 +15,7 @@ Commands:
   worker                         deliver webhooks and run background jobs, without the HTTP API
                                  (PostgreSQL only: any number share the database of the service)
   migrate                        apply database migrations and exit
-  merchants create --name N [--tokenization] [--mit]
+  merchants create --name N [--tokenization] [--mit] [--owner-email E]
   merchants update ID [--name N] [--tokenization true|false] [--mit true|false]
   merchants list
   merchants roll-keys ID         new test keys; the old ones stop working at once
@@ -145,6 +145,7 @@ async function merchantsCommand(argv: string[]): Promise<number> {
         name: { type: 'string' },
         tokenization: { type: 'boolean' },
         mit: { type: 'boolean' },
+        'owner-email': { type: 'string' },
       },
     });
     if (!values.name) throw new ConfigError('merchants create needs --name');
@@ -153,6 +154,7 @@ async function merchantsCommand(argv: string[]): Promise<number> {
         name: values.name,
         tokenization: values.tokenization ?? false,
         mit: values.mit ?? false,
+        ...(values['owner-email'] ? { ownerEmail: values['owner-email'] } : {}),
       }),
     );
   }

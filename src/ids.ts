@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 
-export type IdPrefix = 'cus' | 'pm' | 'pt' | 'evt' | 're' | 'in' | 'we' | 'mer' | 'key' | 'vk' | 'wd' | 'wa';
+export type IdPrefix = 'cus' | 'pm' | 'pt' | 'evt' | 're' | 'in' | 'we' | 'mer' | 'key' | 'vk' | 'wd' | 'wa' | 'tm';
 
 const TEN_POW_18 = 10n ** 18n;
 

@@ -35,8 +35,11 @@ export async function start(config: Config): Promise<Tessera> {
   }
   if (config.nodeEnv !== 'production' && !config.dataDir.startsWith('memory://')) {
     const sandbox = await sandboxMerchant(tessera, config);
+    // Development: the sandbox merchant's Owner and a fresh one-time sign-in link at every start.
+    const ownerLink = await tessera.team.sandboxOwnerLink(sandbox.id, 'owner@sandbox.localhost');
     lines.push(
       `  Sandbox merchant ${sandbox.id} (tokenization and MIT on), private key: ${sandbox.privateKey}`,
+      `  Dashboard:      ${ownerLink}  (one-time sign-in as the sandbox Owner, valid 72 h)`,
       '',
       'Try it:',
       `  curl -s -X POST ${baseUrl}/customers/create -H 'Authorization: Bearer ${sandbox.privateKey}' -H 'Content-Type: application/json' -d '{"firstName":"Ada","lastName":"Lovelace","email":"ada@example.com"}'`,

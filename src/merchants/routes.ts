@@ -3,17 +3,21 @@ import { envelope, ok } from '../http/envelope.js';
 import type { App } from '../http/server.js';
 import { CreateMerchantBody, Merchant, MerchantParams, MerchantWithKeys, UpdateMerchantBody } from './schemas.js';
 import type { MerchantService } from './service.js';
+import type { Queryable } from '../db/db.js';
+
+/** Makes a merchant's first dashboard Owner (the team service), in the merchant's transaction. */
+export type AddOwner = (tx: Queryable, merchantId: string, email: string) => Promise<{ link: string }>;
 
 const tags = ['Operator'];
 const security = [{ operatorKey: [] }];
 
 /** The operator ("account manager") API: merchants, their capability flags and keys (SPEC §1.6). */
-export function merchantRoutes(merchants: MerchantService) {
+export function merchantRoutes(merchants: MerchantService, addOwner?: AddOwner) {
   return (app: App) => {
     app.post(
       '/merchants/create',
       { schema: { tags, security, body: CreateMerchantBody, response: { 200: envelope(MerchantWithKeys) } } },
-      async (request) => ok(await merchants.create(request.body)),
+      async (request) => ok(await merchants.create(request.body, addOwner)),
     );
     app.get(
       '/merchants',

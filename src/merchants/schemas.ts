@@ -7,6 +7,14 @@ export const CreateMerchantBody = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     tokenization: Type.Optional(Type.Boolean()),
     mit: Type.Optional(Type.Boolean()),
+    ownerEmail: Type.Optional(
+      Type.String({
+        format: 'email',
+        maxLength: 254,
+        description:
+          "The merchant's first dashboard Owner; the answer's ownerSetPasswordUrl is a one-time link (72 h) to choose a password",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -37,5 +45,8 @@ export const MerchantWithKeys = Type.Object({
     privateKey: Type.String({ description: 'test_pr_…, shown only here' }),
     publicKey: Type.String({ description: 'test_pu_…, shown only here' }),
   }),
+  ownerSetPasswordUrl: Type.Optional(
+    Type.String({ description: "With ownerEmail: the Owner's one-time set-password link, shown only here" }),
+  ),
 });
 export type MerchantWithKeys = Static<typeof MerchantWithKeys>;

@@ -83,7 +83,11 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
   return {
     keyLookup,
 
-    async create(input: CreateMerchantBody): Promise<MerchantWithKeys> {
+    /** With ownerEmail, `addOwner` makes the first dashboard Owner in the same transaction. */
+    async create(
+      input: CreateMerchantBody,
+      addOwner?: (tx: Queryable, merchantId: string, email: string) => Promise<{ link: string }>,
+    ): Promise<MerchantWithKeys> {
       const now = clock.now();
       const row: queries.MerchantRow = {
         id: newId('mer'),
@@ -92,11 +96,13 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
         mit_enabled: input.mit ?? false,
         created_at: now,
       };
-      const keys = await db.transaction(async (tx) => {
+      const { keys, owner } = await db.transaction(async (tx) => {
         await queries.insertMerchant(tx, row);
-        return issueTestKeys(tx, row.id, now);
+        const issued = await issueTestKeys(tx, row.id, now);
+        const added = input.ownerEmail && addOwner ? await addOwner(tx, row.id, input.ownerEmail) : undefined;
+        return { keys: issued, owner: added };
       });
-      return { ...toMerchant(row), keys };
+      return { ...toMerchant(row), keys, ...(owner ? { ownerSetPasswordUrl: owner.link } : {}) };
     },
 
     async update(id: string, changes: UpdateMerchantBody): Promise<Merchant> {

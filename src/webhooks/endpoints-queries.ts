@@ -244,13 +244,23 @@ export interface AuditEntry {
   objectId: string | null;
   actor: string;
   traceId: string | null;
+  clientAddress?: string | null;
   createdAt: Date;
 }
 
 export async function insertAuditEntry(db: Queryable, entry: AuditEntry): Promise<void> {
   await db.query(
-    `INSERT INTO audit_log (merchant_id, mode, action, object_id, actor, trace_id, created_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [entry.merchantId, entry.mode, entry.action, entry.objectId, entry.actor, entry.traceId, entry.createdAt],
+    `INSERT INTO audit_log (merchant_id, mode, action, object_id, actor, trace_id, created_at, client_address)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
+    [
+      entry.merchantId,
+      entry.mode,
+      entry.action,
+      entry.objectId,
+      entry.actor,
+      entry.traceId,
+      entry.createdAt,
+      entry.clientAddress ?? null,
+    ],
   );
 }

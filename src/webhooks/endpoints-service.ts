@@ -72,6 +72,10 @@ function normalizeEnabledEvents(events: readonly string[] | undefined): string[]
 export interface Actor {
   /** The X-TraceId of the request, so that an audit row leads to the request's log lines. */
   traceId: string;
+  /** A dashboard team member (`member:tm_…`); the API key's kind otherwise. */
+  member?: string;
+  /** Where the request came from (the audit log's "from where"). */
+  clientAddress?: string;
 }
 
 export interface WebhookEndpointServiceDeps {
@@ -140,8 +144,9 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
       mode: merchant.mode,
       action,
       objectId,
-      actor: `api_key:${merchant.keyKind}`,
+      actor: actor.member ?? `api_key:${merchant.keyKind}`,
       traceId: actor.traceId,
+      clientAddress: actor.clientAddress ?? null,
       createdAt: clock.now(),
     };
   }

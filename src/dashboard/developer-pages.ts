@@ -1,0 +1,315 @@
+import type { App } from '../http/server.js';
+import { ListEventsQuery } from '../events/schemas.js';
+import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody } from '../webhooks/endpoints-schemas.js';
+import type { WebhookEndpoint } from '../webhooks/endpoints-schemas.js';
+import { html, type SafeHtml } from './html.js';
+import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
+import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './routes.js';
+import { given, validated } from './validate.js';
+
+const base = '/dashboard/developers';
+
+/** Developers (SPEC §5.3–§5.4): webhook endpoints, their tokens and delivery logs, and events. */
+export function developerPages(app: App, deps: DashboardDeps): void {
+  const listPage = async (ctx: PageContext, values: Record<string, string> = {}, errors?: FieldErrors) => {
+    const endpoints = await deps.webhookEndpoints.list(ctx.merchant, { limit: 100 });
+    const rows = endpoints.data.map(
+      (endpoint) =>
+        html`<tr>
+          <td>
+            <a href="${base}/webhooks/${endpoint.id}"
+              >${endpoint.kind === 'dynamic' ? 'notifyUrl (dynamic)' : endpoint.url}</a
+            >
+          </td>
+          <td class="hide-narrow">${endpoint.description ?? ''}</td>
+          <td class="status-${endpoint.status}">${endpoint.status}</td>
+          <td class="hide-narrow">${endpoint.enabledEvents.join(', ')}</td>
+        </tr>`,
+    );
+    return layout(
+      { title: 'Webhook endpoints', session: ctx.session, current: '/developers/webhooks' },
+      html`<h1>Webhook endpoints</h1>
+        ${table(['Endpoint', 'Description', 'Status', 'Events'], rows, 'No endpoints yet.')}
+        <h2>Add an endpoint</h2>
+        <form class="card" method="post" action="${base}/webhooks" novalidate>
+          ${csrfField(ctx.session.csrfToken)} ${formError(errors)}
+          ${field({ name: 'url', label: 'URL', type: 'url', value: values.url, errors, required: true, hint: 'https://… where the notifications are sent' })}
+          ${field({ name: 'description', label: 'Description', value: values.description, errors })}
+          ${field({ name: 'enabledEvents', label: 'Event types', value: values.enabledEvents ?? '*', errors, hint: 'Comma-separated codes, or * for every type' })}
+          <button type="submit">Add endpoint</button>
+        </form>`,
+    );
+  };
+
+  page(app, deps, 'GET', '/developers/webhooks', 'webhooks.read', (ctx) => listPage(ctx));
+
+  page(app, deps, 'POST', '/developers/webhooks', 'webhooks.manage', async (ctx) => {
+    const values = {
+      url: text(ctx.form, 'url'),
+      description: text(ctx.form, 'description'),
+      enabledEvents: text(ctx.form, 'enabledEvents'),
+    };
+    try {
+      const input = validated<CreateWebhookEndpointBody>(CreateWebhookEndpointBody, {
+        ...given({ url: values.url, description: values.description }),
+        ...(values.enabledEvents.trim() ? { enabledEvents: splitList(values.enabledEvents) } : {}),
+      });
+      const created = await deps.webhookEndpoints.create(ctx.merchant, input);
+      await deps.team.audit(ctx.actor, 'webhook_endpoint.created', created.id);
+      redirect(ctx.reply, `/developers/webhooks/${created.id}`);
+    } catch (err) {
+      ctx.reply.code(400);
+      return listPage(ctx, values, fieldErrors(err, 'url'));
+    }
+  });
+
+  const detailPage = async (
+    ctx: PageContext,
+    id: string,
+    extra: { token?: SafeHtml; values?: Record<string, string>; errors?: FieldErrors; notice?: string } = {},
+  ) => {
+    const endpoint = await deps.webhookEndpoints.retrieve(ctx.merchant, id);
+    const { errors } = extra;
+    const values = extra.values ?? {
+      url: endpoint.url ?? '',
+      description: endpoint.description ?? '',
+      enabledEvents: endpoint.enabledEvents.join(', '),
+      status: endpoint.status,
+      legacyNotifications: endpoint.legacyNotifications ? 'on' : 'off',
+    };
+    return layout(
+      { title: `Endpoint ${endpoint.id}`, session: ctx.session, current: '/developers/webhooks', notice: extra.notice },
+      html`<p><a href="${base}/webhooks">← Webhook endpoints</a></p>
+        <h1>${endpoint.kind === 'dynamic' ? "The payments' notifyUrl (dynamic endpoint)" : endpoint.url}</h1>
+        <dl class="facts card">
+          <dt>Id</dt>
+          <dd>${endpoint.id}</dd>
+          <dt>Status</dt>
+          <dd class="status-${endpoint.status}">${endpoint.status}</dd>
+          <dt>Events</dt>
+          <dd>${endpoint.enabledEvents.join(', ')}</dd>
+          <dt>Legacy notifications</dt>
+          <dd>${endpoint.legacyNotifications ? 'on' : 'off'}</dd>
+          <dt>Created</dt>
+          <dd>${when(endpoint.created)}</dd>
+        </dl>
+        <h2>Signing token</h2>
+        <div class="card">
+          ${extra.token ?? html`<p>The token is hidden. Revealing it is recorded in the audit log.</p>`}
+          <div class="actions">
+            <form method="post" action="${base}/webhooks/${endpoint.id}/reveal">
+              ${csrfField(ctx.session.csrfToken)}<button type="submit">Reveal token</button>
+            </form>
+            <form method="post" action="${base}/webhooks/${endpoint.id}/roll">
+              ${csrfField(ctx.session.csrfToken)}<button class="danger" type="submit">Roll token</button>
+            </form>
+          </div>
+          <p class="hint">Rolling makes a new token; the old one stops working at once.</p>
+        </div>
+        ${endpoint.kind === 'static' ? editForm(ctx, endpoint, values, errors) : ''}
+        <h2>Deliveries</h2>
+        ${await deliveryLog(ctx, endpoint.id)}`,
+    );
+  };
+
+  const editForm = (
+    ctx: PageContext,
+    endpoint: WebhookEndpoint,
+    values: Record<string, string>,
+    errors?: FieldErrors,
+  ) =>
+    html`<h2>Settings</h2>
+      <form class="card" method="post" action="${base}/webhooks/${endpoint.id}" novalidate>
+        ${csrfField(ctx.session.csrfToken)} ${formError(errors)}
+        ${field({ name: 'url', label: 'URL', type: 'url', value: values.url, errors })}
+        ${field({ name: 'description', label: 'Description', value: values.description, errors })}
+        ${field({ name: 'enabledEvents', label: 'Event types', value: values.enabledEvents, errors, hint: 'Comma-separated codes, or *' })}
+        ${select({
+          name: 'status',
+          label: 'Status',
+          value: values.status,
+          errors,
+          choices: [
+            ['enabled', 'Enabled'],
+            ['disabled', 'Disabled'],
+          ],
+        })}
+        ${select({
+          name: 'legacyNotifications',
+          label: 'Legacy notifications (plain codes)',
+          value: values.legacyNotifications,
+          errors,
+          choices: [
+            ['on', 'On'],
+            ['off', 'Off'],
+          ],
+        })}
+        <button type="submit">Save</button>
+      </form>
+      <form method="post" action="${base}/webhooks/${endpoint.id}/delete">
+        ${csrfField(ctx.session.csrfToken)}<button class="danger" type="submit">Delete endpoint</button>
+      </form>`;
+
+  const deliveryLog = async (ctx: PageContext, endpointId: string) => {
+    const deliveries = await deps.webhookDeliveries.list(ctx.merchant, { endpointId, limit: 20 });
+    const rows: SafeHtml[] = [];
+    for (const delivery of deliveries.data) {
+      const attempts = await deps.webhookDeliveries.listAttempts(ctx.merchant, delivery.id);
+      rows.push(
+        html`<tr>
+          <td>${when(delivery.created)}<br /><a href="${base}/events/${delivery.eventId}">${delivery.type}</a></td>
+          <td class="status-${delivery.status}">${delivery.status}</td>
+          <td>
+            ${attempts.data.map(
+              (attempt) =>
+                html`<div>
+                  #${attempt.attemptNumber} ${when(attempt.attemptedAt)} · ${attempt.httpStatus ?? 'no answer'} ·
+                  ${attempt.durationMs} ms ${attempt.error ? html`· ${attempt.error}` : ''}
+                  ${attempt.responseExcerpt ? html`<pre>${attempt.responseExcerpt}</pre>` : ''}
+                </div>`,
+            )}
+          </td>
+          <td>
+            <form method="post" action="${base}/deliveries/${delivery.id}/resend">
+              ${csrfField(ctx.session.csrfToken)}<button
+                class="secondary"
+                type="submit"
+                aria-label="Resend delivery ${delivery.id}"
+              >
+                Resend
+              </button>
+            </form>
+          </td>
+        </tr>`,
+      );
+    }
+    return table(['Event', 'Status', 'Attempts', ''], rows, 'Nothing sent to this endpoint yet.');
+  };
+
+  page(app, deps, 'GET', '/developers/webhooks/:id', 'webhooks.read', (ctx) =>
+    detailPage(ctx, (ctx.request.params as { id: string }).id),
+  );
+
+  page(app, deps, 'POST', '/developers/webhooks/:id', 'webhooks.manage', async (ctx) => {
+    const id = (ctx.request.params as { id: string }).id;
+    const values = {
+      url: text(ctx.form, 'url'),
+      description: text(ctx.form, 'description'),
+      enabledEvents: text(ctx.form, 'enabledEvents'),
+      status: text(ctx.form, 'status'),
+      legacyNotifications: text(ctx.form, 'legacyNotifications'),
+    };
+    try {
+      const changes = validated<UpdateWebhookEndpointBody>(UpdateWebhookEndpointBody, {
+        ...given({ url: values.url, status: values.status }),
+        description: values.description,
+        enabledEvents: splitList(values.enabledEvents),
+        legacyNotifications: values.legacyNotifications === 'on',
+      });
+      await deps.webhookEndpoints.update(ctx.merchant, id, changes);
+      await deps.team.audit(ctx.actor, 'webhook_endpoint.updated', id);
+      return detailPage(ctx, id, { notice: 'Saved.' });
+    } catch (err) {
+      ctx.reply.code(400);
+      return detailPage(ctx, id, { values, errors: fieldErrors(err, 'url') });
+    }
+  });
+
+  page(app, deps, 'POST', '/developers/webhooks/:id/delete', 'webhooks.manage', async (ctx) => {
+    const id = (ctx.request.params as { id: string }).id;
+    await deps.webhookEndpoints.delete(ctx.merchant, id);
+    await deps.team.audit(ctx.actor, 'webhook_endpoint.deleted', id);
+    redirect(ctx.reply, '/developers/webhooks');
+  });
+
+  // SPEC §5.3: the token is in the answer to the POST only, never in the page before; the
+  // endpoint service writes the audit row (with the member and address) before answering.
+  for (const action of ['reveal', 'roll'] as const) {
+    page(
+      app,
+      deps,
+      'POST',
+      `/developers/webhooks/:id/${action}`,
+      action === 'reveal' ? 'webhooks.reveal_token' : 'webhooks.roll_token',
+      async (ctx) => {
+        const id = (ctx.request.params as { id: string }).id;
+        const who = {
+          traceId: ctx.request.id,
+          member: `member:${ctx.actor.memberId}`,
+          clientAddress: ctx.actor.clientAddress,
+        };
+        const { token } =
+          action === 'reveal'
+            ? await deps.webhookEndpoints.revealToken(ctx.merchant, id, who)
+            : await deps.webhookEndpoints.rollToken(ctx.merchant, id, who);
+        return detailPage(ctx, id, {
+          token: html`<p>${action === 'roll' ? 'The new token (the old one no longer works):' : 'The token:'}</p>
+            <p class="secret" id="token">${token}</p>`,
+        });
+      },
+    );
+  }
+
+  page(app, deps, 'POST', '/developers/deliveries/:id/resend', 'webhooks.resend', async (ctx) => {
+    const id = (ctx.request.params as { id: string }).id;
+    const delivery = await deps.webhookDeliveries.resendDelivery(ctx.merchant, id);
+    await deps.team.audit(ctx.actor, 'webhook_delivery.resent', id);
+    redirect(ctx.reply, `/developers/webhooks/${delivery.endpointId}`);
+  });
+
+  page(app, deps, 'GET', '/developers/events', 'events.read', async (ctx) => {
+    const query = ctx.request.query as Record<string, string>;
+    const type = query.type ?? '';
+    const events = await deps.events.list(
+      ctx.merchant,
+      validated<ListEventsQuery>(ListEventsQuery, { limit: 50, ...given({ type }) }, 'querystring'),
+    );
+    const rows = events.data.map(
+      (event) =>
+        html`<tr>
+          <td><a href="${base}/events/${event.id}">${event.id}</a></td>
+          <td>${event.type}</td>
+          <td>${when(event.created)}</td>
+        </tr>`,
+    );
+    return layout(
+      { title: 'Events', session: ctx.session, current: '/developers/events' },
+      html`<h1>Events</h1>
+        <form class="filters" method="get" action="${base}/events">
+          ${field({ name: 'type', label: 'Type', value: type })}<button type="submit">Filter</button>
+        </form>
+        ${table(['Event', 'Type', 'Created'], rows, 'No events.')}`,
+    );
+  });
+
+  page(app, deps, 'GET', '/developers/events/:id', 'events.read', async (ctx) => {
+    const id = (ctx.request.params as { id: string }).id;
+    const event = await deps.events.retrieve(ctx.merchant, id);
+    const deliveries = await deps.webhookDeliveries.listForEvent(ctx.merchant, id, { limit: 50 });
+    const rows = deliveries.data.map(
+      (delivery) =>
+        html`<tr>
+          <td><a href="${base}/webhooks/${delivery.endpointId}">${delivery.url}</a></td>
+          <td>${delivery.kind}</td>
+          <td class="status-${delivery.status}">${delivery.status}</td>
+          <td>${delivery.attempts}</td>
+        </tr>`,
+    );
+    return layout(
+      { title: `Event ${event.id}`, session: ctx.session, current: '/developers/events' },
+      html`<h1>${event.type}</h1>
+        <p>${event.id} · ${when(event.created)}</p>
+        <h2>Body</h2>
+        <pre>${JSON.stringify(event, null, 2)}</pre>
+        <h2>Deliveries</h2>
+        ${table(['Target', 'Kind', 'Status', 'Attempts'], rows, 'No deliveries.')}`,
+    );
+  });
+}
+
+function splitList(value: string): string[] {
+  return value
+    .split(',')
+    .map((part) => part.trim())
+    .filter((part) => part !== '');
+}

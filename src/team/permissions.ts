@@ -1,0 +1,60 @@
+/**
+ * The role matrix of DESIGN §7 and issue 11, as ONE table: every dashboard action names one of
+ * these permissions, and the server checks it (a hidden button is not a permission). docs/dashboard.md
+ * shows the same table; test/dashboard-roles.test.ts checks every role against every gated action.
+ */
+export const roles = ['owner', 'administrator', 'developer', 'analyst', 'support'] as const;
+export type Role = (typeof roles)[number];
+
+export const roleNames: Record<Role, string> = {
+  owner: 'Owner',
+  administrator: 'Administrator',
+  developer: 'Developer',
+  analyst: 'Analyst',
+  support: 'Support',
+};
+
+const everyone: readonly Role[] = roles;
+const managers: readonly Role[] = ['owner', 'administrator'];
+const developers: readonly Role[] = ['owner', 'administrator', 'developer'];
+
+export const permissions = {
+  /** Home, payments, customers, refunds, invoices: read. */
+  'payments.read': everyone,
+  'customers.read': everyone,
+  'refunds.read': everyone,
+  'invoices.read': everyone,
+  /** Create a refund (full or partial). */
+  'refunds.create': ['owner', 'administrator', 'support'],
+  /** Send again an invoice already sent. */
+  'invoices.resend': ['owner', 'administrator', 'support'],
+  /** Create a draft, finalize, void. */
+  'invoices.manage': managers,
+  /** Webhook endpoints, token reveal and roll, deliveries and resend, events, API request logs (SPEC §5.4). */
+  'webhooks.read': developers,
+  'webhooks.manage': developers,
+  'webhooks.reveal_token': developers,
+  'webhooks.roll_token': developers,
+  'webhooks.resend': developers,
+  'events.read': developers,
+  'request_logs.read': developers,
+  /** API keys: see their hints, roll them. */
+  'api_keys.manage': managers,
+  /** Invite, change roles, remove members (an Administrator never touches the Owner). */
+  'team.manage': managers,
+  /** Transfer ownership, require two-factor sign-in for the whole team. */
+  'team.transfer_ownership': ['owner'],
+  'team.require_two_factor': ['owner'],
+  'audit_log.read': managers,
+  'exports.read': ['owner', 'administrator', 'analyst'],
+} as const satisfies Record<string, readonly Role[]>;
+
+export type Permission = keyof typeof permissions;
+
+export function can(role: Role, permission: Permission): boolean {
+  return (permissions[permission] as readonly Role[]).includes(role);
+}
+
+export function isRole(value: unknown): value is Role {
+  return typeof value === 'string' && (roles as readonly string[]).includes(value);
+}

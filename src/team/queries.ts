@@ -1,0 +1,226 @@
+import type { Queryable } from '../db/db.js';
+import type { Role } from './permissions.js';
+
+export interface MemberRow {
+  id: string;
+  merchant_id: string;
+  email: string;
+  name: string;
+  role: Role;
+  password_hash: string | null;
+  totp_secret_encrypted: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const memberColumns =
+  'id, merchant_id, email, name, role, password_hash, totp_secret_encrypted, created_at, updated_at';
+
+export async function insertMember(db: Queryable, row: MemberRow): Promise<void> {
+  await db.query(`INSERT INTO team_members (${memberColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+    row.id,
+    row.merchant_id,
+    row.email,
+    row.name,
+    row.role,
+    row.password_hash,
+    row.totp_secret_encrypted,
+    row.created_at,
+    row.updated_at,
+  ]);
+}
+
+export async function selectMemberByEmail(db: Queryable, email: string): Promise<MemberRow | undefined> {
+  const rows = await db.query<MemberRow>(
+    `SELECT ${memberColumns} FROM team_members WHERE lower(email) = lower($1) AND removed_at IS NULL`,
+    [email],
+  );
+  return rows[0];
+}
+
+export async function selectMember(db: Queryable, merchantId: string, id: string): Promise<MemberRow | undefined> {
+  const rows = await db.query<MemberRow>(
+    `SELECT ${memberColumns} FROM team_members WHERE id = $1 AND merchant_id = $2 AND removed_at IS NULL`,
+    [id, merchantId],
+  );
+  return rows[0];
+}
+
+export async function selectMembers(db: Queryable, merchantId: string): Promise<MemberRow[]> {
+  return db.query<MemberRow>(
+    `SELECT ${memberColumns} FROM team_members WHERE merchant_id = $1 AND removed_at IS NULL ORDER BY created_at, id`,
+    [merchantId],
+  );
+}
+
+export async function selectOwner(db: Queryable, merchantId: string): Promise<MemberRow | undefined> {
+  const rows = await db.query<MemberRow>(
+    `SELECT ${memberColumns} FROM team_members
+      WHERE merchant_id = $1 AND role = 'owner' AND removed_at IS NULL ORDER BY created_at LIMIT 1`,
+    [merchantId],
+  );
+  return rows[0];
+}
+
+export async function updateRole(db: Queryable, merchantId: string, id: string, role: Role, now: Date) {
+  const rows = await db.query(
+    `UPDATE team_members SET role = $3, updated_at = $4
+      WHERE id = $1 AND merchant_id = $2 AND removed_at IS NULL RETURNING id`,
+    [id, merchantId, role, now],
+  );
+  return rows.length === 1;
+}
+
+export async function markRemoved(db: Queryable, merchantId: string, id: string, now: Date): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE team_members SET removed_at = $3, updated_at = $3
+      WHERE id = $1 AND merchant_id = $2 AND removed_at IS NULL RETURNING id`,
+    [id, merchantId, now],
+  );
+  return rows.length === 1;
+}
+
+export async function updatePassword(db: Queryable, id: string, passwordHash: string, now: Date): Promise<void> {
+  await db.query('UPDATE team_members SET password_hash = $2, updated_at = $3 WHERE id = $1', [id, passwordHash, now]);
+}
+
+// ── One-time links ────────────────────────────────────────────────────────────────────────────
+
+export type LinkKind = 'invitation' | 'password_reset' | 'sign_in';
+
+export async function insertLink(
+  db: Queryable,
+  link: { tokenHash: string; memberId: string; kind: LinkKind; expiresAt: Date; now: Date },
+): Promise<void> {
+  await db.query(
+    'INSERT INTO team_links (token_hash, member_id, kind, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)',
+    [link.tokenHash, link.memberId, link.kind, link.expiresAt, link.now],
+  );
+}
+
+/** A link not used and not expired, of one of `kinds`; the member must still be on the team. */
+export async function selectUsableLink(db: Queryable, tokenHash: string, kinds: readonly LinkKind[], now: Date) {
+  const rows = await db.query<{ member_id: string; kind: LinkKind }>(
+    `SELECT l.member_id, l.kind FROM team_links l JOIN team_members m ON m.id = l.member_id
+      WHERE l.token_hash = $1 AND l.kind = ANY($2) AND l.used_at IS NULL AND l.expires_at > $3
+        AND m.removed_at IS NULL`,
+    [tokenHash, kinds, now],
+  );
+  return rows[0];
+}
+
+/** Single use: of two requests with the same link, only the one whose update matched goes on. */
+export async function markLinkUsed(db: Queryable, tokenHash: string, now: Date): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE team_links SET used_at = $2 WHERE token_hash = $1 AND used_at IS NULL AND expires_at > $2 RETURNING token_hash`,
+    [tokenHash, now],
+  );
+  return rows.length === 1;
+}
+
+// ── Sessions ──────────────────────────────────────────────────────────────────────────────────
+
+export interface SessionRow {
+  token_hash: string;
+  member_id: string;
+  csrf_token: string;
+  mode: 'test' | 'live';
+  last_seen_at: Date;
+}
+
+export async function insertSession(
+  db: Queryable,
+  session: { tokenHash: string; memberId: string; csrfToken: string; clientAddress: string; now: Date },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO team_sessions (token_hash, member_id, csrf_token, mode, client_address, created_at, last_seen_at)
+     VALUES ($1, $2, $3, 'test', $4, $5, $5)`,
+    [session.tokenHash, session.memberId, session.csrfToken, session.clientAddress, session.now],
+  );
+}
+
+/** The session and its member, when the session was seen after `idleSince` and the member is on the team. */
+export async function selectSession(db: Queryable, tokenHash: string, idleSince: Date) {
+  const rows = await db.query<SessionRow & { member: MemberRow }>(
+    `SELECT s.token_hash, s.member_id, s.csrf_token, s.mode, s.last_seen_at, row_to_json(m) AS member
+       FROM team_sessions s JOIN team_members m ON m.id = s.member_id
+      WHERE s.token_hash = $1 AND s.last_seen_at > $2 AND m.removed_at IS NULL`,
+    [tokenHash, idleSince],
+  );
+  return rows[0];
+}
+
+export async function touchSession(db: Queryable, tokenHash: string, now: Date): Promise<void> {
+  await db.query('UPDATE team_sessions SET last_seen_at = $2 WHERE token_hash = $1', [tokenHash, now]);
+}
+
+export async function updateSessionMode(db: Queryable, tokenHash: string, mode: 'test' | 'live'): Promise<void> {
+  await db.query('UPDATE team_sessions SET mode = $2 WHERE token_hash = $1', [tokenHash, mode]);
+}
+
+export async function deleteSession(db: Queryable, tokenHash: string): Promise<void> {
+  await db.query('DELETE FROM team_sessions WHERE token_hash = $1', [tokenHash]);
+}
+
+export async function deleteSessionsOfMember(db: Queryable, memberId: string): Promise<void> {
+  await db.query('DELETE FROM team_sessions WHERE member_id = $1', [memberId]);
+}
+
+// ── Sign-in rate limit ────────────────────────────────────────────────────────────────────────
+
+export async function insertSignInFailures(db: Queryable, subjects: readonly string[], now: Date): Promise<void> {
+  for (const subject of subjects) {
+    await db.query('INSERT INTO sign_in_failures (subject, failed_at) VALUES ($1, $2)', [subject, now]);
+  }
+}
+
+export async function countSignInFailures(db: Queryable, subject: string, since: Date): Promise<number> {
+  const rows = await db.query<{ count: string | number }>(
+    'SELECT count(*) AS count FROM sign_in_failures WHERE subject = $1 AND failed_at > $2',
+    [subject, since],
+  );
+  return Number(rows[0]?.count ?? 0);
+}
+
+export async function deleteSignInFailures(db: Queryable, subject: string): Promise<void> {
+  await db.query('DELETE FROM sign_in_failures WHERE subject = $1', [subject]);
+}
+
+// ── Audit log ─────────────────────────────────────────────────────────────────────────────────
+
+export interface AuditRow {
+  id: string;
+  mode: string;
+  action: string;
+  object_id: string | null;
+  actor: string;
+  client_address: string | null;
+  created_at: Date;
+}
+
+export async function insertAudit(
+  db: Queryable,
+  entry: {
+    merchantId: string;
+    mode: string;
+    action: string;
+    objectId: string | null;
+    actor: string;
+    clientAddress: string | null;
+    now: Date;
+  },
+): Promise<void> {
+  await db.query(
+    `INSERT INTO audit_log (merchant_id, mode, action, object_id, actor, client_address, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [entry.merchantId, entry.mode, entry.action, entry.objectId, entry.actor, entry.clientAddress, entry.now],
+  );
+}
+
+export async function selectAudit(db: Queryable, merchantId: string, limit: number): Promise<AuditRow[]> {
+  return db.query<AuditRow>(
+    `SELECT id::text AS id, mode, action, object_id, actor, client_address, created_at FROM audit_log
+      WHERE merchant_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
+    [merchantId, limit],
+  );
+}

@@ -1,0 +1,195 @@
+/**
+ * The dashboard in a real browser (Debian's chromium through playwright-core). Without chromium
+ * these tests fail rather than skip: .ci/run installs it.
+ */
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startTestApp, type TestContext } from './helpers/harness.js';
+import { startSmtpServer, type SmtpTestServer } from './helpers/smtp.js';
+import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { verifyWebhook } from '../sdk/verify-webhook.js';
+
+const screenshots = '.test-screenshots';
+const password = 'correct horse battery';
+
+describe('dashboard in a browser', () => {
+  let ctx: TestContext;
+  let smtp: SmtpTestServer;
+  let receiver: Receiver;
+  let browser: Browser;
+  let page: Page;
+  let base: string;
+  let privateKey: string;
+  let ownerLink: string;
+
+  before(async () => {
+    mkdirSync(screenshots, { recursive: true });
+    smtp = await startSmtpServer();
+    receiver = await startReceiver();
+    ctx = await startTestApp({ env: { TESSERA_SMTP_URL: smtp.url } });
+    await ctx.tessera.server.listen({ port: 0, host: '127.0.0.1' });
+    base = ctx.tessera.publicUrl();
+    const created = await ctx.tessera.server.inject({
+      method: 'POST',
+      url: '/admin/v1/merchants/create',
+      headers: { authorization: `Bearer ${ctx.operatorKey}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'Browser shop', tokenization: true, ownerEmail: 'owner@browser.test' }),
+    });
+    privateKey = created.json().data.keys.privateKey;
+    ownerLink = created.json().data.ownerSetPasswordUrl;
+    browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      headless: true,
+      args: ['--no-sandbox'],
+    });
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  });
+  after(async () => {
+    await browser?.close();
+    await ctx?.close();
+    await receiver?.close();
+    await smtp?.close();
+  });
+
+  const api = async (path: string, body: unknown) => {
+    const answer = await ctx.tessera.server.inject({
+      method: 'POST',
+      url: `/api/services/v1${path}`,
+      headers: { authorization: `Bearer ${privateKey}`, 'content-type': 'application/json' },
+      payload: JSON.stringify(body),
+    });
+    return answer.json().data;
+  };
+
+  const pay = async (amount: string) => {
+    const method = await api('/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    return api('/payment/create', { amount, currency: 'USD', confirm: true, paymentMethod: method.id });
+  };
+
+  it('sets the Owner password through the one-time link, then signs in with the right password only', async () => {
+    await page.goto(ownerLink);
+    await page.getByLabel('New password').fill('short');
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    assert.match(await page.locator('#f-password-error').innerText(), /at least 10 characters/);
+    await page.getByLabel('New password').fill(password);
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('E-mail').fill('owner@browser.test');
+    await page.getByLabel('Password').fill('wrong password');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    assert.match(await page.getByRole('alert').innerText(), /not right/);
+    assert.equal(await page.getByLabel('E-mail').inputValue(), 'owner@browser.test');
+    await page.screenshot({ path: `${screenshots}/sign-in.png` });
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Home' }).waitFor();
+  });
+
+  it('invites a developer by e-mail through the real SMTP server, who accepts', async () => {
+    await page.goto(`${base}/dashboard/team`);
+    await page.getByLabel('E-mail').fill('dev@browser.test');
+    await page.getByLabel('Name').fill('Dev');
+    await page.getByLabel('Role', { exact: true }).selectOption('developer');
+    await page.getByRole('button', { name: 'Send invitation' }).click();
+    const [mail] = await smtp.waitFor(1);
+    assert.deepEqual(mail!.to, ['dev@browser.test']);
+    const link = /https?:\/\/\S+\/dashboard\/set-password\?token=[A-Za-z0-9_-]+/.exec(
+      mail!.raw.replace(/=\r?\n/g, '').replace(/=3D/g, '='),
+    )![0];
+    await page.screenshot({ path: `${screenshots}/team.png`, fullPage: true });
+    const other = await browser.newPage();
+    await other.goto(link);
+    await other.getByLabel('New password').fill(password);
+    await other.getByRole('button', { name: 'Set password and sign in' }).click();
+    await other.getByText('Dev (Developer)').waitFor();
+    await other.close();
+  });
+
+  it('reveals the token only after the click, rolls it, and a real delivery is signed with the new token', async () => {
+    await page.goto(`${base}/dashboard/developers/webhooks`);
+    await page.getByLabel('URL').fill(receiver.url());
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const before = await page.content();
+    assert.doesNotMatch(before, /id="token"/);
+    await page.getByRole('button', { name: 'Reveal token' }).click();
+    const revealed = await page.locator('#token').innerText();
+    await page.getByRole('button', { name: 'Roll token' }).click();
+    const rolled = await page.locator('#token').innerText();
+    assert.notEqual(rolled, revealed);
+    await page.screenshot({ path: `${screenshots}/endpoint.png`, fullPage: true });
+    await pay('2000');
+    await ctx.tessera.webhookDispatcher.runOnce();
+    // Two notifications per event (SPEC §6.4): the endpoint kind is the one signed with the token.
+    const request = (await receiver.waitFor(2)).find((candidate) => candidate.body.includes('"type":"endpoint_'));
+    const event = verifyWebhook({
+      headers: request!.headers,
+      rawBody: request!.rawBody,
+      token: rolled,
+      now: ctx.clock.now(),
+    });
+    assert.ok(event.id);
+    const audit = await ctx.tessera.db.query<{ action: string }>(
+      "SELECT action FROM audit_log WHERE action LIKE 'webhook_endpoint.token_%' ORDER BY id",
+    );
+    assert.deepEqual(
+      audit.map((row) => row.action),
+      ['webhook_endpoint.token_revealed', 'webhook_endpoint.token_rolled'],
+    );
+  });
+
+  it('resends a failed delivery from the delivery log', async () => {
+    receiver.respond(() => ({ status: 500, body: 'down' }));
+    const count = receiver.requests.length;
+    await pay('3000');
+    await ctx.tessera.webhookDispatcher.runOnce();
+    await receiver.waitFor(count + 2);
+    receiver.respond(() => ({ status: 200, body: 'success' }));
+    await page.reload();
+    await page.getByText('down').first().waitFor();
+    await page
+      .getByRole('button', { name: /Resend delivery/ })
+      .first()
+      .click();
+    await ctx.tessera.webhookDispatcher.runOnce();
+    await receiver.waitFor(count + 3);
+  });
+
+  it('refunds part of a payment from its page, showing the card brand and last four digits only', async () => {
+    const method = await api('/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    const payment = await api('/payment/create', {
+      amount: '2500',
+      currency: 'USD',
+      confirm: true,
+      paymentMethod: method.id,
+    });
+    await page.goto(`${base}/dashboard/payments/${payment.id}`);
+    const source = await page.content();
+    assert.doesNotMatch(source, /4242424242424242|424242/);
+    assert.match(source, /•••• 4242/);
+    await page.getByLabel(/Amount in minor units/).fill('12x');
+    await page.getByRole('button', { name: 'Refund' }).click();
+    assert.equal(await page.getByLabel(/Amount in minor units/).inputValue(), '12x');
+    assert.ok(await page.locator('#f-amount-error').isVisible());
+    await page.getByLabel(/Amount in minor units/).fill('1000');
+    await page.getByRole('button', { name: 'Refund' }).click();
+    await page.getByText(/Refund re_\d{19} created/).waitFor();
+    await page.screenshot({ path: `${screenshots}/payment.png`, fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: `${screenshots}/payment-390.png`, fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
+  });
+
+  it('signs out: the session no longer opens a page', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.goto(`${base}/dashboard/payments`);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+  });
+});

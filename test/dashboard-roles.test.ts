@@ -1,0 +1,228 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { acceptLink, dashboardClient, linkInMail, type DashboardClient } from './helpers/dashboard.js';
+import { permissions, roles, type Permission, type Role } from '../src/team/permissions.js';
+
+describe('dashboard: team members, sign-in and the role matrix (DESIGN §7)', () => {
+  let ctx: TestContext;
+  let merchant: TestMerchant;
+  let endpointId: string;
+  let paymentId: string;
+  const members = new Map<Role, DashboardClient>();
+  const memberIds = new Map<Role, string>();
+  const password = 'correct horse battery';
+
+  before(async () => {
+    ctx = await startTestApp();
+    const created = await ctx.tessera.server.inject({
+      method: 'POST',
+      url: '/admin/v1/merchants/create',
+      headers: { authorization: `Bearer ${ctx.operatorKey}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'Roles shop', tokenization: true, ownerEmail: 'owner@roles.test' }),
+    });
+    const data = created.json().data;
+    merchant = {
+      id: data.id,
+      privateKey: data.keys.privateKey,
+      publicKey: data.keys.publicKey,
+      call: async () => {
+        throw new Error('unused');
+      },
+    };
+    const owner = dashboardClient(ctx);
+    const accepted = await acceptLink(owner, data.ownerSetPasswordUrl, password);
+    assert.equal(accepted.status, 303);
+    members.set('owner', owner);
+    for (const role of roles.filter((candidate) => candidate !== 'owner')) {
+      const invited = await owner.post('/dashboard/team/invite', { email: `${role}@roles.test`, name: role, role });
+      assert.equal(invited.status, 200, invited.body);
+      const client = dashboardClient(ctx);
+      assert.equal((await acceptLink(client, linkInMail(ctx, `${role}@roles.test`), password)).status, 303);
+      members.set(role, client);
+    }
+    const team = await ctx.tessera.team.list(merchant.id);
+    for (const member of team) memberIds.set(member.role, member.id);
+    const auth = { authorization: `Bearer ${merchant.privateKey}`, 'content-type': 'application/json' };
+    const endpoint = await ctx.tessera.server.inject({
+      method: 'POST',
+      url: '/api/services/v1/webhook_endpoints/create',
+      headers: auth,
+      payload: JSON.stringify({ url: 'http://127.0.0.1:9/hook' }),
+    });
+    endpointId = endpoint.json().data.id;
+    const method = await ctx.tessera.server.inject({
+      method: 'POST',
+      url: '/api/services/v1/payment_methods/create',
+      headers: auth,
+      payload: JSON.stringify({
+        type: 'card',
+        card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+      }),
+    });
+    const payment = await ctx.tessera.server.inject({
+      method: 'POST',
+      url: '/api/services/v1/payment/create',
+      headers: auth,
+      payload: JSON.stringify({ amount: '5000', currency: 'USD', confirm: true, paymentMethod: method.json().data.id }),
+    });
+    paymentId = payment.json().data.id;
+    assert.ok(paymentId, payment.body);
+  });
+  after(() => ctx?.close());
+
+  it('stores passwords as argon2id hashes', async () => {
+    const rows = await ctx.tessera.db.query<{ password_hash: string }>(
+      "SELECT password_hash FROM team_members WHERE email = 'owner@roles.test'",
+    );
+    assert.match(rows[0]!.password_hash, /^\$argon2id\$/);
+  });
+
+  // Each gated action of the dashboard, the permission it needs, and a request that exercises it.
+  const actions: Array<{
+    name: string;
+    permission: Permission;
+    method: 'GET' | 'POST';
+    path: () => string;
+    fields?: () => Record<string, string>;
+  }> = [
+    { name: 'payments list', permission: 'payments.read', method: 'GET', path: () => '/dashboard/payments' },
+    {
+      name: 'payment detail',
+      permission: 'payments.read',
+      method: 'GET',
+      path: () => `/dashboard/payments/${paymentId}`,
+    },
+    {
+      name: 'refund',
+      permission: 'refunds.create',
+      method: 'POST',
+      path: () => `/dashboard/payments/${paymentId}/refund`,
+      fields: () => ({ amount: '1', reason: 'duplicate' }),
+    },
+    {
+      name: 'webhook endpoints',
+      permission: 'webhooks.read',
+      method: 'GET',
+      path: () => '/dashboard/developers/webhooks',
+    },
+    {
+      name: 'endpoint detail',
+      permission: 'webhooks.read',
+      method: 'GET',
+      path: () => `/dashboard/developers/webhooks/${endpointId}`,
+    },
+    {
+      name: 'endpoint edit',
+      permission: 'webhooks.manage',
+      method: 'POST',
+      path: () => `/dashboard/developers/webhooks/${endpointId}`,
+      fields: () => ({
+        url: 'http://127.0.0.1:9/hook',
+        enabledEvents: '*',
+        status: 'enabled',
+        legacyNotifications: 'on',
+      }),
+    },
+    {
+      name: 'token reveal',
+      permission: 'webhooks.reveal_token',
+      method: 'POST',
+      path: () => `/dashboard/developers/webhooks/${endpointId}/reveal`,
+    },
+    {
+      name: 'token roll',
+      permission: 'webhooks.roll_token',
+      method: 'POST',
+      path: () => `/dashboard/developers/webhooks/${endpointId}/roll`,
+    },
+    { name: 'events', permission: 'events.read', method: 'GET', path: () => '/dashboard/developers/events' },
+    { name: 'API keys', permission: 'api_keys.manage', method: 'GET', path: () => '/dashboard/developers/api-keys' },
+    { name: 'team', permission: 'team.manage', method: 'GET', path: () => '/dashboard/team' },
+    { name: 'audit log', permission: 'audit_log.read', method: 'GET', path: () => '/dashboard/audit-log' },
+  ];
+
+  it('allows every role exactly the actions of the role matrix and answers 403 (audited) to the rest', async () => {
+    for (const action of actions) {
+      for (const role of roles) {
+        const client = members.get(role)!;
+        const answer =
+          action.method === 'GET'
+            ? await client.get(action.path())
+            : await client.post(action.path(), action.fields?.() ?? {});
+        const allowed = (permissions[action.permission] as readonly Role[]).includes(role);
+        if (allowed) assert.ok([200, 303].includes(answer.status), `${role} ${action.name}: ${answer.status}`);
+        else assert.equal(answer.status, 403, `${role} ${action.name}`);
+      }
+    }
+    const denied = await ctx.tessera.db.query<{ count: string | number }>(
+      "SELECT count(*) AS count FROM audit_log WHERE merchant_id = $1 AND action LIKE 'permission.denied:%' AND actor = $2",
+      [merchant.id, `member:${memberIds.get('analyst')}`],
+    );
+    assert.ok(Number(denied[0]!.count) >= 6);
+  });
+
+  it('refuses a state-changing form without the CSRF token of the session', async () => {
+    const owner = members.get('owner')!;
+    const cookie = [...owner.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const answer = await ctx.tessera.server.inject({
+      method: 'POST',
+      url: `/dashboard/developers/webhooks/${endpointId}/reveal`,
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: '_csrf=forged',
+    });
+    assert.equal(answer.statusCode, 403);
+    assert.doesNotMatch(answer.body, /whsec|wh_/);
+  });
+
+  it('sends the security headers on every page', async () => {
+    const answer = await members.get('owner')!.get('/dashboard/sign-in');
+    const page = await ctx.tessera.server.inject({ method: 'GET', url: '/dashboard/sign-in' });
+    assert.ok(answer.status === 303 || answer.status === 200);
+    const csp = String(page.headers['content-security-policy']);
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.match(csp, /form-action 'self'/);
+    assert.doesNotMatch(csp, /unsafe-inline/);
+  });
+
+  it('locks an account after repeated wrong passwords, with a clear message', async () => {
+    const stranger = dashboardClient(ctx);
+    await stranger.get('/dashboard/sign-in');
+    for (let attempt = 0; attempt < 5; attempt += 1) {
+      const wrong = await stranger.post('/dashboard/sign-in', {
+        email: 'support@roles.test',
+        password: 'wrong password',
+      });
+      assert.equal(wrong.status, 401);
+      assert.match(wrong.body, /not right/);
+      assert.match(wrong.body, /value="support@roles.test"/);
+    }
+    const locked = await stranger.post('/dashboard/sign-in', { email: 'support@roles.test', password });
+    assert.equal(locked.status, 429);
+    assert.match(locked.body, /Too many failed sign-ins for this account/);
+    ctx.clock.advance(16 * 60 * 1000);
+    const again = await stranger.post('/dashboard/sign-in', { email: 'support@roles.test', password });
+    assert.equal(again.status, 303);
+  });
+
+  it('uses an invitation link once only', async () => {
+    const owner = members.get('owner')!;
+    await owner.post('/dashboard/team/invite', { email: 'once@roles.test', name: 'Once', role: 'analyst' });
+    const link = linkInMail(ctx, 'once@roles.test');
+    assert.equal((await acceptLink(dashboardClient(ctx), link, password)).status, 303);
+    const again = dashboardClient(ctx);
+    assert.equal((await again.get(link)).status, 410);
+    await again.get('/dashboard/sign-in');
+    const token = new URL(link).searchParams.get('token') ?? '';
+    assert.equal((await again.post('/dashboard/set-password', { token, password: 'another password 1' })).status, 410);
+  });
+
+  it('keeps the typed values and names the field when an invitation is refused', async () => {
+    const answer = await members
+      .get('owner')!
+      .post('/dashboard/team/invite', { email: 'not-an-email', name: 'Typed', role: 'developer' });
+    assert.equal(answer.status, 400);
+    assert.match(answer.body, /id="f-email-error"/);
+    assert.match(answer.body, /value="Typed"/);
+  });
+});
