@@ -1,5 +1,6 @@
 import type { MerchantContext } from '../http/auth.js';
 import type { Page } from '../http/envelope.js';
+import { createdBounds } from '../http/common-schemas.js';
 import { isId } from '../ids.js';
 import { formatAmount } from '../money.js';
 import type { Queryable } from '../db/db.js';
@@ -35,7 +36,6 @@ export function createInvoiceService(deps: InvoiceDeps) {
     },
 
     async list(merchant: MerchantContext, query: ListInvoicesQuery): Promise<Page<Invoice>> {
-      const date = (value: string | undefined) => (value === undefined ? undefined : new Date(value));
       const { rows, hasMore } = await queries.selectInvoicePage(
         db,
         merchant.merchantId,
@@ -43,10 +43,7 @@ export function createInvoiceService(deps: InvoiceDeps) {
         {
           customerId: query.customerId,
           status: query.status,
-          createdGt: date(query['created[gt]']),
-          createdGte: date(query['created[gte]']),
-          createdLt: date(query['created[lt]']),
-          createdLte: date(query['created[lte]']),
+          ...createdBounds(query),
         },
         query,
       );

@@ -4,7 +4,7 @@ import type { Db, Queryable } from '../db/db.js';
 import type { EventType } from '../events/schemas.js';
 import type { EventService, RecordedEvent } from '../events/service.js';
 import type { MerchantContext } from '../http/auth.js';
-import { normalizeMetadata } from '../http/common-schemas.js';
+import { createdBounds, normalizeMetadata } from '../http/common-schemas.js';
 import type { Page } from '../http/envelope.js';
 import { ApiError, invalidField, notFound } from '../http/errors.js';
 import { newId } from '../ids.js';
@@ -337,7 +337,6 @@ export function createRefundService(deps: RefundServiceDeps) {
     },
 
     async list(merchant: MerchantContext, query: ListRefundsQuery): Promise<Page<Refund>> {
-      const date = (value: string | undefined) => (value === undefined ? undefined : new Date(value));
       const { rows, hasMore } = await queries.selectRefundPage(
         db,
         merchant.merchantId,
@@ -345,10 +344,7 @@ export function createRefundService(deps: RefundServiceDeps) {
         {
           paymentId: query.paymentId,
           status: query.status,
-          createdGt: date(query['created[gt]']),
-          createdGte: date(query['created[gte]']),
-          createdLt: date(query['created[lt]']),
-          createdLte: date(query['created[lte]']),
+          ...createdBounds(query),
         },
         query,
       );
