@@ -31,6 +31,8 @@ import { createWebhookDeliveryService, type WebhookDeliveryService } from './web
 import { webhookDeliveryRoutes } from './webhooks/deliveries-routes.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js';
 import { createWebhookHttpClient } from './webhooks/http-client.js';
+import { createWebhookCheckService } from './webhooks/check-service.js';
+import { webhookCheckRoutes } from './webhooks/check-routes.js';
 import { createMailTransport, type MailTransport } from './mail/transport.js';
 import { createInvoiceService, type InvoiceService } from './invoices/service.js';
 import { hostedInvoiceRoutes, invoiceRoutes } from './invoices/routes.js';
@@ -121,6 +123,13 @@ export async function createTessera({
       webhookEndpoints,
       onCreated: () => webhookDispatcher.wake(),
     });
+    const webhookChecks = createWebhookCheckService({
+      db,
+      clock,
+      webhookEndpoints,
+      httpClient: webhookHttpClient,
+      timeoutMs: config.webhookTimeoutMs,
+    });
     // Deliveries are planned in each event's transaction and handed to the dispatcher after commit.
     events.onRecorded((tx, event, object) => webhookDeliveries.plan(tx, event, object));
     events.onPublished(() => webhookDispatcher.wake());
@@ -198,6 +207,7 @@ export async function createTessera({
         eventRoutes(events),
         webhookEndpointRoutes(webhookEndpoints),
         webhookDeliveryRoutes(webhookDeliveries),
+        webhookCheckRoutes(webhookChecks),
       ],
       operatorRoutes: [merchantRoutes(merchants), vaultRoutes(vault)],
       publicRoutes: [threeDSecureRoutes(payments), hostedInvoiceRoutes(invoices)],

@@ -17,7 +17,7 @@ const options = {
   key: { type: 'string' },
 } as const;
 
-async function merchantCall(
+export async function merchantCall(
   values: { url?: string; key?: string },
   method: 'GET' | 'POST',
   route: string,
