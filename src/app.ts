@@ -33,6 +33,7 @@ import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/disp
 import { createWebhookHttpClient } from './webhooks/http-client.js';
 import { createWebhookCheckService } from './webhooks/check-service.js';
 import { webhookCheckRoutes } from './webhooks/check-routes.js';
+import { createWebhookDoctor } from './webhooks/doctor.js';
 import { createMailTransport, type MailTransport } from './mail/transport.js';
 import { createInvoiceService, type InvoiceService } from './invoices/service.js';
 import { hostedInvoiceRoutes, invoiceRoutes } from './invoices/routes.js';
@@ -207,7 +208,7 @@ export async function createTessera({
         eventRoutes(events),
         webhookEndpointRoutes(webhookEndpoints),
         webhookDeliveryRoutes(webhookDeliveries),
-        webhookCheckRoutes(webhookChecks),
+        webhookCheckRoutes(webhookChecks, createWebhookDoctor({ db, clock, webhookEndpoints })),
       ],
       operatorRoutes: [merchantRoutes(merchants), vaultRoutes(vault)],
       publicRoutes: [threeDSecureRoutes(payments), hostedInvoiceRoutes(invoices)],

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
@@ -82,5 +82,45 @@ describe(`tessera webhooks check|doctor against a started service (${databaseKin
     const result = await runCli(['webhooks', 'check', dynamic.id], cliEnv);
     assert.equal(result.code, 1);
     assert.match(result.stderr, /url is required to check the dynamic endpoint/);
+  });
+
+  test('doctor names each cause from files and exits 0 only when the signature verifies', async () => {
+    const receiver = await startReceiver();
+    receivers.push(receiver);
+    const endpoint = await call('/webhook_endpoints/create', { url: receiver.url() });
+    const another = await call('/webhook_endpoints/create', { url: receiver.url('/other') });
+    await call(`/webhook_endpoints/${endpoint.id}/check`, {});
+    const request = receiver.requests[0]!;
+    const headerLines: string[] = [];
+    for (let index = 0; index < request.rawHeaders.length; index += 2) {
+      headerLines.push(`${request.rawHeaders[index]}: ${request.rawHeaders[index + 1]}`);
+    }
+    const file = (name: string, text: string) => {
+      const at = path.join(dataDir, name);
+      writeFileSync(at, text);
+      return at;
+    };
+    const headers = file('h.txt', headerLines.join('\n'));
+    const body = file('body.json', request.body);
+    const doctor = (...args: string[]) => runCli(['webhooks', 'doctor', '--headers', headers, ...args], cliEnv);
+
+    const fine = await doctor('--body', body, '--token', endpoint.token);
+    assert.equal(fine.code, 0, fine.stdout + fine.stderr);
+    assert.match(fine.stdout, /^✓ verifies: /m);
+    assert.doesNotMatch(fine.stdout, new RegExp(endpoint.token));
+
+    const pretty = file('pretty.json', `${JSON.stringify(JSON.parse(request.body), null, 2)}\n`);
+    const changed = await doctor('--body', pretty, '--token', endpoint.token);
+    assert.equal(changed.code, 1, changed.stdout + changed.stderr);
+    assert.match(changed.stdout, /^✗ body_changed: .*re-encoded.*First difference at position 1/m);
+
+    const wrong = await doctor('--body', body, '--token', another.token, '--endpoint', endpoint.id);
+    assert.equal(wrong.code, 1);
+    assert.match(wrong.stdout, new RegExp(`✗ wrong_token: Signed with the token of endpoint ${endpoint.id}`));
+
+    const noSignature = file('h2.txt', headerLines.filter((line) => !line.startsWith('Signature')).join('\n'));
+    const missing = await runCli(['webhooks', 'doctor', '--headers', noSignature, '--body', body], cliEnv);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stdout, /✗ header_missing: The Signature header is missing/);
   });
 });

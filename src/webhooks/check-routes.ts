@@ -2,12 +2,14 @@ import { envelope, listOf, ok } from '../http/envelope.js';
 import { merchantOf, type App } from '../http/server.js';
 import { ListChecksQuery, RunCheckBody, WebhookCheck } from './check-schemas.js';
 import type { WebhookCheckService } from './check-service.js';
+import type { WebhookDoctor } from './doctor.js';
+import { DoctorBody, DoctorReport } from './doctor-schemas.js';
 import { WebhookEndpointParams } from './endpoints-schemas.js';
 
 const tags = ['Webhook endpoints'];
 
 // Like the rest of webhooks (DESIGN §7): the private key only, a public key is refused before these run.
-export function webhookCheckRoutes(checks: WebhookCheckService) {
+export function webhookCheckRoutes(checks: WebhookCheckService, doctor: WebhookDoctor) {
   return (app: App) => {
     app.post(
       '/webhook_endpoints/:id/check',
@@ -45,6 +47,25 @@ export function webhookCheckRoutes(checks: WebhookCheckService) {
         },
       },
       async (request) => ok(await checks.list(merchantOf(request), request.params.id, request.query)),
+    );
+    app.post(
+      '/webhooks/doctor',
+      {
+        schema: {
+          tags,
+          description:
+            'The verification doctor: give a notification as your receiver got it (headers as an object or raw ' +
+            'text, the raw body, optionally the token you verify with and the endpoint id) and it says why the ' +
+            'signature does not verify: a header missing, Request-Time more than 3 minutes off, the body changed ' +
+            "after receipt (with the first differing position, compared with the stored event when the body's id " +
+            "is one of yours), a wrong token (another endpoint's, or the legacy key: the legacy kind), or the hex " +
+            'case; or that it verifies. No secret is ever echoed; previous tokens are not kept, so a rolled token ' +
+            'cannot be recognised.',
+          body: DoctorBody,
+          response: { 200: envelope(DoctorReport) },
+        },
+      },
+      async (request) => ok(await doctor.diagnose(merchantOf(request), request.body)),
     );
   };
 }
