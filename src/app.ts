@@ -34,6 +34,7 @@ import { createWebhookHttpClient } from './webhooks/http-client.js';
 import { createWebhookCheckService } from './webhooks/check-service.js';
 import { webhookCheckRoutes } from './webhooks/check-routes.js';
 import { createWebhookDoctor } from './webhooks/doctor.js';
+import { createFastForward, fastForwardRoutes } from './webhooks/fast-forward.js';
 import { createMailTransport, type MailTransport } from './mail/transport.js';
 import { createInvoiceService, type InvoiceService } from './invoices/service.js';
 import { hostedInvoiceRoutes, invoiceRoutes } from './invoices/routes.js';
@@ -209,6 +210,7 @@ export async function createTessera({
         webhookEndpointRoutes(webhookEndpoints),
         webhookDeliveryRoutes(webhookDeliveries),
         webhookCheckRoutes(webhookChecks, createWebhookDoctor({ db, clock, webhookEndpoints })),
+        fastForwardRoutes(createFastForward({ db, clock, wake: () => webhookDispatcher.wake() })),
       ],
       operatorRoutes: [merchantRoutes(merchants), vaultRoutes(vault)],
       publicRoutes: [threeDSecureRoutes(payments), hostedInvoiceRoutes(invoices)],
