@@ -88,5 +88,5 @@ export async function webhooksCommand(argv: string[]): Promise<unknown> {
       enabledEvents: values.events?.split(',').map((type) => type.trim()),
     });
   }
-  throw new ConfigError(`webhooks takes list or update\n\n${webhooksUsage}`);
+  throw new ConfigError(`webhooks takes list, update, check or doctor\n\n${webhooksUsage}`);
 }
