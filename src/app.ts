@@ -31,6 +31,10 @@ import { createWebhookDeliveryService, type WebhookDeliveryService } from './web
 import { webhookDeliveryRoutes } from './webhooks/deliveries-routes.js';
 import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js';
 import { createWebhookHttpClient } from './webhooks/http-client.js';
+import { createWebhookCheckService } from './webhooks/check-service.js';
+import { webhookCheckRoutes } from './webhooks/check-routes.js';
+import { createWebhookDoctor } from './webhooks/doctor.js';
+import { createFastForward, fastForwardRoutes } from './webhooks/fast-forward.js';
 import { createMailTransport, type MailTransport } from './mail/transport.js';
 import { createInvoiceService, type InvoiceService } from './invoices/service.js';
 import { hostedInvoiceRoutes, invoiceRoutes } from './invoices/routes.js';
@@ -125,6 +129,13 @@ export async function createTessera({
       webhookEndpoints,
       onCreated: () => webhookDispatcher.wake(),
     });
+    const webhookChecks = createWebhookCheckService({
+      db,
+      clock,
+      webhookEndpoints,
+      httpClient: webhookHttpClient,
+      timeoutMs: config.webhookTimeoutMs,
+    });
     // Deliveries are planned in each event's transaction and handed to the dispatcher after commit.
     events.onRecorded((tx, event, object) => webhookDeliveries.plan(tx, event, object));
     events.onPublished(() => webhookDispatcher.wake());
@@ -203,6 +214,8 @@ export async function createTessera({
         eventRoutes(events),
         webhookEndpointRoutes(webhookEndpoints),
         webhookDeliveryRoutes(webhookDeliveries),
+        webhookCheckRoutes(webhookChecks, createWebhookDoctor({ db, clock, webhookEndpoints })),
+        fastForwardRoutes(createFastForward({ db, clock, wake: () => webhookDispatcher.wake() })),
       ],
       operatorRoutes: [
         merchantRoutes(merchants, async (tx, merchantId, email) => team.createOwner(tx, merchantId, email)),

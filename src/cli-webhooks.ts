@@ -17,7 +17,7 @@ const options = {
   key: { type: 'string' },
 } as const;
 
-async function merchantCall(
+export async function merchantCall(
   values: { url?: string; key?: string },
   method: 'GET' | 'POST',
   route: string,
@@ -88,5 +88,5 @@ export async function webhooksCommand(argv: string[]): Promise<unknown> {
       enabledEvents: values.events?.split(',').map((type) => type.trim()),
     });
   }
-  throw new ConfigError(`webhooks takes list or update\n\n${webhooksUsage}`);
+  throw new ConfigError(`webhooks takes list, update, check or doctor\n\n${webhooksUsage}`);
 }

@@ -6,6 +6,7 @@ import { ConfigError, loadClientConfig, loadConfig } from './config.js';
 import { openDb } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { webhooksCommand, webhooksUsage } from './cli-webhooks.js';
+import { goLiveActions, goLiveCommand, goLiveUsage } from './cli-webhooks-golive.js';
 import { start, startWorker } from './main.js';
 
 const usage = `Usage: tessera <command> [options]
@@ -21,6 +22,7 @@ Commands:
   merchants roll-keys ID         new test keys; the old ones stop working at once
   vault rotate-key               new vault data key; every stored card is re-encrypted
 ${webhooksUsage}
+${goLiveUsage}
 
 start, worker and migrate take --port, --host, --database-url, --data-dir, --public-url, --log-level,
 --master-key, --node-env (or PORT, HOST, DATABASE_URL, TESSERA_DATA_DIR, TESSERA_PUBLIC_URL,
@@ -62,7 +64,10 @@ async function main(argv: string[]): Promise<number> {
     case 'vault':
       return vaultCommand(rest);
     case 'webhooks':
-      return print(await webhooksCommand(rest));
+      // The go-live tools print their own lines and exit codes; the rest print the API's answer.
+      return (goLiveActions as readonly string[]).includes(rest[0] ?? '')
+        ? goLiveCommand(rest)
+        : print(await webhooksCommand(rest));
     case undefined:
     case 'help':
     case '--help':

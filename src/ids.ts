@@ -1,6 +1,22 @@
 import { randomFillSync } from 'node:crypto';
 
-export type IdPrefix = 'cus' | 'pm' | 'pt' | 'evt' | 're' | 'in' | 'we' | 'mer' | 'key' | 'vk' | 'wd' | 'wa' | 'tm';
+export type IdPrefix =
+  | 'cus'
+  | 'pm'
+  | 'pt'
+  | 'evt'
+  | 're'
+  | 'in'
+  | 'we'
+  | 'mer'
+  | 'key'
+  | 'vk'
+  | 'wd'
+  | 'wa'
+  | 'tm'
+  // A go-live check (whc_) and the object its test deliveries refer to, which exists only for the check (chk_).
+  | 'whc'
+  | 'chk';
 
 const TEN_POW_18 = 10n ** 18n;
 

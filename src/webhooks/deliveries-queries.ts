@@ -263,13 +263,15 @@ export interface ClaimedDelivery {
   token_ciphertext: string;
   /** The endpoint's hex letter case for the Signature header (DESIGN §5), read with each claim. */
   signature_case: 'upper' | 'lower';
+  /** Test-mode fast-forward: each wait of the retry schedule is divided by this (1: as SPEC §6.1). */
+  time_factor: number;
 }
 
 // What a claim answers about each claimed row, joined once the rows are leased.
 const claimedColumns = `claimed.id, claimed.merchant_id, claimed.endpoint_id, claimed.kind, claimed.body, claimed.attempts,
   claimed.url AS target, COALESCE(e.url, claimed.url) AS send_url,
   CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' ELSE e.status END AS endpoint_state,
-  e.token_encrypted AS token_ciphertext, e.signature_case`;
+  e.token_encrypted AS token_ciphertext, e.signature_case, claimed.time_factor`;
 
 export interface ClaimRequest {
   now: Date;

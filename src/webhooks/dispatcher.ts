@@ -173,10 +173,14 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
     }
   }
 
-  /** The attempt that follows attempt `attemptNumber` when it failed: a time, or null to give up. */
-  function nextAttemptAfter(attemptNumber: number, attemptedAt: Date): Date | null {
+  /**
+   * The attempt that follows attempt `attemptNumber` when it failed: a time, or null to give up. A
+   * fast-forwarded test delivery (timeFactor > 1) waits each delay divided by its factor.
+   */
+  function nextAttemptAfter(attemptNumber: number, attemptedAt: Date, timeFactor: number): Date | null {
     const delaySeconds = retryDelaysSeconds[attemptNumber - 1];
-    return delaySeconds === undefined ? null : new Date(attemptedAt.getTime() + delaySeconds * 1000);
+    if (delaySeconds === undefined) return null;
+    return new Date(attemptedAt.getTime() + Math.ceil((delaySeconds * 1000) / Math.max(1, timeFactor)));
   }
 
   /**
@@ -240,7 +244,8 @@ export function createWebhookDispatcher(options: WebhookDispatcherOptions) {
       answered();
     }
 
-    const nextAttemptAt = succeeded || giveUp ? null : nextAttemptAfter(attemptNumber, attemptedAt);
+    const nextAttemptAt =
+      succeeded || giveUp ? null : nextAttemptAfter(attemptNumber, attemptedAt, Number(delivery.time_factor ?? 1));
     const status: DeliveryStatus = succeeded ? 'succeeded' : nextAttemptAt === null ? 'failed' : 'pending';
     const recorded = await writeAttempt({
       deliveryId: delivery.id,

@@ -1,0 +1,228 @@
+import { performance } from 'node:perf_hooks';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/db.js';
+import { canonicalJson } from '../events/canonical-json.js';
+import type { MerchantContext } from '../http/auth.js';
+import type { Page } from '../http/envelope.js';
+import { invalidField } from '../http/errors.js';
+import { newId } from '../ids.js';
+import { isoTimestamp } from '../time.js';
+import * as queries from './check-queries.js';
+import type { CheckCaseName, ListChecksQuery, RunCheckBody, WebhookCheck, WebhookCheckCase } from './check-schemas.js';
+import type { WebhookEndpointService } from './endpoints-service.js';
+import { generateSecret } from './endpoints-service.js';
+import type { WebhookHttpClient, WebhookPostOutcome } from './http-client.js';
+import { formatRequestTime, signWebhook, type SignatureCase } from './signature.js';
+
+/*
+ * The go-live check (issue 12, DESIGN §5): test deliveries to a merchant's endpoint, each with the
+ * real headers and signing, and a verdict per case on what the endpoint answered. The bodies carry
+ * `"test": true` and ids of the form chk_… that are stored nowhere, so a merchant's code cannot
+ * take them for real payments.
+ */
+
+/** SPEC §6.3 advises three minutes either way; the check's skewed cases are a minute beyond that. */
+const skewSeconds = 4 * 60;
+
+export interface WebhookCheckServiceDeps {
+  db: Db;
+  clock: Clock;
+  webhookEndpoints: Pick<WebhookEndpointService, 'retrieve' | 'tokenFor' | 'legacyKeyFor' | 'requireAllowedUrl'>;
+  httpClient: WebhookHttpClient;
+  /** The delivery timeout (DESIGN §5: 10 s): an answer later than this fails `within_timeout`. */
+  timeoutMs: number;
+}
+
+/** One test delivery: what is sent, and whether `success` is the right answer. */
+interface TestDelivery {
+  name: Exclude<CheckCaseName, 'within_timeout'>;
+  wantSuccess: boolean;
+  requestTime: string;
+  signature: string;
+  body: string;
+}
+
+interface Sent {
+  delivery: TestDelivery;
+  outcome: WebhookPostOutcome;
+  latencyMs: number;
+}
+
+/** The test event: shaped like a payment.succeeded notification, marked as a test, about nothing real. */
+function testEvent(eventId: string, objectId: string, type: string, created: string, amount: string) {
+  return {
+    id: eventId,
+    apiVersion: 'v1',
+    type,
+    created,
+    test: true,
+    data: { id: objectId, object: 'payment', amount, currency: 'USD', status: 'succeeded', test: true },
+  };
+}
+
+function plan(now: Date, token: string, legacyKey: string, letterCase: SignatureCase): TestDelivery[] {
+  const created = isoTimestamp(now);
+  const objectId = newId('chk');
+  const eventId = newId('chk');
+  const body = canonicalJson(testEvent(eventId, objectId, 'endpoint_payment.payment_succeeded', created, '100'));
+  const legacyBody = canonicalJson(testEvent(newId('chk'), objectId, 'payment.succeeded', created, '100'));
+  const at = (offsetSeconds: number) => formatRequestTime(new Date(now.getTime() + offsetSeconds * 1000));
+  const signed = (name: TestDelivery['name'], wantSuccess: boolean, key: string, time: string, text = body) => ({
+    name,
+    wantSuccess,
+    requestTime: time,
+    signature: signWebhook(key, time, text, letterCase),
+    body: text,
+  });
+  // Each negative case has its own event id, so that a receiver that deduplicates by id before it
+  // verifies is judged on its verification, not on its memory of the valid delivery.
+  const other = () =>
+    canonicalJson(testEvent(newId('chk'), objectId, 'endpoint_payment.payment_succeeded', created, '100'));
+  const changedFrom = other();
+  return [
+    signed('valid', true, token, at(0)),
+    // A retry repeats the body byte for byte with a new request-time (SPEC §6.1.4).
+    signed('duplicate', true, token, at(0)),
+    signed('bad_signature', false, generateSecret('whsec_'), at(0), other()),
+    signed('stale_request_time', false, token, at(-skewSeconds), other()),
+    signed('future_request_time', false, token, at(skewSeconds), other()),
+    {
+      ...signed('changed_body', false, token, at(0), changedFrom),
+      // Signed, then a field altered, as a man in the middle would.
+      body: changedFrom.replace('"amount":"100"', '"amount":"100000"'),
+    },
+    signed('legacy_kind', false, legacyKey, at(0), legacyBody),
+  ];
+}
+
+const wrongAnswerReasons: Record<TestDelivery['name'], string> = {
+  valid: 'a correctly signed delivery',
+  duplicate: 'a repeat of the valid delivery (same body and id); it must be acknowledged again',
+  bad_signature: 'a delivery whose Signature was made with another token',
+  stale_request_time: 'a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most)',
+  future_request_time:
+    'a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most)',
+  changed_body: 'a delivery whose body was altered after it was signed',
+  legacy_kind: 'the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it)',
+};
+
+function judge({ delivery, outcome, latencyMs }: Sent): WebhookCheckCase {
+  const what = wrongAnswerReasons[delivery.name];
+  const base = { name: delivery.name, httpStatus: outcome.ok ? outcome.status : null, latencyMs };
+  if (!outcome.ok) {
+    return {
+      ...base,
+      passed: false,
+      reason: `No answer to ${what}: ${outcome.error}`,
+    };
+  }
+  // DESIGN §5: acknowledged = HTTP 2xx and a body that is `success`, surrounding white space ignored.
+  const acknowledged = outcome.status >= 200 && outcome.status < 300 && outcome.body.trim() === 'success';
+  const answer = `HTTP ${outcome.status}${acknowledged ? ' success' : ''}`;
+  if (delivery.wantSuccess) {
+    return acknowledged
+      ? { ...base, passed: true, reason: `Answered ${answer} to ${what}` }
+      : {
+          ...base,
+          passed: false,
+          reason: `Answered ${answer} with a body other than "success" to ${what}; it must be answered 2xx "success"`,
+        };
+  }
+  return acknowledged
+    ? {
+        ...base,
+        passed: false,
+        reason: `Answered "success" to ${what}: the receiver must refuse it (verify the signature and the time first)`,
+      }
+    : { ...base, passed: true, reason: `Refused (${answer}) ${what}` };
+}
+
+function timeoutCase(sent: readonly Sent[], timeoutMs: number): WebhookCheckCase {
+  const slowest = sent.reduce((max, item) => (item.latencyMs > max.latencyMs ? item : max), sent[0]!);
+  const late = sent.filter(
+    (item) => item.latencyMs >= timeoutMs || (!item.outcome.ok && /within/.test(item.outcome.error)),
+  );
+  return {
+    name: 'within_timeout',
+    passed: late.length === 0,
+    httpStatus: null,
+    latencyMs: slowest.latencyMs,
+    reason:
+      late.length === 0
+        ? `Every test delivery was answered within ${timeoutMs} ms (slowest: ${slowest.delivery.name}, ${slowest.latencyMs} ms)`
+        : `Not answered within ${timeoutMs} ms: ${late.map((item) => item.delivery.name).join(', ')}`,
+  };
+}
+
+function toWebhookCheck(row: queries.CheckRow): WebhookCheck {
+  return {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    url: row.url,
+    passed: row.passed,
+    cases: row.cases as WebhookCheckCase[],
+    created: isoTimestamp(row.created_at),
+  };
+}
+
+export function createWebhookCheckService({
+  db,
+  clock,
+  webhookEndpoints,
+  httpClient,
+  timeoutMs,
+}: WebhookCheckServiceDeps) {
+  return {
+    /** Sends the test deliveries one after the other (the duplicate after the valid one) and stores the verdicts. */
+    async run(merchant: MerchantContext, endpointId: string, input: RunCheckBody): Promise<WebhookCheck> {
+      const endpoint = await webhookEndpoints.retrieve(merchant, endpointId);
+      const url = input.url ?? endpoint.url;
+      if (url === null) {
+        throw invalidField(
+          'url',
+          'url is required to check the dynamic endpoint: give the notifyUrl your payments use',
+        );
+      }
+      await webhookEndpoints.requireAllowedUrl(url);
+      const token = await webhookEndpoints.tokenFor(endpoint.id);
+      const legacyKey = await webhookEndpoints.legacyKeyFor(merchant.merchantId);
+      const sent: Sent[] = [];
+      for (const delivery of plan(clock.now(), token, legacyKey, endpoint.signatureCase)) {
+        const started = performance.now();
+        const outcome = await httpClient.post(
+          url,
+          // The headers of a real delivery, with DESIGN §5's capitalisations.
+          { 'Content-Type': 'application/json', 'Request-Time': delivery.requestTime, Signature: delivery.signature },
+          delivery.body,
+        );
+        sent.push({ delivery, outcome, latencyMs: Math.round(performance.now() - started) });
+      }
+      const cases = [...sent.map(judge), timeoutCase(sent, timeoutMs)];
+      const row: queries.NewCheck = {
+        id: newId('whc'),
+        merchant_id: merchant.merchantId,
+        mode: merchant.mode,
+        endpoint_id: endpoint.id,
+        url,
+        passed: cases.every((item) => item.passed),
+        cases,
+        created_at: clock.now(),
+      };
+      await queries.insertCheck(db, row);
+      return toWebhookCheck(row);
+    },
+
+    async list(merchant: MerchantContext, endpointId: string, query: ListChecksQuery): Promise<Page<WebhookCheck>> {
+      // Answers 404 for an endpoint that is not the merchant's.
+      await webhookEndpoints.retrieve(merchant, endpointId);
+      const { rows, hasMore } = await queries.selectCheckPage(
+        db,
+        { merchantId: merchant.merchantId, mode: merchant.mode, endpointId },
+        query,
+      );
+      return { data: rows.map(toWebhookCheck), hasMore };
+    },
+  };
+}
+
+export type WebhookCheckService = ReturnType<typeof createWebhookCheckService>;

@@ -1,0 +1,285 @@
+import { createHmac } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/db.js';
+import { canonicalJson } from '../events/canonical-json.js';
+import type { MerchantContext } from '../http/auth.js';
+import { ApiError } from '../http/errors.js';
+import { isoTimestamp } from '../time.js';
+import * as queries from './check-queries.js';
+import { endpointBodyOf } from './deliveries-service.js';
+import type { DoctorBody, DoctorFinding, DoctorReport } from './doctor-schemas.js';
+import type { WebhookEndpointService } from './endpoints-service.js';
+
+/*
+ * The verification doctor (issue 12): given a notification as a merchant's receiver got it, says why
+ * its signature does not verify. Every key is named by what it is (an endpoint id, "the legacy
+ * key", "the token you gave"), never shown.
+ */
+
+/** SPEC §6.3: request-time within three minutes either way. */
+const toleranceSeconds = 180;
+const excerptRadius = 24;
+
+interface Key {
+  label: string;
+  kind: 'given' | 'endpoint' | 'legacy';
+  endpointId?: string;
+  secret: string;
+}
+
+interface Candidate {
+  label: string;
+  text: string;
+}
+
+export interface WebhookDoctorDeps {
+  db: Db;
+  clock: Clock;
+  webhookEndpoints: Pick<WebhookEndpointService, 'retrieve' | 'decryptToken' | 'legacyKeyFor'>;
+}
+
+/** Header lines or an object as [name, value] pairs, names as given. */
+function headerPairs(headers: DoctorBody['headers']): Array<[string, string]> {
+  if (typeof headers !== 'string') {
+    return Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? (value[0] ?? '') : value]);
+  }
+  const pairs: Array<[string, string]> = [];
+  for (const line of headers.split(/\r?\n/)) {
+    const colon = line.indexOf(':');
+    // The request line (POST /… HTTP/1.1) and blank lines have no header name.
+    if (colon <= 0 || /\s/.test(line.slice(0, colon))) continue;
+    pairs.push([line.slice(0, colon), line.slice(colon + 1).trim()]);
+  }
+  return pairs;
+}
+
+/** The header's value, and whether it carried exactly the capitalisation Tessera sends (DESIGN §5). */
+function findHeader(
+  pairs: Array<[string, string]>,
+  name: string,
+): { value: string; exact: boolean; as: string } | null {
+  const exact = pairs.find(([key]) => key === name);
+  if (exact) return { value: exact[1], exact: true, as: name };
+  const loose = pairs.find(([key]) => key.toLowerCase() === name.toLowerCase());
+  return loose ? { value: loose[1], exact: false, as: loose[0] } : null;
+}
+
+function hmacHex(secret: string, requestTime: string, body: string): string {
+  return createHmac('sha256', secret).update(`${requestTime}.${body}`).digest('hex');
+}
+
+function firstDifference(a: string, b: string): number {
+  let index = 0;
+  while (index < a.length && index < b.length && a[index] === b[index]) index++;
+  return index;
+}
+
+function around(text: string, position: number): string {
+  return JSON.stringify(text.slice(Math.max(0, position - excerptRadius), position + excerptRadius));
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function bodyChanged(received: string, original: Candidate): DoctorFinding {
+  const position = firstDifference(received, original.text);
+  const sameJson = parsed(received) !== undefined && isDeepStrictEqual(parsed(received), parsed(original.text));
+  const how = sameJson
+    ? 'the same JSON in other bytes: it was re-encoded (white space, escaping, number form or key order)'
+    : 'its content differs';
+  return {
+    code: 'body_changed',
+    severity: 'problem',
+    message:
+      `The body is not the one Tessera signed (${original.label}): ${how}. First difference at position ` +
+      `${position}: received ${around(received, position)}, signed ${around(original.text, position)}. ` +
+      'Verify over the raw body exactly as received, before parsing or re-encoding it.',
+    position,
+    received: received.slice(Math.max(0, position - excerptRadius), position + excerptRadius),
+    sent: original.text.slice(Math.max(0, position - excerptRadius), position + excerptRadius),
+  };
+}
+
+export function createWebhookDoctor({ db, clock, webhookEndpoints }: WebhookDoctorDeps) {
+  async function keysOf(merchant: MerchantContext, input: DoctorBody): Promise<Key[]> {
+    const keys: Key[] = [];
+    if (input.token !== undefined) keys.push({ label: 'the token you gave', kind: 'given', secret: input.token });
+    for (const row of await queries.selectEndpointTokens(db, merchant.merchantId, merchant.mode)) {
+      const secret = await webhookEndpoints.decryptToken(row.id, row.token_encrypted);
+      keys.push({ label: `the token of endpoint ${row.id}`, kind: 'endpoint', endpointId: row.id, secret });
+    }
+    const legacy = await webhookEndpoints.legacyKeyFor(merchant.merchantId);
+    keys.push({ label: "the merchant's legacy key", kind: 'legacy', secret: legacy });
+    return keys;
+  }
+
+  /** The body as given, then what Tessera signed if the body's id is a stored event, then its re-encoding. */
+  async function candidatesOf(merchant: MerchantContext, body: string): Promise<Candidate[]> {
+    const list: Candidate[] = [{ label: 'the body as given', text: body }];
+    const value = parsed(body) as { id?: unknown } | undefined;
+    if (value && typeof value === 'object' && typeof value.id === 'string') {
+      const event = await queries.selectEventBody(db, merchant.merchantId, merchant.mode, value.id);
+      if (event) {
+        list.push({
+          label: `event ${value.id} as sent in the endpoint kind`,
+          text: endpointBodyOf(event.body, event.type),
+        });
+        list.push({ label: `event ${value.id} as sent in the legacy kind`, text: event.body });
+      }
+    }
+    if (value !== undefined) list.push({ label: 'the canonical encoding of the body', text: canonicalJson(value) });
+    if (body.trim() !== body) list.push({ label: 'the body without surrounding white space', text: body.trim() });
+    return list.filter((item, index) => index === 0 || item.text !== body);
+  }
+
+  function timeFindings(requestTime: string): DoctorFinding[] {
+    const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})$/.exec(requestTime.trim());
+    if (!match) {
+      return [
+        {
+          code: 'malformed_request_time',
+          severity: 'problem',
+          message: `Request-Time ${JSON.stringify(requestTime)} is not yyyy-MM-dd'T'HH:mm:ss (UTC, SPEC §6.3)`,
+        },
+      ];
+    }
+    const sentAt = Date.UTC(+match[1]!, +match[2]! - 1, +match[3]!, +match[4]!, +match[5]!, +match[6]!);
+    const skew = Math.round((clock.now().getTime() - sentAt) / 1000);
+    if (Math.abs(skew) <= toleranceSeconds) return [];
+    return [
+      {
+        code: 'clock_skew',
+        severity: 'problem',
+        message:
+          `Request-Time is ${Math.abs(skew)} s ${skew > 0 ? 'behind' : 'ahead of'} Tessera's clock ` +
+          `(${isoTimestamp(clock.now())}); SPEC §6.3 accepts 3 minutes either way. Request-Time is UTC ` +
+          'without a zone: parse it as UTC, keep the receiver clock synchronised (NTP), and if this request ' +
+          'was captured a while ago, try a fresh one.',
+      },
+    ];
+  }
+
+  function signatureFindings(
+    signature: string,
+    requestTime: string,
+    body: string,
+    keys: Key[],
+    candidates: Candidate[],
+    intended: Key | undefined,
+  ): DoctorFinding[] {
+    if (!/^[0-9a-fA-F]{64}$/.test(signature.trim())) {
+      return [{ code: 'malformed_signature', severity: 'problem', message: 'Signature is not 64 hex characters' }];
+    }
+    const wanted = signature.trim().toLowerCase();
+    for (const candidate of candidates) {
+      const key = keys.find((item) => hmacHex(item.secret, requestTime.trim(), candidate.text) === wanted);
+      if (!key) continue;
+      const findings: DoctorFinding[] = [];
+      if (candidate.text !== body) findings.push(bodyChanged(body, candidate));
+      if (key.kind === 'legacy') {
+        findings.push({
+          code: 'legacy_kind',
+          severity: 'problem',
+          message:
+            "Signed with the merchant's legacy key: this is the legacy notification kind (type without " +
+            '`endpoint_`, SPEC §6.4). New integrations ignore it; it never verifies with an endpoint token.',
+        });
+      } else if (intended && key.secret !== intended.secret) {
+        findings.push({
+          code: 'wrong_token',
+          severity: 'problem',
+          message: `Signed with ${key.label}, not with ${intended.label}. Verify with the token of the endpoint that sent it.`,
+        });
+      }
+      if (signature.trim() !== wanted) {
+        findings.push({
+          code: 'hex_case',
+          severity: 'warning',
+          message:
+            'The Signature is upper-case hex: it matches only when compared without regard to case. A verifier ' +
+            "that compares it with a lower-case HMAC (the provider's Java SDK, digest('hex')) fails: compare " +
+            "without case, or set the endpoint's signatureCase to lower.",
+        });
+      }
+      return findings;
+    }
+    const stored = candidates.find((item) => item.label.startsWith('event '));
+    return [
+      ...(stored ? [bodyChanged(body, stored)] : []),
+      {
+        code: 'no_key_matches',
+        severity: 'problem',
+        message:
+          `The Signature matches none of ${keys.map((item) => item.label).join(', ')}, over ` +
+          `${candidates.map((item) => item.label).join(', ')}. The token may have been rolled, the body changed ` +
+          'beyond recognition, or the headers may belong to another request.',
+      },
+    ];
+  }
+
+  return {
+    async diagnose(merchant: MerchantContext, input: DoctorBody): Promise<DoctorReport> {
+      const findings: DoctorFinding[] = [];
+      const keys = await keysOf(merchant, input);
+      if (input.endpointId !== undefined) {
+        await webhookEndpoints.retrieve(merchant, input.endpointId).catch(() => {
+          throw new ApiError('resource_missing', 'No such webhook endpoint', { param: 'endpointId' });
+        });
+      }
+      const intended: Key | undefined =
+        keys.find((key) => key.kind === 'given') ?? keys.find((key) => key.endpointId === input.endpointId);
+      const pairs = headerPairs(input.headers);
+      const found: Record<string, ReturnType<typeof findHeader>> = {};
+      for (const name of ['Request-Time', 'Signature']) {
+        const header = (found[name] = findHeader(pairs, name));
+        if (!header) {
+          findings.push({
+            code: 'header_missing',
+            severity: 'problem',
+            message: `The ${name} header is missing (Tessera sends Content-Type, Request-Time and Signature).`,
+          });
+        } else if (!header.exact) {
+          findings.push({
+            code: 'header_case',
+            severity: 'warning',
+            message:
+              `The header is named ${header.as}, not ${name}: readers that look headers up case-sensitively ` +
+              "(the provider's PHP SDK reads Request-Time and Signature) do not find it. Read headers without " +
+              'regard to case.',
+          });
+        }
+      }
+      const requestTime = found['Request-Time'];
+      const signature = found.Signature;
+      if (requestTime) findings.push(...timeFindings(requestTime.value));
+      if (requestTime && signature) {
+        const candidates = await candidatesOf(merchant, input.body);
+        findings.push(...signatureFindings(signature.value, requestTime.value, input.body, keys, candidates, intended));
+      }
+      findings.push({
+        code: 'rolled_tokens_not_kept',
+        severity: 'info',
+        message:
+          'Tessera keeps no previous tokens after a roll (the old token stops working at once), so a signature ' +
+          'made with a rolled token cannot be recognised: that check was skipped.',
+      });
+      const verifies = !findings.some((item) => item.severity === 'problem');
+      if (verifies) {
+        findings.unshift({
+          code: 'verifies',
+          severity: 'ok',
+          message: 'The signature verifies over the body as given, and Request-Time is within 3 minutes.',
+        });
+      }
+      return { verifies, findings };
+    },
+  };
+}
+
+export type WebhookDoctor = ReturnType<typeof createWebhookDoctor>;

@@ -1,0 +1,95 @@
+import { Type, type Static } from 'typebox';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/db.js';
+import type { MerchantContext } from '../http/auth.js';
+import { envelope, ok } from '../http/envelope.js';
+import { ApiError, notFound } from '../http/errors.js';
+import { merchantOf, type App } from '../http/server.js';
+import * as queries from './deliveries-queries.js';
+import { DeliveryParams, WebhookDelivery } from './deliveries-schemas.js';
+import { toWebhookDelivery } from './deliveries-service.js';
+
+/*
+ * Test-mode fast-forward (issue 12): a delivery's remaining retry schedule runs compressed, each
+ * wait divided by a factor, so that a merchant can watch all 13 attempts and the give-up in
+ * seconds. The dispatcher applies the factor when it computes the next attempt (nextAttemptAfter);
+ * nothing else sends.
+ */
+
+export const defaultTimeFactor = 3600;
+/** At most: a day's waits in 2.5 s; SPEC §6.1's 25 hours in about a second. */
+export const maxTimeFactor = 86_400;
+
+export const FastForwardBody = Type.Object(
+  {
+    factor: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: maxTimeFactor,
+        description:
+          `Each remaining wait is divided by this (default ${defaultTimeFactor}: the 25 hours of SPEC §6.1 take 25 s; ` +
+          `1 … ${maxTimeFactor}).`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type FastForwardBody = Static<typeof FastForwardBody>;
+
+export function createFastForward({ db, clock, wake }: { db: Db; clock: Clock; wake: () => void }) {
+  return {
+    async fastForward(merchant: MerchantContext, id: string, input: FastForwardBody) {
+      if (merchant.mode !== 'test') {
+        throw new ApiError(
+          'permission_denied',
+          'fast_forward is for test mode only: live deliveries keep the SPEC §6.1 schedule',
+          { param: 'id', rule: 'test_mode_only' },
+        );
+      }
+      const factor = input.factor ?? defaultTimeFactor;
+      const now = clock.now();
+      // The wait already under way is compressed too: the next attempt falls due at once.
+      const [row] = await db.query<{ id: string }>(
+        `UPDATE webhook_deliveries SET time_factor = $4, next_attempt_at = LEAST(next_attempt_at, $5), updated_at = $5
+         WHERE id = $1 AND merchant_id = $2 AND mode = $3 AND status = 'pending' RETURNING id`,
+        [id, merchant.merchantId, merchant.mode, factor, now],
+      );
+      const current = await queries.selectDelivery(db, merchant.merchantId, merchant.mode, id);
+      if (!current) throw notFound('webhook delivery', id);
+      if (!row) {
+        throw new ApiError(
+          'invalid_state',
+          `Only a pending delivery can be fast-forwarded; this one has ${current.status} (resend it to start again)`,
+          { param: 'id' },
+        );
+      }
+      wake();
+      return toWebhookDelivery(current);
+    },
+  };
+}
+
+export function fastForwardRoutes(service: ReturnType<typeof createFastForward>) {
+  return (app: App) => {
+    app.post(
+      '/webhook_deliveries/:id/fast_forward',
+      {
+        preValidation: async (request) => {
+          if (request.body === undefined || request.body === null) request.body = {};
+        },
+        schema: {
+          tags: ['Webhook deliveries'],
+          description:
+            "Test mode only (live: 403 permission_denied, rule test_mode_only): runs the pending delivery's " +
+            'remaining retry schedule compressed, each wait divided by `factor` (default 3600, 1 to 86400), so ' +
+            'that all 13 attempts and the give-up can be watched (GET /webhook_deliveries/{id}/attempts). The ' +
+            'next attempt falls due at once. A delivery that succeeded or was given up: invalid_state.',
+          params: DeliveryParams,
+          body: FastForwardBody,
+          response: { 200: envelope(WebhookDelivery) },
+        },
+      },
+      async (request) => ok(await service.fastForward(merchantOf(request), request.params.id, request.body)),
+    );
+  };
+}

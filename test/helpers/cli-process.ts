@@ -1,0 +1,75 @@
+/**
+ * `tessera` as a process, for tests of the command line against a started service: start it on a
+ * free port and read what it prints, run a command and collect its output and exit code.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+
+const cliArgs = ['--import', 'tsx', 'src/cli.ts'];
+
+export interface RunningService {
+  child: ChildProcess;
+  output: () => string;
+  /** The merchant API base URL as printed. */
+  baseUrl: string;
+  origin: string;
+  /** The sandbox merchant's private key as printed. */
+  privateKey: string;
+}
+
+export async function startService(env: Record<string, string>): Promise<RunningService> {
+  const child = spawn(process.execPath, [...cliArgs, 'start'], {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const deadline = Date.now() + 60_000;
+  while (!output.includes('Try it:')) {
+    if (child.exitCode !== null) throw new Error(`tessera start exited: ${output}`);
+    if (Date.now() > deadline) throw new Error(`tessera start printed no base URL in time: ${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const baseUrl = /API base URL:\s+(\S+)/.exec(output)?.[1];
+  const privateKey = /private key: (test_pr_\w+)/.exec(output)?.[1];
+  if (!baseUrl || !privateKey) throw new Error(`no base URL or key in: ${output}`);
+  return { child, output: () => output, baseUrl, origin: new URL(baseUrl).origin, privateKey };
+}
+
+export async function stopService(running: RunningService): Promise<void> {
+  if (running.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => running.child.once('exit', resolve));
+  running.child.kill('SIGTERM');
+  await exited;
+}
+
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...cliArgs, ...args], {
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+/** Calls the merchant API of a started service with its sandbox key: GET without a body, POST with one. */
+export function apiCaller(running: RunningService) {
+  return async (route: string, body?: unknown): Promise<any> => {
+    const response = await fetch(`${running.baseUrl}${route}`, {
+      method: body === undefined ? 'GET' : 'POST',
+      headers: { authorization: `Bearer ${running.privateKey}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    const parsed = (await response.json()) as { code: string; msg: string; data: any };
+    if (parsed.code !== 'success') throw new Error(`${route}: ${JSON.stringify(parsed)}`);
+    return parsed.data;
+  };
+}

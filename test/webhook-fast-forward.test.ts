@@ -1,0 +1,98 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { startReceiver, type Receiver } from './helpers/receiver.js';
+
+/** SPEC §6.1.3, written out here rather than taken from the code under test. */
+const specRetryDelaysSeconds = [30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 28800];
+
+describe(`webhook delivery fast-forward (${databaseKind})`, () => {
+  let ctx: TestContext;
+  let merchant: TestMerchant;
+  let receiver: Receiver;
+
+  before(async () => {
+    ctx = await startTestApp({ env: { TESSERA_WEBHOOK_POLL_INTERVAL_MS: '600000' } });
+    merchant = await ctx.merchant();
+    receiver = await startReceiver(() => ({ status: 500, body: 'down' }));
+  });
+  after(async () => {
+    await receiver.close();
+    await ctx.close();
+  });
+
+  async function failingDeliveries(): Promise<Array<{ id: string; kind: string }>> {
+    await merchant.call('POST', '/webhook_endpoints/create', {
+      url: receiver.url(),
+      enabledEvents: ['payment.succeeded'],
+    });
+    const method = await merchant.call('POST', '/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    await merchant.call('POST', '/payment/create', {
+      amount: '500',
+      currency: 'USD',
+      paymentMethod: method.body.data.id,
+      confirm: true,
+    });
+    await ctx.tessera.webhookDispatcher.runOnce();
+    const listed = await merchant.call('GET', '/webhook_deliveries?limit=10');
+    return listed.body.data.data;
+  }
+
+  test('a fast-forwarded test delivery makes all 13 attempts, each wait divided by the factor, then gives up', async () => {
+    const deliveries = await failingDeliveries();
+    const target = deliveries.find((row) => row.kind === 'endpoint')!;
+    const untouched = deliveries.find((row) => row.kind === 'legacy')!;
+    const factor = 36_000;
+    const forwarded = await merchant.call('POST', `/webhook_deliveries/${target.id}/fast_forward`, { factor });
+    assert.equal(forwarded.status, 200, forwarded.raw);
+    assert.equal(forwarded.body.data.status, 'pending');
+
+    for (let step = 0; step < 60; step++) {
+      await ctx.tessera.webhookDispatcher.runOnce();
+      const current = await merchant.call('GET', `/webhook_deliveries/${target.id}`);
+      if (current.body.data.status !== 'pending') break;
+      ctx.clock.advance(100);
+    }
+    const ended = await merchant.call('GET', `/webhook_deliveries/${target.id}`);
+    assert.equal(ended.body.data.status, 'failed');
+    assert.equal(ended.body.data.attempts, 13);
+    const attempts = (await merchant.call('GET', `/webhook_deliveries/${target.id}/attempts`)).body.data.data;
+    assert.equal(attempts.length, 13);
+    // From the second attempt (made at once on fast-forward), each wait is SPEC's divided by the factor.
+    for (let index = 2; index < attempts.length; index++) {
+      const waited = Date.parse(attempts[index].attemptedAt) - Date.parse(attempts[index - 1].attemptedAt);
+      const expected = Math.ceil((specRetryDelaysSeconds[index - 1]! * 1000) / factor);
+      assert.ok(waited >= expected && waited < expected + 200, `wait ${index}: ${waited} ms, expected ~${expected}`);
+    }
+    // The other delivery keeps SPEC §6.1's schedule: its 30 s wait has not passed.
+    const other = await merchant.call('GET', `/webhook_deliveries/${untouched.id}`);
+    assert.equal(other.body.data.attempts, 1);
+    assert.equal(other.body.data.status, 'pending');
+
+    const again = await merchant.call('POST', `/webhook_deliveries/${target.id}/fast_forward`);
+    assert.equal(again.status, 400);
+    assert.equal(again.body.code, 'invalid_state');
+  });
+
+  test('the factor is bounded, and live mode is refused naming the rule', async () => {
+    for (const factor of [0, 86_401, 1.5]) {
+      const refused = await merchant.call('POST', '/webhook_deliveries/wd_1000000000000000000/fast_forward', {
+        factor,
+      });
+      assert.equal(refused.status, 400, refused.raw);
+      assert.equal(refused.body.data.param, 'factor');
+    }
+    const missing = await merchant.call('POST', '/webhook_deliveries/wd_1000000000000000000/fast_forward', {});
+    assert.equal(missing.status, 404);
+
+    const live = await ctx.merchant({ name: 'Live merchant' });
+    await ctx.tessera.db.query(`UPDATE api_keys SET mode = 'live' WHERE merchant_id = $1`, [live.id]);
+    const refused = await live.call('POST', '/webhook_deliveries/wd_1000000000000000000/fast_forward', {});
+    assert.equal(refused.status, 403, refused.raw);
+    assert.equal(refused.body.code, 'permission_denied');
+    assert.match(refused.body.msg, /test mode only/);
+  });
+});
