@@ -187,7 +187,7 @@ export async function createTessera({
       publicUrl: () => publicUrl,
     });
     late.invoices = invoices;
-    const team = createTeamService({ db, clock, mail, publicUrl: () => publicUrl });
+    const team = createTeamService({ db, clock, mail, vault, publicUrl: () => publicUrl });
 
     const server = await buildServer({
       logger: log,

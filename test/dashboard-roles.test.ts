@@ -140,6 +140,19 @@ describe('dashboard: team members, sign-in and the role matrix (DESIGN §7)', ()
     { name: 'API keys', permission: 'api_keys.manage', method: 'GET', path: () => '/dashboard/developers/api-keys' },
     { name: 'team', permission: 'team.manage', method: 'GET', path: () => '/dashboard/team' },
     { name: 'audit log', permission: 'audit_log.read', method: 'GET', path: () => '/dashboard/audit-log' },
+    {
+      name: 'ownership page',
+      permission: 'team.transfer_ownership',
+      method: 'GET',
+      path: () => '/dashboard/team/owner',
+    },
+    {
+      name: 'require two-factor',
+      permission: 'team.require_two_factor',
+      method: 'POST',
+      path: () => '/dashboard/team/two-factor',
+      fields: () => ({ required: 'off' }),
+    },
   ];
 
   it('allows every role exactly the actions of the role matrix and answers 403 (audited) to the rest', async () => {

@@ -5,7 +5,7 @@ import { html, type HtmlValue, type SafeHtml } from './html.js';
 export const dashboardBase = '/dashboard';
 
 /** Navigation entries and the permission that opens each: a member sees only what the server allows. */
-const navigation: Array<{ path: string; label: string; permission: Permission }> = [
+const navigation: Array<{ path: string; label: string; permission: Permission | null }> = [
   { path: '/', label: 'Home', permission: 'payments.read' },
   { path: '/payments', label: 'Payments', permission: 'payments.read' },
   { path: '/developers/webhooks', label: 'Webhooks', permission: 'webhooks.read' },
@@ -13,6 +13,7 @@ const navigation: Array<{ path: string; label: string; permission: Permission }>
   { path: '/developers/api-keys', label: 'API keys', permission: 'api_keys.manage' },
   { path: '/team', label: 'Team', permission: 'team.manage' },
   { path: '/audit-log', label: 'Audit log', permission: 'audit_log.read' },
+  { path: '/account/two-factor', label: 'Two-factor', permission: null },
 ];
 
 export interface PageOptions {
@@ -50,7 +51,7 @@ export function layout(options: PageOptions, body: HtmlValue): SafeHtml {
 function topBar(session: SessionView, current: string | undefined): SafeHtml {
   const role = session.member.role;
   const links = navigation
-    .filter((entry) => can(role, entry.permission))
+    .filter((entry) => entry.permission === null || can(role, entry.permission))
     .map(
       (entry) =>
         html`<li>

@@ -20,6 +20,7 @@ import { authPages } from './auth-pages.js';
 import { developerPages } from './developer-pages.js';
 import { paymentPages } from './payment-pages.js';
 import { teamPages } from './team-pages.js';
+import { accountPages } from './account-pages.js';
 
 export interface DashboardDeps {
   team: TeamService;
@@ -139,6 +140,9 @@ export function actorOf(session: SessionView, request: FastifyRequest): Actor {
   };
 }
 
+/** What a member whom the team requires to set up two-factor sign-in may still open. */
+const enrolmentPaths = ['/account/two-factor', '/sign-out'];
+
 /**
  * Registers a page or an action of signed-in members: no session → the sign-in page; the
  * permission is checked on the server (refusals audited, 403) before the handler runs.
@@ -158,6 +162,9 @@ export function page(
     handler: async (request, reply) => {
       const session = request.dashboardSession;
       if (!session) return redirect(reply, '/sign-in');
+      // A team that requires two-factor sign-in: a member without it can only set it up (or leave).
+      if (session.mustEnrolTwoFactor && !enrolmentPaths.some((open) => path.startsWith(open)))
+        return redirect(reply, '/account/two-factor');
       const actor = actorOf(session, request);
       if (permission) await deps.team.require(actor, permission);
       const merchant: MerchantContext = {
@@ -248,6 +255,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
         developerPages(dashboard, deps);
         paymentPages(dashboard, deps);
         teamPages(dashboard, deps);
+        accountPages(dashboard, deps);
       },
       { prefix: dashboardBase },
     );

@@ -85,6 +85,7 @@ export function teamPages(app: App, deps: DashboardDeps): void {
     return layout(
       { title: 'Team', session: ctx.session, current: '/team', notice },
       html`<h1>Team</h1>
+        ${can(ctx.actor.role, 'team.transfer_ownership') ? html`<p><a href="/dashboard/team/owner">Ownership and two-factor sign-in for the team</a></p>` : ''}
         ${table(['Member', 'Role', ''], rows, 'No members.')}
         <h2>Invite a member</h2>
         <form class="card" method="post" action="/dashboard/team/invite" novalidate>
