@@ -218,6 +218,7 @@ export async function createTessera({
           payments,
           paymentMethods,
           refunds,
+          invoices,
           events,
           webhookEndpoints,
           webhookDeliveries,

@@ -1,5 +1,6 @@
 import type { SessionView } from '../team/service.js';
 import { can, roleNames, type Permission } from '../team/permissions.js';
+import { formatAmount } from '../money.js';
 import { html, type HtmlValue, type SafeHtml } from './html.js';
 
 export const dashboardBase = '/dashboard';
@@ -8,6 +9,9 @@ export const dashboardBase = '/dashboard';
 const navigation: Array<{ path: string; label: string; permission: Permission | null }> = [
   { path: '/', label: 'Home', permission: 'payments.read' },
   { path: '/payments', label: 'Payments', permission: 'payments.read' },
+  { path: '/customers', label: 'Customers', permission: 'customers.read' },
+  { path: '/refunds', label: 'Refunds', permission: 'refunds.read' },
+  { path: '/invoices', label: 'Invoices', permission: 'invoices.read' },
   { path: '/developers/webhooks', label: 'Webhooks', permission: 'webhooks.read' },
   { path: '/developers/events', label: 'Events', permission: 'events.read' },
   { path: '/developers/api-keys', label: 'API keys', permission: 'api_keys.manage' },
@@ -162,4 +166,9 @@ export function when(date: string | Date | null | undefined): string {
   if (!date) return '—';
   const text = typeof date === 'string' ? date : date.toISOString();
   return text.replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC');
+}
+
+/** An amount in minor units (a string of digits) written for people, with its currency. */
+export function money(amount: string, currency: string): string {
+  return `${formatAmount(BigInt(amount), currency)} ${currency}`;
 }

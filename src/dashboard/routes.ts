@@ -13,6 +13,7 @@ import type { EventService } from '../events/service.js';
 import type { WebhookEndpointService } from '../webhooks/endpoints-service.js';
 import type { WebhookDeliveryService } from '../webhooks/deliveries-service.js';
 import type { CustomerService } from '../customers/service.js';
+import type { InvoiceService } from '../invoices/service.js';
 import { stylesheet } from './assets.js';
 import { html, type SafeHtml } from './html.js';
 import { dashboardBase, layout, type FieldErrors } from './layout.js';
@@ -21,6 +22,8 @@ import { developerPages } from './developer-pages.js';
 import { paymentPages } from './payment-pages.js';
 import { teamPages } from './team-pages.js';
 import { accountPages } from './account-pages.js';
+import { customerPages } from './customer-pages.js';
+import { invoicePages } from './invoice-pages.js';
 
 export interface DashboardDeps {
   team: TeamService;
@@ -29,6 +32,7 @@ export interface DashboardDeps {
   payments: PaymentService;
   paymentMethods: PaymentMethodService;
   refunds: RefundService;
+  invoices: InvoiceService;
   events: EventService;
   webhookEndpoints: WebhookEndpointService;
   webhookDeliveries: WebhookDeliveryService;
@@ -256,6 +260,8 @@ export function dashboardRoutes(deps: DashboardDeps) {
         paymentPages(dashboard, deps);
         teamPages(dashboard, deps);
         accountPages(dashboard, deps);
+        customerPages(dashboard, deps);
+        invoicePages(dashboard, deps);
       },
       { prefix: dashboardBase },
     );
