@@ -48,10 +48,14 @@ export {
   preAuthorizationLifetimeMs,
 } from './job-kinds.js';
 
+/** The dashboard's search of payments (issue 11), on top of the API's list filters. */
+export type PaymentSearch = Pick<queries.PaymentFilters, 'ids' | 'statuses' | 'amountGte' | 'amountLte' | 'email'>;
+
 async function listPayments(
   ctx: PaymentContext,
   merchant: MerchantContext,
   query: ListPaymentsQuery,
+  search: PaymentSearch = {},
 ): Promise<Page<Payment>> {
   const { rows, hasMore } = await queries.selectPaymentPage(
     ctx.db,
@@ -61,6 +65,7 @@ async function listPayments(
       customerId: query.customerId,
       orderNo: query.orderNo,
       ...createdBounds(query),
+      ...search,
     },
     query,
   );
@@ -75,7 +80,8 @@ export function createPaymentService(deps: PaymentServiceDeps) {
     create: (merchant: MerchantContext, input: CreatePaymentBody) => createPayment(ctx, merchant, input),
     retrieve: async (merchant: MerchantContext, id: string): Promise<Payment> =>
       ctx.view.toPayment(await loadPayment(ctx.db, merchant, id)),
-    list: (merchant: MerchantContext, query: ListPaymentsQuery) => listPayments(ctx, merchant, query),
+    list: (merchant: MerchantContext, query: ListPaymentsQuery, search?: PaymentSearch) =>
+      listPayments(ctx, merchant, query, search),
     update: (merchant: MerchantContext, id: string, changes: UpdatePaymentBody) =>
       updatePayment(ctx, merchant, id, changes),
     confirm: (merchant: MerchantContext, id: string, input: ConfirmPaymentBody) =>
