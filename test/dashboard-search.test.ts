@@ -1,17 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestContext } from './helpers/harness.js';
-import { signedInOwner, type DashboardClient } from './helpers/dashboard.js';
+import { dashboardClient, signedInOwner, type DashboardClient } from './helpers/dashboard.js';
 
-describe('dashboard: payments list filters and search (issue 11)', () => {
+describe('dashboard: payments search and the home figures (issue 11)', () => {
   let ctx: TestContext;
   let owner: DashboardClient;
+  const password = 'correct horse battery';
   const ids: Record<'alice' | 'bob' | 'plain', string> = { alice: '', bob: '', plain: '' };
 
   before(async () => {
     ctx = await startTestApp();
     const merchant = await ctx.merchant({ name: 'Search shop' });
-    owner = await signedInOwner(ctx, merchant.id, 'owner@search.test', 'correct horse battery');
+    owner = await signedInOwner(ctx, merchant.id, 'owner@search.test', password);
     const card = async (cardNo: string, email?: string) => {
       const created = await merchant.call('POST', '/payment_methods/create', {
         type: 'card',
@@ -41,6 +42,14 @@ describe('dashboard: payments list filters and search (issue 11)', () => {
     ids.plain = await pay('9000', await card('5555555555554444'), {});
   });
   after(() => ctx?.close());
+
+  /** A new session after the clock moved past the idle time. */
+  async function signInAgain() {
+    owner = dashboardClient(ctx);
+    await owner.get('/dashboard/sign-in');
+    const answer = await owner.post('/dashboard/sign-in', { email: 'owner@search.test', password });
+    assert.equal(answer.status, 303);
+  }
 
   /** The payments a list page shows, by their test names. */
   async function shown(query: string): Promise<string[]> {
@@ -80,5 +89,34 @@ describe('dashboard: payments list filters and search (issue 11)', () => {
     const status = await owner.get('/dashboard/payments?status=lost');
     assert.equal(status.status, 400);
     assert.match(status.body, /id="f-status-error"/);
+  });
+
+  it("shows today's volume, count and success rate, and the last 30 days as SVG charts and a table", async () => {
+    const today = ctx.clock.now().toISOString().slice(0, 10);
+    const home = await owner.get('/dashboard');
+    assert.equal(home.status, 200);
+    // 10.00 + 90.00 USD succeeded, 50.00 USD failed: 3 payments, 2 of 3 decided ones succeeded.
+    assert.match(home.body, /id="today-volume">100\.00 USD</);
+    assert.match(home.body, /id="today-count">3</);
+    assert.match(home.body, /id="today-rate">66\.7 %</);
+    assert.match(home.body, /<svg[^>]*role="img"[^>]*aria-labelledby="volume-USD-title"/);
+    assert.match(home.body, new RegExp(`<title>${today}: 100\\.00 USD</title>`));
+    assert.equal((home.body.match(/<rect class="bar"/g) ?? []).length, 90, '30 days × 3 charts');
+    assert.match(home.body, new RegExp(`<td>${today}</td>\\s*<td class="num">100\\.00 USD</td>`));
+    assert.doesNotMatch(home.body, /<script/);
+  });
+
+  it('moves the figures to the day they belong to as days pass, and drops days older than 30', async () => {
+    const today = ctx.clock.now().toISOString().slice(0, 10);
+    ctx.clock.advance(24 * 60 * 60 * 1000);
+    await signInAgain();
+    const tomorrow = await owner.get('/dashboard');
+    assert.match(tomorrow.body, /id="today-count">0</);
+    assert.match(tomorrow.body, /id="today-rate">—</);
+    assert.match(tomorrow.body, new RegExp(`<td>${today}</td>\\s*<td class="num">100\\.00 USD</td>`));
+    ctx.clock.advance(30 * 24 * 60 * 60 * 1000);
+    await signInAgain();
+    const later = await owner.get('/dashboard');
+    assert.doesNotMatch(later.body, new RegExp(`<td>${today}</td>`));
   });
 });

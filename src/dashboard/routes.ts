@@ -24,6 +24,7 @@ import { teamPages } from './team-pages.js';
 import { accountPages } from './account-pages.js';
 import { customerPages } from './customer-pages.js';
 import { invoicePages } from './invoice-pages.js';
+import { homePage } from './home-page.js';
 
 export interface DashboardDeps {
   team: TeamService;
@@ -258,6 +259,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
         authPages(dashboard, deps);
         developerPages(dashboard, deps);
         paymentPages(dashboard, deps);
+        homePage(dashboard, deps);
         teamPages(dashboard, deps);
         accountPages(dashboard, deps);
         customerPages(dashboard, deps);

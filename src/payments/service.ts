@@ -31,6 +31,7 @@ import type {
 } from './schemas.js';
 import { refundLedger } from './refunds.js';
 import type { ListPaymentsQuery } from './params-schemas.js';
+import { dailySummary } from './daily-summary.js';
 import { loadPayment } from './state-changes.js';
 import { challengePage, completeChallenge } from './three-d-secure.js';
 import { createPaymentView } from './view.js';
@@ -82,6 +83,8 @@ export function createPaymentService(deps: PaymentServiceDeps) {
       ctx.view.toPayment(await loadPayment(ctx.db, merchant, id)),
     list: (merchant: MerchantContext, query: ListPaymentsQuery, search?: PaymentSearch) =>
       listPayments(ctx, merchant, query, search),
+    /** Count, successes and volume of each of the last `days` UTC days (the dashboard's home). */
+    dailySummary: (merchant: MerchantContext, days: number) => dailySummary(ctx.db, ctx.clock, merchant, days),
     update: (merchant: MerchantContext, id: string, changes: UpdatePaymentBody) =>
       updatePayment(ctx, merchant, id, changes),
     confirm: (merchant: MerchantContext, id: string, input: ConfirmPaymentBody) =>
