@@ -9,9 +9,9 @@ export interface Bar {
 }
 
 const width = 900;
-const height = 170;
-const top = 18;
-const bottom = 22;
+const height = 200;
+const top = 36;
+const bottom = 36;
 
 /**
  * A bar chart drawn on the server as SVG (docs/decisions/0005): no script, no inline style (the
@@ -47,7 +47,7 @@ export function barChart(options: { id: string; title: string; bars: readonly Ba
       xmlns="http://www.w3.org/2000/svg"
     >
       <line class="baseline" x1="0" y1="${top + plot}" x2="${width}" y2="${top + plot}" />
-      <text class="axis" x="0" y="12">max ${options.maxText}</text>
+      <text class="axis" x="0" y="26">max ${options.maxText}</text>
       ${rects} ${tick(0, 'start')} ${tick(Math.floor(bars.length / 2), 'middle')} ${tick(bars.length - 1, 'end')}
     </svg>
   </figure>`;
