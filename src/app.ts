@@ -198,7 +198,7 @@ export async function createTessera({
       publicUrl: () => publicUrl,
     });
     late.invoices = invoices;
-    const team = createTeamService({ db, clock, mail, publicUrl: () => publicUrl });
+    const team = createTeamService({ db, clock, mail, vault, publicUrl: () => publicUrl });
 
     const server = await buildServer({
       logger: log,
@@ -231,6 +231,7 @@ export async function createTessera({
           payments,
           paymentMethods,
           refunds,
+          invoices,
           events,
           webhookEndpoints,
           webhookDeliveries,

@@ -187,6 +187,88 @@ describe('dashboard in a browser', () => {
     await page.setViewportSize({ width: 1280, height: 900 });
   });
 
+  it('shows every main page at 1280 and 390 px, without a CSP violation or a card number (screenshots saved)', async () => {
+    const customer = await api('/customers/create', {
+      email: 'ada@browser.test',
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+    });
+    const method = await api('/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: '5555555555554444', expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    await api(`/payment_methods/${method.id}/attach`, { customerId: customer.id });
+    await api('/payment/create', {
+      amount: '4200',
+      currency: 'USD',
+      confirm: true,
+      paymentMethod: method.id,
+      customerId: customer.id,
+      orderNo: 'ORD-42',
+    });
+    const invoice = await api('/invoices/create', {
+      customerId: customer.id,
+      currency: 'USD',
+      collectionMethod: 'send_invoice',
+      lineItems: [
+        { description: 'Consulting', amount: '15000', quantity: 2 },
+        { description: 'Travel', amount: '4250' },
+      ],
+    });
+    // Some history for the home page's charts: payments on earlier days, a few declined.
+    const now = ctx.clock.now();
+    for (let daysAgo = 1; daysAgo < 30; daysAgo += 2) {
+      ctx.clock.set(new Date(now.getTime() - daysAgo * 24 * 60 * 60 * 1000));
+      for (let index = 0; index < 1 + (daysAgo % 3); index += 1) {
+        const card = await api('/payment_methods/create', {
+          type: 'card',
+          card: {
+            cardNo: index === 2 ? '4000000000000002' : '4242424242424242',
+            expMonth: '12',
+            expYear: '2030',
+            securityCode: '123',
+          },
+        });
+        await api('/payment/create', {
+          amount: String(1500 + ((daysAgo * 731 + index * 977) % 9000)),
+          currency: 'USD',
+          confirm: true,
+          paymentMethod: card.id,
+        });
+      }
+    }
+    ctx.clock.set(now);
+    const violations: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) violations.push(message.text());
+    });
+    const pages: Array<[string, string, string]> = [
+      ['home', '/dashboard', 'Home'],
+      ['payments', '/dashboard/payments', 'Payments'],
+      ['customers', '/dashboard/customers', 'Customers'],
+      ['customer', `/dashboard/customers/${customer.id}`, 'Ada Lovelace'],
+      ['refunds', '/dashboard/refunds', 'Refunds'],
+      ['invoices', '/dashboard/invoices', 'Invoices'],
+      ['invoice', `/dashboard/invoices/${invoice.id}`, 'Draft'],
+      ['webhooks', '/dashboard/developers/webhooks', 'Webhook endpoints'],
+      ['events', '/dashboard/developers/events', 'Events'],
+      ['api-keys', '/dashboard/developers/api-keys', 'API keys'],
+      ['audit-log', '/dashboard/audit-log', 'Audit log'],
+      ['two-factor', '/dashboard/account/two-factor', 'Two-factor sign-in'],
+    ];
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+      for (const [name, path, heading] of pages) {
+        await page.goto(`${base}${path}`);
+        await page.getByRole('heading', { name: heading }).first().waitFor();
+        assert.doesNotMatch(await page.content(), /5555555555554444|4242424242424242/, name);
+        await page.screenshot({ path: `${screenshots}/${name}${width === 390 ? '-390' : ''}.png`, fullPage: true });
+      }
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    assert.deepEqual(violations, []);
+  });
+
   it('signs out: the session no longer opens a page', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.goto(`${base}/dashboard/payments`);

@@ -9,6 +9,11 @@ describe('dashboard: team members, sign-in and the role matrix (DESIGN §7)', ()
   let merchant: TestMerchant;
   let endpointId: string;
   let paymentId: string;
+  let customerId: string;
+  let refundId: string;
+  let customerPaymentId: string;
+  // Invoices per role and per action, so that each role acts on one in the right state.
+  const invoices = new Map<string, string>();
   const members = new Map<Role, DashboardClient>();
   const memberIds = new Map<Role, string>();
   const password = 'correct horse battery';
@@ -68,6 +73,44 @@ describe('dashboard: team members, sign-in and the role matrix (DESIGN §7)', ()
     });
     paymentId = payment.json().data.id;
     assert.ok(paymentId, payment.body);
+    const api = async (url: string, body: unknown = {}) => {
+      const answer = await ctx.tessera.server.inject({
+        method: 'POST',
+        url: `/api/services/v1${url}`,
+        headers: auth,
+        payload: JSON.stringify(body),
+      });
+      assert.equal(answer.statusCode, 200, answer.body);
+      return answer.json().data;
+    };
+    customerId = (await api('/customers/create', { email: 'buyer@roles.test', firstName: 'Ada' })).id;
+    await api(`/payment_methods/${method.json().data.id}/attach`, { customerId });
+    refundId = (await api('/refunds/create', { paymentId, amount: '100', reason: 'duplicate' })).id;
+    customerPaymentId = (
+      await api('/payment/create', {
+        amount: '2500',
+        currency: 'USD',
+        confirm: true,
+        paymentMethod: method.json().data.id,
+        customerId,
+      })
+    ).id;
+    const draft = () =>
+      api('/invoices/create', {
+        customerId,
+        currency: 'USD',
+        collectionMethod: 'send_invoice',
+        lineItems: [{ description: 'Tea', amount: '1200', quantity: 2 }],
+      });
+    for (const role of roles) {
+      invoices.set(`finalize:${role}`, (await draft()).id);
+      for (const next of ['void', 'send', 'resend']) {
+        const id = (await draft()).id;
+        await api(`/invoices/${id}/finalize`);
+        if (next === 'resend') await api(`/invoices/${id}/send`);
+        invoices.set(`${next}:${role}`, id);
+      }
+    }
   });
   after(() => ctx?.close());
 
@@ -83,7 +126,7 @@ describe('dashboard: team members, sign-in and the role matrix (DESIGN §7)', ()
     name: string;
     permission: Permission;
     method: 'GET' | 'POST';
-    path: () => string;
+    path: (role: Role) => string;
     fields?: () => Record<string, string>;
   }> = [
     { name: 'payments list', permission: 'payments.read', method: 'GET', path: () => '/dashboard/payments' },
@@ -140,6 +183,72 @@ describe('dashboard: team members, sign-in and the role matrix (DESIGN §7)', ()
     { name: 'API keys', permission: 'api_keys.manage', method: 'GET', path: () => '/dashboard/developers/api-keys' },
     { name: 'team', permission: 'team.manage', method: 'GET', path: () => '/dashboard/team' },
     { name: 'audit log', permission: 'audit_log.read', method: 'GET', path: () => '/dashboard/audit-log' },
+    { name: 'customers list', permission: 'customers.read', method: 'GET', path: () => '/dashboard/customers' },
+    {
+      name: 'customer detail',
+      permission: 'customers.read',
+      method: 'GET',
+      path: () => `/dashboard/customers/${customerId}`,
+    },
+    { name: 'refunds list', permission: 'refunds.read', method: 'GET', path: () => '/dashboard/refunds' },
+    { name: 'refund detail', permission: 'refunds.read', method: 'GET', path: () => `/dashboard/refunds/${refundId}` },
+    { name: 'invoices list', permission: 'invoices.read', method: 'GET', path: () => '/dashboard/invoices' },
+    {
+      name: 'invoice detail',
+      permission: 'invoices.read',
+      method: 'GET',
+      path: (role) => `/dashboard/invoices/${invoices.get(`resend:${role}`)}`,
+    },
+    {
+      name: 'invoice draft',
+      permission: 'invoices.manage',
+      method: 'POST',
+      path: () => '/dashboard/invoices',
+      fields: () => ({
+        customerId,
+        currency: 'USD',
+        collectionMethod: 'send_invoice',
+        'lineItems[0].description': 'Cake',
+        'lineItems[0].amount': '450',
+      }),
+    },
+    {
+      name: 'invoice finalize',
+      permission: 'invoices.manage',
+      method: 'POST',
+      path: (role) => `/dashboard/invoices/${invoices.get(`finalize:${role}`)}/finalize`,
+    },
+    {
+      name: 'invoice send (first time)',
+      permission: 'invoices.manage',
+      method: 'POST',
+      path: (role) => `/dashboard/invoices/${invoices.get(`send:${role}`)}/send`,
+    },
+    {
+      name: 'invoice resend',
+      permission: 'invoices.resend',
+      method: 'POST',
+      path: (role) => `/dashboard/invoices/${invoices.get(`resend:${role}`)}/send`,
+    },
+    {
+      name: 'invoice void',
+      permission: 'invoices.manage',
+      method: 'POST',
+      path: (role) => `/dashboard/invoices/${invoices.get(`void:${role}`)}/void`,
+    },
+    {
+      name: 'ownership page',
+      permission: 'team.transfer_ownership',
+      method: 'GET',
+      path: () => '/dashboard/team/owner',
+    },
+    {
+      name: 'require two-factor',
+      permission: 'team.require_two_factor',
+      method: 'POST',
+      path: () => '/dashboard/team/two-factor',
+      fields: () => ({ required: 'off' }),
+    },
   ];
 
   it('allows every role exactly the actions of the role matrix and answers 403 (audited) to the rest', async () => {
@@ -148,10 +257,14 @@ describe('dashboard: team members, sign-in and the role matrix (DESIGN §7)', ()
         const client = members.get(role)!;
         const answer =
           action.method === 'GET'
-            ? await client.get(action.path())
-            : await client.post(action.path(), action.fields?.() ?? {});
+            ? await client.get(action.path(role))
+            : await client.post(action.path(role), action.fields?.() ?? {});
         const allowed = (permissions[action.permission] as readonly Role[]).includes(role);
-        if (allowed) assert.ok([200, 303].includes(answer.status), `${role} ${action.name}: ${answer.status}`);
+        if (allowed)
+          assert.ok(
+            [200, 303].includes(answer.status),
+            `${role} ${action.name}: ${answer.status} ${answer.body.slice(-600)}`,
+          );
         else assert.equal(answer.status, 403, `${role} ${action.name}`);
       }
     }
@@ -160,6 +273,41 @@ describe('dashboard: team members, sign-in and the role matrix (DESIGN §7)', ()
       [merchant.id, `member:${memberIds.get('analyst')}`],
     );
     assert.ok(Number(denied[0]!.count) >= 6);
+  });
+
+  it("shows a customer's payment methods by brand and last four digits only, and its payments", async () => {
+    const answer = await members.get('analyst')!.get(`/dashboard/customers/${customerId}`);
+    assert.equal(answer.status, 200);
+    assert.match(answer.body, /•••• 4242/);
+    assert.match(answer.body, new RegExp(customerPaymentId));
+    assert.doesNotMatch(answer.body, /4242424242424242|424242\d{4}/);
+  });
+
+  it('keeps what was typed and names the field when an invoice draft is refused', async () => {
+    const answer = await members.get('administrator')!.post('/dashboard/invoices', {
+      customerId,
+      currency: 'USD',
+      collectionMethod: 'send_invoice',
+      'lineItems[0].description': 'Typed cake',
+      'lineItems[0].amount': 'twelve',
+    });
+    assert.equal(answer.status, 400);
+    assert.match(answer.body, /id="f-lineItems\[0\]\.amount-error"/);
+    assert.match(answer.body, /value="Typed cake"/);
+  });
+
+  it('lets Support e-mail an invoice again, through the invoice service', async () => {
+    const mails = () => ctx.tessera.mail.kept().filter((message) => message.to === 'buyer@roles.test').length;
+    const before = mails();
+    const answer = await members.get('support')!.post(`/dashboard/invoices/${invoices.get('resend:owner')}/send`);
+    assert.equal(answer.status, 200);
+    assert.match(answer.body, /Sent again/);
+    assert.equal(mails(), before + 1);
+    const events = await ctx.tessera.db.query<{ count: string | number }>(
+      "SELECT count(*) AS count FROM events WHERE type = 'Invoice.sent' AND object_id = $1",
+      [invoices.get('resend:owner')],
+    );
+    assert.ok(Number(events[0]!.count) >= 3);
   });
 
   it('refuses a state-changing form without the CSRF token of the session', async () => {

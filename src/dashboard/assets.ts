@@ -44,10 +44,17 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 16px;
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
 .actions { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
 .sign-in { max-width: 420px; margin: 48px auto; }
-svg.chart { width: 100%; height: auto; max-width: 900px; }
+svg.chart { width: 100%; height: auto; display: block; }
+figure.chart { max-width: 960px; margin: 0 0 16px; background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 8px 12px; }
+figure.chart figcaption { font-weight: 600; margin-bottom: 4px; }
+svg.chart .bar { fill: var(--accent); } svg.chart .bar:hover { fill: #f0b400; }
+svg.chart .baseline { stroke: var(--line); } svg.chart .axis { fill: var(--muted); font-size: 12px; }
+.figures { display: flex; flex-wrap: wrap; gap: 12px; margin-bottom: 16px; }
+.figures .card { margin: 0; min-width: 160px; } .figures .value { font-size: 1.4rem; font-weight: 700; display: block; }
 @media (max-width: 600px) {
   main { padding: 8px; }
   th, td { padding: 4px 6px; font-size: 0.9rem; }
   .hide-narrow { display: none; }
+  svg.chart .axis { font-size: 28px; }
 }
 `;

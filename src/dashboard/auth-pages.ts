@@ -61,12 +61,53 @@ export function authPages(app: App, deps: DashboardDeps): void {
     const form = (request.body ?? {}) as Record<string, string>;
     const email = text(form, 'email');
     const result = await deps.team.signIn(email, text(form, 'password'), request.ip);
-    if (!result.ok) {
+    if (result.ok === false) {
       const refusal = refusals[result.reason];
       return html200(reply, signInPage(request, reply, { email }, { form: refusal.message }), refusal.status);
     }
+    if (result.ok === 'code') return html200(reply, codePage(request, reply, result.challenge));
     setCookie(reply, deps, sessionCookie, result.sessionToken);
     return redirect(reply, '');
+  });
+
+  // The second step of sign-in for members with two-factor on: the password step's challenge
+  // (single use, 5 minutes) travels in the form, and the code is checked and rate limited.
+  const codePage = (request: FastifyRequest, reply: FastifyReply, challenge: string, errors?: FieldErrors) =>
+    layout(
+      { title: 'Two-factor sign-in', session: null },
+      html`<div class="sign-in card">
+        <h1>Enter your code</h1>
+        <p>Open your authenticator app and type the 6-digit code it shows for Tessera.</p>
+        <form method="post" action="/dashboard/sign-in/code" novalidate>
+          <input type="hidden" name="_csrf" value="${anonymousFormToken(request, reply, deps)}" />
+          <input type="hidden" name="challenge" value="${challenge}" />
+          ${field({ name: 'code', label: 'Code', errors, autocomplete: 'one-time-code', inputmode: 'numeric', required: true })}
+          <button type="submit">Sign in</button>
+        </form>
+      </div>`,
+    );
+
+  const codeRefusals = {
+    wrong: { status: 401, message: 'This code is not right: type the 6 digits your app shows now.' },
+    limited: { status: 429, message: `Too many wrong codes: try again in ${lockMinutes} minutes.` },
+  } as const;
+
+  app.post('/sign-in/code', { schema: { hide: true } }, async (request, reply) => {
+    const form = (request.body ?? {}) as Record<string, string>;
+    const challenge = text(form, 'challenge');
+    const result = await deps.team.signInWithCode(challenge, text(form, 'code'), request.ip);
+    if (result.ok) {
+      setCookie(reply, deps, sessionCookie, result.sessionToken);
+      return redirect(reply, '');
+    }
+    if (result.reason === 'expired')
+      return html200(
+        reply,
+        signInPage(request, reply, {}, { form: 'Your sign-in took too long: enter your password again.' }),
+        401,
+      );
+    const refusal = codeRefusals[result.reason];
+    return html200(reply, codePage(request, reply, challenge, { code: refusal.message }), refusal.status);
   });
 
   const setPasswordPage = (

@@ -1,18 +1,23 @@
 import type { SessionView } from '../team/service.js';
 import { can, roleNames, type Permission } from '../team/permissions.js';
+import { formatAmount } from '../money.js';
 import { html, type HtmlValue, type SafeHtml } from './html.js';
 
 export const dashboardBase = '/dashboard';
 
 /** Navigation entries and the permission that opens each: a member sees only what the server allows. */
-const navigation: Array<{ path: string; label: string; permission: Permission }> = [
+const navigation: Array<{ path: string; label: string; permission: Permission | null }> = [
   { path: '/', label: 'Home', permission: 'payments.read' },
   { path: '/payments', label: 'Payments', permission: 'payments.read' },
+  { path: '/customers', label: 'Customers', permission: 'customers.read' },
+  { path: '/refunds', label: 'Refunds', permission: 'refunds.read' },
+  { path: '/invoices', label: 'Invoices', permission: 'invoices.read' },
   { path: '/developers/webhooks', label: 'Webhooks', permission: 'webhooks.read' },
   { path: '/developers/events', label: 'Events', permission: 'events.read' },
   { path: '/developers/api-keys', label: 'API keys', permission: 'api_keys.manage' },
   { path: '/team', label: 'Team', permission: 'team.manage' },
   { path: '/audit-log', label: 'Audit log', permission: 'audit_log.read' },
+  { path: '/account/two-factor', label: 'Two-factor', permission: null },
 ];
 
 export interface PageOptions {
@@ -50,7 +55,7 @@ export function layout(options: PageOptions, body: HtmlValue): SafeHtml {
 function topBar(session: SessionView, current: string | undefined): SafeHtml {
   const role = session.member.role;
   const links = navigation
-    .filter((entry) => can(role, entry.permission))
+    .filter((entry) => entry.permission === null || can(role, entry.permission))
     .map(
       (entry) =>
         html`<li>
@@ -161,4 +166,9 @@ export function when(date: string | Date | null | undefined): string {
   if (!date) return '—';
   const text = typeof date === 'string' ? date : date.toISOString();
   return text.replace('T', ' ').replace(/\.\d{3}Z$/, ' UTC');
+}
+
+/** An amount in minor units (a string of digits) written for people, with its currency. */
+export function money(amount: string, currency: string): string {
+  return `${formatAmount(BigInt(amount), currency)} ${currency}`;
 }

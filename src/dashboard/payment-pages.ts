@@ -2,12 +2,51 @@ import type { App } from '../http/server.js';
 import { ListPaymentsQuery } from '../payments/params-schemas.js';
 import { CreateRefundBody, refundReasons } from '../refunds/schemas.js';
 import { formatAmount } from '../money.js';
+import { paymentStatuses } from '../payments/states.js';
+import type { PaymentSearch } from '../payments/service.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './routes.js';
 import { given, validated } from './validate.js';
 
 const base = '/dashboard/payments';
+
+/** A field of the search form refused with its message (shown beside it). */
+const refuse = (name: string, message: string) => Object.assign(new Error(message), { field: name });
+
+/**
+ * The search box and the status and amount filters, as the payment service's search (issue 11):
+ * a payment id finds that payment, an e-mail address the payments of that customer or card
+ * holder, anything else an order number.
+ */
+function searchOf(filters: Record<string, string>): PaymentSearch {
+  const search: PaymentSearch = {};
+  const q = filters.q?.trim() ?? '';
+  if (q.length > 254) throw refuse('q', 'q must be at most 254 characters');
+  if (/^pt_\d{19}$/.test(q)) search.ids = [q];
+  else if (q.includes('@')) search.email = q;
+  if (filters.status) {
+    if (!(paymentStatuses as readonly string[]).includes(filters.status))
+      throw refuse('status', `status must be one of: ${paymentStatuses.join(', ')}`);
+    search.statuses = [filters.status];
+  }
+  for (const [name, key] of [
+    ['amountMin', 'amountGte'],
+    ['amountMax', 'amountLte'],
+  ] as const) {
+    const value = filters[name]?.trim() ?? '';
+    if (!value) continue;
+    if (!/^\d{1,18}$/.test(value)) throw refuse(name, `${name} must be a whole number of minor units`);
+    search[key] = BigInt(value);
+  }
+  return search;
+}
+
+/** Search text that is neither a payment id nor an e-mail address is an order number. */
+function orderNoOf(q: string): string {
+  const text = q.trim();
+  return /^pt_\d{19}$/.test(text) || text.includes('@') ? '' : text;
+}
 
 const money = (amount: string, currency: string) => `${formatAmount(BigInt(amount), currency)} ${currency}`;
 
@@ -16,8 +55,12 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
   page(app, deps, 'GET', '/payments', 'payments.read', async (ctx) => {
     const query = ctx.request.query as Record<string, string>;
     const filters = {
+      q: query.q ?? '',
+      status: query.status ?? '',
       customer: query.customer ?? '',
       orderNo: query.orderNo ?? '',
+      amountMin: query.amountMin ?? '',
+      amountMax: query.amountMax ?? '',
       from: query.from ?? '',
       to: query.to ?? '',
     };
@@ -36,14 +79,14 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
           limit: 50,
           ...given({
             customerId: filters.customer,
-            orderNo: filters.orderNo,
+            orderNo: filters.orderNo || orderNoOf(filters.q),
             'created[gte]': dateOf(filters.from, 'from', false),
             'created[lte]': dateOf(filters.to, 'to', true),
           }),
         },
         'querystring',
       );
-      const payments = await deps.payments.list(ctx.merchant, listQuery);
+      const payments = await deps.payments.list(ctx.merchant, listQuery, searchOf(filters));
       rows = payments.data.map(
         (payment) =>
           html`<tr>
@@ -56,8 +99,8 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
           </tr>`,
       );
     } catch (err) {
-      const name = (err as { field?: string }).field;
-      errors = name ? { [name]: `${name} must be a date (YYYY-MM-DD)` } : fieldErrors(err, 'customer');
+      const { field: name, message } = err as { field?: string; message?: string };
+      errors = name ? { [name]: message || `${name} must be a date (YYYY-MM-DD)` } : fieldErrors(err, 'customer');
       if (errors.customerId) errors = { customer: errors.customerId };
       ctx.reply.code(400);
     }
@@ -65,6 +108,10 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
       { title: 'Payments', session: ctx.session, current: '/payments' },
       html`<h1>Payments</h1>
         <form class="filters" method="get" action="${base}" novalidate>
+          ${field({ name: 'q', label: 'Search', value: filters.q, errors, hint: 'Payment id, order number or e-mail' })}
+          ${select({ name: 'status', label: 'Status', value: filters.status, errors, choices: [['', 'Any'], ...paymentStatuses.map((status) => [status, status.replace(/_/g, ' ')] as const)] })}
+          ${field({ name: 'amountMin', label: 'Amount from (minor units)', value: filters.amountMin, errors, inputmode: 'numeric' })}
+          ${field({ name: 'amountMax', label: 'Amount to (minor units)', value: filters.amountMax, errors, inputmode: 'numeric' })}
           ${field({ name: 'customer', label: 'Customer id', value: filters.customer, errors })}
           ${field({ name: 'orderNo', label: 'Order number', value: filters.orderNo, errors })}
           ${field({ name: 'from', label: 'From (date)', type: 'date', value: filters.from, errors })}

@@ -13,6 +13,7 @@ import type { EventService } from '../events/service.js';
 import type { WebhookEndpointService } from '../webhooks/endpoints-service.js';
 import type { WebhookDeliveryService } from '../webhooks/deliveries-service.js';
 import type { CustomerService } from '../customers/service.js';
+import type { InvoiceService } from '../invoices/service.js';
 import { stylesheet } from './assets.js';
 import { html, type SafeHtml } from './html.js';
 import { dashboardBase, layout, type FieldErrors } from './layout.js';
@@ -20,6 +21,10 @@ import { authPages } from './auth-pages.js';
 import { developerPages } from './developer-pages.js';
 import { paymentPages } from './payment-pages.js';
 import { teamPages } from './team-pages.js';
+import { accountPages } from './account-pages.js';
+import { customerPages } from './customer-pages.js';
+import { invoicePages } from './invoice-pages.js';
+import { homePage } from './home-page.js';
 
 export interface DashboardDeps {
   team: TeamService;
@@ -28,6 +33,7 @@ export interface DashboardDeps {
   payments: PaymentService;
   paymentMethods: PaymentMethodService;
   refunds: RefundService;
+  invoices: InvoiceService;
   events: EventService;
   webhookEndpoints: WebhookEndpointService;
   webhookDeliveries: WebhookDeliveryService;
@@ -139,6 +145,9 @@ export function actorOf(session: SessionView, request: FastifyRequest): Actor {
   };
 }
 
+/** What a member whom the team requires to set up two-factor sign-in may still open. */
+const enrolmentPaths = ['/account/two-factor', '/sign-out'];
+
 /**
  * Registers a page or an action of signed-in members: no session → the sign-in page; the
  * permission is checked on the server (refusals audited, 403) before the handler runs.
@@ -158,6 +167,9 @@ export function page(
     handler: async (request, reply) => {
       const session = request.dashboardSession;
       if (!session) return redirect(reply, '/sign-in');
+      // A team that requires two-factor sign-in: a member without it can only set it up (or leave).
+      if (session.mustEnrolTwoFactor && !enrolmentPaths.some((open) => path.startsWith(open)))
+        return redirect(reply, '/account/two-factor');
       const actor = actorOf(session, request);
       if (permission) await deps.team.require(actor, permission);
       const merchant: MerchantContext = {
@@ -247,7 +259,11 @@ export function dashboardRoutes(deps: DashboardDeps) {
         authPages(dashboard, deps);
         developerPages(dashboard, deps);
         paymentPages(dashboard, deps);
+        homePage(dashboard, deps);
         teamPages(dashboard, deps);
+        accountPages(dashboard, deps);
+        customerPages(dashboard, deps);
+        invoicePages(dashboard, deps);
       },
       { prefix: dashboardBase },
     );

@@ -7,49 +7,8 @@ import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext
 
 const invitableRoles = roles.filter((role) => role !== 'owner').map((role) => [role, roleNames[role]] as const);
 
-/** Home, team, API keys and the audit log. */
+/** Team, API keys and the audit log. */
 export function teamPages(app: App, deps: DashboardDeps): void {
-  page(app, deps, 'GET', '/', 'payments.read', async (ctx) => {
-    const payments = await deps.payments.list(ctx.merchant, { limit: 10 });
-    const failed = can(ctx.actor.role, 'webhooks.read')
-      ? await deps.webhookDeliveries.list(ctx.merchant, { status: 'failed', limit: 5 })
-      : null;
-    return layout(
-      { title: 'Home', session: ctx.session, current: '/' },
-      html`<h1>Home</h1>
-        <h2>Recent payments</h2>
-        ${table(
-          ['Payment', 'Status', 'Created'],
-          payments.data.map(
-            (payment) =>
-              html`<tr>
-                <td><a href="/dashboard/payments/${payment.id}">${payment.id}</a></td>
-                <td>${payment.status}</td>
-                <td>${when(payment.created)}</td>
-              </tr>`,
-          ),
-          'No payments yet.',
-        )}
-        ${
-          failed
-            ? html`<h2>Recent failed deliveries</h2>
-                ${table(
-                  ['Delivery', 'Target', 'Created'],
-                  failed.data.map(
-                    (delivery) =>
-                      html`<tr>
-                        <td><a href="/dashboard/developers/webhooks/${delivery.endpointId}">${delivery.id}</a></td>
-                        <td>${delivery.url}</td>
-                        <td>${when(delivery.created)}</td>
-                      </tr>`,
-                  ),
-                  'None.',
-                )}`
-            : ''
-        }`,
-    );
-  });
-
   const teamPage = async (
     ctx: PageContext,
     values: Record<string, string> = {},
@@ -85,6 +44,7 @@ export function teamPages(app: App, deps: DashboardDeps): void {
     return layout(
       { title: 'Team', session: ctx.session, current: '/team', notice },
       html`<h1>Team</h1>
+        ${can(ctx.actor.role, 'team.transfer_ownership') ? html`<p><a href="/dashboard/team/owner">Ownership and two-factor sign-in for the team</a></p>` : ''}
         ${table(['Member', 'Role', ''], rows, 'No members.')}
         <h2>Invite a member</h2>
         <form class="card" method="post" action="/dashboard/team/invite" novalidate>

@@ -317,6 +317,13 @@ export async function reclaimInterruptedAuthorization(
 export interface PaymentFilters {
   customerId?: string;
   orderNo?: string;
+  /** The dashboard's search (issue 11); not filters of the API's list. */
+  ids?: readonly string[];
+  statuses?: readonly string[];
+  amountGte?: bigint;
+  amountLte?: bigint;
+  /** The e-mail of the payment's customer, or of its payment method's billing details (any case). */
+  email?: string;
   createdGt?: Date;
   createdGte?: Date;
   createdLt?: Date;
@@ -339,6 +346,18 @@ export async function selectPaymentPage(
   };
   add((p) => `customer_id = ${p}`, filters.customerId);
   add((p) => `order_no = ${p}`, filters.orderNo);
+  add((p) => `id = ANY(${p})`, filters.ids);
+  add((p) => `status = ANY(${p})`, filters.statuses);
+  add((p) => `amount >= ${p}`, filters.amountGte?.toString());
+  add((p) => `amount <= ${p}`, filters.amountLte?.toString());
+  add(
+    (
+      p,
+    ) => `(customer_id IN (SELECT id FROM customers WHERE merchant_id = $1 AND mode = $2 AND lower(email) = lower(${p}))
+      OR payment_method_id IN (SELECT id FROM payment_methods
+        WHERE merchant_id = $1 AND mode = $2 AND lower(billing_details ->> 'email') = lower(${p})))`,
+    filters.email,
+  );
   add((p) => `created_at > ${p}`, filters.createdGt);
   add((p) => `created_at >= ${p}`, filters.createdGte);
   add((p) => `created_at < ${p}`, filters.createdLt);

@@ -31,6 +31,7 @@ import type {
 } from './schemas.js';
 import { refundLedger } from './refunds.js';
 import type { ListPaymentsQuery } from './params-schemas.js';
+import { dailySummary } from './daily-summary.js';
 import { loadPayment } from './state-changes.js';
 import { challengePage, completeChallenge } from './three-d-secure.js';
 import { createPaymentView } from './view.js';
@@ -48,10 +49,14 @@ export {
   preAuthorizationLifetimeMs,
 } from './job-kinds.js';
 
+/** The dashboard's search of payments (issue 11), on top of the API's list filters. */
+export type PaymentSearch = Pick<queries.PaymentFilters, 'ids' | 'statuses' | 'amountGte' | 'amountLte' | 'email'>;
+
 async function listPayments(
   ctx: PaymentContext,
   merchant: MerchantContext,
   query: ListPaymentsQuery,
+  search: PaymentSearch = {},
 ): Promise<Page<Payment>> {
   const { rows, hasMore } = await queries.selectPaymentPage(
     ctx.db,
@@ -61,6 +66,7 @@ async function listPayments(
       customerId: query.customerId,
       orderNo: query.orderNo,
       ...createdBounds(query),
+      ...search,
     },
     query,
   );
@@ -75,7 +81,10 @@ export function createPaymentService(deps: PaymentServiceDeps) {
     create: (merchant: MerchantContext, input: CreatePaymentBody) => createPayment(ctx, merchant, input),
     retrieve: async (merchant: MerchantContext, id: string): Promise<Payment> =>
       ctx.view.toPayment(await loadPayment(ctx.db, merchant, id)),
-    list: (merchant: MerchantContext, query: ListPaymentsQuery) => listPayments(ctx, merchant, query),
+    list: (merchant: MerchantContext, query: ListPaymentsQuery, search?: PaymentSearch) =>
+      listPayments(ctx, merchant, query, search),
+    /** Count, successes and volume of each of the last `days` UTC days (the dashboard's home). */
+    dailySummary: (merchant: MerchantContext, days: number) => dailySummary(ctx.db, ctx.clock, merchant, days),
     update: (merchant: MerchantContext, id: string, changes: UpdatePaymentBody) =>
       updatePayment(ctx, merchant, id, changes),
     confirm: (merchant: MerchantContext, id: string, input: ConfirmPaymentBody) =>

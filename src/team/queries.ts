@@ -9,15 +9,18 @@ export interface MemberRow {
   role: Role;
   password_hash: string | null;
   totp_secret_encrypted: string | null;
+  /** A secret being enrolled: on only once a code confirms it (two-factor.ts). */
+  totp_pending_encrypted?: string | null;
   created_at: Date;
   updated_at: Date;
 }
 
-const memberColumns =
+const insertColumns =
   'id, merchant_id, email, name, role, password_hash, totp_secret_encrypted, created_at, updated_at';
+const memberColumns = `${insertColumns}, totp_pending_encrypted`;
 
 export async function insertMember(db: Queryable, row: MemberRow): Promise<void> {
-  await db.query(`INSERT INTO team_members (${memberColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+  await db.query(`INSERT INTO team_members (${insertColumns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
     row.id,
     row.merchant_id,
     row.email,
@@ -42,6 +45,14 @@ export async function selectMember(db: Queryable, merchantId: string, id: string
   const rows = await db.query<MemberRow>(
     `SELECT ${memberColumns} FROM team_members WHERE id = $1 AND merchant_id = $2 AND removed_at IS NULL`,
     [id, merchantId],
+  );
+  return rows[0];
+}
+
+export async function selectMemberById(db: Queryable, id: string): Promise<MemberRow | undefined> {
+  const rows = await db.query<MemberRow>(
+    `SELECT ${memberColumns} FROM team_members WHERE id = $1 AND removed_at IS NULL`,
+    [id],
   );
   return rows[0];
 }
@@ -84,9 +95,80 @@ export async function updatePassword(db: Queryable, id: string, passwordHash: st
   await db.query('UPDATE team_members SET password_hash = $2, updated_at = $3 WHERE id = $1', [id, passwordHash, now]);
 }
 
+// ── Two-factor sign-in ────────────────────────────────────────────────────────────────────────
+
+export async function updateTotpPending(db: Queryable, id: string, encrypted: string, now: Date): Promise<void> {
+  await db.query('UPDATE team_members SET totp_pending_encrypted = $2, updated_at = $3 WHERE id = $1', [
+    id,
+    encrypted,
+    now,
+  ]);
+}
+
+/** The pending secret becomes the member's, only if it is still the one the code was checked against. */
+export async function confirmTotp(db: Queryable, id: string, encrypted: string, now: Date): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE team_members SET totp_secret_encrypted = totp_pending_encrypted, totp_pending_encrypted = NULL,
+            updated_at = $3
+      WHERE id = $1 AND totp_pending_encrypted = $2 RETURNING id`,
+    [id, encrypted, now],
+  );
+  return rows.length === 1;
+}
+
+export async function clearTotp(db: Queryable, id: string, now: Date): Promise<void> {
+  await db.query(
+    `UPDATE team_members SET totp_secret_encrypted = NULL, totp_pending_encrypted = NULL, updated_at = $2
+      WHERE id = $1`,
+    [id, now],
+  );
+}
+
+/** A code's time step is used once: only a step after the last accepted one matches. */
+export async function useTotpStep(db: Queryable, id: string, step: number): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE team_members SET totp_last_step = $2
+      WHERE id = $1 AND (totp_last_step IS NULL OR totp_last_step < $2) RETURNING id`,
+    [id, step],
+  );
+  return rows.length === 1;
+}
+
+export async function selectTeamTotpRequired(db: Queryable, merchantId: string): Promise<boolean> {
+  const rows = await db.query<{ team_totp_required: boolean }>(
+    'SELECT team_totp_required FROM merchants WHERE id = $1',
+    [merchantId],
+  );
+  return rows[0]?.team_totp_required === true;
+}
+
+export async function updateTeamTotpRequired(db: Queryable, merchantId: string, required: boolean): Promise<void> {
+  await db.query('UPDATE merchants SET team_totp_required = $2 WHERE id = $1', [merchantId, required]);
+}
+
+/** Ownership moves in one statement pair inside the caller's transaction; each update is conditional. */
+export async function demoteOwner(db: Queryable, merchantId: string, id: string, now: Date): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE team_members SET role = 'administrator', updated_at = $3
+      WHERE id = $1 AND merchant_id = $2 AND role = 'owner' AND removed_at IS NULL RETURNING id`,
+    [id, merchantId, now],
+  );
+  return rows.length === 1;
+}
+
+export async function promoteToOwner(db: Queryable, merchantId: string, id: string, now: Date): Promise<boolean> {
+  const rows = await db.query(
+    `UPDATE team_members SET role = 'owner', updated_at = $3
+      WHERE id = $1 AND merchant_id = $2 AND role <> 'owner' AND removed_at IS NULL
+        AND password_hash IS NOT NULL RETURNING id`,
+    [id, merchantId, now],
+  );
+  return rows.length === 1;
+}
+
 // ── One-time links ────────────────────────────────────────────────────────────────────────────
 
-export type LinkKind = 'invitation' | 'password_reset' | 'sign_in';
+export type LinkKind = 'invitation' | 'password_reset' | 'sign_in' | 'second_factor';
 
 export async function insertLink(
   db: Queryable,
@@ -141,9 +223,10 @@ export async function insertSession(
 
 /** The session and its member, when the session was seen after `idleSince` and the member is on the team. */
 export async function selectSession(db: Queryable, tokenHash: string, idleSince: Date) {
-  const rows = await db.query<SessionRow & { member: MemberRow }>(
-    `SELECT s.token_hash, s.member_id, s.csrf_token, s.mode, s.last_seen_at, row_to_json(m) AS member
-       FROM team_sessions s JOIN team_members m ON m.id = s.member_id
+  const rows = await db.query<SessionRow & { member: MemberRow; team_totp_required: boolean }>(
+    `SELECT s.token_hash, s.member_id, s.csrf_token, s.mode, s.last_seen_at, row_to_json(m) AS member,
+            mc.team_totp_required
+       FROM team_sessions s JOIN team_members m ON m.id = s.member_id JOIN merchants mc ON mc.id = m.merchant_id
       WHERE s.token_hash = $1 AND s.last_seen_at > $2 AND m.removed_at IS NULL`,
     [tokenHash, idleSince],
   );

@@ -8,6 +8,9 @@ import { newId } from '../ids.js';
 import type { MailTransport } from '../mail/transport.js';
 import { can, roleNames, type Permission, type Role } from './permissions.js';
 import * as queries from './queries.js';
+import { accountActions } from './account.js';
+import { challengeLifetimeMs, createTwoFactor } from './two-factor.js';
+import type { Vault } from '../vault/vault.js';
 
 /** How long a one-time link works (issue 11: invitations and resets expire in 72 h). */
 export const linkLifetimeMs = 72 * 60 * 60 * 1000;
@@ -42,10 +45,14 @@ export interface SessionView {
   csrfToken: string;
   mode: 'test' | 'live';
   member: Member & { merchantId: string };
+  /** The team requires two-factor sign-in and this member has not set it up: only enrolment is open. */
+  mustEnrolTwoFactor: boolean;
 }
 
 export type SignInResult =
   | { ok: true; sessionToken: string; member: Member }
+  /** The password was right and the member signs in with a code too: `challenge` carries the first step. */
+  | { ok: 'code'; challenge: string }
   | { ok: false; reason: 'invalid' | 'account_locked' | 'address_limited' };
 
 const secretToken = () => randomBytes(32).toString('base64url');
@@ -76,23 +83,29 @@ export interface TeamServiceDeps {
   clock: Clock;
   mail: MailTransport;
   publicUrl: () => string;
+  /** Encrypts two-factor secrets (context: the member id). */
+  vault: Pick<Vault, 'encrypt' | 'decrypt'>;
 }
 
-export function createTeamService({ db, clock, mail, publicUrl }: TeamServiceDeps) {
+export function createTeamService({ db, clock, mail, publicUrl, vault }: TeamServiceDeps) {
   const linkUrl = (kind: queries.LinkKind, token: string) =>
     `${publicUrl()}/dashboard/${kind === 'sign_in' ? 'link' : 'set-password'}?token=${token}`;
 
-  async function issueLink(tx: Queryable, memberId: string, kind: queries.LinkKind): Promise<string> {
+  async function insertLink(tx: Queryable, memberId: string, kind: queries.LinkKind, lifetimeMs: number) {
     const token = secretToken();
     const now = clock.now();
     await queries.insertLink(tx, {
       tokenHash: hashKey(token),
       memberId,
       kind,
-      expiresAt: new Date(now.getTime() + linkLifetimeMs),
+      expiresAt: new Date(now.getTime() + lifetimeMs),
       now,
     });
-    return linkUrl(kind, token);
+    return token;
+  }
+
+  async function issueLink(tx: Queryable, memberId: string, kind: queries.LinkKind): Promise<string> {
+    return linkUrl(kind, await insertLink(tx, memberId, kind, linkLifetimeMs));
   }
 
   async function openSession(memberId: string, clientAddress: string): Promise<string> {
@@ -161,7 +174,11 @@ export function createTeamService({ db, clock, mail, publicUrl }: TeamServiceDep
     return member;
   }
 
+  const twoFactor = createTwoFactor({ db, clock, vault, signInWindowMs });
+
   return {
+    ...accountActions({ db, clock, twoFactor, audit, openSession }),
+
     /** The operator's first Owner of a merchant (CLI --owner-email, operator API ownerEmail): a set-password link. */
     async createOwner(tx: Queryable, merchantId: string, email: string): Promise<{ memberId: string; link: string }> {
       const row = await addMember(tx, merchantId, { email, name: email, role: 'owner' });
@@ -193,6 +210,8 @@ export function createTeamService({ db, clock, mail, publicUrl }: TeamServiceDep
         return { ok: false, reason: 'invalid' };
       }
       await queries.deleteSignInFailures(db, account);
+      if (row.totp_secret_encrypted)
+        return { ok: 'code', challenge: await insertLink(db, row.id, 'second_factor', challengeLifetimeMs) };
       // A new session at every sign-in: a session token planted before sign-in is never promoted.
       const sessionToken = await openSession(row.id, clientAddress);
       await audit(
@@ -217,6 +236,7 @@ export function createTeamService({ db, clock, mail, publicUrl }: TeamServiceDep
         csrfToken: found.csrf_token,
         mode: found.mode,
         member: { ...toMember(found.member), merchantId: found.member.merchant_id },
+        mustEnrolTwoFactor: found.team_totp_required && found.member.totp_secret_encrypted === null,
       };
     },
 

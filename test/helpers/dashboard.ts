@@ -64,3 +64,12 @@ export async function acceptLink(client: DashboardClient, link: string, password
   if (answer.status === 303) await client.get('/dashboard');
   return answer;
 }
+
+/** Makes an Owner for a merchant made by ctx.merchant() and signs it in with `password`. */
+export async function signedInOwner(ctx: TestContext, merchantId: string, email: string, password: string) {
+  const { link } = await ctx.tessera.db.transaction((tx) => ctx.tessera.team.createOwner(tx, merchantId, email));
+  const client = dashboardClient(ctx);
+  const answer = await acceptLink(client, link, password);
+  if (answer.status !== 303) throw new Error(`the Owner could not set a password: ${answer.status}`);
+  return client;
+}

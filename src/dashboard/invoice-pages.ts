@@ -1,0 +1,224 @@
+import type { App } from '../http/server.js';
+import { CreateInvoiceBody, ListInvoicesQuery, collectionMethods } from '../invoices/schemas.js';
+import { invoiceStatuses } from '../invoices/states.js';
+import { can } from '../team/permissions.js';
+import { html, type SafeHtml } from './html.js';
+import { csrfField, field, formError, layout, money, select, table, when, type FieldErrors } from './layout.js';
+import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './routes.js';
+import { given, validated } from './validate.js';
+
+const base = '/dashboard/invoices';
+/** Line item rows of the draft form; empty rows are left out. */
+const lineRows = [0, 1, 2] as const;
+
+/**
+ * Invoices: list, detail, create a draft, finalize, send, void — each action the invoice service's.
+ * DESIGN §7: Support may send again an invoice already sent (resend), not send it the first time.
+ */
+export function invoicePages(app: App, deps: DashboardDeps): void {
+  const listPage = async (ctx: PageContext, values: Record<string, string> = {}, errors?: FieldErrors) => {
+    const query = ctx.request.query as Record<string, string>;
+    const filters = { customer: query.customer ?? '', status: query.status ?? '' };
+    let rows: SafeHtml[] = [];
+    let filterErrors: FieldErrors | undefined;
+    try {
+      const listQuery = validated<ListInvoicesQuery>(
+        ListInvoicesQuery,
+        { limit: 50, ...given({ customerId: filters.customer, status: filters.status }) },
+        'querystring',
+      );
+      rows = (await deps.invoices.list(ctx.merchant, listQuery)).data.map(
+        (invoice) =>
+          html`<tr>
+            <td><a href="${base}/${invoice.id}">${invoice.number ?? invoice.id}</a></td>
+            <td class="num">${money(invoice.amountDue, invoice.currency)}</td>
+            <td>${invoice.status}</td>
+            <td class="hide-narrow"><a href="/dashboard/customers/${invoice.customerId}">${invoice.customerId}</a></td>
+            <td>${when(invoice.created)}</td>
+          </tr>`,
+      );
+    } catch (err) {
+      filterErrors = fieldErrors(err, 'customer');
+      if (filterErrors.customerId) filterErrors = { customer: filterErrors.customerId };
+      ctx.reply.code(400);
+    }
+    const manage = can(ctx.actor.role, 'invoices.manage');
+    return layout(
+      { title: 'Invoices', session: ctx.session, current: '/invoices' },
+      html`<h1>Invoices</h1>
+        <form class="filters" method="get" action="${base}" novalidate>
+          ${field({ name: 'customer', label: 'Customer id', value: filters.customer, errors: filterErrors })}
+          ${select({ name: 'status', label: 'Status', value: filters.status, errors: filterErrors, choices: [['', 'Any'], ...invoiceStatuses.map((status) => [status, status] as const)] })}
+          <button type="submit">Filter</button>
+        </form>
+        ${formError(filterErrors)}
+        ${table(['Invoice', 'Amount due', 'Status', 'Customer', 'Created'], rows, 'No invoices.')}
+        ${manage ? draftForm(ctx, values, errors) : ''}`,
+    );
+  };
+
+  const draftForm = (ctx: PageContext, values: Record<string, string>, errors?: FieldErrors) =>
+    html`<h2>Create a draft</h2>
+      <form class="card" method="post" action="${base}" novalidate>
+        ${csrfField(ctx.session.csrfToken)} ${formError(errors)}
+        ${field({ name: 'customerId', label: 'Customer id', value: values.customerId, errors, required: true })}
+        ${field({ name: 'currency', label: 'Currency', value: values.currency ?? 'USD', errors, required: true })}
+        ${select({ name: 'collectionMethod', label: 'Collection', value: values.collectionMethod ?? 'send_invoice', errors, choices: collectionMethods.map((method) => [method, method.replace('_', ' ')] as const) })}
+        ${field({ name: 'daysUntilDue', label: 'Days until due', value: values.daysUntilDue, errors, inputmode: 'numeric', hint: 'Send invoice only; 30 when left empty' })}
+        ${field({ name: 'description', label: 'Description', value: values.description, errors })}
+        <fieldset>
+          <legend>Line items</legend>
+          ${lineRows.map(
+            (index) =>
+              html`<div class="filters">
+                ${field({ name: `lineItems[${index}].description`, label: `Item ${index + 1}`, value: values[`lineItems[${index}].description`], errors })}
+                ${field({ name: `lineItems[${index}].amount`, label: 'Unit price (minor units)', value: values[`lineItems[${index}].amount`], errors, inputmode: 'numeric' })}
+                ${field({ name: `lineItems[${index}].quantity`, label: 'Quantity', value: values[`lineItems[${index}].quantity`], errors, inputmode: 'numeric' })}
+              </div>`,
+          )}
+        </fieldset>
+        <button type="submit">Create draft</button>
+      </form>`;
+
+  page(app, deps, 'GET', '/invoices', 'invoices.read', (ctx) => listPage(ctx));
+
+  page(app, deps, 'POST', '/invoices', 'invoices.manage', async (ctx) => {
+    const values: Record<string, string> = {};
+    for (const name of ['customerId', 'currency', 'collectionMethod', 'daysUntilDue', 'description'])
+      values[name] = text(ctx.form, name).trim();
+    for (const index of lineRows)
+      for (const part of ['description', 'amount', 'quantity'])
+        values[`lineItems[${index}].${part}`] = text(ctx.form, `lineItems[${index}].${part}`).trim();
+    try {
+      const lineItems = lineRows
+        .map((index) =>
+          given({
+            description: values[`lineItems[${index}].description`],
+            amount: values[`lineItems[${index}].amount`],
+            quantity: values[`lineItems[${index}].quantity`],
+          }),
+        )
+        .filter((item) => Object.keys(item).length > 0);
+      const days = values.daysUntilDue ?? '';
+      const input = validated<CreateInvoiceBody>(CreateInvoiceBody, {
+        ...given({
+          customerId: values.customerId,
+          currency: values.currency,
+          collectionMethod: values.collectionMethod,
+          description: values.description,
+        }),
+        // A form sends text; the API's integer field gets a number when the text is one.
+        ...(days ? { daysUntilDue: /^\d{1,6}$/.test(days) ? Number(days) : days } : {}),
+        lineItems,
+      });
+      const invoice = await deps.invoices.create(ctx.merchant, input);
+      await deps.team.audit(ctx.actor, 'invoice.created', invoice.id);
+      redirect(ctx.reply, `/invoices/${invoice.id}`);
+    } catch (err) {
+      ctx.reply.code(400);
+      const errors = fieldErrors(err, 'customerId');
+      // A line item refused as a whole (`lineItems`) is shown beside the first row.
+      if (errors.lineItems) errors['lineItems[0].description'] = errors.lineItems;
+      return listPage(ctx, values, errors);
+    }
+  });
+
+  /** Whether the invoice has been e-mailed before: sending it again is a resend. */
+  const sentBefore = async (ctx: PageContext, id: string) =>
+    (await deps.events.list(ctx.merchant, { limit: 1, objectId: id, type: 'Invoice.sent' })).data.length > 0;
+
+  const detailPage = async (ctx: PageContext, id: string, extra: { errors?: FieldErrors; notice?: string } = {}) => {
+    const invoice = await deps.invoices.retrieve(ctx.merchant, id);
+    const resend = await sentBefore(ctx, id);
+    const role = ctx.actor.role;
+    const action = (name: string, label: string, style = '') =>
+      html`<form method="post" action="${base}/${invoice.id}/${name}">
+        ${csrfField(ctx.session.csrfToken)}<button class="${style}" type="submit">${label}</button>
+      </form>`;
+    const actions = [
+      invoice.status === 'draft' && can(role, 'invoices.manage') ? action('finalize', 'Finalize') : '',
+      invoice.status === 'open' &&
+      invoice.collectionMethod === 'send_invoice' &&
+      can(role, resend ? 'invoices.resend' : 'invoices.manage')
+        ? action('send', resend ? 'Send again' : 'Send')
+        : '',
+      ['open', 'uncollectible'].includes(invoice.status) && can(role, 'invoices.manage')
+        ? action('void', 'Void', 'danger')
+        : '',
+    ];
+    return layout(
+      {
+        title: `Invoice ${invoice.number ?? invoice.id}`,
+        session: ctx.session,
+        current: '/invoices',
+        notice: extra.notice,
+      },
+      html`<p><a href="${base}">← Invoices</a></p>
+        <h1>${invoice.number ?? 'Draft'} · ${money(invoice.amountDue, invoice.currency)} · ${invoice.status}</h1>
+        ${formError(extra.errors)}
+        <div class="actions">${actions}</div>
+        <dl class="facts card">
+          <dt>Id</dt>
+          <dd>${invoice.id}</dd>
+          <dt>Customer</dt>
+          <dd><a href="/dashboard/customers/${invoice.customerId}">${invoice.customerId}</a></dd>
+          <dt>Collection</dt>
+          <dd>${invoice.collectionMethod.replace('_', ' ')}</dd>
+          <dt>Paid</dt>
+          <dd>${money(invoice.amountPaid, invoice.currency)}</dd>
+          <dt>Remaining</dt>
+          <dd>${money(invoice.amountRemaining, invoice.currency)}</dd>
+          <dt>Due</dt>
+          <dd>${when(invoice.dueDate)}</dd>
+          <dt>Payment</dt>
+          <dd>
+            ${invoice.paymentId ? html`<a href="/dashboard/payments/${invoice.paymentId}">${invoice.paymentId}</a>` : '—'}
+          </dd>
+          <dt>Sent</dt>
+          <dd>${resend ? 'yes' : 'not yet'}</dd>
+          <dt>Created</dt>
+          <dd>${when(invoice.created)}</dd>
+        </dl>
+        <h2>Line items</h2>
+        ${table(
+          ['Description', 'Quantity', 'Unit price'],
+          invoice.lineItems.map(
+            (item) =>
+              html`<tr>
+                <td>${item.description}</td>
+                <td class="num">${item.quantity}</td>
+                <td class="num">${money(item.amount, invoice.currency)}</td>
+              </tr>`,
+          ),
+          'No line items.',
+        )}`,
+    );
+  };
+
+  page(app, deps, 'GET', '/invoices/:id', 'invoices.read', (ctx) =>
+    detailPage(ctx, (ctx.request.params as { id: string }).id),
+  );
+
+  /** An action refused by the service (wrong state, no e-mail) is shown on the invoice's page. */
+  const act = async (ctx: PageContext, name: 'finalize' | 'send' | 'void', done: string) => {
+    const id = (ctx.request.params as { id: string }).id;
+    try {
+      const invoice = await deps.invoices[name](ctx.merchant, id);
+      await deps.team.audit(ctx.actor, `invoice.${name}`, invoice.id);
+      return detailPage(ctx, id, { notice: done });
+    } catch (err) {
+      ctx.reply.code(400);
+      const errors = fieldErrors(err);
+      return detailPage(ctx, id, { errors: { form: Object.values(errors)[0] ?? '' } });
+    }
+  };
+
+  page(app, deps, 'POST', '/invoices/:id/finalize', 'invoices.manage', (ctx) => act(ctx, 'finalize', 'Finalized.'));
+  page(app, deps, 'POST', '/invoices/:id/void', 'invoices.manage', (ctx) => act(ctx, 'void', 'Voided.'));
+  // Sending needs invoices.manage the first time and invoices.resend after: checked here, audited when refused.
+  page(app, deps, 'POST', '/invoices/:id/send', 'invoices.read', async (ctx) => {
+    const resend = await sentBefore(ctx, (ctx.request.params as { id: string }).id);
+    await deps.team.require(ctx.actor, resend ? 'invoices.resend' : 'invoices.manage');
+    return act(ctx, 'send', resend ? 'Sent again.' : 'Sent.');
+  });
+}
