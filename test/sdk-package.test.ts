@@ -111,6 +111,35 @@ describe(`the SDK package installed from its tarball into an empty project (${da
     assert.match(output, /^verifyWebhook function$/m);
   });
 
+  test('the guides show the examples as run here, and import only what the package exports', async () => {
+    const sdkGuide = readFileSync('docs/sdk.md', 'utf8');
+    for (const example of ['quickstart.mjs', 'require.cjs']) {
+      const source = readFileSync(path.join(sdkDir, 'examples', example), 'utf8');
+      assert.ok(sdkGuide.includes(`\`\`\`js\n${source}\`\`\``), `docs/sdk.md shows sdk/examples/${example} verbatim`);
+    }
+    // Every `import { … } from '@tessera/node…'` of the guides names exports of the installed package.
+    const imports = [sdkGuide, readFileSync('docs/webhooks.md', 'utf8')].flatMap((text) =>
+      [...text.matchAll(/import \{([^}]+)\} from '(@tessera\/node[^']*)'/g)].map(([, names, from]) => ({
+        from: from!,
+        names: names!.split(',').map((name) => name.trim()),
+      })),
+    );
+    assert.ok(
+      imports.some(({ names }) => names.includes('WebhookVerificationError')),
+      'the receiver imports',
+    );
+    writeFileSync(
+      path.join(projectDir, 'imports.mjs'),
+      imports
+        .map(
+          ({ from, names }, i) =>
+            `import * as m${i} from '${from}';\nconsole.log(${JSON.stringify(names)}.filter((n) => !(n in m${i})).join());\n`,
+        )
+        .join(''),
+    );
+    assert.equal((await node('imports.mjs')).trim().replace(/\n+/g, ''), '', 'no missing export');
+  });
+
   test('retries a network error and a 5xx with the same Idempotency-Key, and never a 4xx', async () => {
     const proxy = await startFlakyProxy(running.origin);
     try {
