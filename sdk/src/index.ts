@@ -5,20 +5,20 @@
  *   const customer = await tessera.customers.create({ email: 'ada@example.com' });
  */
 import { TesseraClient, type TesseraOptions } from './client.js';
-import { resources } from './resources.js';
+import { resources, type Resources } from './resources.js';
 import { verifyWebhook, type VerifyWebhookOptions } from './verify-webhook.js';
 import type { TesseraEvent } from './types.js';
 
 export class Tessera extends TesseraClient {
-  readonly customers;
-  readonly paymentMethods;
-  readonly payments;
-  readonly refunds;
-  readonly invoices;
-  readonly events;
-  readonly webhookEndpoints;
-  readonly webhookDeliveries;
-  readonly webhooks;
+  readonly customers: Resources['customers'];
+  readonly paymentMethods: Resources['paymentMethods'];
+  readonly payments: Resources['payments'];
+  readonly refunds: Resources['refunds'];
+  readonly invoices: Resources['invoices'];
+  readonly events: Resources['events'];
+  readonly webhookEndpoints: Resources['webhookEndpoints'];
+  readonly webhookDeliveries: Resources['webhookDeliveries'];
+  readonly webhooks: Resources['webhooks'] & { verify: typeof verifyEvent };
 
   constructor(options: TesseraOptions) {
     super(options);
@@ -52,4 +52,5 @@ export {
   type WebhookVerificationReason,
 } from './verify-webhook.js';
 export type * from './types.js';
+export type { Action, Create, List, Remove, Resources, Retrieve } from './resources.js';
 export { apiBasePath } from './types.js';

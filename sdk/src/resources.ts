@@ -18,26 +18,51 @@ type Loose = (
 ) => Promise<never>;
 const loose = (client: TesseraClient) => client.request.bind(client) as unknown as Loose;
 
-function create<P extends ApiPath<'post'>>(client: TesseraClient, path: P) {
-  return (body: RequestBody<'post', P>, options?: RequestOptions): Promise<ResponseData<'post', P>> =>
-    loose(client)('post', path, { body }, options);
+/** `create(body)`: a POST without a path parameter. */
+export type Create<P extends ApiPath<'post'>> = (
+  body: RequestBody<'post', P>,
+  options?: RequestOptions,
+) => Promise<ResponseData<'post', P>>;
+/** `action(id, body?)`: a POST on one object. */
+export type Action<P extends ApiPath<'post'>> = (
+  id: string,
+  body?: RequestBody<'post', P>,
+  options?: RequestOptions,
+) => Promise<ResponseData<'post', P>>;
+/** `retrieve(id, query?)`: a GET on one object (or on what belongs to it). */
+export type Retrieve<P extends ApiPath<'get'>> = (
+  id: string,
+  query?: QueryParams<'get', P>,
+  options?: RequestOptions,
+) => Promise<ResponseData<'get', P>>;
+/** `list(query?)`: a GET of a list. */
+export type List<P extends ApiPath<'get'>> = (
+  query?: QueryParams<'get', P>,
+  options?: RequestOptions,
+) => Promise<ResponseData<'get', P>>;
+/** `del(id)`: a DELETE of one object. */
+export type Remove<P extends ApiPath<'delete'>> = (
+  id: string,
+  options?: RequestOptions,
+) => Promise<ResponseData<'delete', P>>;
+
+function create<P extends ApiPath<'post'>>(client: TesseraClient, path: P): Create<P> {
+  return (body, options) => loose(client)('post', path, { body }, options);
 }
-function action<P extends ApiPath<'post'>>(client: TesseraClient, path: P) {
-  return (id: string, body?: RequestBody<'post', P>, options?: RequestOptions): Promise<ResponseData<'post', P>> =>
-    loose(client)('post', path, { params: withId(path, id), body }, options);
+function action<P extends ApiPath<'post'>>(client: TesseraClient, path: P): Action<P> {
+  return (id, body, options) => loose(client)('post', path, { params: withId(path, id), body }, options);
 }
-function retrieve<P extends ApiPath<'get'>>(client: TesseraClient, path: P) {
-  return (id: string, query?: QueryParams<'get', P>, options?: RequestOptions): Promise<ResponseData<'get', P>> =>
-    loose(client)('get', path, { params: withId(path, id), query }, options);
+function retrieve<P extends ApiPath<'get'>>(client: TesseraClient, path: P): Retrieve<P> {
+  return (id, query, options) => loose(client)('get', path, { params: withId(path, id), query }, options);
 }
-function list<P extends ApiPath<'get'>>(client: TesseraClient, path: P) {
-  return (query?: QueryParams<'get', P>, options?: RequestOptions): Promise<ResponseData<'get', P>> =>
-    loose(client)('get', path, { query }, options);
+function list<P extends ApiPath<'get'>>(client: TesseraClient, path: P): List<P> {
+  return (query, options) => loose(client)('get', path, { query }, options);
 }
-function remove<P extends ApiPath<'delete'>>(client: TesseraClient, path: P) {
-  return (id: string, options?: RequestOptions): Promise<ResponseData<'delete', P>> =>
-    loose(client)('delete', path, { params: withId(path, id) }, options);
+function remove<P extends ApiPath<'delete'>>(client: TesseraClient, path: P): Remove<P> {
+  return (id, options) => loose(client)('delete', path, { params: withId(path, id) }, options);
 }
+
+export type Resources = ReturnType<typeof resources>;
 
 export function resources(client: TesseraClient) {
   return {
