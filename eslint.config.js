@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'dist-sdk/', '.bench-tmp/', 'node_modules/', 'data/', '.test-logs/'] },
+  { ignores: ['dist/', 'sdk/dist/', 'sdk/src/generated/', '.bench-tmp/', 'node_modules/', 'data/', '.test-logs/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -23,6 +23,12 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-non-null-assertion': 'off',
     },
+  },
+  {
+    // CommonJS examples show the SDK from `require`, as a CommonJS project uses it.
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],

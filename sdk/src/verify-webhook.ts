@@ -1,0 +1,121 @@
+/**
+ * Verifies a Tessera webhook notification (SPEC §6.3) in a merchant's server. Dependency-free:
+ * copy this file, or import it from the SDK package (`@tessera/node` or `@tessera/node/webhook`).
+ *
+ *   const event = verifyWebhook({ headers: req.headers, rawBody, token: process.env.TESSERA_WEBHOOK_TOKEN });
+ *
+ * Verify over the raw body exactly as received, before any JSON parsing.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export type WebhookVerificationReason =
+  | 'missing_request_time'
+  | 'missing_signature'
+  | 'malformed_request_time'
+  | 'stale_request_time'
+  | 'future_request_time'
+  | 'bad_signature'
+  | 'malformed_body';
+
+export class WebhookVerificationError extends Error {
+  override readonly name = 'WebhookVerificationError';
+  constructor(
+    readonly reason: WebhookVerificationReason,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface WebhookEvent<Data = Record<string, unknown>> {
+  id: string;
+  apiVersion: string;
+  type: string;
+  created: string;
+  data: Data;
+}
+
+export interface VerifyWebhookOptions {
+  /** Request headers; any capitalisation, as Node gives them (`req.headers`) or a plain object / Headers. */
+  headers: Record<string, string | string[] | undefined> | { get(name: string): string | null };
+  /** The body exactly as received: a string or the raw bytes. */
+  rawBody: string | Uint8Array;
+  /** The endpoint's webhook token (dashboard → Webhook → endpoint → reveal). */
+  token: string;
+  /** Accepted distance between `request-time` and now, either way (SPEC §6.3 advises 3 minutes). */
+  toleranceSeconds?: number;
+  /** For tests: the current time. */
+  now?: Date;
+}
+
+function header(headers: VerifyWebhookOptions['headers'], name: string): string | undefined {
+  if (typeof (headers as { get?: unknown }).get === 'function') {
+    return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+  }
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(headers as Record<string, string | string[] | undefined>)) {
+    if (key.toLowerCase() === wanted) return Array.isArray(value) ? value[0] : value;
+  }
+  return undefined;
+}
+
+/** Returns the parsed event when the signature and the time check pass; throws WebhookVerificationError otherwise. */
+export function verifyWebhook<Data = Record<string, unknown>>(options: VerifyWebhookOptions): WebhookEvent<Data> {
+  const { token, toleranceSeconds = 180, now = new Date() } = options;
+  const requestTime = header(options.headers, 'request-time');
+  if (!requestTime) throw new WebhookVerificationError('missing_request_time', 'The request-time header is missing');
+  const signature = header(options.headers, 'signature');
+  if (!signature) throw new WebhookVerificationError('missing_signature', 'The signature header is missing');
+
+  // request-time is UTC without a zone designator: yyyy-MM-dd'T'HH:mm:ss.
+  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})$/.exec(requestTime.trim());
+  if (!match) throw new WebhookVerificationError('malformed_request_time', "request-time is not yyyy-MM-dd'T'HH:mm:ss");
+  const sentAt = Date.UTC(+match[1]!, +match[2]! - 1, +match[3]!, +match[4]!, +match[5]!, +match[6]!);
+  const skewSeconds = (now.getTime() - sentAt) / 1000;
+  if (skewSeconds > toleranceSeconds) {
+    throw new WebhookVerificationError(
+      'stale_request_time',
+      `request-time is more than ${toleranceSeconds}s in the past`,
+    );
+  }
+  if (skewSeconds < -toleranceSeconds) {
+    throw new WebhookVerificationError(
+      'future_request_time',
+      `request-time is more than ${toleranceSeconds}s in the future`,
+    );
+  }
+
+  const body =
+    typeof options.rawBody === 'string' ? Buffer.from(options.rawBody, 'utf8') : Buffer.from(options.rawBody);
+  const expected = createHmac('sha256', token)
+    .update(Buffer.concat([Buffer.from(`${requestTime.trim()}.`, 'utf8'), body]))
+    .digest();
+  const given = /^[0-9a-fA-F]{64}$/.test(signature.trim()) ? Buffer.from(signature.trim(), 'hex') : Buffer.alloc(0);
+  // Constant-time comparison of the decoded bytes, so upper- and lower-case hex both pass.
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw new WebhookVerificationError('bad_signature', 'The signature does not match this token and body');
+  }
+
+  let event: unknown;
+  try {
+    event = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new WebhookVerificationError('malformed_body', 'The body is not JSON');
+  }
+  const candidate = event as Partial<WebhookEvent>;
+  if (
+    typeof candidate !== 'object' ||
+    candidate === null ||
+    typeof candidate.id !== 'string' ||
+    typeof candidate.type !== 'string' ||
+    typeof candidate.apiVersion !== 'string' ||
+    typeof candidate.created !== 'string' ||
+    typeof candidate.data !== 'object'
+  ) {
+    throw new WebhookVerificationError(
+      'malformed_body',
+      'The body is not a webhook event {id, apiVersion, type, created, data}',
+    );
+  }
+  return event as WebhookEvent<Data>;
+}
