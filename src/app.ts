@@ -235,6 +235,7 @@ export async function createTessera({
           events,
           webhookEndpoints,
           webhookDeliveries,
+          webhookChecks,
           publicUrl: () => publicUrl,
         }),
       ],

@@ -12,6 +12,7 @@ import type { RefundService } from '../refunds/service.js';
 import type { EventService } from '../events/service.js';
 import type { WebhookEndpointService } from '../webhooks/endpoints-service.js';
 import type { WebhookDeliveryService } from '../webhooks/deliveries-service.js';
+import type { WebhookCheckService } from '../webhooks/check-service.js';
 import type { CustomerService } from '../customers/service.js';
 import type { InvoiceService } from '../invoices/service.js';
 import { stylesheet } from './assets.js';
@@ -19,6 +20,7 @@ import { html, type SafeHtml } from './html.js';
 import { dashboardBase, layout, type FieldErrors } from './layout.js';
 import { authPages } from './auth-pages.js';
 import { developerPages } from './developer-pages.js';
+import { eventPages } from './event-pages.js';
 import { paymentPages } from './payment-pages.js';
 import { teamPages } from './team-pages.js';
 import { accountPages } from './account-pages.js';
@@ -37,6 +39,7 @@ export interface DashboardDeps {
   events: EventService;
   webhookEndpoints: WebhookEndpointService;
   webhookDeliveries: WebhookDeliveryService;
+  webhookChecks: WebhookCheckService;
   /** Cookies are Secure when the public URL is https. */
   publicUrl: () => string;
 }
@@ -258,6 +261,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
         );
         authPages(dashboard, deps);
         developerPages(dashboard, deps);
+        eventPages(dashboard, deps);
         paymentPages(dashboard, deps);
         homePage(dashboard, deps);
         teamPages(dashboard, deps);
