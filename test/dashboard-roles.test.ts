@@ -192,6 +192,12 @@ describe('dashboard: team members, sign-in and the role matrix (DESIGN §7)', ()
       method: 'GET',
       path: () => `/dashboard/developers/events?objectId=${paymentId}`,
     },
+    {
+      name: 'request logs',
+      permission: 'request_logs.read',
+      method: 'GET',
+      path: () => '/dashboard/developers/request-logs',
+    },
     { name: 'API keys', permission: 'api_keys.manage', method: 'GET', path: () => '/dashboard/developers/api-keys' },
     { name: 'team', permission: 'team.manage', method: 'GET', path: () => '/dashboard/team' },
     { name: 'audit log', permission: 'audit_log.read', method: 'GET', path: () => '/dashboard/audit-log' },

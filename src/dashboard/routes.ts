@@ -13,6 +13,7 @@ import type { EventService } from '../events/service.js';
 import type { WebhookEndpointService } from '../webhooks/endpoints-service.js';
 import type { WebhookDeliveryService } from '../webhooks/deliveries-service.js';
 import type { WebhookCheckService } from '../webhooks/check-service.js';
+import type { RequestLogService } from '../request-logs/service.js';
 import type { CustomerService } from '../customers/service.js';
 import type { InvoiceService } from '../invoices/service.js';
 import { stylesheet } from './assets.js';
@@ -21,6 +22,7 @@ import { dashboardBase, layout, type FieldErrors } from './layout.js';
 import { authPages } from './auth-pages.js';
 import { developerPages } from './developer-pages.js';
 import { eventPages } from './event-pages.js';
+import { requestLogPages } from './request-log-pages.js';
 import { paymentPages } from './payment-pages.js';
 import { teamPages } from './team-pages.js';
 import { accountPages } from './account-pages.js';
@@ -40,6 +42,7 @@ export interface DashboardDeps {
   webhookEndpoints: WebhookEndpointService;
   webhookDeliveries: WebhookDeliveryService;
   webhookChecks: WebhookCheckService;
+  requestLogs: RequestLogService;
   /** Cookies are Secure when the public URL is https. */
   publicUrl: () => string;
 }
@@ -262,6 +265,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
         authPages(dashboard, deps);
         developerPages(dashboard, deps);
         eventPages(dashboard, deps);
+        requestLogPages(dashboard, deps);
         paymentPages(dashboard, deps);
         homePage(dashboard, deps);
         teamPages(dashboard, deps);
