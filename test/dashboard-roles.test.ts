@@ -198,6 +198,12 @@ describe('dashboard: team members, sign-in and the role matrix (DESIGN §7)', ()
       method: 'GET',
       path: () => '/dashboard/developers/request-logs',
     },
+    ...['payments', 'customers', 'refunds', 'invoices'].map((list) => ({
+      name: `${list} export`,
+      permission: 'exports.read' as const,
+      method: 'GET' as const,
+      path: () => `/dashboard/${list}/export.csv`,
+    })),
     { name: 'API keys', permission: 'api_keys.manage', method: 'GET', path: () => '/dashboard/developers/api-keys' },
     { name: 'team', permission: 'team.manage', method: 'GET', path: () => '/dashboard/team' },
     { name: 'audit log', permission: 'audit_log.read', method: 'GET', path: () => '/dashboard/audit-log' },

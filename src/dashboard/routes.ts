@@ -23,6 +23,7 @@ import { authPages } from './auth-pages.js';
 import { developerPages } from './developer-pages.js';
 import { eventPages } from './event-pages.js';
 import { requestLogPages } from './request-log-pages.js';
+import { exportPages } from './export-pages.js';
 import { paymentPages } from './payment-pages.js';
 import { teamPages } from './team-pages.js';
 import { accountPages } from './account-pages.js';
@@ -266,6 +267,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
         developerPages(dashboard, deps);
         eventPages(dashboard, deps);
         requestLogPages(dashboard, deps);
+        exportPages(dashboard, deps);
         paymentPages(dashboard, deps);
         homePage(dashboard, deps);
         teamPages(dashboard, deps);
