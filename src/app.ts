@@ -40,6 +40,7 @@ import { createInvoiceService, type InvoiceService } from './invoices/service.js
 import { hostedInvoiceRoutes, invoiceRoutes } from './invoices/routes.js';
 import { createTeamService, type TeamService } from './team/service.js';
 import { dashboardRoutes } from './dashboard/routes.js';
+import { createRequestLogService, type RequestLogService } from './request-logs/service.js';
 
 export interface Tessera {
   server: App;
@@ -61,6 +62,8 @@ export interface Tessera {
   invoices: InvoiceService;
   /** Dashboard team members, sessions and the audit log (issue 11). */
   team: TeamService;
+  /** The merchant API's request log, written in batches (flush() writes what is buffered). */
+  requestLogs: RequestLogService;
   /** Where e-mails go: SMTP, or .eml files in the data folder (kept in memory with `memory://`). */
   mail: MailTransport;
   operatorKey: { value: string; created: boolean };
@@ -199,6 +202,8 @@ export async function createTessera({
     });
     late.invoices = invoices;
     const team = createTeamService({ db, clock, mail, vault, publicUrl: () => publicUrl });
+    const requestLogs = createRequestLogService({ db, clock, logger: log });
+    jobs.every(60 * 60 * 1000, () => requestLogs.purgeExpired());
 
     const server = await buildServer({
       logger: log,
@@ -235,10 +240,13 @@ export async function createTessera({
           events,
           webhookEndpoints,
           webhookDeliveries,
+          webhookChecks,
+          requestLogs,
           publicUrl: () => publicUrl,
         }),
       ],
       isReady: () => ready,
+      recordApiRequest: (entry) => requestLogs.record(entry),
     });
     server.addHook('onListen', async () => {
       const address = server.server.address();
@@ -267,6 +275,7 @@ export async function createTessera({
       webhookDispatcher,
       invoices,
       team,
+      requestLogs,
       mail,
       operatorKey,
       publicUrl: () => publicUrl,
@@ -276,6 +285,8 @@ export async function createTessera({
         await webhookHttpClient.close();
         mail.close();
         await server.close();
+        // After the server: the last requests' rows are written before the database closes.
+        await requestLogs.close();
         await db.close();
       },
     };

@@ -16,7 +16,9 @@ export type IdPrefix =
   | 'tm'
   // A go-live check (whc_) and the object its test deliveries refer to, which exists only for the check (chk_).
   | 'whc'
-  | 'chk';
+  | 'chk'
+  // A logged API request (issue 11: the dashboard's request logs).
+  | 'req';
 
 const TEN_POW_18 = 10n ** 18n;
 

@@ -159,6 +159,33 @@ describe('dashboard in a browser', () => {
     await receiver.waitFor(count + 3);
   });
 
+  it("runs the go-live check from the endpoint page and shows each case's verdict, the token hidden", async () => {
+    // The endpoint's current token (the page of the previous test may have been reloaded after a roll).
+    await page.getByRole('button', { name: 'Reveal token' }).click();
+    const token = await page.locator('#token').innerText();
+    receiver.respond((request) => {
+      try {
+        verifyWebhook({ headers: request.headers, rawBody: request.rawBody, token, now: ctx.clock.now() });
+        return { status: 200, body: 'success' };
+      } catch {
+        return { status: 401, body: 'signature not verified' };
+      }
+    });
+    await page.goto(page.url().replace(/\/reveal$/, ''));
+    await page.getByRole('button', { name: 'Run go-live check' }).click();
+    await page.locator('#check-result').waitFor();
+    assert.equal(
+      await page.locator('#check-result').innerText(),
+      'Ready to go live: every case passed',
+      await page.locator('section.card').innerText(),
+    );
+    const source = await page.content();
+    assert.doesNotMatch(source, new RegExp(token));
+    assert.doesNotMatch(source, /id="token"/);
+    await page.screenshot({ path: `${screenshots}/endpoint-check.png`, fullPage: true });
+    receiver.respond(() => ({ status: 200, body: 'success' }));
+  });
+
   it('refunds part of a payment from its page, showing the card brand and last four digits only', async () => {
     const method = await api('/payment_methods/create', {
       type: 'card',
@@ -252,6 +279,7 @@ describe('dashboard in a browser', () => {
       ['invoice', `/dashboard/invoices/${invoice.id}`, 'Draft'],
       ['webhooks', '/dashboard/developers/webhooks', 'Webhook endpoints'],
       ['events', '/dashboard/developers/events', 'Events'],
+      ['request-logs', '/dashboard/developers/request-logs', 'API request logs'],
       ['api-keys', '/dashboard/developers/api-keys', 'API keys'],
       ['audit-log', '/dashboard/audit-log', 'Audit log'],
       ['two-factor', '/dashboard/account/two-factor', 'Two-factor sign-in'],

@@ -6,6 +6,7 @@ import { html, type SafeHtml } from './html.js';
 import { field, formError, layout, money, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, type DashboardDeps } from './routes.js';
 import { given, validated } from './validate.js';
+import { exportLink } from './csv.js';
 
 const base = '/dashboard';
 
@@ -42,7 +43,8 @@ export function customerPages(app: App, deps: DashboardDeps): void {
           ${field({ name: 'email', label: 'E-mail', type: 'email', value: email, errors })}
           <button type="submit">Filter</button>
         </form>
-        ${formError(errors)} ${table(['Customer', 'Name', 'E-mail', 'Created'], rows, 'No customers.')}`,
+        ${formError(errors)} ${exportLink(ctx, '/customers', { email })}
+        ${table(['Customer', 'Name', 'E-mail', 'Created'], rows, 'No customers.')}`,
     );
   });
 
@@ -136,7 +138,8 @@ export function customerPages(app: App, deps: DashboardDeps): void {
           ${select({ name: 'status', label: 'Status', value: filters.status, errors, choices: [['', 'Any'], ...refundStatuses.map((status) => [status, status] as const)] })}
           <button type="submit">Filter</button>
         </form>
-        ${formError(errors)} ${table(['Refund', 'Amount', 'Status', 'Payment', 'Created'], rows, 'No refunds.')}`,
+        ${formError(errors)} ${exportLink(ctx, '/refunds', filters)}
+        ${table(['Refund', 'Amount', 'Status', 'Payment', 'Created'], rows, 'No refunds.')}`,
     );
   });
 

@@ -1,15 +1,20 @@
 import type { App } from '../http/server.js';
-import { ListEventsQuery } from '../events/schemas.js';
-import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody } from '../webhooks/endpoints-schemas.js';
+import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody, signatureCases } from '../webhooks/endpoints-schemas.js';
 import type { WebhookEndpoint } from '../webhooks/endpoints-schemas.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './routes.js';
 import { given, validated } from './validate.js';
+import { checkSection, webhookCheckPages, type CheckView } from './webhook-check-pages.js';
 
 const base = '/dashboard/developers';
 
-/** Developers (SPEC §5.3–§5.4): webhook endpoints, their tokens and delivery logs, and events. */
+/** DESIGN §5: the letter case of the hex Signature header, settable per endpoint. */
+const signatureCaseChoices = signatureCases.map(
+  (letterCase) => [letterCase, letterCase === 'upper' ? 'Upper-case hex (default)' : 'Lower-case hex'] as const,
+);
+
+/** Developers (SPEC §5.3–§5.4): webhook endpoints, their tokens, go-live checks and delivery logs. */
 export function developerPages(app: App, deps: DashboardDeps): void {
   const listPage = async (ctx: PageContext, values: Record<string, string> = {}, errors?: FieldErrors) => {
     const endpoints = await deps.webhookEndpoints.list(ctx.merchant, { limit: 100 });
@@ -36,6 +41,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
           ${field({ name: 'url', label: 'URL', type: 'url', value: values.url, errors, required: true, hint: 'https://… where the notifications are sent' })}
           ${field({ name: 'description', label: 'Description', value: values.description, errors })}
           ${field({ name: 'enabledEvents', label: 'Event types', value: values.enabledEvents ?? '*', errors, hint: 'Comma-separated codes, or * for every type' })}
+          ${select({ name: 'signatureCase', label: 'Signature letter case', value: values.signatureCase ?? 'upper', errors, choices: signatureCaseChoices })}
           <button type="submit">Add endpoint</button>
         </form>`,
     );
@@ -48,10 +54,11 @@ export function developerPages(app: App, deps: DashboardDeps): void {
       url: text(ctx.form, 'url'),
       description: text(ctx.form, 'description'),
       enabledEvents: text(ctx.form, 'enabledEvents'),
+      signatureCase: text(ctx.form, 'signatureCase'),
     };
     try {
       const input = validated<CreateWebhookEndpointBody>(CreateWebhookEndpointBody, {
-        ...given({ url: values.url, description: values.description }),
+        ...given({ url: values.url, description: values.description, signatureCase: values.signatureCase }),
         ...(values.enabledEvents.trim() ? { enabledEvents: splitList(values.enabledEvents) } : {}),
       });
       const created = await deps.webhookEndpoints.create(ctx.merchant, input);
@@ -66,7 +73,13 @@ export function developerPages(app: App, deps: DashboardDeps): void {
   const detailPage = async (
     ctx: PageContext,
     id: string,
-    extra: { token?: SafeHtml; values?: Record<string, string>; errors?: FieldErrors; notice?: string } = {},
+    extra: {
+      token?: SafeHtml;
+      values?: Record<string, string>;
+      errors?: FieldErrors;
+      notice?: string;
+      check?: CheckView;
+    } = {},
   ) => {
     const endpoint = await deps.webhookEndpoints.retrieve(ctx.merchant, id);
     const { errors } = extra;
@@ -76,6 +89,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
       enabledEvents: endpoint.enabledEvents.join(', '),
       status: endpoint.status,
       legacyNotifications: endpoint.legacyNotifications ? 'on' : 'off',
+      signatureCase: endpoint.signatureCase,
     };
     return layout(
       { title: `Endpoint ${endpoint.id}`, session: ctx.session, current: '/developers/webhooks', notice: extra.notice },
@@ -90,6 +104,8 @@ export function developerPages(app: App, deps: DashboardDeps): void {
           <dd>${endpoint.enabledEvents.join(', ')}</dd>
           <dt>Legacy notifications</dt>
           <dd>${endpoint.legacyNotifications ? 'on' : 'off'}</dd>
+          <dt>Signature letter case</dt>
+          <dd>${endpoint.signatureCase}</dd>
           <dt>Created</dt>
           <dd>${when(endpoint.created)}</dd>
         </dl>
@@ -106,7 +122,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
           </div>
           <p class="hint">Rolling makes a new token; the old one stops working at once.</p>
         </div>
-        ${endpoint.kind === 'static' ? editForm(ctx, endpoint, values, errors) : ''}
+        ${editForm(ctx, endpoint, values, errors)} ${await checkSection(ctx, deps, endpoint, extra.check)}
         <h2>Deliveries</h2>
         ${await deliveryLog(ctx, endpoint.id)}`,
     );
@@ -120,10 +136,17 @@ export function developerPages(app: App, deps: DashboardDeps): void {
   ) =>
     html`<h2>Settings</h2>
       <form class="card" method="post" action="${base}/webhooks/${endpoint.id}" novalidate>
-        ${csrfField(ctx.session.csrfToken)} ${formError(errors)}
-        ${field({ name: 'url', label: 'URL', type: 'url', value: values.url, errors })}
-        ${field({ name: 'description', label: 'Description', value: values.description, errors })}
-        ${field({ name: 'enabledEvents', label: 'Event types', value: values.enabledEvents, errors, hint: 'Comma-separated codes, or *' })}
+        ${csrfField(ctx.session.csrfToken)} ${formError(endpoint.kind === 'dynamic' ? asFormError(errors) : errors)}
+        ${
+          endpoint.kind === 'static'
+            ? html`${field({ name: 'url', label: 'URL', type: 'url', value: values.url, errors })}
+              ${field({ name: 'description', label: 'Description', value: values.description, errors })}
+              ${field({ name: 'enabledEvents', label: 'Event types', value: values.enabledEvents, errors, hint: 'Comma-separated codes, or *' })}`
+            : html`<p class="hint">
+                This endpoint sends every event of a payment to the payment's notifyUrl: its URL and event types are the
+                payment's.
+              </p>`
+        }
         ${select({
           name: 'status',
           label: 'Status',
@@ -144,11 +167,16 @@ export function developerPages(app: App, deps: DashboardDeps): void {
             ['off', 'Off'],
           ],
         })}
+        ${select({ name: 'signatureCase', label: 'Signature letter case', value: values.signatureCase, errors, choices: signatureCaseChoices })}
         <button type="submit">Save</button>
       </form>
-      <form method="post" action="${base}/webhooks/${endpoint.id}/delete">
-        ${csrfField(ctx.session.csrfToken)}<button class="danger" type="submit">Delete endpoint</button>
-      </form>`;
+      ${
+        endpoint.kind === 'static'
+          ? html`<form method="post" action="${base}/webhooks/${endpoint.id}/delete">
+              ${csrfField(ctx.session.csrfToken)}<button class="danger" type="submit">Delete endpoint</button>
+            </form>`
+          : ''
+      }`;
 
   const deliveryLog = async (ctx: PageContext, endpointId: string) => {
     const deliveries = await deps.webhookDeliveries.list(ctx.merchant, { endpointId, limit: 20 });
@@ -198,12 +226,15 @@ export function developerPages(app: App, deps: DashboardDeps): void {
       enabledEvents: text(ctx.form, 'enabledEvents'),
       status: text(ctx.form, 'status'),
       legacyNotifications: text(ctx.form, 'legacyNotifications'),
+      signatureCase: text(ctx.form, 'signatureCase'),
     };
+    // The dynamic endpoint's form has no url, description or event types: what is not sent is not changed.
+    const sent = (name: string) => ctx.form[name] !== undefined;
     try {
       const changes = validated<UpdateWebhookEndpointBody>(UpdateWebhookEndpointBody, {
-        ...given({ url: values.url, status: values.status }),
-        description: values.description,
-        enabledEvents: splitList(values.enabledEvents),
+        ...given({ url: values.url, status: values.status, signatureCase: values.signatureCase }),
+        ...(sent('description') ? { description: values.description } : {}),
+        ...(sent('enabledEvents') ? { enabledEvents: splitList(values.enabledEvents) } : {}),
         legacyNotifications: values.legacyNotifications === 'on',
       });
       await deps.webhookEndpoints.update(ctx.merchant, id, changes);
@@ -250,61 +281,22 @@ export function developerPages(app: App, deps: DashboardDeps): void {
     );
   }
 
+  webhookCheckPages(app, deps, (ctx, id, check) => detailPage(ctx, id, { check }));
+
   page(app, deps, 'POST', '/developers/deliveries/:id/resend', 'webhooks.resend', async (ctx) => {
     const id = (ctx.request.params as { id: string }).id;
     const delivery = await deps.webhookDeliveries.resendDelivery(ctx.merchant, id);
     await deps.team.audit(ctx.actor, 'webhook_delivery.resent', id);
     redirect(ctx.reply, `/developers/webhooks/${delivery.endpointId}`);
   });
+}
 
-  page(app, deps, 'GET', '/developers/events', 'events.read', async (ctx) => {
-    const query = ctx.request.query as Record<string, string>;
-    const type = query.type ?? '';
-    const events = await deps.events.list(
-      ctx.merchant,
-      validated<ListEventsQuery>(ListEventsQuery, { limit: 50, ...given({ type }) }, 'querystring'),
-    );
-    const rows = events.data.map(
-      (event) =>
-        html`<tr>
-          <td><a href="${base}/events/${event.id}">${event.id}</a></td>
-          <td>${event.type}</td>
-          <td>${when(event.created)}</td>
-        </tr>`,
-    );
-    return layout(
-      { title: 'Events', session: ctx.session, current: '/developers/events' },
-      html`<h1>Events</h1>
-        <form class="filters" method="get" action="${base}/events">
-          ${field({ name: 'type', label: 'Type', value: type })}<button type="submit">Filter</button>
-        </form>
-        ${table(['Event', 'Type', 'Created'], rows, 'No events.')}`,
-    );
-  });
-
-  page(app, deps, 'GET', '/developers/events/:id', 'events.read', async (ctx) => {
-    const id = (ctx.request.params as { id: string }).id;
-    const event = await deps.events.retrieve(ctx.merchant, id);
-    const deliveries = await deps.webhookDeliveries.listForEvent(ctx.merchant, id, { limit: 50 });
-    const rows = deliveries.data.map(
-      (delivery) =>
-        html`<tr>
-          <td><a href="${base}/webhooks/${delivery.endpointId}">${delivery.url}</a></td>
-          <td>${delivery.kind}</td>
-          <td class="status-${delivery.status}">${delivery.status}</td>
-          <td>${delivery.attempts}</td>
-        </tr>`,
-    );
-    return layout(
-      { title: `Event ${event.id}`, session: ctx.session, current: '/developers/events' },
-      html`<h1>${event.type}</h1>
-        <p>${event.id} · ${when(event.created)}</p>
-        <h2>Body</h2>
-        <pre>${JSON.stringify(event, null, 2)}</pre>
-        <h2>Deliveries</h2>
-        ${table(['Target', 'Kind', 'Status', 'Attempts'], rows, 'No deliveries.')}`,
-    );
-  });
+/** The dynamic endpoint's form shows three fields: a refusal of any other is shown above the form. */
+function asFormError(errors: FieldErrors | undefined): FieldErrors | undefined {
+  const other = Object.entries(errors ?? {}).find(
+    ([name]) => !['status', 'legacyNotifications', 'signatureCase'].includes(name),
+  );
+  return other ? { ...errors, form: other[1] } : errors;
 }
 
 function splitList(value: string): string[] {

@@ -6,6 +6,7 @@ import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, layout, money, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './routes.js';
 import { given, validated } from './validate.js';
+import { exportLink } from './csv.js';
 
 const base = '/dashboard/invoices';
 /** Line item rows of the draft form; empty rows are left out. */
@@ -51,7 +52,7 @@ export function invoicePages(app: App, deps: DashboardDeps): void {
           ${select({ name: 'status', label: 'Status', value: filters.status, errors: filterErrors, choices: [['', 'Any'], ...invoiceStatuses.map((status) => [status, status] as const)] })}
           <button type="submit">Filter</button>
         </form>
-        ${formError(filterErrors)}
+        ${formError(filterErrors)} ${exportLink(ctx, '/invoices', filters)}
         ${table(['Invoice', 'Amount due', 'Status', 'Customer', 'Created'], rows, 'No invoices.')}
         ${manage ? draftForm(ctx, values, errors) : ''}`,
     );

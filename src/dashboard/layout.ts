@@ -14,6 +14,7 @@ const navigation: Array<{ path: string; label: string; permission: Permission | 
   { path: '/invoices', label: 'Invoices', permission: 'invoices.read' },
   { path: '/developers/webhooks', label: 'Webhooks', permission: 'webhooks.read' },
   { path: '/developers/events', label: 'Events', permission: 'events.read' },
+  { path: '/developers/request-logs', label: 'Request logs', permission: 'request_logs.read' },
   { path: '/developers/api-keys', label: 'API keys', permission: 'api_keys.manage' },
   { path: '/team', label: 'Team', permission: 'team.manage' },
   { path: '/audit-log', label: 'Audit log', permission: 'audit_log.read' },

@@ -8,6 +8,7 @@ import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './routes.js';
 import { given, validated } from './validate.js';
+import { exportLink } from './csv.js';
 
 const base = '/dashboard/payments';
 
@@ -48,6 +49,30 @@ function orderNoOf(q: string): string {
   return /^pt_\d{19}$/.test(text) || text.includes('@') ? '' : text;
 }
 
+/** The list's filters (the page's query) as the payment service's query and search; the export uses the same. */
+export function paymentQuery(filters: Record<string, string>, limit: number) {
+  const dateOf = (value: string | undefined, name: string, endOfDay: boolean) => {
+    if (!value) return undefined;
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(value)))
+      throw refuse(name, `${name} must be a date (YYYY-MM-DD)`);
+    return `${value}T${endOfDay ? '23:59:59.999' : '00:00:00.000'}Z`;
+  };
+  const listQuery = validated<ListPaymentsQuery>(
+    ListPaymentsQuery,
+    {
+      limit,
+      ...given({
+        customerId: filters.customer,
+        orderNo: filters.orderNo || orderNoOf(filters.q ?? ''),
+        'created[gte]': dateOf(filters.from, 'from', false),
+        'created[lte]': dateOf(filters.to, 'to', true),
+      }),
+    },
+    'querystring',
+  );
+  return { listQuery, search: searchOf(filters) };
+}
+
 const money = (amount: string, currency: string) => `${formatAmount(BigInt(amount), currency)} ${currency}`;
 
 /** Payments: list with filters, detail with its timeline, and the refund action (the refund service's). */
@@ -67,26 +92,8 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
     let errors: FieldErrors | undefined;
     let rows: SafeHtml[] = [];
     try {
-      const dateOf = (value: string, name: string, endOfDay: boolean) => {
-        if (!value) return undefined;
-        if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(value)))
-          throw Object.assign(new Error(), { field: name });
-        return `${value}T${endOfDay ? '23:59:59.999' : '00:00:00.000'}Z`;
-      };
-      const listQuery = validated<ListPaymentsQuery>(
-        ListPaymentsQuery,
-        {
-          limit: 50,
-          ...given({
-            customerId: filters.customer,
-            orderNo: filters.orderNo || orderNoOf(filters.q),
-            'created[gte]': dateOf(filters.from, 'from', false),
-            'created[lte]': dateOf(filters.to, 'to', true),
-          }),
-        },
-        'querystring',
-      );
-      const payments = await deps.payments.list(ctx.merchant, listQuery, searchOf(filters));
+      const { listQuery, search } = paymentQuery(filters, 50);
+      const payments = await deps.payments.list(ctx.merchant, listQuery, search);
       rows = payments.data.map(
         (payment) =>
           html`<tr>
@@ -118,7 +125,7 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
           ${field({ name: 'to', label: 'To (date)', type: 'date', value: filters.to, errors })}
           <button type="submit">Filter</button>
         </form>
-        ${formError(errors)}
+        ${formError(errors)} ${exportLink(ctx, '/payments', filters)}
         ${table(['Payment', 'Amount', 'Status', 'Customer', 'Order', 'Created'], rows, 'No payments.')}`,
     );
   });

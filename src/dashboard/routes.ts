@@ -12,6 +12,8 @@ import type { RefundService } from '../refunds/service.js';
 import type { EventService } from '../events/service.js';
 import type { WebhookEndpointService } from '../webhooks/endpoints-service.js';
 import type { WebhookDeliveryService } from '../webhooks/deliveries-service.js';
+import type { WebhookCheckService } from '../webhooks/check-service.js';
+import type { RequestLogService } from '../request-logs/service.js';
 import type { CustomerService } from '../customers/service.js';
 import type { InvoiceService } from '../invoices/service.js';
 import { stylesheet } from './assets.js';
@@ -19,6 +21,9 @@ import { html, type SafeHtml } from './html.js';
 import { dashboardBase, layout, type FieldErrors } from './layout.js';
 import { authPages } from './auth-pages.js';
 import { developerPages } from './developer-pages.js';
+import { eventPages } from './event-pages.js';
+import { requestLogPages } from './request-log-pages.js';
+import { exportPages } from './export-pages.js';
 import { paymentPages } from './payment-pages.js';
 import { teamPages } from './team-pages.js';
 import { accountPages } from './account-pages.js';
@@ -37,6 +42,8 @@ export interface DashboardDeps {
   events: EventService;
   webhookEndpoints: WebhookEndpointService;
   webhookDeliveries: WebhookDeliveryService;
+  webhookChecks: WebhookCheckService;
+  requestLogs: RequestLogService;
   /** Cookies are Secure when the public URL is https. */
   publicUrl: () => string;
 }
@@ -258,6 +265,9 @@ export function dashboardRoutes(deps: DashboardDeps) {
         );
         authPages(dashboard, deps);
         developerPages(dashboard, deps);
+        eventPages(dashboard, deps);
+        requestLogPages(dashboard, deps);
+        exportPages(dashboard, deps);
         paymentPages(dashboard, deps);
         homePage(dashboard, deps);
         teamPages(dashboard, deps);

@@ -19,6 +19,8 @@ import { parseFormBody } from './form-body.js';
 import { isEmptyBody, shapeRequest } from './request-shapes.js';
 import { answerPreflights, allowOrigin, type PublicRoutes } from './cors.js';
 import { Type } from 'typebox';
+import type { ApiRequestRecord } from '../request-logs/service.js';
+import { logApiRequests } from './request-log.js';
 
 export const apiBasePath = '/api/services/v1';
 export const adminBasePath = '/admin/v1';
@@ -65,6 +67,8 @@ export interface ServerOptions {
   /** Pages and endpoints without key authentication (health, hosted 3-D Secure page). */
   publicRoutes: Array<(app: App) => void>;
   isReady: () => boolean;
+  /** Receives each finished merchant API request (the request log); must not block or throw. */
+  recordApiRequest?: (entry: ApiRequestRecord) => void;
 }
 
 /** The `request.merchant` of a route behind merchant authentication. */
@@ -245,6 +249,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
         allowOrigin(request, reply);
         return payload;
       });
+      if (options.recordApiRequest) logApiRequests(api, options.recordApiRequest);
       for (const register of options.merchantRoutes) register(api);
     },
     { prefix: apiBasePath },
