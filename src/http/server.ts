@@ -19,6 +19,7 @@ import { parseFormBody } from './form-body.js';
 import { isEmptyBody, shapeRequest } from './request-shapes.js';
 import { answerPreflights, allowOrigin, type PublicRoutes } from './cors.js';
 import { Type } from 'typebox';
+import { maskCardNumbers } from '../redact.js';
 
 export const apiBasePath = '/api/services/v1';
 export const adminBasePath = '/admin/v1';
@@ -138,7 +139,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   });
 
   app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
-    const { status, body } = toErrorResponse(error);
+    const { status, body } = withoutCardNumbers(toErrorResponse(error));
     if (status >= 500) request.log.error({ err: error }, 'request failed');
     else request.log.info({ code: body.code, param: body.data?.param }, 'request refused');
     return reply.code(status).type('application/json; charset=utf-8').send(body);
@@ -146,7 +147,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({
       code: 'resource_missing',
-      msg: `Unrecognized request: ${request.method} ${request.url.split('?')[0]}`,
+      msg: `Unrecognized request: ${request.method} ${maskCardNumbers(request.url.split('?')[0] ?? '')}`,
       data: null,
     }),
   );
@@ -345,4 +346,17 @@ function toErrorResponse(error: FastifyError | ApiError | Error): { status: numb
       data: null,
     },
   };
+}
+
+/**
+ * A field name can be anything the caller sent, a card number included: where `param` holds one
+ * (a key nested in metadata, say), it is masked there and in the message, which repeats it.
+ */
+function withoutCardNumbers(response: { status: number; body: ErrorBody }): { status: number; body: ErrorBody } {
+  const { body } = response;
+  const param = body.data?.param;
+  if (typeof param !== 'string' || maskCardNumbers(param) === param) return response;
+  let msg = body.msg;
+  for (const segment of param.split(/[.[\]]/)) if (segment) msg = msg.split(segment).join(maskCardNumbers(segment));
+  return { ...response, body: { ...body, msg, data: { ...body.data, param: maskCardNumbers(param) } } };
 }
