@@ -20,6 +20,7 @@ import { isEmptyBody, shapeRequest } from './request-shapes.js';
 import { answerPreflights, allowOrigin, type PublicRoutes } from './cors.js';
 import { Type } from 'typebox';
 import { maskCardNumbers } from '../redact.js';
+import { answerClientError } from './client-errors.js';
 
 export const apiBasePath = '/api/services/v1';
 export const adminBasePath = '/admin/v1';
@@ -81,6 +82,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     // Each request's log lines carry its X-TraceId under that name.
     logController: new LogController({ requestIdLogLabel: 'traceId' }),
     bodyLimit: 1024 * 1024,
+    clientErrorHandler: answerClientError(options.logger),
     // Query strings like created[gte]=… stay flat keys; the list routes read them as such.
     routerOptions: { ignoreTrailingSlash: true },
     // Refusals made before routing (a malformed percent-escape, an over-long path segment) get the
