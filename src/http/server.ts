@@ -21,6 +21,7 @@ import { answerPreflights, allowOrigin, type PublicRoutes } from './cors.js';
 import { Type } from 'typebox';
 import { maskCardNumbers } from '../redact.js';
 import { answerClientError } from './client-errors.js';
+import { bodyText } from './body-text.js';
 
 export const apiBasePath = '/api/services/v1';
 export const adminBasePath = '/admin/v1';
@@ -108,9 +109,15 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   const defaultJsonParser = app.getDefaultJsonParser('error', 'ignore');
   // Only JSON is taken (DESIGN §2): without this, a text/plain body would reach validation as a string.
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (typeof body === 'string' && body.trim() === '') return done(null, {});
-    defaultJsonParser(request, body as string, done);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = bodyText(request, body as Buffer);
+    } catch (err) {
+      return done(err as Error, undefined);
+    }
+    if (text.trim() === '') return done(null, {});
+    defaultJsonParser(request, text, done);
   });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -220,9 +227,9 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     async (scope) => {
       const api = scope as unknown as App;
       // DESIGN §10: the provider's Java SDK posts some actions as forms; they are validated as JSON is.
-      api.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+      api.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
         try {
-          done(null, parseFormBody(String(body)));
+          done(null, parseFormBody(bodyText(request, body as Buffer)));
         } catch (err) {
           done(err as Error, undefined);
         }
