@@ -150,7 +150,10 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
     const { status, body } = withoutCardNumbers(toErrorResponse(error));
     if (status >= 500) request.log.error({ err: error }, 'request failed');
-    else request.log.info({ code: body.code, param: body.data?.param }, 'request refused');
+    else {
+      const detail = error instanceof ApiError ? error.logDetail : undefined;
+      request.log.info({ code: body.code, param: body.data?.param, detail }, 'request refused');
+    }
     return reply.code(status).type('application/json; charset=utf-8').send(body);
   });
   app.setNotFoundHandler((request, reply) =>
