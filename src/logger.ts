@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { redactUrl } from './redact.js';
 
 /**
  * One logger for the service. Request bodies are never logged; the redaction below is a second
@@ -21,7 +22,30 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         ],
         censor: '[redacted]',
       },
+      // Fastify logs each request's URL, which can hold a card number sent in the path or the
+      // secret of a 3-D Secure or hosted invoice link: both are masked before the line is written.
+      serializers: { req: serializeRequest },
     },
     destination,
   );
+}
+
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  host?: string;
+  ip?: string;
+  headers?: Record<string, unknown>;
+  socket?: { remoteAddress?: string; remotePort?: number };
+}
+
+/** Fastify's own request serializer, with the URL redacted. */
+function serializeRequest(request: LoggedRequest) {
+  return {
+    method: request.method,
+    url: typeof request.url === 'string' ? redactUrl(request.url) : undefined,
+    host: request.host ?? request.headers?.host,
+    remoteAddress: request.ip ?? request.socket?.remoteAddress,
+    remotePort: request.socket?.remotePort,
+  };
 }

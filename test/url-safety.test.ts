@@ -120,8 +120,9 @@ describe('checkWebhookUrl', () => {
     const verdict = await checkWebhookUrl('https://internal.example.com/hooks', production);
     assert.deepEqual(verdict, {
       ok: false,
-      reason: 'forbidden_address',
-      message: 'url resolves to a private address, which is not allowed in production',
+      reason: 'host_not_allowed',
+      message: 'url must have a host name that resolves to public addresses only, as required in production',
+      detail: 'the host name resolves to a private address',
     });
     assert.ok(!JSON.stringify(verdict).includes('10.0.0.1'), 'the resolved address is not told');
   });
@@ -147,7 +148,7 @@ describe('checkWebhookUrl', () => {
   test('refuses a host when any one of its addresses is forbidden', async () => {
     const verdict = await checkWebhookUrl('https://mixed.example.com/', production);
     assert.equal(verdict.ok, false);
-    assert.match(!verdict.ok ? verdict.message : '', /loopback/);
+    assert.match(!verdict.ok ? (verdict.detail ?? '') : '', /loopback/);
   });
 
   test('refuses cloud metadata, also behind an IPv4-mapped IPv6 answer', async () => {
@@ -160,7 +161,8 @@ describe('checkWebhookUrl', () => {
     ]) {
       const verdict = await checkWebhookUrl(url, production);
       assert.equal(verdict.ok, false, url);
-      assert.match(!verdict.ok ? verdict.message : '', /cloud metadata address/, url);
+      // A literal address is named in the answer; a host name's address only in the log detail.
+      assert.match(!verdict.ok ? `${verdict.message} ${verdict.detail ?? ''}` : '', /cloud metadata address/, url);
     }
   });
 
@@ -190,8 +192,9 @@ describe('checkWebhookUrl', () => {
       const verdict = await checkWebhookUrl(url, production);
       assert.deepEqual(verdict, {
         ok: false,
-        reason: 'unresolvable',
-        message: 'url has a host name that does not resolve',
+        reason: 'host_not_allowed',
+        message: 'url must have a host name that resolves to public addresses only, as required in production',
+        detail: 'the host name does not resolve',
       });
     }
   });

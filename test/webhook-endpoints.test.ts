@@ -649,19 +649,18 @@ describe(`webhook endpoints (${databaseKind})`, () => {
       return { status: response.statusCode, body: response.json(), raw: response.body };
     }
 
+    const hostNotAllowed =
+      'url must have a host name that resolves to public addresses only, as required in production';
     const refusals: Array<[string, string]> = [
-      [
-        'https://hooks.internal.example/tessera',
-        'url resolves to a private address, which is not allowed in production',
-      ],
-      ['http://metadata.example/', 'url resolves to a cloud metadata address, which is not allowed in production'],
-      ['https://rebind.example.com/', 'url resolves to a loopback address, which is not allowed in production'],
+      ['https://hooks.internal.example/tessera', hostNotAllowed],
+      ['http://metadata.example/', hostNotAllowed],
+      ['https://rebind.example.com/', hostNotAllowed],
       ['http://localhost:4000/hooks', 'url names localhost, which is not allowed in production'],
       ['http://127.0.0.1:4000/hooks', 'url is a loopback address, which is not allowed in production'],
       ['http://[::1]:4000/hooks', 'url is a loopback address, which is not allowed in production'],
       ['http://192.168.0.10/hooks', 'url is a private address, which is not allowed in production'],
       ['http://169.254.169.254/latest', 'url is a cloud metadata address, which is not allowed in production'],
-      ['https://unknown.example.com/', 'url has a host name that does not resolve'],
+      ['https://unknown.example.com/', hostNotAllowed],
     ];
     for (const [url, message] of refusals) {
       test(`refuses ${url}: "${message}"`, async () => {
@@ -676,6 +675,18 @@ describe(`webhook endpoints (${databaseKind})`, () => {
         assert.ok(!created.raw.includes('10.0.0.1') && !created.raw.includes('whsec_'));
       });
     }
+
+    test('answers a host name that does not resolve as one that resolves to a private address, logging which', async () => {
+      const merchant = await ctx.merchant();
+      const start = ctx.logLines().length;
+      const unresolvable = await call(merchant, '/webhook_endpoints/create', { url: 'https://unknown.example.com/' });
+      const internal = await call(merchant, '/webhook_endpoints/create', { url: 'https://hooks.internal.example/' });
+      assert.equal(unresolvable.status, 400);
+      assert.equal(unresolvable.raw, internal.raw);
+      const logged = ctx.logLines().slice(start).join('\n');
+      assert.match(logged, /"detail":"the host name does not resolve"/);
+      assert.match(logged, /"detail":"the host name resolves to a private address"/);
+    });
 
     test('accepts a public URL, and refuses an update to a private one', async () => {
       const merchant = await ctx.merchant();

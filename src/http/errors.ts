@@ -35,6 +35,8 @@ export class ApiError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details: ErrorDetails | null = null,
+    /** What the server log says beyond the answer (why a URL was refused, say); never answered. */
+    readonly logDetail?: string,
   ) {
     super(message);
   }

@@ -21,6 +21,9 @@ import { answerPreflights, allowOrigin, type PublicRoutes } from './cors.js';
 import { Type } from 'typebox';
 import type { ApiRequestRecord } from '../request-logs/service.js';
 import { logApiRequests } from './request-log.js';
+import { maskCardNumbers } from '../redact.js';
+import { answerClientError } from './client-errors.js';
+import { bodyText } from './body-text.js';
 
 export const apiBasePath = '/api/services/v1';
 export const adminBasePath = '/admin/v1';
@@ -84,6 +87,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     // Each request's log lines carry its X-TraceId under that name.
     logController: new LogController({ requestIdLogLabel: 'traceId' }),
     bodyLimit: 1024 * 1024,
+    clientErrorHandler: answerClientError(options.logger),
     // Query strings like created[gte]=… stay flat keys; the list routes read them as such.
     routerOptions: { ignoreTrailingSlash: true },
     // Refusals made before routing (a malformed percent-escape, an over-long path segment) get the
@@ -109,9 +113,15 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   const defaultJsonParser = app.getDefaultJsonParser('error', 'ignore');
   // Only JSON is taken (DESIGN §2): without this, a text/plain body would reach validation as a string.
   app.removeContentTypeParser('text/plain');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (typeof body === 'string' && body.trim() === '') return done(null, {});
-    defaultJsonParser(request, body as string, done);
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+    let text: string;
+    try {
+      text = bodyText(request, body as Buffer);
+    } catch (err) {
+      return done(err as Error, undefined);
+    }
+    if (text.trim() === '') return done(null, {});
+    defaultJsonParser(request, text, done);
   });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -142,15 +152,18 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   });
 
   app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
-    const { status, body } = toErrorResponse(error);
+    const { status, body } = withoutCardNumbers(toErrorResponse(error));
     if (status >= 500) request.log.error({ err: error }, 'request failed');
-    else request.log.info({ code: body.code, param: body.data?.param }, 'request refused');
+    else {
+      const detail = error instanceof ApiError ? error.logDetail : undefined;
+      request.log.info({ code: body.code, param: body.data?.param, detail }, 'request refused');
+    }
     return reply.code(status).type('application/json; charset=utf-8').send(body);
   });
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({
       code: 'resource_missing',
-      msg: `Unrecognized request: ${request.method} ${request.url.split('?')[0]}`,
+      msg: `Unrecognized request: ${request.method} ${maskCardNumbers(request.url.split('?')[0] ?? '')}`,
       data: null,
     }),
   );
@@ -221,9 +234,9 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     async (scope) => {
       const api = scope as unknown as App;
       // DESIGN §10: the provider's Java SDK posts some actions as forms; they are validated as JSON is.
-      api.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => {
+      api.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
         try {
-          done(null, parseFormBody(String(body)));
+          done(null, parseFormBody(bodyText(request, body as Buffer)));
         } catch (err) {
           done(err as Error, undefined);
         }
@@ -350,4 +363,17 @@ function toErrorResponse(error: FastifyError | ApiError | Error): { status: numb
       data: null,
     },
   };
+}
+
+/**
+ * A field name can be anything the caller sent, a card number included: where `param` holds one
+ * (a key nested in metadata, say), it is masked there and in the message, which repeats it.
+ */
+function withoutCardNumbers(response: { status: number; body: ErrorBody }): { status: number; body: ErrorBody } {
+  const { body } = response;
+  const param = body.data?.param;
+  if (typeof param !== 'string' || maskCardNumbers(param) === param) return response;
+  let msg = body.msg;
+  for (const segment of param.split(/[.[\]]/)) if (segment) msg = msg.split(segment).join(maskCardNumbers(segment));
+  return { ...response, body: { ...body, msg, data: { ...body.data, param: maskCardNumbers(param) } } };
 }

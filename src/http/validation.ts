@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ApiError } from './errors.js';
+import { looksLikeCardNumber } from '../redact.js';
 
 /**
  * Two validators: request bodies are checked strictly (a number is not a string, unknown fields
@@ -53,6 +54,12 @@ function describe(error: ErrorObject, httpPart: string | undefined): { param: st
       rule = 'is required';
       break;
     case 'additionalProperties':
+      // A card number sent as a field name is named generically, never echoed (SPEC: card data
+      // appears in no error message).
+      if (looksLikeCardNumber(String(params.additionalProperty))) {
+        param ||= httpPart === 'body' ? 'body' : (httpPart ?? 'request');
+        return { param, message: `${param} has an unknown field whose name looks like a card number` };
+      }
       param = join(String(params.additionalProperty));
       rule = 'is not a recognized field';
       break;

@@ -110,7 +110,9 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
   /** Refuses, naming `field`, a URL webhooks may not be sent to (DESIGN §5; production rules). */
   async function requireAllowedUrl(url: string, field = 'url'): Promise<void> {
     const verdict = await checkWebhookUrl(url, { production, lookup, field });
-    if (!verdict.ok) throw invalidField(field, verdict.message, verdict.reason);
+    if (!verdict.ok) {
+      throw new ApiError('invalid_request', verdict.message, { param: field, rule: verdict.reason }, verdict.detail);
+    }
   }
 
   async function ensureDynamic(source: Queryable, merchant: MerchantScope): Promise<queries.WebhookEndpointRow> {

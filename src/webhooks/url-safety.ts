@@ -50,7 +50,13 @@ export function classifyAddress(ip: string): ForbiddenAddressKind | null {
 
 export type UrlCheck =
   | { ok: true }
-  | { ok: false; message: string; reason: 'invalid' | 'credentials' | 'forbidden_address' | 'unresolvable' };
+  | {
+      ok: false;
+      message: string;
+      reason: 'invalid' | 'credentials' | 'forbidden_address' | 'host_not_allowed';
+      /** For the server log only: why a host name was refused, which the message does not tell. */
+      detail?: string;
+    };
 
 export interface UrlCheckOptions {
   /** NODE_ENV=production: the host must resolve to public addresses only. */
@@ -102,15 +108,27 @@ export async function checkWebhookUrl(url: string, options: UrlCheckOptions): Pr
   } catch {
     addresses = [];
   }
-  if (addresses.length === 0) {
-    return { ok: false, reason: 'unresolvable', message: `${field} has a host name that does not resolve` };
-  }
+  if (addresses.length === 0) return hostNotAllowed(field, 'the host name does not resolve');
   // Every address, not just the first: the HTTP client may connect to any of them.
   for (const address of addresses) {
     const kind = classifyAddress(address);
-    if (kind !== null) return refused(`${field} resolves to ${describe(kind)}`);
+    if (kind !== null) return hostNotAllowed(field, `the host name resolves to ${describe(kind)}`);
   }
   return { ok: true };
+}
+
+/**
+ * A host name that does not resolve and one that resolves to a private address get the same
+ * answer, so that the answers cannot be used to learn which names Tessera's own network resolves
+ * (internal DNS probing); the difference goes to the server log through `detail`.
+ */
+function hostNotAllowed(field: string, detail: string): UrlCheck {
+  return {
+    ok: false,
+    reason: 'host_not_allowed',
+    message: `${field} must have a host name that resolves to public addresses only, as required in production`,
+    detail,
+  };
 }
 
 /** Every address of a host name, IPv4 and IPv6, as the system resolver answers them. */

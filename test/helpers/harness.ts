@@ -28,6 +28,8 @@ export interface TestContext {
   merchant(options?: { tokenization?: boolean; mit?: boolean; name?: string }): Promise<TestMerchant>;
   /** Runs every scheduled job due at the clock's current time. */
   runJobs(): Promise<number>;
+  /** Every log line this Tessera has written so far, as written (JSON text). */
+  logLines(): string[];
   close(): Promise<void>;
 }
 
@@ -99,7 +101,15 @@ export async function startTestApp(
   const logDir = path.resolve('.test-logs');
   mkdirSync(logDir, { recursive: true });
   const logFile = path.join(logDir, `${path.basename(process.argv[1] ?? 'test')}-${databaseKind}-${process.pid}.log`);
-  const logger = createLogger('debug', createWriteStream(logFile, { flags: 'a' }));
+  const logFileStream = createWriteStream(logFile, { flags: 'a' });
+  const logged: string[] = [];
+  // Each line also kept in memory, for tests of what is logged.
+  const logger = createLogger('debug', {
+    write(line: string) {
+      logged.push(line);
+      logFileStream.write(line);
+    },
+  });
   const tessera = await createTessera({
     config,
     clock,
@@ -154,6 +164,7 @@ export async function startTestApp(
       };
     },
     runJobs: () => tessera.jobs.runDue(),
+    logLines: () => [...logged],
     async close() {
       await tessera.close();
       await database?.drop();
