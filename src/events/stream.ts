@@ -18,7 +18,7 @@ export const EventStreamQuery = Type.Object(
       Type.String({
         maxLength: 2000,
         description: 'Only these event codes, separated by commas (SPEC §6.2). Default: every event.',
-        examples: ['payment.succeeded,payment.failed'],
+        example: 'payment.succeeded,payment.failed',
       }),
     ),
   },

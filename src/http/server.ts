@@ -19,6 +19,7 @@ import { parseFormBody } from './form-body.js';
 import { isEmptyBody, shapeRequest } from './request-shapes.js';
 import { answerPreflights, allowOrigin, type PublicRoutes } from './cors.js';
 import { Type } from 'typebox';
+import { documentOperations, splitDocument, type OpenApiDocument } from './openapi-docs.js';
 
 export const apiBasePath = '/api/services/v1';
 export const adminBasePath = '/admin/v1';
@@ -172,6 +173,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       (route.schema as { body?: unknown }).body = NoFields;
     }
   });
+  let operatorDocument: OpenApiDocument | undefined;
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -179,8 +181,10 @@ export async function buildServer(options: ServerOptions): Promise<App> {
         title: 'Tessera API',
         version: 'v1',
         description:
-          'Payment tokenization and webhook notification service. Every response is the envelope {code, msg, data}. ' +
-          'Authenticate with "Authorization: Bearer <private key>".',
+          'Payment tokenization and webhook notification service. Every response is the envelope ' +
+          '`{code, msg, data}`. Authenticate with the header `Authorization: Bearer PRIVATE_KEY`, where PRIVATE_KEY ' +
+          'is your private key (`test_pr_…`; `npm start` prints the sandbox merchant’s). Sandbox test cards: ' +
+          '4242424242424242 succeeds, 4000000000000002 is declined; docs/api.md lists them all.',
       },
       servers: [{ url: '/' }],
       components: {
@@ -205,7 +209,11 @@ export async function buildServer(options: ServerOptions): Promise<App> {
           body.content['application/x-www-form-urlencoded'] = json;
         }
       }
-      return openapiObject;
+      // The operator API gets a document of its own (/admin/v1/openapi.json), out of the merchants' /docs.
+      documentOperations(openapiObject as OpenApiDocument);
+      const { merchant, admin } = splitDocument(openapiObject as OpenApiDocument);
+      operatorDocument = admin;
+      return merchant as typeof openapiObject;
     },
   });
 
@@ -271,6 +279,11 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   for (const register of options.publicRoutes) register(app);
   app.get(`${apiBasePath}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  app.get(`${adminBasePath}/openapi.json`, { schema: { hide: true } }, async () => {
+    app.swagger();
+    return operatorDocument;
+  });
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs', 302));
 
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
   return app;
