@@ -25,6 +25,7 @@ import { createRefundService, type RefundService } from './refunds/service.js';
 import { refundRoutes } from './refunds/routes.js';
 import { createEventService, type EventService } from './events/service.js';
 import { eventRoutes } from './events/routes.js';
+import { eventStreamRoutes } from './events/stream.js';
 import { createWebhookEndpointService, type WebhookEndpointService } from './webhooks/endpoints-service.js';
 import { webhookEndpointRoutes } from './webhooks/endpoints-routes.js';
 import { createWebhookDeliveryService, type WebhookDeliveryService } from './webhooks/deliveries-service.js';
@@ -216,6 +217,7 @@ export async function createTessera({
         paymentRoutes(payments),
         refundRoutes(refunds),
         invoiceRoutes(invoices),
+        eventStreamRoutes(events),
         eventRoutes(events),
         webhookEndpointRoutes(webhookEndpoints),
         webhookDeliveryRoutes(webhookDeliveries),

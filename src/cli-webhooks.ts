@@ -19,7 +19,7 @@ const options = {
 
 export async function merchantCall(
   values: { url?: string; key?: string },
-  method: 'GET' | 'POST',
+  method: 'GET' | 'POST' | 'DELETE',
   route: string,
   body?: unknown,
 ): Promise<unknown> {

@@ -7,6 +7,9 @@ import { openDb } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { webhooksCommand, webhooksUsage } from './cli-webhooks.js';
 import { goLiveActions, goLiveCommand, goLiveUsage } from './cli-webhooks-golive.js';
+import { listenCommand, listenUsage } from './cli-listen.js';
+import { triggerCommand, triggerUsage } from './cli-trigger.js';
+import { deliveriesCommand, eventsCommand, eventsUsage } from './cli-events.js';
 import { start, startWorker } from './main.js';
 
 const usage = `Usage: tessera <command> [options]
@@ -23,14 +26,17 @@ Commands:
   vault rotate-key               new vault data key; every stored card is re-encrypted
 ${webhooksUsage}
 ${goLiveUsage}
+${listenUsage}
+${triggerUsage}
+${eventsUsage}
 
 start, worker and migrate take --port, --host, --database-url, --data-dir, --public-url, --log-level,
 --master-key, --node-env (or PORT, HOST, DATABASE_URL, TESSERA_DATA_DIR, TESSERA_PUBLIC_URL,
 TESSERA_LOG_LEVEL, TESSERA_MASTER_KEY, NODE_ENV; the environment is the better place for a key).
 The merchants and vault commands call the operator API of a running service: --url (TESSERA_URL,
 default http://127.0.0.1:8080) and --admin-key (TESSERA_ADMIN_KEY, default: the data folder's
-admin.key), so they work whether it runs on PGlite or PostgreSQL. The webhooks commands call the
-merchant API with a merchant's private key: --url (TESSERA_URL) and --key (TESSERA_API_KEY).
+admin.key), so they work whether it runs on PGlite or PostgreSQL. The webhooks, listen, trigger, events
+and deliveries commands call the merchant API with a merchant's private key: --url (TESSERA_URL) and --key (TESSERA_API_KEY).
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -68,6 +74,14 @@ async function main(argv: string[]): Promise<number> {
       return (goLiveActions as readonly string[]).includes(rest[0] ?? '')
         ? goLiveCommand(rest)
         : print(await webhooksCommand(rest));
+    case 'listen':
+      return listenCommand(rest);
+    case 'trigger':
+      return triggerCommand(rest);
+    case 'events':
+      return eventsCommand(rest);
+    case 'deliveries':
+      return deliveriesCommand(rest);
     case undefined:
     case 'help':
     case '--help':

@@ -276,3 +276,11 @@ export function loadClientConfig(
     dataDir: dataDirectory(blankToUndefined(env.TESSERA_DATA_DIR) ?? './data'),
   });
 }
+
+/**
+ * Whether the command line may color its output: only on a terminal, and never when NO_COLOR is
+ * set to anything (the no-color.org convention), so pipes and logs get plain text.
+ */
+export function colorWanted(isTerminal: boolean, env: Source = process.env): boolean {
+  return isTerminal && (env.NO_COLOR === undefined || env.NO_COLOR === '');
+}

@@ -11,7 +11,12 @@ import { apiBasePath } from './http/server.js';
  */
 export async function start(config: Config): Promise<Tessera> {
   const tessera = await createTessera({ config });
-  await tessera.server.listen({ port: config.port, host: config.host });
+  try {
+    await tessera.server.listen({ port: config.port, host: config.host });
+  } catch (err) {
+    await tessera.close();
+    throw listenError(err as NodeJS.ErrnoException, config);
+  }
   tessera.jobs.start();
   if (config.webhookDispatcher === 'on') tessera.webhookDispatcher.start();
 
@@ -47,6 +52,27 @@ export async function start(config: Config): Promise<Tessera> {
   }
   process.stdout.write(`${lines.join('\n')}\n`);
   return tessera;
+}
+
+/** The usual reasons a port cannot be listened on, as one line naming the setting to change. */
+function listenError(err: NodeJS.ErrnoException, config: Config): Error {
+  const where = `${config.host}:${config.port}`;
+  if (err.code === 'EADDRINUSE') {
+    return new ConfigError(
+      `Port ${config.port} is in use (${where}): another process listens there. Stop it, or set PORT (or --port) to a free port, e.g. PORT=${config.port === 65535 ? 8081 : config.port + 1}`,
+    );
+  }
+  if (err.code === 'EACCES') {
+    return new ConfigError(
+      `Port ${config.port} needs privileges on this machine (${where}): set PORT (or --port) to 1024 or above`,
+    );
+  }
+  if (err.code === 'EADDRNOTAVAIL') {
+    return new ConfigError(
+      `HOST ${config.host} is not an address of this machine: set HOST (or --host), e.g. 127.0.0.1`,
+    );
+  }
+  return err;
 }
 
 /** DESIGN §8: without an SMTP server, the banner says where the messages can be read instead. */

@@ -82,6 +82,107 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
     assert.equal((await merchant.call('POST', '/customers/create')).status, 200);
   });
 
+  type Operation = { summary?: string; description?: string };
+  async function documentAt(url: string) {
+    const response = await injectRaw(ctx, { method: 'GET', url });
+    assert.equal(response.statusCode, 200);
+    return response.json() as {
+      info: { description: string };
+      paths: Record<string, Record<string, Operation>>;
+      components?: unknown;
+    };
+  }
+  const operationsOf = (document: Awaited<ReturnType<typeof documentAt>>) =>
+    Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, operation]) => ({ name: `${method.toUpperCase()} ${path}`, operation })),
+    );
+
+  test('every operation of both documents has a summary and a description', async () => {
+    for (const url of ['/api/services/v1/openapi.json', '/admin/v1/openapi.json']) {
+      const operations = operationsOf(await documentAt(url));
+      assert.ok(operations.length > 5, url);
+      for (const { name, operation } of operations) {
+        assert.ok(operation.summary && operation.summary.length > 3, `${name} has a summary`);
+        assert.ok(operation.description && operation.description.length > 10, `${name} has a description`);
+      }
+    }
+  });
+
+  test('the operator API is in its own document, not in the merchant one that /docs shows', async () => {
+    const merchant = await documentAt('/api/services/v1/openapi.json');
+    assert.deepEqual(
+      Object.keys(merchant.paths).filter((path) => path.startsWith('/admin')),
+      [],
+    );
+    const shown = await documentAt('/docs/json');
+    assert.deepEqual(
+      Object.keys(shown.paths).filter((path) => path.startsWith('/admin')),
+      [],
+    );
+    const operator = await documentAt('/admin/v1/openapi.json');
+    const paths = Object.keys(operator.paths);
+    assert.ok(paths.includes('/admin/v1/merchants/create'));
+    assert.ok(
+      paths.every((path) => path.startsWith('/admin/v1/')),
+      paths.join(', '),
+    );
+  });
+
+  test('every patterned field has a hand-written example that matches it and does not look like a regex', async () => {
+    const document = await documentAt('/api/services/v1/openapi.json');
+    const problems: string[] = [];
+    let checked = 0;
+    const walk = (node: unknown, at: string) => {
+      if (!node || typeof node !== 'object') return;
+      const schema = node as { pattern?: unknown; example?: unknown };
+      if (typeof schema.pattern === 'string') {
+        checked++;
+        // Without an example, Swagger UI makes one from the expression (`https://fG$~7e…`).
+        if (typeof schema.example !== 'string') problems.push(`${at}: no example for ${schema.pattern}`);
+        else if (!new RegExp(schema.pattern).test(schema.example)) problems.push(`${at}: ${schema.example}`);
+      }
+      if (typeof schema.example === 'string' && /[\\^$]|\[[^\]]*\]\{|\(\?/.test(schema.example)) {
+        problems.push(`${at}: regex-looking example ${schema.example}`);
+      }
+      for (const [key, value] of Object.entries(node)) walk(value, `${at}/${key}`);
+    };
+    walk(document.paths, '');
+    walk(document.components, '#components');
+    assert.ok(checked > 50, `checked ${checked}`);
+    assert.deepEqual(problems, []);
+    const create = document.paths['/api/services/v1/payment/create']!.post as unknown as {
+      requestBody: { content: { 'application/json': { example: { amount: string; currency: string } } } };
+    };
+    // The operations of a first integration show a whole request written by hand.
+    const example = create.requestBody.content['application/json'].example;
+    assert.equal(example.amount, '1999');
+    assert.equal(example.currency, 'USD');
+  });
+
+  test('no description has text in angle brackets that a renderer takes for an HTML tag', async () => {
+    const document = await documentAt('/api/services/v1/openapi.json');
+    assert.match(document.info.description, /`Authorization: Bearer PRIVATE_KEY`/);
+    const tags: string[] = [];
+    const walk = (node: unknown) => {
+      if (!node || typeof node !== 'object') return;
+      for (const [key, value] of Object.entries(node)) {
+        // Code spans render literally; anywhere else `<private key>` disappears as a tag.
+        if (key === 'description' && typeof value === 'string' && /<[A-Za-z]/.test(value.replace(/`[^`]*`/g, ''))) {
+          tags.push(value);
+        }
+        walk(value);
+      }
+    };
+    walk(document);
+    assert.deepEqual(tags, []);
+  });
+
+  test('GET / redirects to the API reference', async () => {
+    const response = await injectRaw(ctx, { method: 'GET', url: '/' });
+    assert.equal(response.statusCode, 302);
+    assert.equal(response.headers.location, '/docs');
+  });
+
   test('renders a readable API reference page at /docs', async () => {
     const response = await injectRaw(ctx, { method: 'GET', url: '/docs/' });
     assert.equal(response.statusCode, 200);

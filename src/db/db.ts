@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { connectPgliteWorker } from './pglite-connection.js';
+import { lockDataDir } from './data-dir-lock.js';
 import pg from 'pg';
 
 /** Anything that runs one parameterized SQL statement: the database itself or an open transaction. */
@@ -113,7 +114,16 @@ export async function openDb(options: { databaseUrl?: string; dataDir?: string; 
 async function openPglite(dataDir: string | undefined): Promise<Db> {
   // PGlite (PostgreSQL in WebAssembly and its protocol code) runs in a worker thread, on the
   // machine's other core, while this thread handles HTTP; see docs/performance.md.
-  const lite = await connectPgliteWorker(dataDir);
+  // A folder on disk is locked first, so that a second process is refused before it opens it.
+  const onDisk = dataDir !== undefined && !/^[a-z]+:\/\//.test(dataDir);
+  const unlock = onDisk ? lockDataDir(dataDir) : () => {};
+  let lite: Awaited<ReturnType<typeof connectPgliteWorker>>;
+  try {
+    lite = await connectPgliteWorker(dataDir);
+  } catch (err) {
+    unlock();
+    throw err;
+  }
   let lastTransaction = 0;
   return {
     kind: 'pglite',
@@ -152,7 +162,13 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
         throw err;
       }
     },
-    close: () => lite.close(),
+    close: async () => {
+      try {
+        await lite.close();
+      } finally {
+        unlock();
+      }
+    },
   };
 }
 

@@ -91,8 +91,13 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
       for (const listener of listeners) listener(events);
     },
 
-    onPublished(listener: EventListener): void {
+    /** Adds a listener; the answer removes it again (a live event stream that ends). */
+    onPublished(listener: EventListener): () => void {
       listeners.push(listener);
+      return () => {
+        const at = listeners.indexOf(listener);
+        if (at >= 0) listeners.splice(at, 1);
+      };
     },
 
     async retrieve(merchant: MerchantContext, id: string): Promise<Event> {

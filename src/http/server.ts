@@ -24,6 +24,7 @@ import { logApiRequests } from './request-log.js';
 import { maskCardNumbers } from '../redact.js';
 import { answerClientError } from './client-errors.js';
 import { bodyText } from './body-text.js';
+import { documentOperations, splitDocument, type OpenApiDocument } from './openapi-docs.js';
 
 export const apiBasePath = '/api/services/v1';
 export const adminBasePath = '/admin/v1';
@@ -189,6 +190,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       (route.schema as { body?: unknown }).body = NoFields;
     }
   });
+  let operatorDocument: OpenApiDocument | undefined;
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -196,8 +198,10 @@ export async function buildServer(options: ServerOptions): Promise<App> {
         title: 'Tessera API',
         version: 'v1',
         description:
-          'Payment tokenization and webhook notification service. Every response is the envelope {code, msg, data}. ' +
-          'Authenticate with "Authorization: Bearer <private key>".',
+          'Payment tokenization and webhook notification service. Every response is the envelope ' +
+          '`{code, msg, data}`. Authenticate with the header `Authorization: Bearer PRIVATE_KEY`, where PRIVATE_KEY ' +
+          'is your private key (`test_pr_…`; `npm start` prints the sandbox merchant’s). Sandbox test cards: ' +
+          '4242424242424242 succeeds, 4000000000000002 is declined; docs/api.md lists them all.',
       },
       servers: [{ url: '/' }],
       components: {
@@ -222,7 +226,11 @@ export async function buildServer(options: ServerOptions): Promise<App> {
           body.content['application/x-www-form-urlencoded'] = json;
         }
       }
-      return openapiObject;
+      // The operator API gets a document of its own (/admin/v1/openapi.json), out of the merchants' /docs.
+      documentOperations(openapiObject as OpenApiDocument);
+      const { merchant, admin } = splitDocument(openapiObject as OpenApiDocument);
+      operatorDocument = admin;
+      return merchant as typeof openapiObject;
     },
   });
 
@@ -289,6 +297,11 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   for (const register of options.publicRoutes) register(app);
   app.get(`${apiBasePath}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+  app.get(`${adminBasePath}/openapi.json`, { schema: { hide: true } }, async () => {
+    app.swagger();
+    return operatorDocument;
+  });
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs', 302));
 
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
   return app;

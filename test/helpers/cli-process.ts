@@ -73,3 +73,41 @@ export function apiCaller(running: RunningService) {
     return parsed.data;
   };
 }
+
+export interface LongRunningCli {
+  child: ChildProcess;
+  output: () => string;
+  /** Waits until the output (stdout and stderr) matches, or throws with what was printed. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+  stop(): Promise<number | null>;
+}
+
+/** A command that keeps running (`tessera listen`, `tessera deliveries tail`), read while it runs. */
+export function spawnCli(args: string[], env: Record<string, string>): LongRunningCli {
+  const child = spawn(process.execPath, [...cliArgs, ...args], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    output: () => output,
+    async waitFor(pattern, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const match = pattern.exec(output);
+        if (match) return match;
+        if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode} before ${pattern}: ${output}`);
+        if (Date.now() > deadline) throw new Error(`no ${pattern} in time: ${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGINT');
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,155 @@
+import { parseArgs } from 'node:util';
+import { systemClock } from './clock.js';
+import { ConfigError, loadClientConfig } from './config.js';
+import { eventTypes } from './events/schemas.js';
+import { isoTimestamp } from './time.js';
+import { generateSecret } from './webhooks/endpoints-service.js';
+import { formatRequestTime, signWebhook } from './webhooks/signature.js';
+
+/**
+ * `tessera listen` (issue 12): the merchant's events come from the service over server-sent events
+ * (GET /events/stream, so the service only needs to be reachable from here, not the other way round)
+ * and are forwarded to a local URL signed exactly as real deliveries are (SPEC §6.3), with a token
+ * made for this session.
+ */
+export const listenUsage = `  listen --forward-to URL [--events a.b,c.d]
+                                 forward the merchant's events as they happen to a local URL, signed
+                                 as real deliveries with a session token printed at start`;
+
+const forwardTimeoutMs = 10_000;
+const reconnectDelayMs = 1_000;
+
+interface StreamedEvent {
+  id: string;
+  type: string;
+  body: string;
+}
+
+function parseEventFilter(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const types = raw.split(',').map((type) => type.trim());
+  const unknown = types.find((type) => !(eventTypes as readonly string[]).includes(type));
+  if (unknown !== undefined)
+    throw new ConfigError(`--events: '${unknown}' is not an event code (${eventTypes.join(', ')})`);
+  return types.join(',');
+}
+
+function parseForwardUrl(raw: string | undefined): string {
+  if (!raw) throw new ConfigError('listen needs --forward-to URL, e.g. http://localhost:3000/webhooks');
+  if (!/^https?:\/\/[^\s]+$/.test(raw)) throw new ConfigError('--forward-to must be an http(s) URL');
+  return raw;
+}
+
+/** Server-sent events from a byte stream: one callback per event with an id and data. */
+async function readEvents(body: ReadableStream<Uint8Array>, onEvent: (event: StreamedEvent) => Promise<void>) {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const fields: Record<string, string> = {};
+      for (const line of block.split('\n')) {
+        if (line.startsWith(':')) continue;
+        const colon = line.indexOf(':');
+        if (colon < 0) continue;
+        fields[line.slice(0, colon)] = line.slice(colon + 1).replace(/^ /, '');
+      }
+      if (fields.data !== undefined && fields.id !== undefined) {
+        await onEvent({ id: fields.id, type: fields.event ?? 'message', body: fields.data });
+      }
+    }
+  }
+}
+
+/** Posts one event to the local URL as the dispatcher would, and prints one line about it. */
+async function forward(event: StreamedEvent, forwardTo: string, token: string): Promise<void> {
+  const requestTime = formatRequestTime(systemClock.now());
+  const started = performance.now();
+  let outcome: string;
+  try {
+    const response = await fetch(forwardTo, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        'Request-Time': requestTime,
+        Signature: signWebhook(token, requestTime, event.body),
+      },
+      body: event.body,
+      signal: AbortSignal.timeout(forwardTimeoutMs),
+    });
+    const text = await response.text();
+    outcome = `${response.status}${text.trim() === 'success' ? '' : ' (not "success")'}`;
+  } catch (err) {
+    outcome = `error: ${(err as Error).message}`;
+  }
+  const latency = Math.round(performance.now() - started);
+  process.stdout.write(`${isoTimestamp(systemClock.now())}  ${event.type}  ${event.id}  ${outcome}  ${latency} ms\n`);
+}
+
+export async function listenCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      url: { type: 'string' },
+      key: { type: 'string' },
+      'forward-to': { type: 'string' },
+      events: { type: 'string' },
+    },
+  });
+  const forwardTo = parseForwardUrl(values['forward-to']);
+  const types = parseEventFilter(values.events);
+  const client = loadClientConfig(process.env, { url: values.url, apiKey: values.key });
+  if (!client.apiKey)
+    throw new ConfigError("No merchant key: set TESSERA_API_KEY or --key (the merchant's test_pr_… key)");
+  const streamUrl = `${client.url}/api/services/v1/events/stream${types ? `?types=${encodeURIComponent(types)}` : ''}`;
+  const token = generateSecret('whsec_');
+  const stopped = new AbortController();
+  process.once('SIGINT', () => stopped.abort());
+  process.once('SIGTERM', () => stopped.abort());
+
+  let announced = false;
+  while (!stopped.signal.aborted) {
+    let response: Response;
+    try {
+      response = await fetch(streamUrl, {
+        headers: { authorization: `Bearer ${client.apiKey}`, accept: 'text/event-stream' },
+        signal: stopped.signal,
+      });
+    } catch (err) {
+      if (stopped.signal.aborted) break;
+      if (!announced) throw new ConfigError(`Cannot reach the service at ${client.url}: ${(err as Error).message}`);
+      await new Promise((resolve) => setTimeout(resolve, reconnectDelayMs));
+      continue;
+    }
+    if (!response.ok || !response.body) {
+      const parsed = (await response.json().catch(() => ({}))) as { code?: string; msg?: string };
+      throw new ConfigError(
+        `${parsed.code ?? `HTTP ${response.status}`}: ${parsed.msg ?? 'the event stream was refused'}`,
+      );
+    }
+    if (!announced) {
+      process.stdout.write(
+        `Webhook token for this session: ${token}\n` +
+          `Forwarding ${types ?? 'every event'} to ${forwardTo}: verify signatures with this token. Ctrl-C stops.\n` +
+          'Ready\n',
+      );
+      announced = true;
+    } else {
+      process.stdout.write(`${isoTimestamp(systemClock.now())}  reconnected\n`);
+    }
+    try {
+      await readEvents(response.body, (event) => forward(event, forwardTo, token));
+    } catch (err) {
+      if (stopped.signal.aborted) break;
+      process.stdout.write(`${isoTimestamp(systemClock.now())}  stream interrupted: ${(err as Error).message}\n`);
+    }
+    if (!stopped.signal.aborted) {
+      process.stdout.write(`${isoTimestamp(systemClock.now())}  disconnected; reconnecting\n`);
+      await new Promise((resolve) => setTimeout(resolve, reconnectDelayMs));
+    }
+  }
+  return 0;
+}

@@ -1,0 +1,78 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import { ConfigError } from '../config.js';
+
+/**
+ * PGlite is the database of one process (docs/decisions/0002): two processes opening the same
+ * data folder would each write it as if alone and corrupt it. A lock file holding the owner's pid
+ * refuses the second one with a message instead. A lock left by a process that no longer exists
+ * (killed, crashed) is stale and taken over.
+ */
+export const lockFileName = 'tessera.lock';
+
+interface LockOwner {
+  pid: number;
+  host: string;
+}
+
+/** Openings of each folder by this process: the same process may open a folder again (tests). */
+const held = new Map<string, number>();
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readOwner(file: string): LockOwner | undefined {
+  try {
+    const owner = JSON.parse(readFileSync(file, 'utf8')) as Partial<LockOwner>;
+    return typeof owner.pid === 'number' && typeof owner.host === 'string' ? (owner as LockOwner) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Takes the folder's lock, or throws naming the process that holds it; answers the release. */
+export function lockDataDir(dataDir: string): () => void {
+  const folder = path.resolve(dataDir);
+  const file = path.join(folder, lockFileName);
+  const release = () => {
+    const count = (held.get(folder) ?? 1) - 1;
+    if (count > 0) return void held.set(folder, count);
+    held.delete(folder);
+    if (readOwner(file)?.pid === process.pid) rmSync(file, { force: true });
+  };
+  if (held.has(folder)) {
+    held.set(folder, held.get(folder)! + 1);
+    return release;
+  }
+  mkdirSync(folder, { recursive: true, mode: 0o700 });
+  const me: LockOwner = { pid: process.pid, host: hostname() };
+  for (let tries = 0; tries < 3; tries++) {
+    try {
+      writeFileSync(file, JSON.stringify(me), { flag: 'wx', mode: 0o600 });
+      held.set(folder, 1);
+      return release;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const owner = readOwner(file);
+    // A lock from another machine (a shared folder) cannot be checked: it is respected.
+    const stale = owner === undefined || (owner.host === me.host && !isAlive(owner.pid));
+    if (!stale) {
+      throw new ConfigError(
+        `The data folder ${folder} is in use by another Tessera process (pid ${owner.pid} on ${owner.host}): ` +
+          'PGlite allows one process per folder. Stop that process, set another TESSERA_DATA_DIR, or use ' +
+          `PostgreSQL (DATABASE_URL) for several processes. If no such process runs, delete ${file}.`,
+      );
+    }
+    rmSync(file, { force: true });
+  }
+  throw new ConfigError(`Could not take the lock ${file}: other processes keep taking it`);
+}

@@ -1,0 +1,119 @@
+import type { FastifyReply } from 'fastify';
+import { Type, type Static } from 'typebox';
+import { invalidField } from '../http/errors.js';
+import { merchantOf, type App } from '../http/server.js';
+import { endpointBodyOf } from '../webhooks/deliveries-service.js';
+import { eventTypes } from './schemas.js';
+import type { EventService, RecordedEvent } from './service.js';
+
+/**
+ * `GET /events/stream` (issue 12, `tessera listen`): the merchant's events as server-sent events,
+ * each one as it is recorded, so that a developer's machine can receive them without being
+ * reachable from the service. Each event's `data` is the body a real endpoint delivery sends
+ * (SPEC §6.4 endpoint kind, canonical JSON on one line), for the CLI to sign and forward as is.
+ */
+export const EventStreamQuery = Type.Object(
+  {
+    types: Type.Optional(
+      Type.String({
+        maxLength: 2000,
+        description: 'Only these event codes, separated by commas (SPEC §6.2). Default: every event.',
+        example: 'payment.succeeded,payment.failed',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+type EventStreamQuery = Static<typeof EventStreamQuery>;
+
+/** A comment line often enough that proxies and load balancers keep an idle stream open. */
+const keepAliveMs = 15_000;
+
+function parseTypes(raw: string | undefined): Set<string> | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const types = raw.split(',').map((type) => type.trim());
+  for (const type of types) {
+    if (!(eventTypes as readonly string[]).includes(type)) {
+      throw invalidField(
+        'types',
+        `types must be event codes separated by commas (${eventTypes.join(', ')}); '${type.slice(0, 64)}' is not one`,
+        'event_type',
+      );
+    }
+  }
+  return new Set(types);
+}
+
+/** One server-sent event: `id`, `event` (the event code) and the delivery body as `data`. */
+function frame(event: RecordedEvent): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${endpointBodyOf(event.body, event.type)}\n\n`;
+}
+
+export function eventStreamRoutes(events: EventService) {
+  return (app: App) => {
+    const open = new Set<FastifyReply>();
+    // Open streams would keep the server from closing: they end first, and the CLI reconnects.
+    app.addHook('preClose', async () => {
+      for (const reply of open) reply.raw.end();
+    });
+
+    app.get(
+      '/events/stream',
+      {
+        schema: {
+          tags: ['Events'],
+          summary: 'Stream events as they happen (server-sent events)',
+          description:
+            'Keeps the connection open and sends each event of the key’s merchant and mode (test or live) as it ' +
+            'is recorded, as a server-sent event: `id` the event id, `event` the event code, `data` the body a ' +
+            'webhook endpoint receives (`type` in its `endpoint_` form). A comment line `: keep-alive` comes ' +
+            'every 15 seconds. Used by `tessera listen`; events recorded while no stream is open are not replayed ' +
+            '(read them with GET /events).',
+          querystring: EventStreamQuery,
+          response: {
+            200: {
+              description: 'A text/event-stream that stays open',
+              content: { 'text/event-stream': { schema: { type: 'string', example: streamExample } } },
+            },
+          },
+        },
+      },
+      async (request, reply) => {
+        const merchant = merchantOf(request);
+        const types = parseTypes((request.query as EventStreamQuery).types);
+        reply.hijack();
+        const response = reply.raw;
+        response.writeHead(200, {
+          ...(reply.getHeaders() as Record<string, string>),
+          'Content-Type': 'text/event-stream; charset=utf-8',
+          'Cache-Control': 'no-cache',
+          'X-Accel-Buffering': 'no',
+        });
+        response.write(': connected\n\n');
+        const stop = events.onPublished((recorded) => {
+          for (const event of recorded) {
+            if (event.merchantId !== merchant.merchantId || event.mode !== merchant.mode) continue;
+            if (types && !types.has(event.type)) continue;
+            response.write(frame(event));
+          }
+        });
+        const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), keepAliveMs);
+        open.add(reply);
+        const end = () => {
+          stop();
+          clearInterval(keepAlive);
+          open.delete(reply);
+        };
+        // The response closes when the client goes away (or the server ends it): nothing is left behind.
+        response.once('close', end);
+      },
+    );
+  };
+}
+
+const streamExample =
+  ': connected\n\n' +
+  'id: evt_1234567890123456789\n' +
+  'event: payment.succeeded\n' +
+  'data: {"id":"evt_1234567890123456789","apiVersion":"v1","type":"endpoint_payment.payment_succeeded",' +
+  '"created":"2025-01-01T12:00:00.000Z","data":{"id":"pt_1234567890123456789","status":"succeeded"}}\n\n';

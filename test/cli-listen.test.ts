@@ -1,0 +1,146 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { verifyWebhook } from '../sdk/verify-webhook.js';
+import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import {
+  apiCaller,
+  runCli,
+  spawnCli,
+  startService,
+  stopService,
+  type LongRunningCli,
+  type RunningService,
+} from './helpers/cli-process.js';
+import { startReceiver, type Receiver } from './helpers/receiver.js';
+
+describe(`tessera listen against a started service (${databaseKind})`, () => {
+  let dataDir: string;
+  let database: { url: string; drop(): Promise<void> } | undefined;
+  let running: RunningService;
+  let call: ReturnType<typeof apiCaller>;
+  let cliEnv: Record<string, string>;
+  const receivers: Receiver[] = [];
+  const listeners: LongRunningCli[] = [];
+
+  before(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-listen-'));
+    database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+    running = await startService({ TESSERA_DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) });
+    call = apiCaller(running);
+    cliEnv = { TESSERA_URL: running.origin, TESSERA_API_KEY: running.privateKey };
+  });
+  after(async () => {
+    // The service stops while streams are open (it ends them), then the listeners stop on Ctrl-C.
+    await stopService(running);
+    assert.deepEqual(
+      await Promise.all(listeners.map((listener) => listener.stop())),
+      listeners.map(() => 0),
+    );
+    await Promise.all(receivers.map((receiver) => receiver.close()));
+    rmSync(dataDir, { recursive: true, force: true });
+    await database?.drop();
+  });
+
+  /** A receiver that answers `success` only to a notification that verifies with `token()`. */
+  async function verifyingReceiver(token: () => string): Promise<Receiver> {
+    const receiver = await startReceiver((request) => {
+      try {
+        verifyWebhook({ headers: request.headers, rawBody: request.rawBody, token: token() });
+        return { status: 200, body: 'success' };
+      } catch (err) {
+        return { status: 401, body: (err as Error).message };
+      }
+    });
+    receivers.push(receiver);
+    return receiver;
+  }
+
+  async function listen(receiver: Receiver, ...args: string[]): Promise<{ cli: LongRunningCli; token: string }> {
+    const cli = spawnCli(['listen', '--forward-to', receiver.url(), ...args], cliEnv);
+    listeners.push(cli);
+    const [, token] = await cli.waitFor(/Webhook token for this session: (whsec_\w+)/);
+    await cli.waitFor(/^Ready$/m);
+    return { cli, token: token! };
+  }
+
+  async function pay(cardNo: string) {
+    const method = await call('/payment_methods/create', {
+      type: 'card',
+      card: { cardNo, expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    return call('/payment/create', { amount: '1999', currency: 'USD', paymentMethod: method.id, confirm: 'true' });
+  }
+
+  test('forwards a real payment event signed with the printed session token, one line per forward', async () => {
+    let token = '';
+    const receiver = await verifyingReceiver(() => token);
+    const session = await listen(receiver);
+    token = session.token;
+
+    const payment = await pay('4242424242424242');
+    assert.equal(payment.status, 'succeeded');
+    const [request] = await receiver.waitFor(1);
+    const event = verifyWebhook({ headers: request!.headers, rawBody: request!.rawBody, token });
+    assert.equal(event.type, 'endpoint_payment.payment_succeeded');
+    assert.equal((event.data as { id: string }).id, payment.id);
+    assert.equal(receiver.rawHeader(request!, 'Request-Time')?.length, 19);
+    assert.match(receiver.rawHeader(request!, 'Signature') ?? '', /^[0-9A-F]{64}$/);
+    // The body forwarded is the one the service stores and delivers, byte for byte.
+    const stored = await call(`/events/${event.id}`);
+    assert.deepEqual(JSON.parse(request!.body).data, stored.data);
+
+    const line = await session.cli.waitFor(
+      new RegExp(`^(\\S+Z)  payment\\.succeeded  ${event.id}  200  (\\d+) ms$`, 'm'),
+    );
+    assert.ok(!Number.isNaN(Date.parse(line[1]!)));
+  });
+
+  test('--events forwards only the codes asked for', async () => {
+    let token = '';
+    const receiver = await verifyingReceiver(() => token);
+    const session = await listen(receiver, '--events', 'payment.failed');
+    token = session.token;
+
+    await pay('4242424242424242');
+    const declined = await pay('4000000000000002');
+    assert.equal(declined.status, 'failed');
+    const [request] = await receiver.waitFor(1);
+    assert.equal(JSON.parse(request!.body).type, 'endpoint_payment.payment_failed');
+    await session.cli.waitFor(/ {2}payment\.failed {2}evt_\d{19} {2}200 {2}\d+ ms$/m);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(receiver.requests.length, 1);
+    assert.doesNotMatch(session.cli.output(), /payment\.succeeded {2}evt_/);
+  });
+
+  test('an answer other than success is printed with its status', async () => {
+    const receiver = await startReceiver(() => ({ status: 500, body: 'oops' }));
+    receivers.push(receiver);
+    const session = await listen(receiver, '--events', 'payment.succeeded');
+    await pay('4242424242424242');
+    await session.cli.waitFor(/ {2}payment\.succeeded {2}evt_\d{19} {2}500 \(not "success"\) {2}\d+ ms$/m);
+  });
+
+  test('the stream refuses an unknown event code naming types, and a wrong key', async () => {
+    const response = await fetch(`${running.baseUrl}/events/stream?types=payment.succeeded,payment.done`, {
+      headers: { authorization: `Bearer ${running.privateKey}` },
+    });
+    assert.equal(response.status, 400);
+    const body = (await response.json()) as { code: string; msg: string; data: { param: string } };
+    assert.equal(body.code, 'invalid_request');
+    assert.equal(body.data.param, 'types');
+    assert.match(body.msg, /'payment\.done' is not one/);
+
+    const wrongKey = await runCli(['listen', '--forward-to', 'http://127.0.0.1:9/x', '--key', 'test_pr_nope'], {
+      TESSERA_URL: running.origin,
+    });
+    assert.equal(wrongKey.code, 1);
+    assert.match(wrongKey.stderr, /^tessera: authentication_error: /m);
+
+    const badFilter = await runCli(['listen', '--forward-to', 'http://127.0.0.1:9/x', '--events', 'nope'], cliEnv);
+    assert.equal(badFilter.code, 1);
+    assert.match(badFilter.stderr, /--events: 'nope' is not an event code/);
+  });
+});

@@ -1,0 +1,76 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { eventTypes } from '../src/events/schemas.js';
+import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { apiCaller, runCli, startService, stopService, type RunningService } from './helpers/cli-process.js';
+
+describe(`tessera trigger against a started service (${databaseKind})`, () => {
+  let dataDir: string;
+  let database: { url: string; drop(): Promise<void> } | undefined;
+  let running: RunningService;
+  let call: ReturnType<typeof apiCaller>;
+  let cliEnv: Record<string, string>;
+
+  before(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-trigger-'));
+    database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+    running = await startService({
+      TESSERA_DATA_DIR: dataDir,
+      TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS: '200',
+      TESSERA_JOB_POLL_INTERVAL_MS: '50',
+      ...(database ? { DATABASE_URL: database.url } : {}),
+    });
+    call = apiCaller(running);
+    cliEnv = { TESSERA_URL: running.origin, TESSERA_API_KEY: running.privateKey };
+  });
+  after(async () => {
+    await stopService(running);
+    rmSync(dataDir, { recursive: true, force: true });
+    await database?.drop();
+  });
+
+  /** The events of `type` about `objectId`, waiting a little for those that follow a settlement. */
+  async function eventsOf(type: string, objectId: string): Promise<Array<{ id: string; data: { id: string } }>> {
+    const query = `type=${encodeURIComponent(type)}&objectId=${objectId}`;
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const page = await call(`/events?${query}`);
+      if (page.data.length > 0 || Date.now() > deadline) return page.data;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  for (const type of eventTypes) {
+    test(`trigger ${type} makes a real ${type} event and prints the ids`, async () => {
+      const result = await runCli(['trigger', type, '--json'], cliEnv);
+      assert.equal(result.code, 0, result.stdout + result.stderr);
+      const printed = JSON.parse(result.stdout) as { type: string; ids: Record<string, string>; event: string | null };
+      assert.equal(printed.type, type);
+      const group = type.split('.')[0]!.toLowerCase();
+      const objectId = printed.ids[group === 'payment' ? 'payment' : group]!;
+      assert.match(objectId, /^(pt|re|in)_\d{19}$/);
+      const events = await eventsOf(type, objectId);
+      assert.equal(events.length, 1, `${type} of ${objectId}: ${JSON.stringify(events)}`);
+      assert.equal(events[0]!.data.id, objectId);
+      if (printed.event !== null) assert.equal(printed.event, events[0]!.id);
+    });
+  }
+
+  test('trigger prints the ids as lines on a terminal and refuses an unknown event naming the choices', async () => {
+    const text = await runCli(['trigger', 'payment.succeeded'], cliEnv);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(
+      text.stdout,
+      /^Triggered payment\.succeeded\n {2}paymentMethod {2}pm_\d{19}\n {2}payment +pt_\d{19}\n {2}event +evt_\d{19}\n$/,
+    );
+    const unknown = await runCli(['trigger', 'payment.done'], cliEnv);
+    assert.equal(unknown.code, 1);
+    assert.match(
+      unknown.stderr,
+      /trigger takes one of: payment\.succeeded, .*Invoice\.voided.* \(not 'payment\.done'\)/,
+    );
+  });
+});

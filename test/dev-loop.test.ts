@@ -1,0 +1,87 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { hostname, tmpdir } from 'node:os';
+import path from 'node:path';
+import { runCli, startService, stopService } from './helpers/cli-process.js';
+
+/** The development loop as a newcomer meets it: clear one-line refusals instead of stack traces. */
+describe('tessera start refuses what cannot work with one clear line', () => {
+  const folders: string[] = [];
+  const folder = () => {
+    const made = mkdtempSync(path.join(tmpdir(), 'tessera-devloop-'));
+    folders.push(made);
+    return made;
+  };
+  let occupied: Server;
+  let busyPort: number;
+
+  before(async () => {
+    occupied = createServer();
+    await new Promise<void>((resolve) => occupied.listen(0, '127.0.0.1', resolve));
+    busyPort = (occupied.address() as { port: number }).port;
+  });
+  after(async () => {
+    await new Promise((resolve) => occupied.close(resolve));
+    for (const made of folders) rmSync(made, { recursive: true, force: true });
+  });
+
+  test('a port in use gives one line naming PORT, no stack trace, and leaves the data folder unlocked', async () => {
+    const dataDir = folder();
+    const result = await runCli(['start'], {
+      PORT: String(busyPort),
+      TESSERA_DATA_DIR: dataDir,
+      TESSERA_LOG_LEVEL: 'warn',
+    });
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.equal(
+      result.stderr,
+      `tessera: Port ${busyPort} is in use (127.0.0.1:${busyPort}): another process listens there. ` +
+        `Stop it, or set PORT (or --port) to a free port, e.g. PORT=${busyPort + 1}\n`,
+    );
+    assert.equal(existsSync(path.join(dataDir, 'tessera.lock')), false);
+  });
+
+  test('a second process on the same PGlite data folder is refused naming the first one; migrate too', async () => {
+    const dataDir = folder();
+    const first = await startService({ TESSERA_DATA_DIR: dataDir });
+    try {
+      const lock = JSON.parse(readFileSync(path.join(dataDir, 'tessera.lock'), 'utf8'));
+      assert.equal(lock.pid, first.child.pid);
+      for (const args of [['start'], ['migrate']]) {
+        const second = await runCli(args, { PORT: '0', TESSERA_DATA_DIR: dataDir, TESSERA_LOG_LEVEL: 'warn' });
+        assert.equal(second.code, 1, second.stdout + second.stderr);
+        assert.match(
+          second.stderr,
+          new RegExp(
+            `^tessera: The data folder .* is in use by another Tessera process \\(pid ${first.child.pid} on .*\\): PGlite allows one process per folder\\..*DATABASE_URL.*\\n$`,
+          ),
+        );
+        assert.equal(second.stderr.split('\n').length, 2);
+      }
+      // The first one still answers.
+      const health = await fetch(`${first.origin}/health`);
+      assert.equal(health.status, 200);
+    } finally {
+      await stopService(first);
+    }
+    assert.equal(existsSync(path.join(dataDir, 'tessera.lock')), false, 'released at shutdown');
+  });
+
+  test('a stale lock (its process is gone) is taken over', async () => {
+    const dataDir = folder();
+    const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const deadPid = Number(gone.stdout);
+    writeFileSync(path.join(dataDir, 'tessera.lock'), JSON.stringify({ pid: deadPid, host: hostname() }));
+    const running = await startService({ TESSERA_DATA_DIR: dataDir });
+    try {
+      const lock = JSON.parse(readFileSync(path.join(dataDir, 'tessera.lock'), 'utf8'));
+      assert.equal(lock.pid, running.child.pid);
+      assert.notEqual(lock.pid, deadPid);
+    } finally {
+      await stopService(running);
+    }
+  });
+});
