@@ -1,6 +1,6 @@
 import { ownRowCondition, selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
-import { selectPage, type PageRequest } from '../db/pagination.js';
+import { listFilter, selectPage, type PageRequest, type CreatedRange } from '../db/pagination.js';
 import type { AddressOut, ShippingOut } from '../http/common-schemas.js';
 
 /** The customer with id $1 of merchant $2 in mode $3, by its primary key (db/by-id.ts). */
@@ -96,13 +96,9 @@ export async function markCustomerDeleted(
   return rows.length > 0;
 }
 
-export interface CustomerFilters {
+export interface CustomerFilters extends CreatedRange {
   email?: string;
   merchantUserId?: string;
-  createdGt?: Date;
-  createdGte?: Date;
-  createdLt?: Date;
-  createdLte?: Date;
 }
 
 export async function selectCustomerPage(
@@ -112,18 +108,9 @@ export async function selectCustomerPage(
   filters: CustomerFilters,
   page: PageRequest,
 ) {
-  const where = ['merchant_id = $1', 'mode = $2', 'deleted_at IS NULL'];
-  const params: unknown[] = [merchantId, mode];
-  const add = (condition: (placeholder: string) => string, value: unknown) => {
-    if (value === undefined) return;
-    params.push(value);
-    where.push(condition(`$${params.length}`));
-  };
-  add((p) => `lower(email) = lower(${p})`, filters.email);
-  add((p) => `merchant_user_id = ${p}`, filters.merchantUserId);
-  add((p) => `created_at > ${p}`, filters.createdGt);
-  add((p) => `created_at >= ${p}`, filters.createdGte);
-  add((p) => `created_at < ${p}`, filters.createdLt);
-  add((p) => `created_at <= ${p}`, filters.createdLte);
-  return selectPage<CustomerRow>(db, { table: 'customers', columns, where, params }, page);
+  const filter = listFilter(merchantId, mode, 'deleted_at IS NULL')
+    .add((p) => `lower(email) = lower(${p})`, filters.email)
+    .add((p) => `merchant_user_id = ${p}`, filters.merchantUserId)
+    .created(filters);
+  return selectPage<CustomerRow>(db, { table: 'customers', columns, where: filter.where, params: filter.params }, page);
 }

@@ -48,3 +48,39 @@ export async function selectPage<Row extends { id: string }>(
   const pageRows = rows.slice(0, limit);
   return { rows: forward ? pageRows : pageRows.reverse(), hasMore };
 }
+
+/** The creation-time bounds of a list (DESIGN §2 `created[gt|gte|lt|lte]`). */
+export interface CreatedRange {
+  createdGt?: Date;
+  createdGte?: Date;
+  createdLt?: Date;
+  createdLte?: Date;
+}
+
+/**
+ * The WHERE of one merchant's list in one mode, for selectPage: `$1` is the merchant and `$2` the
+ * mode; each filter given a value gets the next placeholder, and one not given adds nothing.
+ * Conditions come from code, never from a request; the values go in `params`.
+ */
+export function listFilter(merchantId: string, mode: string, ...fixed: string[]) {
+  const where = ['merchant_id = $1', 'mode = $2', ...fixed];
+  const params: unknown[] = [merchantId, mode];
+  const filter = {
+    where,
+    params,
+    add(condition: (placeholder: string) => string, value: unknown) {
+      if (value === undefined) return filter;
+      params.push(value);
+      where.push(condition(`$${params.length}`));
+      return filter;
+    },
+    created(range: CreatedRange) {
+      return filter
+        .add((p) => `created_at > ${p}`, range.createdGt)
+        .add((p) => `created_at >= ${p}`, range.createdGte)
+        .add((p) => `created_at < ${p}`, range.createdLt)
+        .add((p) => `created_at <= ${p}`, range.createdLte);
+    },
+  };
+  return filter;
+}

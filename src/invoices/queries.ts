@@ -1,6 +1,6 @@
 import { ownRowCondition, selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
-import { selectPage, type PageRequest } from '../db/pagination.js';
+import { listFilter, selectPage, type PageRequest, type CreatedRange } from '../db/pagination.js';
 import type { CollectionMethod } from './schemas.js';
 import type { Transition } from '../state-table.js';
 import type { InvoiceStatus } from './states.js';
@@ -199,13 +199,9 @@ export async function nextInvoiceNumber(
   return { prefix: row.prefix, number: row.last_number };
 }
 
-export interface InvoiceFilters {
+export interface InvoiceFilters extends CreatedRange {
   customerId?: string;
   status?: InvoiceStatus;
-  createdGt?: Date;
-  createdGte?: Date;
-  createdLt?: Date;
-  createdLte?: Date;
 }
 
 export async function selectInvoicePage(
@@ -215,18 +211,9 @@ export async function selectInvoicePage(
   filters: InvoiceFilters,
   page: PageRequest,
 ) {
-  const where = ['merchant_id = $1', 'mode = $2'];
-  const params: unknown[] = [merchantId, mode];
-  const add = (condition: (placeholder: string) => string, value: unknown) => {
-    if (value === undefined) return;
-    params.push(value);
-    where.push(condition(`$${params.length}`));
-  };
-  add((p) => `customer_id = ${p}`, filters.customerId);
-  add((p) => `status = ${p}`, filters.status);
-  add((p) => `created_at > ${p}`, filters.createdGt);
-  add((p) => `created_at >= ${p}`, filters.createdGte);
-  add((p) => `created_at < ${p}`, filters.createdLt);
-  add((p) => `created_at <= ${p}`, filters.createdLte);
-  return selectPage<InvoiceRow>(db, { table: 'invoices', columns, where, params }, page);
+  const filter = listFilter(merchantId, mode)
+    .add((p) => `customer_id = ${p}`, filters.customerId)
+    .add((p) => `status = ${p}`, filters.status)
+    .created(filters);
+  return selectPage<InvoiceRow>(db, { table: 'invoices', columns, where: filter.where, params: filter.params }, page);
 }

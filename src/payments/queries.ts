@@ -1,6 +1,6 @@
 import { ownRowCondition, selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
-import { selectPage, type PageRequest } from '../db/pagination.js';
+import { listFilter, selectPage, type PageRequest, type CreatedRange } from '../db/pagination.js';
 import type { ShippingOut } from '../http/common-schemas.js';
 import type { Transition } from '../state-table.js';
 import type { LineItemOut, RecurringOut } from './schemas.js';
@@ -314,7 +314,7 @@ export async function reclaimInterruptedAuthorization(
   return claimed;
 }
 
-export interface PaymentFilters {
+export interface PaymentFilters extends CreatedRange {
   customerId?: string;
   orderNo?: string;
   /** The dashboard's search (issue 11); not filters of the API's list. */
@@ -324,10 +324,6 @@ export interface PaymentFilters {
   amountLte?: bigint;
   /** The e-mail of the payment's customer, or of its payment method's billing details (any case). */
   email?: string;
-  createdGt?: Date;
-  createdGte?: Date;
-  createdLt?: Date;
-  createdLte?: Date;
 }
 
 export async function selectPaymentPage(
@@ -337,30 +333,21 @@ export async function selectPaymentPage(
   filters: PaymentFilters,
   page: PageRequest,
 ) {
-  const where = ['merchant_id = $1', 'mode = $2'];
-  const params: unknown[] = [merchantId, mode];
-  const add = (condition: (placeholder: string) => string, value: unknown) => {
-    if (value === undefined) return;
-    params.push(value);
-    where.push(condition(`$${params.length}`));
-  };
-  add((p) => `customer_id = ${p}`, filters.customerId);
-  add((p) => `order_no = ${p}`, filters.orderNo);
-  add((p) => `id = ANY(${p})`, filters.ids);
-  add((p) => `status = ANY(${p})`, filters.statuses);
-  add((p) => `amount >= ${p}`, filters.amountGte?.toString());
-  add((p) => `amount <= ${p}`, filters.amountLte?.toString());
-  add(
-    (
-      p,
-    ) => `(customer_id IN (SELECT id FROM customers WHERE merchant_id = $1 AND mode = $2 AND lower(email) = lower(${p}))
+  const filter = listFilter(merchantId, mode)
+    .add((p) => `customer_id = ${p}`, filters.customerId)
+    .add((p) => `order_no = ${p}`, filters.orderNo)
+    .add((p) => `id = ANY(${p})`, filters.ids)
+    .add((p) => `status = ANY(${p})`, filters.statuses)
+    .add((p) => `amount >= ${p}`, filters.amountGte?.toString())
+    .add((p) => `amount <= ${p}`, filters.amountLte?.toString())
+    .add(
+      (
+        p,
+      ) => `(customer_id IN (SELECT id FROM customers WHERE merchant_id = $1 AND mode = $2 AND lower(email) = lower(${p}))
       OR payment_method_id IN (SELECT id FROM payment_methods
         WHERE merchant_id = $1 AND mode = $2 AND lower(billing_details ->> 'email') = lower(${p})))`,
-    filters.email,
-  );
-  add((p) => `created_at > ${p}`, filters.createdGt);
-  add((p) => `created_at >= ${p}`, filters.createdGte);
-  add((p) => `created_at < ${p}`, filters.createdLt);
-  add((p) => `created_at <= ${p}`, filters.createdLte);
-  return selectPage<PaymentRow>(db, { table: 'payments', columns, where, params }, page);
+      filters.email,
+    )
+    .created(filters);
+  return selectPage<PaymentRow>(db, { table: 'payments', columns, where: filter.where, params: filter.params }, page);
 }

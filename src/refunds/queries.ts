@@ -1,6 +1,6 @@
 import { selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
-import { selectPage, type PageRequest } from '../db/pagination.js';
+import { listFilter, selectPage, type PageRequest, type CreatedRange } from '../db/pagination.js';
 import type { Metadata } from '../http/common-schemas.js';
 import type { Transition } from '../state-table.js';
 import type { RefundReason } from './schemas.js';
@@ -99,13 +99,9 @@ export async function changeRefund(
   return row;
 }
 
-export interface RefundFilters {
+export interface RefundFilters extends CreatedRange {
   paymentId?: string;
   status?: RefundStatus;
-  createdGt?: Date;
-  createdGte?: Date;
-  createdLt?: Date;
-  createdLte?: Date;
 }
 
 export async function selectRefundPage(
@@ -115,18 +111,9 @@ export async function selectRefundPage(
   filters: RefundFilters,
   page: PageRequest,
 ) {
-  const where = ['merchant_id = $1', 'mode = $2'];
-  const params: unknown[] = [merchantId, mode];
-  const add = (condition: (placeholder: string) => string, value: unknown) => {
-    if (value === undefined) return;
-    params.push(value);
-    where.push(condition(`$${params.length}`));
-  };
-  add((p) => `payment_id = ${p}`, filters.paymentId);
-  add((p) => `status = ${p}`, filters.status);
-  add((p) => `created_at > ${p}`, filters.createdGt);
-  add((p) => `created_at >= ${p}`, filters.createdGte);
-  add((p) => `created_at < ${p}`, filters.createdLt);
-  add((p) => `created_at <= ${p}`, filters.createdLte);
-  return selectPage<RefundRow>(db, { table: 'refunds', columns, where, params }, page);
+  const filter = listFilter(merchantId, mode)
+    .add((p) => `payment_id = ${p}`, filters.paymentId)
+    .add((p) => `status = ${p}`, filters.status)
+    .created(filters);
+  return selectPage<RefundRow>(db, { table: 'refunds', columns, where: filter.where, params: filter.params }, page);
 }
