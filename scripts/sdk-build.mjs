@@ -5,34 +5,15 @@
 // skipped, so that `npm run build` and `npm pack` in sdk/ cost nothing when nothing changed;
 // `--force` runs every step.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import path from 'node:path';
+import { stale as staleOutput } from './stale.mjs';
 
 const force = process.argv.includes('--force');
 const generated = 'sdk/src/generated/openapi.ts';
 const cjsMarker = 'sdk/dist/cjs/package.json';
 
-/** The newest modification time under these files and folders (0 when none exists). */
-function newest(...entries) {
-  let latest = 0;
-  for (const entry of entries) {
-    let stat;
-    try {
-      stat = statSync(entry);
-    } catch {
-      continue;
-    }
-    if (stat.isDirectory()) {
-      for (const child of readdirSync(entry)) latest = Math.max(latest, newest(path.join(entry, child)));
-    } else {
-      latest = Math.max(latest, stat.mtimeMs);
-    }
-  }
-  return latest;
-}
-
-const stale = (output, ...inputs) => force || newest(output) === 0 || newest(...inputs) > newest(output);
+const stale = (output, ...inputs) => force || staleOutput(output, ...inputs);
 
 // The document is made from the route schemas under src/ (the migrations and the dashboard's
 // assets are part of that service, and a change there is a reason to regenerate too).

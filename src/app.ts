@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
-import type { Config } from './config.js';
+import { colorWanted, logFormat, type Config } from './config.js';
 import { openDb, type Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { hashKey } from './http/auth.js';
 import { createIdempotency } from './http/idempotency.js';
 import { buildServer, type App } from './http/server.js';
-import { createLogger } from './logger.js';
+import { createLogger, prettyDestination } from './logger.js';
 import { resolveAdminKey, resolveMasterKey } from './secrets.js';
 import { createJobRunner, type JobRunner } from './jobs/runner.js';
 import { openVault, type Vault } from './vault/vault.js';
@@ -87,7 +87,7 @@ export async function createTessera({
   logger,
   processor,
 }: TesseraOptions): Promise<Tessera> {
-  const log = logger ?? createLogger(config.logLevel);
+  const log = logger ?? serviceLogger(config);
   const db = await openDb({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -296,4 +296,11 @@ export async function createTessera({
     await db.close().catch(() => {});
     throw err;
   }
+}
+
+/** Readable lines when a person watches the terminal in development; JSON lines otherwise. */
+function serviceLogger(config: Config): Logger {
+  const terminal = process.stdout.isTTY === true;
+  if (logFormat(config.nodeEnv, terminal) === 'json') return createLogger(config.logLevel);
+  return createLogger(config.logLevel, prettyDestination(colorWanted(terminal)));
 }

@@ -284,3 +284,12 @@ export function loadClientConfig(
 export function colorWanted(isTerminal: boolean, env: Source = process.env): boolean {
   return isTerminal && (env.NO_COLOR === undefined || env.NO_COLOR === '');
 }
+
+/**
+ * How the service writes its log: readable lines for a person watching a terminal during
+ * development, and one JSON object a line everywhere else: in production (for log collectors),
+ * in tests, and whenever the output goes to a pipe or a file.
+ */
+export function logFormat(nodeEnv: Config['nodeEnv'], isTerminal: boolean): 'pretty' | 'json' {
+  return isTerminal && nodeEnv === 'development' ? 'pretty' : 'json';
+}

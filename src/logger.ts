@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { prettyFactory } from 'pino-pretty';
 import { redactUrl } from './redact.js';
 
 /**
@@ -28,6 +29,19 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
     },
     destination,
   );
+}
+
+/**
+ * A destination that writes each line readably (time, level, message, then the fields) for a
+ * terminal. It formats the line pino has already redacted, so the masking above holds here too,
+ * and it writes synchronously, so the lines stay in order with what the command prints itself.
+ */
+export function prettyDestination(
+  colorize: boolean,
+  output: { write(text: string): unknown } = process.stdout,
+): DestinationStream {
+  const format = prettyFactory({ colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
+  return { write: (line: string) => output.write(format(line)) };
 }
 
 interface LoggedRequest {

@@ -1,5 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { databaseKind, injectRaw, startTestApp, type TestContext } from './helpers/harness.js';
 
 describe(`API reference and service conventions (${databaseKind})`, () => {
@@ -157,6 +159,40 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
     const example = create.requestBody.content['application/json'].example;
     assert.equal(example.amount, '1999');
     assert.equal(example.currency, 'USD');
+  });
+
+  test('the six operations of a first integration show a whole 200 answer that validates against its schema', async () => {
+    const document = await documentAt('/api/services/v1/openapi.json');
+    const ajv = new Ajv({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema(document, 'openapi');
+    const schemas = (document.components as { schemas: Record<string, { properties?: object }> }).schemas;
+    for (const path of [
+      '/customers/create',
+      '/payment_methods/create',
+      '/payment/create',
+      '/refunds/create',
+      '/invoices/create',
+      '/webhook_endpoints/create',
+    ]) {
+      const full = `/api/services/v1${path}`;
+      const operation = document.paths[full]!.post as unknown as {
+        responses: { 200: { content: { 'application/json': { example?: { data?: object }; schema: any } } } };
+      };
+      const json = operation.responses[200].content['application/json'];
+      assert.ok(json.example, `${path} has a response example`);
+      const pointer = `/paths/${full.replaceAll('/', '~1')}/post/responses/200/content/application~1json/schema`;
+      const validate = ajv.compile({ $ref: `openapi#${pointer}` });
+      assert.ok(validate(json.example), `${path}: ${ajv.errorsText(validate.errors)}`);
+      // Whole: the schema requires every field it always has; none is shown that the answer lacks.
+      const dataRef = String(json.schema.properties.data.$ref ?? '').replace('#/components/schemas/', '');
+      const fields = Object.keys(schemas[dataRef]?.properties ?? json.schema.properties.data.properties);
+      assert.deepEqual(
+        Object.keys(json.example.data!).filter((field) => !fields.includes(field)),
+        [],
+        path,
+      );
+    }
   });
 
   test('no description has text in angle brackets that a renderer takes for an HTML tag', async () => {

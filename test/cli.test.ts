@@ -221,7 +221,7 @@ describe(`tessera command (${databaseKind})`, () => {
     assert.ok(readFileSync(path.join(dataDir, 'admin.key'), 'utf8').trim().length >= 24);
   });
 
-  test("start prints no deprecation warning, and each request's log lines carry its X-TraceId as traceId", async () => {
+  test("start on a pipe logs JSON lines, prints no deprecation warning, and each request's log lines carry its X-TraceId as traceId", async () => {
     const running = await startService({ ...env, TESSERA_LOG_LEVEL: 'info' });
     try {
       const response = await fetch(`${running.baseUrl}/customers`, {

@@ -1,19 +1,45 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
 import { startService, stopService, type RunningService } from './helpers/cli-process.js';
 
-/** The shell block under "A first tokenized payment", exactly as the README shows it. */
-function walkthrough(): string {
-  const readme = readFileSync('README.md', 'utf8');
-  const section = readme.slice(readme.indexOf('## A first tokenized payment'));
-  const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!block) throw new Error('README has no shell block under "A first tokenized payment"');
-  return block;
+/**
+ * The first shell block under a README heading, exactly as the README shows it. The section ends at
+ * the next heading of any level (outside code blocks, where `#` starts a comment), so a block is
+ * never taken from the section after.
+ */
+function blockUnder(heading: string): string {
+  const lines = readFileSync('README.md', 'utf8').split('\n');
+  const start = lines.indexOf(heading);
+  if (start < 0) throw new Error(`README has no "${heading}" heading`);
+  let block: string[] | undefined;
+  let otherFence = false;
+  for (const line of lines.slice(start + 1)) {
+    if (block) {
+      if (line === '```') return `${block.join('\n')}\n`;
+      block.push(line);
+    } else if (line.startsWith('```')) {
+      if (line === '```sh' && !otherFence) block = [];
+      else otherFence = !otherFence;
+    } else if (!otherFence && /^#{1,6} /.test(line)) {
+      break;
+    }
+  }
+  throw new Error(`README has no shell block under "${heading}"`);
+}
+
+/** A TCP port nothing listens on right now, for the README's webhook receiver. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 describe(`README walkthrough (${databaseKind})`, () => {
@@ -31,6 +57,12 @@ describe(`README walkthrough (${databaseKind})`, () => {
       TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS: '500',
       ...(database ? { DATABASE_URL: database.url } : {}),
     });
+    // The webhook block runs docs/examples/webhook-receiver.mjs from the repository's root, which
+    // imports the SDK's build (npm start makes it; CI builds before testing).
+    symlinkSync(path.resolve('docs'), path.join(folder, 'docs'));
+    if (!existsSync('sdk/dist/esm/verify-webhook.js')) {
+      spawnSync(process.execPath, ['scripts/sdk-build.mjs'], { stdio: 'inherit', timeout: 240_000 });
+    }
   });
   after(async () => {
     await stopService(running);
@@ -38,10 +70,10 @@ describe(`README walkthrough (${databaseKind})`, () => {
     rmSync(folder, { recursive: true, force: true });
   });
 
-  function runBlock(): string {
-    const result = spawnSync('bash', ['-euo', 'pipefail', '-c', walkthrough()], {
+  function runBlock(heading = '## A first tokenized payment', env: Record<string, string> = {}): string {
+    const result = spawnSync('bash', ['-euo', 'pipefail', '-c', blockUnder(heading)], {
       cwd: folder,
-      env: { PATH: process.env.PATH ?? '', TESSERA_URL: running.origin },
+      env: { PATH: process.env.PATH ?? '', TESSERA_URL: running.origin, ...env },
       encoding: 'utf8',
       timeout: 60_000,
     });
@@ -65,5 +97,20 @@ describe(`README walkthrough (${databaseKind})`, () => {
 
   test('runs again on the same service: nothing in it is fixed to one run', () => {
     assert.match(runBlock(), /"status": "succeeded"/);
+  });
+
+  test('the webhook block: its receiver prints the verified payment.succeeded of the payment it made, then ends', async () => {
+    const output = runBlock('### A webhook received and verified', { RECEIVER_PORT: String(await freePort()) });
+    const lines = output
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const payment = lines.find((line) => line.status !== undefined);
+    assert.equal(payment?.status, 'succeeded', output);
+    assert.match(String(payment?.id), /^pt_\d{19}$/);
+    const verified = lines.find((line) => line.verified === true);
+    assert.equal(verified?.type, 'endpoint_payment.payment_succeeded', output);
+    assert.equal(verified?.payment, payment?.id, 'the event is the payment the block made');
+    assert.match(String(verified?.id), /^evt_\d{19}$/);
   });
 });

@@ -2,8 +2,10 @@
  * What the API reference (/docs) shows besides the route schemas (issue 12): a summary for every
  * operation, examples written by hand for every field Swagger UI would otherwise fill from its
  * regular expression (it turns `^https?://…` into text such as `https://fG$~7e…`), whole request
- * examples for the operations a newcomer calls first, and the operator API in a document of its own.
+ * and response examples for the operations a newcomer calls first (the responses in
+ * openapi-response-examples.ts), and the operator API in a document of its own.
  */
+import { responseExamples } from './openapi-response-examples.js';
 import { adminBasePath, apiBasePath } from './server.js';
 
 type Doc = { summary: string; description?: string };
@@ -185,7 +187,12 @@ const requestExamples: Record<string, unknown> = {
 };
 
 type Node = Record<string, unknown>;
-type Operation = { summary?: string; description?: string; requestBody?: { content?: Record<string, Node> } };
+type Operation = {
+  summary?: string;
+  description?: string;
+  requestBody?: { content?: Record<string, Node> };
+  responses?: Record<string, { content?: Record<string, Node> }>;
+};
 export type OpenApiDocument = Node & { paths?: Record<string, Record<string, Operation>>; info?: Node };
 
 function addExamples(node: unknown, property?: string): void {
@@ -219,6 +226,9 @@ export function documentOperations(document: OpenApiDocument): void {
       const example = requestExamples[key];
       const json = operation.requestBody?.content?.['application/json'];
       if (example && json) json.example = example;
+      const answer = responseExamples[key];
+      const answerJson = operation.responses?.['200']?.content?.['application/json'];
+      if (answer && answerJson) answerJson.example = answer;
     }
   }
   addExamples(document.paths);
