@@ -1,0 +1,186 @@
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/db.js';
+import type { CustomerService } from '../customers/service.js';
+import type { MerchantContext } from '../http/auth.js';
+import type { Page } from '../http/envelope.js';
+import { ApiError, invalidField, notFound } from '../http/errors.js';
+import { newId } from '../ids.js';
+import type { JobRunner } from '../jobs/runner.js';
+import { normalizeShipping } from '../http/common-schemas.js';
+import { normalizeBillingDetails } from '../payment-methods/service.js';
+import { normalizeLineItems, parseCurrencyField } from '../payments/fields.js';
+import { parseAmount } from '../money.js';
+import { isoTimestamp } from '../time.js';
+import * as queries from './queries.js';
+import type { CheckoutSession, CreateCheckoutSessionBody, ListCheckoutSessionsQuery } from './schemas.js';
+import { checkoutStates } from './states.js';
+
+export const expireJobKind = 'checkout_session.expire';
+
+const minuteMs = 60 * 1000;
+/** DESIGN §9: 24 hours unless the session asks for less (Stripe's bounds: 30 minutes to 24 hours). */
+export const defaultLifetimeMs = 24 * 60 * minuteMs;
+const shortestLifetimeMs = 30 * minuteMs;
+
+export interface CheckoutDeps {
+  db: Db;
+  clock: Clock;
+  jobs: JobRunner;
+  customers: Pick<CustomerService, 'require'>;
+  /** Refuses a notifyUrl that webhooks may not be sent to, as a payment's (DESIGN §5). */
+  checkNotifyUrl?: (url: string) => Promise<void>;
+  publicUrl: () => string;
+}
+
+/** The hosted page of a session (DESIGN §9): its id is unguessable (63 random bits). */
+export function checkoutPageUrl(deps: Pick<CheckoutDeps, 'publicUrl'>, id: string): string {
+  return `${deps.publicUrl()}/checkout/${id}`;
+}
+
+export function toCheckoutSession(deps: Pick<CheckoutDeps, 'publicUrl'>, row: queries.CheckoutSessionRow) {
+  const { details } = row;
+  const session: CheckoutSession = {
+    id: row.id,
+    url: checkoutPageUrl(deps, row.id),
+    status: row.status,
+    amountTotal: row.amount_total,
+    currency: row.currency,
+    orderNo: details.orderNo,
+    customer: row.customer_id,
+    customerEmail: details.customerEmail,
+    billingDetails: details.billingDetails,
+    lineItems: details.lineItems,
+    shipping: details.shipping,
+    paymentMethodTypes: ['card'],
+    preAuth: details.preAuth,
+    setupFutureUsage: details.setupFutureUsage,
+    statementDescriptor: details.statementDescriptor,
+    website: details.website,
+    returnUrl: details.returnUrl,
+    cancelUrl: details.cancelUrl,
+    notifyUrl: details.notifyUrl,
+    paymentId: row.payment_id,
+    expiresAt: isoTimestamp(row.expires_at),
+    created: isoTimestamp(row.created_at),
+  };
+  return session;
+}
+
+/** DESIGN §9: card is the only method the hosted page offers; any other is refused by name. */
+function checkPaymentMethodTypes(types: string[] | undefined): void {
+  const other = (types ?? []).find((type) => type.toLowerCase() !== 'card');
+  if (other !== undefined) {
+    throw invalidField(
+      'paymentMethodTypes',
+      `paymentMethodTypes: '${other.slice(0, 32)}' is not offered; card is the only payment method type`,
+      'enum',
+    );
+  }
+}
+
+function amountOf(input: CreateCheckoutSessionBody): bigint {
+  const amount = parseAmount(input.amountTotal);
+  if (amount === undefined) {
+    throw invalidField('amountTotal', 'amountTotal must be a string of digits (minor units), at most 12 digits');
+  }
+  // As a payment's amount (DESIGN §2): "0" only when the card is stored for later.
+  if (amount === 0n && input.setupFutureUsage !== 'on') {
+    throw invalidField('amountTotal', 'amountTotal must be more than 0 unless setupFutureUsage is on', 'minimum');
+  }
+  return amount;
+}
+
+function expiryOf(input: CreateCheckoutSessionBody, now: Date): Date {
+  if (input.expiresAt === undefined) return new Date(now.getTime() + defaultLifetimeMs);
+  const at = typeof input.expiresAt === 'number' ? new Date(input.expiresAt * 1000) : new Date(input.expiresAt);
+  const lifetime = at.getTime() - now.getTime();
+  if (!(lifetime >= shortestLifetimeMs && lifetime <= defaultLifetimeMs)) {
+    throw invalidField('expiresAt', 'expiresAt must be from 30 minutes to 24 hours from now', 'range');
+  }
+  return at;
+}
+
+async function detailsOf(deps: CheckoutDeps, input: CreateCheckoutSessionBody): Promise<queries.CheckoutDetails> {
+  if (input.notifyUrl !== undefined) await deps.checkNotifyUrl?.(input.notifyUrl);
+  return {
+    orderNo: input.orderNo ?? null,
+    customerEmail: input.customerEmail ?? null,
+    billingDetails: input.billingDetails === undefined ? null : normalizeBillingDetails(input.billingDetails),
+    lineItems: normalizeLineItems(input.lineItems),
+    shipping: normalizeShipping(input.shipping),
+    preAuth: input.preAuth ?? 'n',
+    setupFutureUsage: input.setupFutureUsage ?? 'off',
+    statementDescriptor: input.statementDescriptor ?? null,
+    website: input.website ?? null,
+    returnUrl: input.returnUrl,
+    cancelUrl: input.cancelUrl ?? null,
+    notifyUrl: input.notifyUrl ?? null,
+  };
+}
+
+export function createCheckoutService(deps: CheckoutDeps) {
+  const { db, clock, jobs } = deps;
+  const expire = checkoutStates.transition('expire', 'expired');
+
+  // The expiry job re-checks the time: a session paid or expired by hand meanwhile is left as it is.
+  jobs.register(expireJobKind, async (id) => {
+    await queries.expireSession(db, id, expire, clock.now(), true);
+  });
+
+  async function load(merchant: MerchantContext, id: string): Promise<queries.CheckoutSessionRow> {
+    const row = await queries.selectSession(db, merchant.merchantId, merchant.mode, id);
+    if (!row) throw notFound('checkout session', id);
+    return row;
+  }
+
+  return {
+    async create(merchant: MerchantContext, input: CreateCheckoutSessionBody): Promise<CheckoutSession> {
+      const now = clock.now();
+      checkPaymentMethodTypes(input.paymentMethodTypes);
+      const row: queries.CheckoutSessionRow = {
+        id: newId('cs'),
+        merchant_id: merchant.merchantId,
+        mode: merchant.mode,
+        status: 'open',
+        amount_total: amountOf(input).toString(),
+        currency: parseCurrencyField(input.currency),
+        customer_id: input.customer ?? null,
+        details: await detailsOf(deps, input),
+        payment_id: null,
+        expires_at: expiryOf(input, now),
+        created_at: now,
+      };
+      if (row.customer_id !== null) await deps.customers.require(db, merchant, row.customer_id, 'customer');
+      await db.transaction(async (tx) => {
+        await queries.insertSession(tx, row);
+        await jobs.schedule(tx, expireJobKind, row.id, row.expires_at);
+      });
+      return toCheckoutSession(deps, row);
+    },
+
+    async retrieve(merchant: MerchantContext, id: string): Promise<CheckoutSession> {
+      return toCheckoutSession(deps, await load(merchant, id));
+    },
+
+    async list(merchant: MerchantContext, query: ListCheckoutSessionsQuery): Promise<Page<CheckoutSession>> {
+      const { rows, hasMore } = await queries.selectSessionPage(
+        db,
+        merchant.merchantId,
+        merchant.mode,
+        query.status,
+        query,
+      );
+      return { data: rows.map((row) => toCheckoutSession(deps, row)), hasMore };
+    },
+
+    /** POST …/expire: an open session can no longer be paid; a complete one is refused. */
+    async expire(merchant: MerchantContext, id: string): Promise<CheckoutSession> {
+      const row = await queries.expireOwnSession(db, merchant.merchantId, merchant.mode, id, expire, clock.now());
+      if (row) return toCheckoutSession(deps, row);
+      const current = await load(merchant, id);
+      throw new ApiError('invalid_state', `The checkout session is ${current.status}; only an open one can be expired`);
+    },
+  };
+}
+
+export type CheckoutService = ReturnType<typeof createCheckoutService>;
