@@ -19,6 +19,7 @@ import { createCustomerService, type CustomerService } from './customers/service
 import { customerRoutes } from './customers/routes.js';
 import { createCheckoutService, type CheckoutService } from './checkout/service.js';
 import { checkoutRoutes } from './checkout/routes.js';
+import { hostedCheckoutRoutes } from './checkout/hosted-routes.js';
 import { createPaymentMethodService, type PaymentMethodService } from './payment-methods/service.js';
 import { paymentMethodRoutes } from './payment-methods/routes.js';
 import { createPaymentService, type PaymentService } from './payments/service.js';
@@ -244,6 +245,7 @@ export async function createTessera({
       publicRoutes: [
         threeDSecureRoutes(payments),
         hostedInvoiceRoutes(invoices),
+        hostedCheckoutRoutes({ db, clock, merchants, paymentMethods, payments, publicUrl: () => publicUrl }),
         dashboardRoutes({
           team,
           merchants,

@@ -33,12 +33,15 @@ export interface CheckoutSessionRow {
   customer_id: string | null;
   details: CheckoutDetails;
   payment_id: string | null;
+  /** The hosted page's attempt under way (hosted-payment.ts); unset on a new session. */
+  attempt_until?: Date | null;
+  pending_payment_id?: string | null;
   expires_at: Date;
   created_at: Date;
 }
 
 const columns =
-  'id, merchant_id, mode, status, amount_total::text AS amount_total, currency, customer_id, details, payment_id, expires_at, created_at';
+  'id, merchant_id, mode, status, amount_total::text AS amount_total, currency, customer_id, details, payment_id, attempt_until, pending_payment_id, expires_at, created_at';
 
 export async function insertSession(db: Queryable, row: CheckoutSessionRow): Promise<void> {
   await db.query(
@@ -129,4 +132,57 @@ export async function selectSessionPage(
     { table: 'checkout_sessions', columns, where: filter.where, params: filter.params },
     page,
   );
+}
+
+/**
+ * The hold of one hosted-page attempt (DESIGN §9: paid at most once): of two form posts at once,
+ * only the first finds the session open, unpaid, unexpired and not held, and holds it until `until`.
+ */
+export async function holdSession(
+  db: Queryable,
+  id: string,
+  now: Date,
+  until: Date,
+): Promise<CheckoutSessionRow | undefined> {
+  const [row] = await db.query<CheckoutSessionRow>(
+    `UPDATE checkout_sessions SET attempt_until = $3, updated_at = $2
+     WHERE id = $1 AND status = 'open' AND payment_id IS NULL AND expires_at > $2
+       AND (attempt_until IS NULL OR attempt_until <= $2)
+     RETURNING ${columns}`,
+    [id, now, until],
+  );
+  return row;
+}
+
+/** The attempt's payment awaits 3-D Secure: the session stays held for it until `until`. */
+export async function holdForChallenge(db: Queryable, id: string, paymentId: string, until: Date): Promise<void> {
+  await db.query(
+    `UPDATE checkout_sessions SET pending_payment_id = $2, attempt_until = $3 WHERE id = $1 AND payment_id IS NULL`,
+    [id, paymentId, until],
+  );
+}
+
+/** The attempt ended without paying (a refused card, a decline): the session may be tried again. */
+export async function releaseSession(db: Queryable, id: string): Promise<void> {
+  await db.query(
+    `UPDATE checkout_sessions SET attempt_until = NULL, pending_payment_id = NULL WHERE id = $1 AND payment_id IS NULL`,
+    [id],
+  );
+}
+
+/** The attempt's payment went through: the session is complete, paid by that payment only. */
+export async function completeSession(
+  db: Queryable,
+  id: string,
+  paymentId: string,
+  move: Transition<CheckoutStatus>,
+  now: Date,
+): Promise<CheckoutSessionRow | undefined> {
+  const [row] = await db.query<CheckoutSessionRow>(
+    `UPDATE checkout_sessions SET status = $3, payment_id = $4, attempt_until = NULL, pending_payment_id = NULL,
+       updated_at = $5
+     WHERE id = $1 AND status = ANY($2) AND payment_id IS NULL RETURNING ${columns}`,
+    [id, move.from, move.to, paymentId, now],
+  );
+  return row;
 }

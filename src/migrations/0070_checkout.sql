@@ -12,6 +12,10 @@ CREATE TABLE checkout_sessions (
   details       jsonb NOT NULL,
   -- Set once, by the conditional claim of the payment that pays the session (at most one).
   payment_id    text UNIQUE,
+  -- The hosted page's attempt under way (DESIGN §9: paid at most once): a form post holds the
+  -- session until attempt_until, and a payment awaiting 3-D Secure is named here until it ends.
+  attempt_until       timestamptz,
+  pending_payment_id  text,
   expires_at    timestamptz NOT NULL,
   created_at    timestamptz NOT NULL,
   updated_at    timestamptz NOT NULL
