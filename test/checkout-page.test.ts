@@ -156,6 +156,20 @@ describe(`hosted checkout page (${databaseKind})`, () => {
     assert.equal((await browse('/checkout/cs_1234567890123456789')).statusCode, 404);
   });
 
+  test('an unanswered 3-D Secure challenge gives way to a new card; the earlier payment is canceled', async () => {
+    const s = await session();
+    const first = await postCard(s.id, { cardNo: cards.threeDSecure });
+    const abandoned = /\/3ds\/(pt_\d{19})/.exec(String(first.headers.location))![1]!;
+    const page = await browse(s.url);
+    assert.match(page.body, /<form method="post"/, 'the shopper may try another card');
+    const paid = await postCard(s.id, { cardNo: cards.good });
+    assert.equal(paid.statusCode, 303);
+    const paymentId = new URL(String(paid.headers.location)).searchParams.get('payment_id');
+    assert.notEqual(paymentId, abandoned);
+    assert.equal((await shop.call('GET', `/payment/${abandoned}`)).body.data.status, 'canceled');
+    assert.equal((await read(s.id)).paymentId, paymentId);
+  });
+
   test('two tabs posting at once: the session is paid once, by one payment', async () => {
     const s = await session({ orderNo: 'race-1' });
     const [a, b] = await Promise.all([postCard(s.id, { cardNo: cards.good }), postCard(s.id, { cardNo: cards.good })]);

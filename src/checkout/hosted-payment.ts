@@ -76,7 +76,8 @@ export async function checkoutPage(
   const now = deps.clock.now();
   const expired = row.status === 'open' && row.expires_at <= now;
   const session = expired ? { ...row, status: 'expired' as const } : row;
-  const pending = !!row.attempt_until && row.attempt_until > now;
+  // A post in flight; a payment awaiting 3-D Secure may be replaced by a new card.
+  const pending = !row.pending_payment_id && !!row.attempt_until && row.attempt_until > now;
   return { session, merchantName: name, pending, ...(declined ? { declined } : {}) };
 }
 
@@ -157,11 +158,17 @@ export async function payOnCheckoutPage(
   if ('state' in read) return { kind: 'page', status: 400, view, state: read.state };
 
   const now = deps.clock.now();
-  const row = await queries.holdSession(deps.db, id, now, new Date(now.getTime() + attemptHoldMs));
+  const awaiting = view.session.pending_payment_id ?? null;
+  const row = await queries.holdSession(deps.db, id, awaiting, now, new Date(now.getTime() + attemptHoldMs));
   // Another tab's post holds it, or it was paid or expired meanwhile: the page says which.
   if (!row) return pageAgain;
   try {
     const { context } = await merchantOfSession(deps, row);
+    if (awaiting !== null) {
+      const earlier = await abandon(deps, context, awaiting);
+      // The challenge was answered meanwhile and the earlier payment went through: it pays the session.
+      if (earlier) return await settle(deps, row, earlier);
+    }
     const method = await cardMethod(deps, context, read.card);
     if (!('id' in method)) {
       await queries.releaseSession(deps.db, id);
@@ -175,6 +182,21 @@ export async function payOnCheckoutPage(
     await queries.releaseSession(deps.db, id);
     if (!(err instanceof ApiError)) throw err;
     return { kind: 'page', status: 400, view, state: { errors: { form: err.message } } };
+  }
+}
+
+/**
+ * Cancels a payment left awaiting 3-D Secure, for a new card to take its place; answers the
+ * payment instead when it can no longer be canceled because it went through.
+ */
+async function abandon(deps: HostedCheckoutDeps, merchant: MerchantContext, paymentId: string) {
+  try {
+    await deps.payments.cancel(merchant, paymentId, { cancellationReason: 'abandoned' });
+    return null;
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    const payment = await deps.payments.retrieve(merchant, paymentId);
+    return ['succeeded', 'requires_capture', 'processing'].includes(payment.status) ? payment : null;
   }
 }
 

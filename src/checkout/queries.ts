@@ -137,19 +137,23 @@ export async function selectSessionPage(
 /**
  * The hold of one hosted-page attempt (DESIGN §9: paid at most once): of two form posts at once,
  * only the first finds the session open, unpaid, unexpired and not held, and holds it until `until`.
+ * A payment awaiting 3-D Secure (`awaiting`, as the page read it) does not stop a new attempt,
+ * which takes its place: the hold clears it, so of two posts only the first still finds it.
  */
 export async function holdSession(
   db: Queryable,
   id: string,
+  awaiting: string | null,
   now: Date,
   until: Date,
 ): Promise<CheckoutSessionRow | undefined> {
   const [row] = await db.query<CheckoutSessionRow>(
-    `UPDATE checkout_sessions SET attempt_until = $3, updated_at = $2
-     WHERE id = $1 AND status = 'open' AND payment_id IS NULL AND expires_at > $2
-       AND (attempt_until IS NULL OR attempt_until <= $2)
+    `UPDATE checkout_sessions SET attempt_until = $4, pending_payment_id = NULL, updated_at = $3
+     WHERE id = $1 AND status = 'open' AND payment_id IS NULL AND expires_at > $3
+       AND pending_payment_id IS NOT DISTINCT FROM $2::text
+       AND (attempt_until IS NULL OR attempt_until <= $3 OR pending_payment_id IS NOT NULL)
      RETURNING ${columns}`,
-    [id, now, until],
+    [id, awaiting, now, until],
   );
   return row;
 }
