@@ -212,6 +212,7 @@ export async function createTessera({
       clock,
       jobs,
       customers,
+      payments,
       checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
       publicUrl: () => publicUrl,
     });

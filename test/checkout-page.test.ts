@@ -170,6 +170,41 @@ describe(`hosted checkout page (${databaseKind})`, () => {
     assert.equal((await read(s.id)).paymentId, paymentId);
   });
 
+  async function answerChallenge(location: string, outcome: 'pass' | 'fail') {
+    const challenge = await browse(location);
+    const action = /<form method="post" action="([^"]+)"/.exec(challenge.body)![1]!;
+    const secret = /name="secret" value="([^"]+)"/.exec(challenge.body)![1]!;
+    return injectRaw(ctx, {
+      method: 'POST',
+      url: action,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ secret: secret.replace(/&#95;/g, '_'), outcome }).toString(),
+    });
+  }
+
+  test('a challenge passed by a shopper who never comes back still completes the session', async () => {
+    const s = await session();
+    const posted = await postCard(s.id, { cardNo: cards.threeDSecure });
+    const paymentId = /\/3ds\/(pt_\d{19})/.exec(String(posted.headers.location))![1]!;
+    await answerChallenge(String(posted.headers.location), 'pass');
+    const seen = await read(s.id);
+    assert.equal(seen.status, 'complete');
+    assert.equal(seen.paymentId, paymentId);
+  });
+
+  test('a session expiring with a payment awaiting 3-D Secure cancels that payment', async () => {
+    const at = new Date(ctx.clock.now().getTime() + 60 * 60 * 1000).toISOString();
+    const s = await session({ expiresAt: at });
+    const posted = await postCard(s.id, { cardNo: cards.threeDSecure });
+    const paymentId = /\/3ds\/(pt_\d{19})/.exec(String(posted.headers.location))![1]!;
+    ctx.clock.advance(60 * 60 * 1000);
+    await ctx.runJobs();
+    const seen = await read(s.id);
+    assert.equal(seen.status, 'expired');
+    assert.equal(seen.paymentId, null);
+    assert.equal((await shop.call('GET', `/payment/${paymentId}`)).body.data.status, 'canceled');
+  });
+
   test('two tabs posting at once: the session is paid once, by one payment', async () => {
     const s = await session({ orderNo: 'race-1' });
     const [a, b] = await Promise.all([postCard(s.id, { cardNo: cards.good }), postCard(s.id, { cardNo: cards.good })]);

@@ -6,6 +6,7 @@ import type { Page } from '../http/envelope.js';
 import { ApiError, invalidField, notFound } from '../http/errors.js';
 import { newId } from '../ids.js';
 import type { JobRunner } from '../jobs/runner.js';
+import type { PaymentService } from '../payments/service.js';
 import { normalizeShipping } from '../http/common-schemas.js';
 import { normalizeBillingDetails } from '../payment-methods/service.js';
 import { normalizeLineItems, parseCurrencyField } from '../payments/fields.js';
@@ -27,6 +28,8 @@ export interface CheckoutDeps {
   clock: Clock;
   jobs: JobRunner;
   customers: Pick<CustomerService, 'require'>;
+  /** For a hosted-page payment left awaiting 3-D Secure (hosted-payment.ts). */
+  payments: Pick<PaymentService, 'statusOf' | 'cancel'>;
   /** Refuses a notifyUrl that webhooks may not be sent to, as a payment's (DESIGN §5). */
   checkNotifyUrl?: (url: string) => Promise<void>;
   publicUrl: () => string;
@@ -118,19 +121,45 @@ async function detailsOf(deps: CheckoutDeps, input: CreateCheckoutSessionBody): 
   };
 }
 
+const paidStatuses = ['succeeded', 'requires_capture', 'processing'];
+
 export function createCheckoutService(deps: CheckoutDeps) {
   const { db, clock, jobs } = deps;
   const expire = checkoutStates.transition('expire', 'expired');
+  const complete = checkoutStates.transition('complete', 'complete');
+
+  /**
+   * A hosted-page payment that was awaiting 3-D Secure when the shopper left: when it went through,
+   * it pays the session (the shopper never came back to say so); otherwise, before the session
+   * expires, it is canceled, so that no payment can complete an expired session.
+   */
+  async function settlePending(row: queries.CheckoutSessionRow, expiring: boolean) {
+    if (row.status !== 'open' || !row.pending_payment_id) return row;
+    const status = await deps.payments.statusOf(row.pending_payment_id);
+    if (status !== null && paidStatuses.includes(status)) {
+      return (await queries.completeSession(db, row.id, row.pending_payment_id, complete, clock.now())) ?? row;
+    }
+    if (expiring && status === 'requires_action') {
+      const owner = { merchantId: row.merchant_id, mode: row.mode as MerchantContext['mode'] };
+      const merchant: MerchantContext = { ...owner, keyKind: 'private', tokenizationEnabled: false, mitEnabled: false };
+      await deps.payments.cancel(merchant, row.pending_payment_id, { cancellationReason: 'abandoned' }).catch(() => {});
+      return settlePending(row, false);
+    }
+    return row;
+  }
 
   // The expiry job re-checks the time: a session paid or expired by hand meanwhile is left as it is.
   jobs.register(expireJobKind, async (id) => {
+    const row = await queries.selectSessionById(db, id);
+    if (!row || row.status !== 'open' || row.expires_at > clock.now()) return;
+    if ((await settlePending(row, true)).status !== 'open') return;
     await queries.expireSession(db, id, expire, clock.now(), true);
   });
 
   async function load(merchant: MerchantContext, id: string): Promise<queries.CheckoutSessionRow> {
     const row = await queries.selectSession(db, merchant.merchantId, merchant.mode, id);
     if (!row) throw notFound('checkout session', id);
-    return row;
+    return settlePending(row, false);
   }
 
   return {
@@ -175,10 +204,12 @@ export function createCheckoutService(deps: CheckoutDeps) {
 
     /** POST …/expire: an open session can no longer be paid; a complete one is refused. */
     async expire(merchant: MerchantContext, id: string): Promise<CheckoutSession> {
+      const current = await queries.selectSession(db, merchant.merchantId, merchant.mode, id);
+      if (current) await settlePending(current, true);
       const row = await queries.expireOwnSession(db, merchant.merchantId, merchant.mode, id, expire, clock.now());
       if (row) return toCheckoutSession(deps, row);
-      const current = await load(merchant, id);
-      throw new ApiError('invalid_state', `The checkout session is ${current.status}; only an open one can be expired`);
+      const now = await load(merchant, id);
+      throw new ApiError('invalid_state', `The checkout session is ${now.status}; only an open one can be expired`);
     },
   };
 }
