@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { startReceiver } from './helpers/receiver.js';
 import { databaseKind, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 
 const cards = {
@@ -203,6 +204,25 @@ describe(`hosted checkout page (${databaseKind})`, () => {
     assert.equal(seen.status, 'expired');
     assert.equal(seen.paymentId, null);
     assert.equal((await shop.call('GET', `/payment/${paymentId}`)).body.data.status, 'canceled');
+  });
+
+  test('the payment made on the page is announced to notifyUrl, and no log line holds the card', async () => {
+    const receiver = await startReceiver();
+    try {
+      const s = await session({ notifyUrl: receiver.url('/notify') });
+      const posted = await postCard(s.id, { cardNo: '4242 4242 4242 4242' });
+      const paymentId = new URL(String(posted.headers.location)).searchParams.get('payment_id');
+      await ctx.tessera.webhookDispatcher.runOnce();
+      const [delivery] = await receiver.waitFor(1, 5000);
+      assert.equal(delivery!.path, '/notify');
+      const event = JSON.parse(delivery!.body);
+      assert.match(event.type, /payment_succeeded$/);
+      assert.ok(delivery!.body.includes(String(paymentId)), 'the event names the payment made on the page');
+      assert.doesNotMatch(delivery!.body, /4242424242424242/);
+      assert.ok(ctx.logLines().every((line) => !/4242424242424242|4242 4242/.test(line)));
+    } finally {
+      await receiver.close();
+    }
   });
 
   test('two tabs posting at once: the session is paid once, by one payment', async () => {
