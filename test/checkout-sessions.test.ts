@@ -31,7 +31,7 @@ function pluginSession(overrides: Record<string, unknown> = {}): Record<string, 
     shipping: { firstName: 'Ada', lastName: 'Lovelace', phone: '020 7946 0000', address: { country: 'GB' } },
     paymentMethodTypes: ['Card', null],
     preAuth: 'y',
-    setupFutureUsage: 'on',
+    setupFutureUsage: 'off',
     statementDescriptor: 'SHOP EXAMPLE',
     website: 'https://shop.example',
     returnUrl: 'https://shop.example/checkout/done?order=10045',
@@ -104,7 +104,7 @@ describe(`checkout sessions API (${databaseKind})`, () => {
     assert.equal(session.shipping.phone, '020 7946 0000');
     assert.deepEqual(session.paymentMethodTypes, ['card']);
     assert.equal(session.preAuth, 'y');
-    assert.equal(session.setupFutureUsage, 'on');
+    assert.equal(session.setupFutureUsage, 'off');
     assert.equal(session.statementDescriptor, 'SHOP EXAMPLE');
     assert.equal(session.website, 'https://shop.example');
     assert.equal(session.returnUrl, 'https://shop.example/checkout/done?order=10045');
@@ -156,6 +156,23 @@ describe(`checkout sessions API (${databaseKind})`, () => {
     assert.equal(theirs.body.code, 'resource_missing');
     assert.equal(theirs.body.data.param, 'customer');
     await refused(pluginSession({ customer: 'ada' }), 'customer', /customer id/);
+  });
+
+  test('a session storing the card needs a customer and tokenization, as a storing payment does', async () => {
+    const customer = await shop.call('POST', '/customers/create', { email: 'ada@example.com' });
+    const storing = await create(pluginSession({ setupFutureUsage: 'on', customer: customer.body.data.id }));
+    assert.equal(storing.status, 200, storing.raw);
+    assert.equal(storing.body.data.setupFutureUsage, 'on');
+    const zero = await create(
+      pluginSession({ amountTotal: '0', setupFutureUsage: 'on', customer: customer.body.data.id }),
+    );
+    assert.equal(zero.status, 200, zero.raw);
+    await refused(pluginSession({ setupFutureUsage: 'on' }), 'customer', /customer is required/);
+    const plain = await ctx.merchant({ tokenization: false });
+    const refusedStoring = await create(pluginSession({ setupFutureUsage: 'on' }), plain);
+    assert.equal(refusedStoring.status, 403, refusedStoring.raw);
+    assert.equal(refusedStoring.body.code, 'tokenization_not_enabled');
+    assert.equal(refusedStoring.body.data.param, 'setupFutureUsage');
   });
 
   test('paymentMethodTypes other than card are refused, naming the type', async () => {

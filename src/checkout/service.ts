@@ -69,6 +69,24 @@ export function toCheckoutSession(deps: Pick<CheckoutDeps, 'publicUrl'>, row: qu
   return session;
 }
 
+/**
+ * A session that stores the card must be payable as a storing payment (DESIGN §3): refused now,
+ * as POST /payment/create would refuse it, rather than on the shopper's page.
+ */
+function checkStoring(merchant: MerchantContext, input: CreateCheckoutSessionBody): void {
+  if (input.setupFutureUsage !== 'on') return;
+  if (!merchant.tokenizationEnabled) {
+    throw new ApiError(
+      'tokenization_not_enabled',
+      'Tokenization is not enabled for this merchant; ask your account manager to enable it',
+      { param: 'setupFutureUsage' },
+    );
+  }
+  if (input.customer === undefined) {
+    throw invalidField('customer', 'customer is required when setupFutureUsage is on', 'required');
+  }
+}
+
 /** DESIGN §9: card is the only method the hosted page offers; any other is refused by name. */
 function checkPaymentMethodTypes(types: string[] | undefined): void {
   const other = (types ?? []).find((type) => type.toLowerCase() !== 'card');
@@ -166,6 +184,7 @@ export function createCheckoutService(deps: CheckoutDeps) {
     async create(merchant: MerchantContext, input: CreateCheckoutSessionBody): Promise<CheckoutSession> {
       const now = clock.now();
       checkPaymentMethodTypes(input.paymentMethodTypes);
+      checkStoring(merchant, input);
       const row: queries.CheckoutSessionRow = {
         id: newId('cs'),
         merchant_id: merchant.merchantId,
