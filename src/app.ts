@@ -17,6 +17,9 @@ import { createMerchantService, type MerchantService } from './merchants/service
 import { merchantRoutes } from './merchants/routes.js';
 import { createCustomerService, type CustomerService } from './customers/service.js';
 import { customerRoutes } from './customers/routes.js';
+import { createCheckoutService, type CheckoutService } from './checkout/service.js';
+import { checkoutRoutes } from './checkout/routes.js';
+import { hostedCheckoutRoutes } from './checkout/hosted-routes.js';
 import { createPaymentMethodService, type PaymentMethodService } from './payment-methods/service.js';
 import { paymentMethodRoutes } from './payment-methods/routes.js';
 import { createPaymentService, type PaymentService } from './payments/service.js';
@@ -61,6 +64,8 @@ export interface Tessera {
   /** Sends webhook deliveries; started by `tessera start` and `tessera worker` (tests call runOnce). */
   webhookDispatcher: WebhookDispatcher;
   invoices: InvoiceService;
+  /** Checkout sessions and their hosted page (issue 14, DESIGN §9). */
+  checkout: CheckoutService;
   /** Dashboard team members, sessions and the audit log (issue 11). */
   team: TeamService;
   /** The merchant API's request log, written in batches (flush() writes what is buffered). */
@@ -202,6 +207,15 @@ export async function createTessera({
       publicUrl: () => publicUrl,
     });
     late.invoices = invoices;
+    const checkout = createCheckoutService({
+      db,
+      clock,
+      jobs,
+      customers,
+      payments,
+      checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
+      publicUrl: () => publicUrl,
+    });
     const team = createTeamService({ db, clock, mail, vault, publicUrl: () => publicUrl });
     const requestLogs = createRequestLogService({ db, clock, logger: log });
     jobs.every(60 * 60 * 1000, () => requestLogs.purgeExpired());
@@ -217,6 +231,7 @@ export async function createTessera({
         paymentRoutes(payments),
         refundRoutes(refunds),
         invoiceRoutes(invoices),
+        checkoutRoutes(checkout),
         eventStreamRoutes(events),
         eventRoutes(events),
         webhookEndpointRoutes(webhookEndpoints),
@@ -231,6 +246,7 @@ export async function createTessera({
       publicRoutes: [
         threeDSecureRoutes(payments),
         hostedInvoiceRoutes(invoices),
+        hostedCheckoutRoutes({ db, clock, merchants, paymentMethods, payments, publicUrl: () => publicUrl }),
         dashboardRoutes({
           team,
           merchants,
@@ -276,6 +292,7 @@ export async function createTessera({
       webhookDeliveries,
       webhookDispatcher,
       invoices,
+      checkout,
       team,
       requestLogs,
       mail,

@@ -18,7 +18,9 @@ export type IdPrefix =
   | 'whc'
   | 'chk'
   // A logged API request (issue 11: the dashboard's request logs).
-  | 'req';
+  | 'req'
+  // A checkout session (issue 14, DESIGN §9).
+  | 'cs';
 
 const TEN_POW_18 = 10n ** 18n;
 

@@ -59,6 +59,10 @@ const operations: Record<string, Doc> = {
   'POST /invoices/{id}/void': { summary: 'Void an invoice' },
   'POST /invoices/{id}/mark_uncollectible': { summary: 'Mark an invoice uncollectible' },
   'POST /invoices/{id}/pay': { summary: 'Pay an invoice with the stored card' },
+  'POST /checkout/session/create': { summary: 'Create a checkout session' },
+  'GET /checkout/session/{id}': { summary: 'Retrieve a checkout session' },
+  'GET /checkout/session': { summary: 'List checkout sessions' },
+  'POST /checkout/session/{id}/expire': { summary: 'Expire a checkout session' },
   'GET /events/{id}': {
     summary: 'Retrieve an event',
     description: 'An event by its id (evt_…): `{id, apiVersion, type, created, data}`, data as it was then.',
@@ -178,6 +182,16 @@ const requestExamples: Record<string, unknown> = {
     collectionMethod: 'send_invoice',
     daysUntilDue: 30,
     lineItems: [{ description: 'Consulting, March', amount: '150000', quantity: 2 }],
+  },
+  'POST /checkout/session/create': {
+    amountTotal: '2598',
+    currency: 'USD',
+    orderNo: 10045,
+    customerEmail: 'ada@example.com',
+    lineItems: [{ name: 'T-shirt', amount: 12.99, currency: 'USD', quantity: 2 }],
+    returnUrl: 'https://shop.example.com/checkout/done',
+    cancelUrl: 'https://shop.example.com/cart',
+    notifyUrl: 'https://shop.example.com/webhooks/tessera',
   },
   'POST /webhook_endpoints/create': {
     url: 'https://shop.example.com/webhooks/tessera',

@@ -27,7 +27,7 @@ export type HostedPayResult =
   | { kind: 'refused'; row: queries.InvoiceRow; state: CardFormState }
   | { kind: 'redirect'; location: string };
 
-interface CardForm {
+export interface CardForm {
   cardNo: string;
   expMonth: string;
   expYear: string;
@@ -39,7 +39,7 @@ interface CardForm {
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 
 /** The form as typed by a person: spaces in the number, MM/YY or MM/YYYY; each problem named by field. */
-function readCardForm(form: Record<string, unknown>): { card: CardForm } | { state: CardFormState } {
+export function readCardForm(form: Record<string, unknown>): { card: CardForm } | { state: CardFormState } {
   const cardNo = text(form.cardNo).replace(/[\s-]/g, '');
   const expiry = text(form.expiry).trim();
   const securityCode = text(form.securityCode).trim();
@@ -67,7 +67,7 @@ function readCardForm(form: Record<string, unknown>): { card: CardForm } | { sta
 }
 
 /** The vault's refusal of a card, as a sentence for the cardholder beside the field concerned. */
-function cardRefusal(err: ApiError): { field: CardField; message: string } | null {
+export function cardRefusal(err: ApiError): { field: CardField; message: string } | null {
   const param = err.details?.param ?? '';
   if (param === 'card.cardNo') return { field: 'cardNo', message: 'Check the card number: this one is not valid' };
   if (param === 'card.expMonth' || param === 'card.expYear') {

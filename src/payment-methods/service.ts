@@ -67,7 +67,7 @@ export function toPaymentMethod(row: queries.PaymentMethodRow): PaymentMethod {
   };
 }
 
-function normalizeBillingDetails(details: BillingDetails | undefined): BillingDetailsOut {
+export function normalizeBillingDetails(details: BillingDetails | undefined): BillingDetailsOut {
   return {
     address: normalizeAddress(details?.address),
     email: details?.email ?? null,

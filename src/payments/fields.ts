@@ -40,7 +40,7 @@ export function orderNoText(orderNo: string | number | undefined): string | unde
 
 type LineItemIn = NonNullable<CreatePaymentBody['lineItems']>[number];
 
-function normalizeLineItems(items: LineItemIn[] | undefined): LineItemOut[] | null {
+export function normalizeLineItems(items: LineItemIn[] | undefined): LineItemOut[] | null {
   if (items === undefined) return null;
   return items.map((item, index) => ({
     amount: item.amount ?? null,
