@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { databaseKind, injectRaw, startTestApp, type TestContext } from './helpers/harness.js';
@@ -211,6 +212,17 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
     };
     walk(document);
     assert.deepEqual(tags, []);
+  });
+
+  test('the reference opens with a quickstart and every sandbox test card of the API guide', async () => {
+    const response = await injectRaw(ctx, { method: 'GET', url: '/api/services/v1/openapi.json' });
+    const intro = (response.json() as { info: { description: string } }).info.description;
+    assert.match(intro, /Quickstart/);
+    assert.match(intro, /subsequentInitialType/);
+    const guide = readFileSync('docs/api.md', 'utf8');
+    const cards = [...guide.matchAll(/^\| (\d{15,16}) +\|/gm)].map((match) => match[1]!);
+    assert.ok(cards.length >= 17, `test cards found in docs/api.md: ${cards.length}`);
+    for (const card of cards) assert.ok(intro.includes(`| ${card} |`), `${card} is missing from the /docs intro`);
   });
 
   test('GET / redirects to the API reference', async () => {

@@ -24,6 +24,7 @@ import { logApiRequests } from './request-log.js';
 import { maskCardNumbers } from '../redact.js';
 import { answerClientError } from './client-errors.js';
 import { bodyText } from './body-text.js';
+import { apiIntro } from './openapi-intro.js';
 import { documentOperations, splitDocument, type OpenApiDocument } from './openapi-docs.js';
 
 export const apiBasePath = '/api/services/v1';
@@ -197,11 +198,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       info: {
         title: 'Tessera API',
         version: 'v1',
-        description:
-          'Payment tokenization and webhook notification service. Every response is the envelope ' +
-          '`{code, msg, data}`. Authenticate with the header `Authorization: Bearer PRIVATE_KEY`, where PRIVATE_KEY ' +
-          'is your private key (`test_pr_…`; `npm start` prints the sandbox merchant’s). Sandbox test cards: ' +
-          '4242424242424242 succeeds, 4000000000000002 is declined; docs/api.md lists them all.',
+        description: apiIntro,
       },
       servers: [{ url: '/' }],
       components: {
