@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/db.js';
 import { newId, type IdPrefix } from '../ids.js';
+import { idempotencyContext } from '../vault/secrets-at-rest.js';
 import { ApiError } from './errors.js';
 import type { MerchantContext } from './auth.js';
 
@@ -48,7 +49,7 @@ export function createIdempotency({
   answerDelayMs?: number;
 }) {
   const contextOf = (merchant: MerchantContext, key: string) =>
-    `idempotency:${merchant.merchantId}:${merchant.mode}:${key}`;
+    idempotencyContext(merchant.merchantId, merchant.mode, key);
   const claims = new WeakMap<FastifyRequest, Claim>();
 
   async function begin(request: FastifyRequest, reply: FastifyReply, merchant: MerchantContext): Promise<boolean> {
