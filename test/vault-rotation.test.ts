@@ -1,7 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { Secret, TOTP } from 'otpauth';
 import { secretTables } from '../src/vault/secrets-at-rest.js';
+import { acceptLink, dashboardClient } from './helpers/dashboard.js';
 import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 import { startReceiver, type ReceivedRequest, type Receiver } from './helpers/receiver.js';
 
@@ -122,5 +124,40 @@ describe(`vault key rotation covers every secret at rest (${databaseKind})`, () 
       ofMit.some((request) => signedWith(request, legacyKey)),
       'one signed with the same legacy key',
     );
+  });
+
+  test('after a rotation a team member signs in with the TOTP secret enrolled before it', async () => {
+    const password = 'correct horse battery';
+    const created = await ctx.tessera.server.inject({
+      method: 'POST',
+      url: '/admin/v1/merchants/create',
+      headers: { authorization: `Bearer ${ctx.operatorKey}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ name: 'Rotation shop', ownerEmail: 'owner@rotation.test' }),
+    });
+    const owner = dashboardClient(ctx);
+    assert.equal((await acceptLink(owner, created.json().data.ownerSetPasswordUrl, password)).status, 303);
+    const started = await owner.post('/dashboard/account/two-factor/start');
+    const secret = /id="totp-secret">([A-Z2-7]+)</.exec(started.body)?.[1];
+    assert.ok(secret, started.body);
+    const codeOf = () =>
+      new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: ctx.clock.now().getTime() });
+    const confirmed = await owner.post('/dashboard/account/two-factor/confirm', { code: codeOf() });
+    assert.equal(confirmed.status, 200, confirmed.body);
+
+    const activeKeyId = await rotate();
+    const stored = await ctx.tessera.db.query<{ totp_secret_encrypted: string; totp_pending_encrypted: string | null }>(
+      "SELECT totp_secret_encrypted, totp_pending_encrypted FROM team_members WHERE email = 'owner@rotation.test'",
+    );
+    assert.ok(stored[0]!.totp_secret_encrypted.startsWith(`${activeKeyId}:`));
+    if (stored[0]!.totp_pending_encrypted !== null)
+      assert.ok(stored[0]!.totp_pending_encrypted.startsWith(`${activeKeyId}:`));
+
+    ctx.clock.advance(30_000);
+    const client = dashboardClient(ctx);
+    await client.get('/dashboard/sign-in');
+    const answer = await client.post('/dashboard/sign-in', { email: 'owner@rotation.test', password });
+    const challenge = /name="challenge" value="([^"]+)"/.exec(answer.body)?.[1] ?? '';
+    const signedIn = await client.post('/dashboard/sign-in/code', { challenge, code: codeOf() });
+    assert.equal(signedIn.status, 303, signedIn.body);
   });
 });
