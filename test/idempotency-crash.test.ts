@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import type { Processor } from '../src/processor/processor.js';
+import { createSandboxProcessor } from '../src/processor/sandbox.js';
+import { createTestDatabase, databaseKind, startTestApp } from './helpers/harness.js';
 import { apiCaller, startService, stopService, type RunningService } from './helpers/cli-process.js';
 
 /**
@@ -96,5 +98,55 @@ describe(`Idempotency-Key after a killed process (${databaseKind})`, () => {
       page.data.map((payment: { id: string }) => payment.id),
       [created.id],
     );
+  });
+});
+
+describe(`Idempotency-Key after its lease ran out, the first attempt still running (${databaseKind})`, () => {
+  test('the retry runs afresh under the reserved payment id, and the late first attempt answers the same payment', async () => {
+    // The first authorization hangs until released: a process stalled past its lease.
+    const sandbox = createSandboxProcessor();
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let calls = 0;
+    const processor: Processor = {
+      ...sandbox,
+      async authorize(request) {
+        calls += 1;
+        if (calls === 1) await held;
+        return sandbox.authorize(request);
+      },
+    };
+    const ctx = await startTestApp({ processor, env: { TESSERA_IDEMPOTENCY_LEASE_MS: '60000' } });
+    try {
+      const merchant = await ctx.merchant();
+      const method = await merchant.call('POST', '/payment_methods/create', {
+        type: 'card',
+        card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+      });
+      const body = { amount: '700', currency: 'USD', paymentMethod: method.body.data.id, confirm: 'true' };
+      const key = { 'idempotency-key': 'stalled-payment-1' };
+      const first = merchant.call('POST', '/payment/create', body, key);
+      while (calls === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+
+      const early = await merchant.call('POST', '/payment/create', body, key);
+      assert.equal(early.body.code, 'idempotency_error', 'refused while the lease runs');
+      ctx.clock.advance(60_001);
+      const retry = await merchant.call('POST', '/payment/create', body, key);
+      assert.equal(retry.status, 200, retry.raw);
+      assert.equal(retry.body.data.status, 'succeeded');
+
+      release();
+      const late = await first;
+      assert.equal(late.status, 200, late.raw);
+      assert.equal(late.body.data.id, retry.body.data.id, 'the late attempt met the payment under the same id');
+      const listed = await merchant.call('GET', '/payment');
+      assert.deepEqual(
+        listed.body.data.data.map((payment: { id: string }) => payment.id),
+        [retry.body.data.id],
+      );
+    } finally {
+      release();
+      await ctx.close();
+    }
   });
 });
