@@ -12,9 +12,17 @@ export const idempotencyWindowMs = 24 * 60 * 60 * 1000;
 interface Claim {
   merchant: MerchantContext;
   key: string;
-  /** The id reserved for the object the request creates, by this claim or by the one it took over. */
-  objectId: string | null;
+  /**
+   * The 19 digits of the id reserved for the object the request creates (its prefix is the
+   * route's), drawn with the claim or kept from the claim it took over; null only for a claim
+   * written before reservations existed.
+   */
+  objectNumber: string | null;
+  takenOver: boolean;
 }
+
+/** 19 random digits as in newId, without a prefix: the claim does not know what it will create. */
+const newObjectNumber = () => newId('pt').slice('pt_'.length);
 
 /** A claim without an answer holds its key this long unless set otherwise (docs/decisions/0003). */
 export const defaultLeaseMs = 60_000;
@@ -76,13 +84,14 @@ export function createIdempotency({
       [merchant.merchantId, merchant.mode, key, expiredBefore],
     );
     const claimedUntil = new Date(now.getTime() + leaseMs);
+    const objectNumber = newObjectNumber();
     const claimed = await db.query(
-      `INSERT INTO idempotency_keys (merchant_id, mode, key, request_hash, created_at, claimed_until)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (merchant_id, mode, key) DO NOTHING RETURNING key`,
-      [merchant.merchantId, merchant.mode, key, requestHash, now, claimedUntil],
+      `INSERT INTO idempotency_keys (merchant_id, mode, key, request_hash, created_at, claimed_until, object_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (merchant_id, mode, key) DO NOTHING RETURNING key`,
+      [merchant.merchantId, merchant.mode, key, requestHash, now, claimedUntil, objectNumber],
     );
     if (claimed.length > 0) {
-      claims.set(request, { merchant, key, objectId: null });
+      claims.set(request, { merchant, key, objectNumber, takenOver: false });
       return false;
     }
     // A claim whose lease ran out without an answer: its process died. One retry takes it over.
@@ -94,7 +103,7 @@ export function createIdempotency({
       [merchant.merchantId, merchant.mode, key, requestHash, now, claimedUntil],
     );
     if (takenOver) {
-      claims.set(request, { merchant, key, objectId: takenOver.object_id });
+      claims.set(request, { merchant, key, objectNumber: takenOver.object_id, takenOver: true });
       return false;
     }
     const [existing] = await db.query<{
@@ -133,22 +142,23 @@ export function createIdempotency({
   }
 
   /**
-   * The id of the object this request creates: the one an earlier attempt with the key reserved,
-   * or a new one recorded with the claim before anything is created. Without a key, a new id.
+   * The id of the object this request creates, reserved with the claim (no extra statement): a
+   * retry that took a claim over gets the same id as the attempt that died. Without a key, a new id.
    */
   async function reserveObjectId(request: FastifyRequest, prefix: IdPrefix): Promise<ReservedId> {
     const claim = claims.get(request);
     if (!claim) return { id: newId(prefix), earlier: false };
-    if (claim.objectId !== null && claim.objectId.startsWith(`${prefix}_`))
-      return { id: claim.objectId, earlier: true };
-    claim.objectId = newId(prefix);
-    await db.query('UPDATE idempotency_keys SET object_id = $4 WHERE merchant_id = $1 AND mode = $2 AND key = $3', [
-      claim.merchant.merchantId,
-      claim.merchant.mode,
-      claim.key,
-      claim.objectId,
-    ]);
-    return { id: claim.objectId, earlier: false };
+    if (claim.objectNumber === null) {
+      claim.objectNumber = newObjectNumber();
+      await db.query('UPDATE idempotency_keys SET object_id = $4 WHERE merchant_id = $1 AND mode = $2 AND key = $3', [
+        claim.merchant.merchantId,
+        claim.merchant.mode,
+        claim.key,
+        claim.objectNumber,
+      ]);
+      return { id: `${prefix}_${claim.objectNumber}`, earlier: false };
+    }
+    return { id: `${prefix}_${claim.objectNumber}`, earlier: claim.takenOver };
   }
 
   async function finish(request: FastifyRequest, statusCode: number, payload: unknown): Promise<void> {
