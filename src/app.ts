@@ -105,7 +105,13 @@ export async function createTessera({
     const operatorKey = await resolveAdminKey(config);
     const vault = await openVault({ db, masterKey, clock });
     const jobs = createJobRunner({ db, clock, logger: log, pollIntervalMs: config.jobPollIntervalMs });
-    const idempotency = createIdempotency({ db, clock, sealer: vault });
+    const idempotency = createIdempotency({
+      db,
+      clock,
+      sealer: vault,
+      leaseMs: config.idempotencyLeaseMs,
+      answerDelayMs: config.testAnswerDelayMs,
+    });
     jobs.every(10 * 60 * 1000, () => idempotency.purgeExpired());
 
     const merchants = createMerchantService({ db, clock });
@@ -228,7 +234,7 @@ export async function createTessera({
       merchantRoutes: [
         customerRoutes(customers),
         paymentMethodRoutes(paymentMethods),
-        paymentRoutes(payments),
+        paymentRoutes(payments, idempotency),
         refundRoutes(refunds),
         invoiceRoutes(invoices),
         checkoutRoutes(checkout),

@@ -23,7 +23,7 @@ Commands:
   merchants update ID [--name N] [--tokenization true|false] [--mit true|false]
   merchants list
   merchants roll-keys ID         new test keys; the old ones stop working at once
-  vault rotate-key               new vault data key; every stored card is re-encrypted
+  vault rotate-key               new vault data key; every secret at rest is re-encrypted
 ${webhooksUsage}
 ${goLiveUsage}
 ${listenUsage}

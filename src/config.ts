@@ -17,6 +17,13 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** How long the sandbox processor takes to settle or reverse a payment after the fact. */
   readonly sandboxFollowUpDelayMs: number;
+  /**
+   * How long an Idempotency-Key claim holds the key without an answer (docs/decisions/0003): a
+   * retry after that takes the claim over, since the process that claimed it may have died.
+   */
+  readonly idempotencyLeaseMs: number;
+  /** Tests only (nodeEnv test): a pause between a request's effect and storing its answer, to kill a process there. */
+  readonly testAnswerDelayMs: number;
   /** How often background jobs (settlements, reversals, expiries) are looked for. */
   readonly jobPollIntervalMs: number;
   readonly databasePoolSize: number;
@@ -89,6 +96,8 @@ const knownTesseraVariables = new Set([
   'TESSERA_WEBHOOK_DISPATCHER',
   'TESSERA_SMTP_URL',
   'TESSERA_MAIL_FROM',
+  'TESSERA_IDEMPOTENCY_LEASE_MS',
+  'TESSERA_TEST_ANSWER_DELAY_MS',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
   'TESSERA_URL',
@@ -150,6 +159,8 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
       'info',
     ),
     sandboxFollowUpDelayMs: integer(source, 'TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS', 3000, 0, 86_400_000),
+    idempotencyLeaseMs: integer(source, 'TESSERA_IDEMPOTENCY_LEASE_MS', 60_000, 100, 3_600_000),
+    testAnswerDelayMs: nodeEnv === 'test' ? integer(source, 'TESSERA_TEST_ANSWER_DELAY_MS', 0, 0, 600_000) : 0,
     jobPollIntervalMs: integer(source, 'TESSERA_JOB_POLL_INTERVAL_MS', 1000, 10, 3_600_000),
     databasePoolSize: integer(source, 'TESSERA_DATABASE_POOL_SIZE', 10, 1, 500),
     webhookRetryDelaysSeconds: retryDelays(source, nodeEnv),

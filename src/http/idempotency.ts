@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/db.js';
+import { newId, type IdPrefix } from '../ids.js';
+import { idempotencyContext } from '../vault/secrets-at-rest.js';
 import { ApiError } from './errors.js';
 import type { MerchantContext } from './auth.js';
 
@@ -10,14 +12,29 @@ export const idempotencyWindowMs = 24 * 60 * 60 * 1000;
 interface Claim {
   merchant: MerchantContext;
   key: string;
+  /**
+   * The 19 digits of the id reserved for the object the request creates (its prefix is the
+   * route's), drawn with the claim or kept from the claim it took over; null only for a claim
+   * written before reservations existed.
+   */
+  objectNumber: string | null;
+  takenOver: boolean;
 }
+
+/** 19 random digits as in newId, without a prefix: the claim does not know what it will create. */
+const newObjectNumber = () => newId('pt').slice('pt_'.length);
+
+/** A claim without an answer holds its key this long unless set otherwise (docs/decisions/0003). */
+export const defaultLeaseMs = 60_000;
 
 /**
  * DESIGN §2 `Idempotency-Key`: the first request with a key claims it; its response (anything but
  * a 5xx) is stored and replayed for a later request with the same key and body. The claim is
- * written before the work, so two concurrent requests with one key never both run; a request
- * still in progress, or a crash between the work and storing its answer, leaves the key claimed
- * and later requests with it are refused rather than run twice.
+ * written before the work, so two concurrent requests with one key never both run. The claim is a
+ * lease (docs/decisions/0003): while it runs, a request with the key is refused; after it, the
+ * process that claimed it is taken to have died and a retry takes the claim over and runs again,
+ * reusing the object id the first attempt reserved (reserveObjectId), so that what the first
+ * attempt created is answered instead of created twice.
  */
 /** Stored answers can hold personal data and secrets (webhook tokens): they are kept encrypted. */
 export interface ResponseSealer {
@@ -25,9 +42,22 @@ export interface ResponseSealer {
   decrypt(ciphertext: string, context: string): Promise<string>;
 }
 
-export function createIdempotency({ db, clock, sealer }: { db: Queryable; clock: Clock; sealer: ResponseSealer }) {
+export function createIdempotency({
+  db,
+  clock,
+  sealer,
+  leaseMs = defaultLeaseMs,
+  answerDelayMs = 0,
+}: {
+  db: Queryable;
+  clock: Clock;
+  sealer: ResponseSealer;
+  leaseMs?: number;
+  /** Tests only: a pause between the effect and storing the answer, to kill the process there. */
+  answerDelayMs?: number;
+}) {
   const contextOf = (merchant: MerchantContext, key: string) =>
-    `idempotency:${merchant.merchantId}:${merchant.mode}:${key}`;
+    idempotencyContext(merchant.merchantId, merchant.mode, key);
   const claims = new WeakMap<FastifyRequest, Claim>();
 
   async function begin(request: FastifyRequest, reply: FastifyReply, merchant: MerchantContext): Promise<boolean> {
@@ -53,13 +83,27 @@ export function createIdempotency({ db, clock, sealer }: { db: Queryable; clock:
       'DELETE FROM idempotency_keys WHERE merchant_id = $1 AND mode = $2 AND key = $3 AND created_at < $4',
       [merchant.merchantId, merchant.mode, key, expiredBefore],
     );
+    const claimedUntil = new Date(now.getTime() + leaseMs);
+    const objectNumber = newObjectNumber();
     const claimed = await db.query(
-      `INSERT INTO idempotency_keys (merchant_id, mode, key, request_hash, created_at) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (merchant_id, mode, key) DO NOTHING RETURNING key`,
-      [merchant.merchantId, merchant.mode, key, requestHash, now],
+      `INSERT INTO idempotency_keys (merchant_id, mode, key, request_hash, created_at, claimed_until, object_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (merchant_id, mode, key) DO NOTHING RETURNING key`,
+      [merchant.merchantId, merchant.mode, key, requestHash, now, claimedUntil, objectNumber],
     );
     if (claimed.length > 0) {
-      claims.set(request, { merchant, key });
+      claims.set(request, { merchant, key, objectNumber, takenOver: false });
+      return false;
+    }
+    // A claim whose lease ran out without an answer: its process died. One retry takes it over.
+    const [takenOver] = await db.query<{ object_id: string | null }>(
+      `UPDATE idempotency_keys SET claimed_until = $6
+       WHERE merchant_id = $1 AND mode = $2 AND key = $3 AND request_hash = $4 AND status_code IS NULL
+         AND (claimed_until IS NULL OR claimed_until <= $5)
+       RETURNING object_id`,
+      [merchant.merchantId, merchant.mode, key, requestHash, now, claimedUntil],
+    );
+    if (takenOver) {
+      claims.set(request, { merchant, key, objectNumber: takenOver.object_id, takenOver: true });
       return false;
     }
     const [existing] = await db.query<{
@@ -83,9 +127,11 @@ export function createIdempotency({ db, clock, sealer }: { db: Queryable; clock:
       );
     }
     if (existing.status_code === null || existing.response_body === null) {
-      throw new ApiError('idempotency_error', 'A request with this Idempotency-Key is still being processed', {
-        param: 'Idempotency-Key',
-      });
+      throw new ApiError(
+        'idempotency_error',
+        `A request with this Idempotency-Key is still being processed; retry after ${Math.ceil(leaseMs / 1000)} seconds`,
+        { param: 'Idempotency-Key' },
+      );
     }
     await reply
       .code(existing.status_code)
@@ -95,10 +141,31 @@ export function createIdempotency({ db, clock, sealer }: { db: Queryable; clock:
     return true;
   }
 
+  /**
+   * The id of the object this request creates, reserved with the claim (no extra statement): a
+   * retry that took a claim over gets the same id as the attempt that died. Without a key, a new id.
+   */
+  async function reserveObjectId(request: FastifyRequest, prefix: IdPrefix): Promise<ReservedId> {
+    const claim = claims.get(request);
+    if (!claim) return { id: newId(prefix), earlier: false };
+    if (claim.objectNumber === null) {
+      claim.objectNumber = newObjectNumber();
+      await db.query('UPDATE idempotency_keys SET object_id = $4 WHERE merchant_id = $1 AND mode = $2 AND key = $3', [
+        claim.merchant.merchantId,
+        claim.merchant.mode,
+        claim.key,
+        claim.objectNumber,
+      ]);
+      return { id: `${prefix}_${claim.objectNumber}`, earlier: false };
+    }
+    return { id: `${prefix}_${claim.objectNumber}`, earlier: claim.takenOver };
+  }
+
   async function finish(request: FastifyRequest, statusCode: number, payload: unknown): Promise<void> {
     const claim = claims.get(request);
     if (!claim) return;
     claims.delete(request);
+    if (answerDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, answerDelayMs));
     const where = [claim.merchant.merchantId, claim.merchant.mode, claim.key];
     // A server error may not have done anything: free the key so that the client can retry.
     if (statusCode >= 500 || typeof payload !== 'string') {
@@ -118,10 +185,16 @@ export function createIdempotency({ db, clock, sealer }: { db: Queryable; clock:
     return rows.length;
   }
 
-  return { begin, finish, purgeExpired };
+  return { begin, reserveObjectId, finish, purgeExpired };
 }
 
 export type Idempotency = ReturnType<typeof createIdempotency>;
+
+/** An object id for a request to create with; `earlier` when an attempt that died reserved it. */
+export interface ReservedId {
+  id: string;
+  earlier: boolean;
+}
 
 /** JSON with object keys sorted: the same body with its fields in another order is the same request. */
 function sortedJson(value: unknown): string {

@@ -3,6 +3,7 @@
 import type { Queryable } from '../db/db.js';
 import { isUniqueViolation } from '../db/errors.js';
 import type { MerchantContext } from '../http/auth.js';
+import type { ReservedId } from '../http/idempotency.js';
 import { newId } from '../ids.js';
 import { authorize } from './authorize.js';
 import type { PaymentContext } from './context.js';
@@ -35,10 +36,11 @@ export function newPaymentRow(
   input: CreatePaymentBody,
   confirm: boolean,
   now: Date,
+  id: string = newId('pt'),
 ): queries.PaymentRow {
   const paymentMethod = input.paymentMethod ?? null;
   return {
-    id: newId('pt'),
+    id,
     merchant_id: merchant.merchantId,
     mode: merchant.mode,
     customer_id: input.customerId ?? null,
@@ -82,14 +84,42 @@ async function insertNew(source: Queryable, row: queries.PaymentRow): Promise<vo
   }
 }
 
+/**
+ * `reserved` is the id an Idempotency-Key claim reserved (docs/decisions/0003): a retry after a
+ * crash reuses it, so that a payment the first attempt created is answered, and one it was still
+ * creating collides on the primary key instead of being created twice.
+ */
 export async function createPayment(
   ctx: PaymentContext,
   merchant: MerchantContext,
   input: CreatePaymentBody,
+  reserved: ReservedId = { id: newId('pt'), earlier: false },
+): Promise<Payment> {
+  const created = reserved.earlier ? await existingPayment(ctx, merchant, reserved.id) : null;
+  if (created !== null) return created;
+  try {
+    return await createNew(ctx, merchant, input, reserved.id);
+  } catch (err) {
+    const raced = isUniqueViolation(err, 'payments_pkey') ? await existingPayment(ctx, merchant, reserved.id) : null;
+    if (raced === null) throw err;
+    return raced;
+  }
+}
+
+async function existingPayment(ctx: PaymentContext, merchant: MerchantContext, id: string): Promise<Payment | null> {
+  const row = await queries.selectPayment(ctx.db, merchant.merchantId, merchant.mode, id);
+  return row === undefined ? null : ctx.view.toPayment(row);
+}
+
+async function createNew(
+  ctx: PaymentContext,
+  merchant: MerchantContext,
+  input: CreatePaymentBody,
+  id: string,
 ): Promise<Payment> {
   await requireAllowedNotifyUrl(ctx, input);
   const confirm = input.confirm === true || input.confirm === 'true';
-  const requested = newPaymentRow(merchant, input, confirm, ctx.clock.now());
+  const requested = newPaymentRow(merchant, input, confirm, ctx.clock.now(), id);
   // A later payment of a recurring series takes its customer and method from the series.
   const series = await applySeries(ctx.db, merchant, requested, {
     customerId: requested.customer_id,

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { envelope, listOf, ok } from '../http/envelope.js';
 import { ApiError, invalidField } from '../http/errors.js';
+import type { Idempotency } from '../http/idempotency.js';
 import { randomHex } from '../ids.js';
 import { merchantOf, type App } from '../http/server.js';
 import { CancelPaymentQuery, ListPaymentsQuery, PaymentParams } from './params-schemas.js';
@@ -66,7 +67,8 @@ function cancellationOf(body: CancelPaymentBody, query: CancelPaymentQuery): Can
   return { ...body, cancellationReason: fromQuery };
 }
 
-export function paymentRoutes(payments: PaymentService) {
+/** `ids` reserves a created payment's id with its Idempotency-Key claim (docs/decisions/0003). */
+export function paymentRoutes(payments: PaymentService, ids: Pick<Idempotency, 'reserveObjectId'>) {
   return (app: App) => {
     app.post(
       '/payment/create',
@@ -79,7 +81,8 @@ export function paymentRoutes(payments: PaymentService) {
           response: { 200: envelope(Payment) },
         },
       },
-      async (request) => ok(await payments.create(merchantOf(request), request.body)),
+      async (request) =>
+        ok(await payments.create(merchantOf(request), request.body, await ids.reserveObjectId(request, 'pt'))),
     );
     app.get(
       '/payment/:id',

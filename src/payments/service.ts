@@ -9,6 +9,7 @@
 
 import type { Page } from '../http/envelope.js';
 import type { MerchantContext } from '../http/auth.js';
+import type { ReservedId } from '../http/idempotency.js';
 import { createdBounds } from '../http/common-schemas.js';
 import { cancelPayment, capturePayment, confirmPayment, updatePayment } from './actions.js';
 import type { PaymentContext, PaymentServiceDeps } from './context.js';
@@ -78,7 +79,8 @@ export function createPaymentService(deps: PaymentServiceDeps) {
   registerPaymentJobs(ctx);
   return {
     resumeInterruptedAuthorizations: () => resumeInterruptedAuthorizations(ctx),
-    create: (merchant: MerchantContext, input: CreatePaymentBody) => createPayment(ctx, merchant, input),
+    create: (merchant: MerchantContext, input: CreatePaymentBody, reserved?: ReservedId) =>
+      createPayment(ctx, merchant, input, reserved),
     retrieve: async (merchant: MerchantContext, id: string): Promise<Payment> =>
       ctx.view.toPayment(await loadPayment(ctx.db, merchant, id)),
     list: (merchant: MerchantContext, query: ListPaymentsQuery, search?: PaymentSearch) =>

@@ -5,6 +5,7 @@ import { hashKey } from '../http/auth.js';
 import { ApiError, invalidField } from '../http/errors.js';
 import type { Vault } from '../vault/vault.js';
 import * as queries from './queries.js';
+import { teamMemberContext } from '../vault/secrets-at-rest.js';
 
 /** RFC 6238 as authenticator apps expect it by default: SHA-1, 6 digits, 30 seconds. */
 const period = 30;
@@ -41,7 +42,7 @@ const totpOf = (secret: string, label: string) =>
  */
 export function createTwoFactor({ db, clock, vault, signInWindowMs }: TwoFactorDeps) {
   const subject = (memberId: string) => `code:${memberId}`;
-  const context = (memberId: string) => `team_member:${memberId}`;
+  const context = teamMemberContext;
 
   /**
    * Checks a code against a secret; a valid code is accepted once only (its time step is kept,

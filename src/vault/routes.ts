@@ -20,7 +20,8 @@ export function vaultRoutes(vault: Vault) {
         schema: {
           tags,
           security,
-          description: 'Makes a new data-encryption key active and re-encrypts every stored card secret with it.',
+          description:
+            'Makes a new data-encryption key active and re-encrypts every secret at rest with it: cards, network tokens, webhook endpoint tokens, legacy signing keys, TOTP secrets and stored Idempotency-Key answers.',
           response: { 200: envelope(RotatedKey) },
         },
       },

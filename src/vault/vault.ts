@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { newId } from '../ids.js';
+import { secretTables, type SecretTable } from './secrets-at-rest.js';
 
 export interface Vault {
   /**
@@ -21,7 +22,7 @@ export interface Vault {
   /** A stable 32-byte secret derived from the master key for another purpose (HKDF, info = purpose). */
   deriveKey(purpose: string): Buffer;
   /**
-   * Makes a new data key active, re-encrypts every payment method ciphertext that uses another key
+   * Makes a new data key active, re-encrypts every ciphertext at rest (secrets-at-rest.ts) that uses another key
    * (retired keys stay, wrapped, so that a straggler written with one by another process still decrypts).
    */
   rotateKey(): Promise<{ activeKeyId: string; reencrypted: number }>;
@@ -43,13 +44,7 @@ const fingerprintPurpose = `${reservedPurposePrefix}card-fingerprint`;
 
 const wrongMasterKeyMessage = 'TESSERA_MASTER_KEY does not match the key that encrypted this vault';
 
-/** The payment method columns that hold vault ciphertexts, each bound to the row id. */
-const secretColumns = ['card_number_encrypted', 'security_code_encrypted', 'network_token_encrypted'] as const;
-type SecretColumn = (typeof secretColumns)[number];
-type SecretRow = { id: string } & Record<SecretColumn, string | null>;
-
 const keyIdOf = (column: string) => `split_part(${column}, ':', 1)`;
-const usesOtherKey = secretColumns.map((column) => `${keyIdOf(column)} <> $1`).join(' OR ');
 
 /**
  * Opens the card vault: loads and unwraps the data keys, creating the first one when the vault is
@@ -141,53 +136,73 @@ export async function openVault(options: { db: Db; masterKey: Buffer; clock: Clo
     }
   }
 
-  /**
-   * Re-encrypts one batch of rows that use a key other than the active one. The active key is read
-   * again in each batch's transaction so that two rotations running at once converge on the later
-   * key instead of converting each other's rows back and forth. The rows are locked, so a
-   * concurrent update of a row cannot be overwritten with an older value.
-   */
-  async function reencryptBatch(): Promise<{ rows: number; ciphertexts: number; keyId: string }> {
-    return db.transaction(async (tx) => {
-      const [active] = await tx.query<{ id: string }>('SELECT id FROM vault_keys WHERE active');
-      if (!active) throw new Error('The vault has no active data key');
-      if (!dataKeys.has(active.id)) await loadKeys(tx);
-      const activeKey = dataKeys.get(active.id);
-      if (activeKey === undefined) throw new Error(`The vault has no data key ${active.id}`);
-      const target = { id: active.id, key: activeKey };
-      activeKeyId = target.id;
+  /** The active key, read again in the transaction (another process may have rotated since). */
+  async function activeTarget(tx: Queryable): Promise<{ id: string; key: Buffer }> {
+    const [active] = await tx.query<{ id: string }>('SELECT id FROM vault_keys WHERE active');
+    if (!active) throw new Error('The vault has no active data key');
+    if (!dataKeys.has(active.id)) await loadKeys(tx);
+    const activeKey = dataKeys.get(active.id);
+    if (activeKey === undefined) throw new Error(`The vault has no data key ${active.id}`);
+    activeKeyId = active.id;
+    return { id: active.id, key: activeKey };
+  }
 
-      const rows = await tx.query<SecretRow>(
-        `SELECT id, ${secretColumns.join(', ')} FROM payment_methods
-          WHERE ${usesOtherKey} ORDER BY id LIMIT ${reencryptBatchSize} FOR UPDATE`,
+  /** One ciphertext under the target key; what the rotation cannot read stops it, naming where. */
+  async function reseal(
+    tx: Queryable,
+    target: { id: string; key: Buffer },
+    ciphertext: string,
+    context: string,
+    where: string,
+  ): Promise<string> {
+    const { keyId } = parseCiphertext(ciphertext);
+    if (!dataKeys.has(keyId)) await loadKeys(tx);
+    const key = dataKeys.get(keyId);
+    if (key === undefined) throw new Error(`${where} uses the missing vault data key ${keyId}`);
+    let plaintext: string;
+    try {
+      plaintext = open(key, ciphertext, context);
+    } catch {
+      throw new Error(`${where} does not decrypt; the rotation stopped`);
+    }
+    return seal(target, plaintext, context);
+  }
+
+  /**
+   * Re-encrypts one batch of one table's rows that use a key other than the active one. The active
+   * key is read again in each batch's transaction so that two rotations running at once converge
+   * on the later key instead of converting each other's rows back and forth. The rows are locked,
+   * so a concurrent update of a row cannot be overwritten with an older value.
+   */
+  async function reencryptBatch(spec: SecretTable): Promise<{ rows: number; ciphertexts: number; keyId: string }> {
+    return db.transaction(async (tx) => {
+      const target = await activeTarget(tx);
+      const usesOtherKey = spec.secretColumns.map((column) => `${keyIdOf(column)} <> $1`).join(' OR ');
+      const rows = await tx.query<Record<string, string | null>>(
+        `SELECT ${[...spec.keyColumns, ...spec.secretColumns].join(', ')} FROM ${spec.table}
+          WHERE ${usesOtherKey} ORDER BY ${spec.keyColumns.join(', ')} LIMIT ${reencryptBatchSize} FOR UPDATE`,
         [target.id],
       );
       let ciphertexts = 0;
       for (const row of rows) {
-        const updated: Record<SecretColumn, string | null> = { ...row };
-        for (const column of secretColumns) {
-          const ciphertext = row[column];
-          if (ciphertext === null) continue;
-          const { keyId } = parseCiphertext(ciphertext);
-          if (keyId === target.id) continue;
-          if (!dataKeys.has(keyId)) await loadKeys(tx);
-          const key = dataKeys.get(keyId);
-          if (key === undefined) throw new Error(`Payment method ${row.id} uses the missing vault data key ${keyId}`);
-          let plaintext: string;
-          try {
-            plaintext = open(key, ciphertext, row.id);
-          } catch {
-            throw new Error(`The ${column} of payment method ${row.id} does not decrypt; the rotation stopped`);
-          }
-          updated[column] = seal(target, plaintext, row.id);
+        const names = Object.fromEntries(spec.keyColumns.map((column) => [column, row[column] ?? '']));
+        const context = spec.context(names);
+        const updated = spec.secretColumns.map((column) => row[column] ?? null);
+        for (const [index, column] of spec.secretColumns.entries()) {
+          const ciphertext = updated[index];
+          if (ciphertext === null || ciphertext === undefined || parseCiphertext(ciphertext).keyId === target.id)
+            continue;
+          const where = `The ${column} of ${spec.table} ${Object.values(names).join('/')}`;
+          updated[index] = await reseal(tx, target, ciphertext, context, where);
           ciphertexts += 1;
         }
-        // Re-encryption changes no card detail, so updated_at stays as it was.
-        await tx.query(
-          `UPDATE payment_methods SET card_number_encrypted = $2, security_code_encrypted = $3,
-                  network_token_encrypted = $4 WHERE id = $1`,
-          [row.id, updated.card_number_encrypted, updated.security_code_encrypted, updated.network_token_encrypted],
-        );
+        // Re-encryption changes no detail, so updated_at stays as it was.
+        const sets = spec.secretColumns.map((column, index) => `${column} = $${index + 1}`);
+        const keys = spec.keyColumns.map((column, index) => `${column} = $${spec.secretColumns.length + index + 1}`);
+        await tx.query(`UPDATE ${spec.table} SET ${sets.join(', ')} WHERE ${keys.join(' AND ')}`, [
+          ...updated,
+          ...spec.keyColumns.map((column) => row[column]),
+        ]);
       }
       return { rows: rows.length, ciphertexts, keyId: target.id };
     });
@@ -227,12 +242,14 @@ export async function openVault(options: { db: Db; masterKey: Buffer; clock: Clo
     async rotateKey() {
       await activateNewKey();
       let reencrypted = 0;
-      let finalKeyId: string;
-      for (;;) {
-        const batch = await reencryptBatch();
-        reencrypted += batch.ciphertexts;
-        finalKeyId = batch.keyId;
-        if (batch.rows < reencryptBatchSize) break;
+      let finalKeyId = activeKeyId ?? '';
+      for (const spec of secretTables) {
+        for (;;) {
+          const batch = await reencryptBatch(spec);
+          reencrypted += batch.ciphertexts;
+          finalKeyId = batch.keyId;
+          if (batch.rows < reencryptBatchSize) break;
+        }
       }
       // Retired keys are kept, wrapped: another process sharing the database may still encrypt
       // with the old key until it notices the rotation, and what it writes must stay readable.

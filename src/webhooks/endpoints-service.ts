@@ -18,6 +18,7 @@ import {
   type WebhookEndpointWithToken,
 } from './endpoints-schemas.js';
 import { checkWebhookUrl } from './url-safety.js';
+import { legacyKeyContext } from '../vault/secrets-at-rest.js';
 
 /*
  * Webhook endpoints and their secrets (SPEC §5.3, §6.1; DESIGN §5):
@@ -45,8 +46,6 @@ export function generateSecret(prefix: string): string {
   }
   return `${prefix}${text}`;
 }
-
-const legacyKeyContext = (merchantId: string) => `legacy:${merchantId}`;
 
 export function toWebhookEndpoint(row: queries.WebhookEndpointRow): WebhookEndpoint {
   return {
