@@ -7,6 +7,7 @@ import path from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
 import { startReceiver } from './helpers/receiver.js';
+import { runCli } from './helpers/cli-process.js';
 
 const cliArgs = ['--import', 'tsx', 'src/cli.ts'];
 
@@ -88,23 +89,6 @@ async function killService(running: Running): Promise<void> {
   const exited = new Promise((resolve) => running.child.once('exit', resolve));
   running.child.kill('SIGKILL');
   await exited;
-}
-
-function runCli(
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [...cliArgs, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
 }
 
 describe(`tessera command (${databaseKind})`, () => {
