@@ -1,9 +1,8 @@
-import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createTessera, type Tessera } from './app.js';
 import { ConfigError, type Config } from './config.js';
-import { hashKey } from './http/auth.js';
 import { apiBasePath } from './http/server.js';
+import { sandboxMerchant, writeSandboxFile, type SandboxKeys } from './merchants/sandbox.js';
 
 /**
  * `tessera start`: the service, its background jobs, and — outside production — a ready sandbox
@@ -11,15 +10,29 @@ import { apiBasePath } from './http/server.js';
  */
 export async function start(config: Config): Promise<Tessera> {
   const tessera = await createTessera({ config });
+  // What can fail is done before listening, so a failed start leaves nothing listening.
+  let sandbox: SandboxKeys | undefined;
   try {
+    if (config.nodeEnv !== 'production' && !config.dataDir.startsWith('memory://')) {
+      sandbox = await sandboxMerchant(tessera);
+    }
     await tessera.server.listen({ port: config.port, host: config.host });
   } catch (err) {
     await tessera.close();
     throw listenError(err as NodeJS.ErrnoException, config);
   }
-  tessera.jobs.start();
-  if (config.webhookDispatcher === 'on') tessera.webhookDispatcher.start();
+  try {
+    tessera.jobs.start();
+    if (config.webhookDispatcher === 'on') tessera.webhookDispatcher.start();
+    process.stdout.write(`${(await banner(tessera, config, sandbox)).join('\n')}\n`);
+  } catch (err) {
+    await tessera.close();
+    throw err;
+  }
+  return tessera;
+}
 
+async function banner(tessera: Tessera, config: Config, sandbox: SandboxKeys | undefined): Promise<string[]> {
   const baseUrl = `${tessera.publicUrl()}${apiBasePath}`;
   const lines = [
     `Tessera is listening on ${tessera.publicUrl()}`,
@@ -38,20 +51,22 @@ export async function start(config: Config): Promise<Tessera> {
       `  Operator key (shown once; kept in ${path.join(config.dataDir, 'admin.key')}): ${tessera.operatorKey.value}`,
     );
   }
-  if (config.nodeEnv !== 'production' && !config.dataDir.startsWith('memory://')) {
-    const sandbox = await sandboxMerchant(tessera, config);
+  if (sandbox) {
+    const copy = await writeSandboxFile(config.dataDir, sandbox);
     // Development: the sandbox merchant's Owner and a fresh one-time sign-in link at every start.
     const ownerLink = await tessera.team.sandboxOwnerLink(sandbox.id, 'owner@sandbox.localhost');
     lines.push(
       `  Sandbox merchant ${sandbox.id} (tokenization and MIT on), private key: ${sandbox.privateKey}`,
+      copy.error
+        ? `  Sandbox keys:   kept in the database; not copied to ${copy.file} (${copy.error})`
+        : `  Sandbox keys:   ${copy.file}`,
       `  Dashboard:      ${ownerLink}  (one-time sign-in as the sandbox Owner, valid 72 h)`,
       '',
       'Try it:',
       `  curl -s -X POST ${baseUrl}/customers/create -H 'Authorization: Bearer ${sandbox.privateKey}' -H 'Content-Type: application/json' -d '{"firstName":"Ada","lastName":"Lovelace","email":"ada@example.com"}'`,
     );
   }
-  process.stdout.write(`${lines.join('\n')}\n`);
-  return tessera;
+  return lines;
 }
 
 /** The usual reasons a port cannot be listened on, as one line naming the setting to change. */
@@ -116,22 +131,4 @@ export async function startWorker(config: Config): Promise<Tessera> {
       await tessera.close();
     },
   };
-}
-
-/**
- * Development only: the sandbox merchant's key is kept in the data folder (like the generated
- * master key) so that every start can print it; a production service never does this.
- */
-async function sandboxMerchant(tessera: Tessera, config: Config): Promise<{ id: string; privateKey: string }> {
-  const file = path.join(config.dataDir, 'sandbox-merchant.json');
-  try {
-    const saved = JSON.parse(await readFile(file, 'utf8')) as { id: string; privateKey: string };
-    if (await tessera.merchants.keyLookup.findMerchantByKeyHash(hashKey(saved.privateKey))) return saved;
-  } catch {
-    // No saved merchant yet, or its database is gone: make a new one.
-  }
-  const merchant = await tessera.merchants.create({ name: 'Sandbox merchant', tokenization: true, mit: true });
-  const saved = { id: merchant.id, privateKey: merchant.keys.privateKey, publicKey: merchant.keys.publicKey };
-  await writeFile(file, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
-  return saved;
 }

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli, startService, stopService } from './helpers/cli-process.js';
+import { createTestDatabase } from './helpers/harness.js';
 
 /** The development loop as a newcomer meets it: clear one-line refusals instead of stack traces. */
 describe('tessera start refuses what cannot work with one clear line', () => {
@@ -82,6 +83,68 @@ describe('tessera start refuses what cannot work with one clear line', () => {
       assert.notEqual(lock.pid, deadPid);
     } finally {
       await stopService(running);
+    }
+  });
+});
+
+/** Issue 13: DATABASE_URL with both secrets in the environment needs no data folder at all. */
+describe('tessera start on PostgreSQL without a data folder', { skip: !process.env.TESSERA_TEST_DATABASE_URL }, () => {
+  let database: { url: string; drop(): Promise<void> };
+  const scratch = mkdtempSync(path.join(tmpdir(), 'tessera-nodata-'));
+  // A "folder" under a plain file can never be made: the keys cannot be copied there.
+  const blocker = path.join(scratch, 'a-file');
+  writeFileSync(blocker, '');
+  const env = () => ({
+    DATABASE_URL: database.url,
+    TESSERA_MASTER_KEY: 'ab'.repeat(32),
+    TESSERA_ADMIN_KEY: 'operator_nodata_key_0123456789abcdef',
+  });
+
+  before(async () => {
+    database = await createTestDatabase();
+  });
+  after(async () => {
+    await database.drop();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  test('starts with its banner, answers, stops on SIGTERM, and keeps one sandbox merchant across starts', async () => {
+    const first = await startService({ ...env(), TESSERA_DATA_DIR: path.join(blocker, 'data') });
+    let firstId: string;
+    try {
+      assert.match(first.output(), /Storage:\s+PostgreSQL \(DATABASE_URL\)/);
+      assert.match(
+        first.output(),
+        /Sandbox keys:\s+kept in the database; not copied to .*sandbox-merchant\.json \(ENOTDIR\)/,
+      );
+      firstId = /Sandbox merchant (mer_\w+)/.exec(first.output())![1]!;
+      const customers = await fetch(`${first.baseUrl}/customers`, {
+        headers: { authorization: `Bearer ${first.privateKey}` },
+      });
+      assert.equal(customers.status, 200);
+    } finally {
+      await stopService(first);
+    }
+    assert.equal(first.child.exitCode, 0, first.output());
+
+    // A second start, now with a folder it may make: the same merchant, and its keys copied there.
+    const dataDir = path.join(scratch, 'made', 'data');
+    const second = await startService({ ...env(), TESSERA_DATA_DIR: dataDir });
+    try {
+      assert.equal(/Sandbox merchant (mer_\w+)/.exec(second.output())![1], firstId);
+      assert.equal(second.privateKey, first.privateKey);
+      const copied = JSON.parse(readFileSync(path.join(dataDir, 'sandbox-merchant.json'), 'utf8'));
+      assert.deepEqual([copied.id, copied.privateKey], [firstId, first.privateKey]);
+      const merchants = await fetch(`${second.origin}/admin/v1/merchants`, {
+        headers: { authorization: 'Bearer operator_nodata_key_0123456789abcdef' },
+      });
+      const listed = (await merchants.json()) as { data: { data: { id: string }[] } };
+      assert.deepEqual(
+        listed.data.data.map((merchant) => merchant.id),
+        [firstId],
+      );
+    } finally {
+      await stopService(second);
     }
   });
 });

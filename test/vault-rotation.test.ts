@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Secret, TOTP } from 'otpauth';
+import { sandboxMerchant } from '../src/merchants/sandbox.js';
 import { secretTables } from '../src/vault/secrets-at-rest.js';
 import { acceptLink, dashboardClient } from './helpers/dashboard.js';
 import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
@@ -159,5 +160,20 @@ describe(`vault key rotation covers every secret at rest (${databaseKind})`, () 
     const challenge = /name="challenge" value="([^"]+)"/.exec(answer.body)?.[1] ?? '';
     const signedIn = await client.post('/dashboard/sign-in/code', { challenge, code: codeOf() });
     assert.equal(signedIn.status, 303, signedIn.body);
+  });
+
+  test("after a rotation the development sandbox merchant's keys read back and still authenticate", async () => {
+    const sandbox = await sandboxMerchant(ctx.tessera);
+    const activeKeyId = await rotate();
+    const [row] = await ctx.tessera.db.query<{ keys_encrypted: string }>('SELECT keys_encrypted FROM sandbox_merchant');
+    assert.ok(row!.keys_encrypted.startsWith(`${activeKeyId}:`));
+    const again = await sandboxMerchant(ctx.tessera);
+    assert.deepEqual(again, sandbox, 'the same merchant and keys, not a new sandbox merchant');
+    const answer = await ctx.tessera.server.inject({
+      method: 'GET',
+      url: '/api/services/v1/customers',
+      headers: { authorization: `Bearer ${again.privateKey}` },
+    });
+    assert.equal(answer.statusCode, 200, answer.body);
   });
 });

@@ -21,6 +21,9 @@ export const teamMemberContext = (memberId: string) => `team_member:${memberId}`
 export const idempotencyContext = (merchantId: string, mode: string, key: string) =>
   `idempotency:${merchantId}:${mode}:${key}`;
 
+/** The development sandbox merchant's keys (`tessera start` outside production). */
+export const sandboxKeysContext = (merchantId: string) => `sandbox:${merchantId}`;
+
 const byId = (row: Record<string, string>) => row.id ?? '';
 
 export const secretTables: readonly SecretTable[] = [
@@ -50,5 +53,11 @@ export const secretTables: readonly SecretTable[] = [
     keyColumns: ['merchant_id', 'mode', 'key'],
     secretColumns: ['response_body'],
     context: (row) => idempotencyContext(row.merchant_id ?? '', row.mode ?? '', row.key ?? ''),
+  },
+  {
+    table: 'sandbox_merchant',
+    keyColumns: ['merchant_id'],
+    secretColumns: ['keys_encrypted'],
+    context: (row) => sandboxKeysContext(row.merchant_id ?? ''),
   },
 ];
