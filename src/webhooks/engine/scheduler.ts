@@ -1,13 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../clock.js';
-import type { Db } from '../db/db.js';
-import { newId } from '../ids.js';
-import * as queries from './deliveries-queries.js';
-import type { DeliveryStatus } from './deliveries-schemas.js';
-import type { WebhookEndpointService } from './endpoints-service.js';
-import type { WebhookHttpClient } from './http-client.js';
-import { formatRequestTime, signWebhook } from './signature.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/db.js';
+import { newId } from '../../ids.js';
+import * as queries from '../deliveries/queries.js';
+import type { DeliveryStatus } from '../deliveries/schemas.js';
+import type { WebhookEndpointService } from '../endpoints/service.js';
+import type { WebhookHttpClient } from '../http-client.js';
+import { formatRequestTime, signWebhook } from '../signature.js';
 
 /*
  * The delivery loop (Svix's worker): claim due deliveries with a lease, sign and POST each, record

@@ -1,7 +1,7 @@
-import { ownRowAlias, selectOwnRowById } from '../db/by-id.js';
-import type { Queryable } from '../db/db.js';
-import { selectPage, type PageRequest } from '../db/pagination.js';
-import type { DeliveryKind, DeliveryStatus } from './deliveries-schemas.js';
+import { ownRowAlias, selectOwnRowById } from '../../db/by-id.js';
+import type { Queryable } from '../../db/db.js';
+import { selectPage, type PageRequest } from '../../db/pagination.js';
+import type { DeliveryKind, DeliveryStatus } from './schemas.js';
 
 export interface DeliveryRow {
   id: string;
