@@ -12,8 +12,8 @@ import { toWebhookDelivery } from './service.js';
 /*
  * Test-mode fast-forward (issue 12): a delivery's remaining retry schedule runs compressed, each
  * wait divided by a factor, so that a merchant can watch all 13 attempts and the give-up in
- * seconds. The dispatcher applies the factor when it computes the next attempt (nextAttemptAfter);
- * nothing else sends.
+ * seconds. The engine's recorder applies the factor when it computes the next attempt
+ * (nextAttemptAfter); nothing else sends.
  */
 
 export const defaultTimeFactor = 3600;

@@ -1,0 +1,259 @@
+import type { Queryable } from '../../db/db.js';
+import type { DeliveryKind, DeliveryStatus } from '../deliveries/schemas.js';
+
+/*
+ * The engine's statements on webhook_deliveries and webhook_attempts (DESIGN §5): claim due
+ * deliveries under a lease, record attempts, hand leases back. The delivery log's own statements
+ * (planning, lists, resend) are in ../deliveries/queries.ts.
+ */
+
+/** A delivery a worker has leased: what it needs to sign and send one attempt. */
+export interface ClaimedDelivery {
+  id: string;
+  merchant_id: string;
+  endpoint_id: string;
+  kind: DeliveryKind;
+  body: string;
+  /** Attempts made before this one. */
+  attempts: number;
+  /** The delivery's url: the key of the per-target concurrency cap. */
+  target: string;
+  /** Where to send: a static endpoint's current url (so that a corrected url takes effect), else the target. */
+  send_url: string;
+  endpoint_state: 'enabled' | 'disabled' | 'deleted';
+  /**
+   * The endpoint's token as stored (encrypted), read in the claim: a worker that keeps decrypted
+   * tokens compares it to tell a rolled token without another statement.
+   */
+  token_ciphertext: string;
+  /** The endpoint's hex letter case for the Signature header (DESIGN §5), read with each claim. */
+  signature_case: 'upper' | 'lower';
+  /** Test-mode fast-forward: each wait of the retry schedule is divided by this (1: as SPEC §6.1). */
+  time_factor: number;
+}
+
+// What a claim answers about each claimed row, joined once the rows are leased.
+const claimedColumns = `claimed.id, claimed.merchant_id, claimed.endpoint_id, claimed.kind, claimed.body, claimed.attempts,
+  claimed.url AS target, COALESCE(e.url, claimed.url) AS send_url,
+  CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' ELSE e.status END AS endpoint_state,
+  e.token_encrypted AS token_ciphertext, e.signature_case, claimed.time_factor`;
+
+export interface ClaimRequest {
+  now: Date;
+  /** The lease: the delivery is this worker's until then, and this value identifies the lease. */
+  leaseUntil: Date;
+  limit: number;
+  /** At most this many deliveries of one target in flight in this worker. */
+  perTargetLimit: number;
+  /** Targets with deliveries in flight in this worker, and how many each. */
+  busyTargets: readonly string[];
+  busyCounts: readonly number[];
+  /** Targets already at perTargetLimit, left out so they do not use up the batch. */
+  saturatedTargets: readonly string[];
+}
+
+/** How many due rows a claim looks at for each row it may take, so that capped targets do not fill the batch. */
+const examineFactor = 4;
+
+/** Whether any pending delivery is due and not leased: a probe on the due index before a claim. */
+export async function anyDeliveryDue(db: Queryable, now: Date): Promise<boolean> {
+  const [row] = await db.query<{ due: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM webhook_deliveries
+       WHERE status = 'pending' AND next_attempt_at <= $1 AND (locked_until IS NULL OR locked_until <= $1)) AS due`,
+    [now],
+  );
+  return row?.due === true;
+}
+
+/**
+ * Claims due deliveries of any target for one worker (DESIGN §5). FOR UPDATE SKIP LOCKED makes
+ * concurrent workers on one PostgreSQL take disjoint rows, and the lease (locked_until) keeps a
+ * claimed row from being claimed again until it runs out: each attempt is made once while its
+ * worker lives, and again after the lease when the worker died mid-delivery (at-least-once).
+ *
+ * The earliest due rows are chosen first without locks, keeping this worker's per-target cap (a
+ * slow endpoint never takes every slot); only the chosen rows are then locked, and skipped when
+ * another worker is claiming them at this moment. Locking re-checks each row's newest version, so
+ * a row another worker has just leased is not taken twice. `chosen` > 0 with nothing claimed means
+ * such a race was lost; `examined` below `limit × 4` means every due row of the targets not at
+ * their cap was looked at.
+ */
+export async function claimDueDeliveries(
+  db: Queryable,
+  claim: ClaimRequest,
+): Promise<{ deliveries: ClaimedDelivery[]; chosen: number; examined: number; window: number }> {
+  const window = claim.limit * examineFactor;
+  const rows = await db.query<ClaimedDelivery & { chosen: string | number; examined: string | number }>(
+    `WITH candidates AS (
+       SELECT id, url AS target, next_attempt_at
+       FROM webhook_deliveries
+       WHERE status = 'pending' AND next_attempt_at <= $1
+         AND (locked_until IS NULL OR locked_until <= $1)
+         AND NOT (url = ANY($3::text[]))
+       ORDER BY next_attempt_at
+       LIMIT $8
+     ), ranked AS (
+       SELECT id, target, next_attempt_at,
+              row_number() OVER (PARTITION BY target ORDER BY next_attempt_at, id) AS rank
+       FROM candidates
+     ), chosen AS (
+       SELECT ranked.id
+       FROM ranked LEFT JOIN unnest($5::text[], $6::int[]) AS busy (target, count) ON busy.target = ranked.target
+       WHERE ranked.rank <= $7 - COALESCE(busy.count, 0)
+       ORDER BY ranked.next_attempt_at
+       LIMIT $4
+     ), locked AS (
+       SELECT d.id
+       FROM webhook_deliveries d JOIN chosen ON chosen.id = d.id
+       WHERE d.status = 'pending' AND d.next_attempt_at <= $1
+         AND (d.locked_until IS NULL OR d.locked_until <= $1)
+       FOR UPDATE OF d SKIP LOCKED
+     ), claimed AS (
+       UPDATE webhook_deliveries d SET locked_until = $2
+       FROM locked WHERE d.id = locked.id
+       RETURNING d.*
+     )
+     SELECT (SELECT count(*) FROM chosen) AS chosen, (SELECT count(*) FROM candidates) AS examined, ${claimedColumns}
+     FROM (SELECT 1) AS one
+       LEFT JOIN (claimed JOIN webhook_endpoints e ON e.id = claimed.endpoint_id) ON true`,
+    [
+      claim.now,
+      claim.leaseUntil,
+      claim.saturatedTargets,
+      claim.limit,
+      claim.busyTargets,
+      claim.busyCounts,
+      claim.perTargetLimit,
+      window,
+    ],
+  );
+  const chosen = Number(rows[0]?.chosen ?? 0);
+  const examined = Number(rows[0]?.examined ?? 0);
+  const deliveries = rows
+    .filter((row) => row.id !== null)
+    .map(({ chosen: _chosen, examined: _examined, ...delivery }) => delivery);
+  return { deliveries, chosen, examined, window };
+}
+
+/**
+ * Claims due deliveries of the given targets only, up to `rooms[i]` of `targets[i]`: how a worker
+ * refills the slots of a capped target as its attempts end. The (url, next_attempt_at) index
+ * makes this cheap however large other targets' backlogs are. Same leases and locking as above.
+ */
+export async function claimDueDeliveriesOf(
+  db: Queryable,
+  claim: { now: Date; leaseUntil: Date; targets: readonly string[]; rooms: readonly number[] },
+): Promise<ClaimedDelivery[]> {
+  return db.query<ClaimedDelivery>(
+    `WITH picked AS (
+       SELECT next.id
+       FROM unnest($3::text[], $4::int[]) AS wanted (target, room)
+       CROSS JOIN LATERAL (
+         SELECT d.id FROM webhook_deliveries d
+         WHERE d.status = 'pending' AND d.url = wanted.target AND d.next_attempt_at <= $1
+           AND (d.locked_until IS NULL OR d.locked_until <= $1)
+         ORDER BY d.next_attempt_at
+         LIMIT wanted.room
+         FOR UPDATE SKIP LOCKED
+       ) AS next
+     ), claimed AS (
+       UPDATE webhook_deliveries d SET locked_until = $2
+       FROM picked WHERE d.id = picked.id
+       RETURNING d.*
+     )
+     SELECT ${claimedColumns} FROM claimed JOIN webhook_endpoints e ON e.id = claimed.endpoint_id`,
+    [claim.now, claim.leaseUntil, claim.targets, claim.rooms],
+  );
+}
+
+export interface AttemptRecord {
+  deliveryId: string;
+  /** The lease under which the attempt was made; the record is refused if another worker took over. */
+  leaseUntil: Date;
+  attemptId: string;
+  attemptNumber: number;
+  attemptedAt: Date;
+  durationMs: number;
+  httpStatus: number | null;
+  responseExcerpt: string | null;
+  error: string | null;
+  succeeded: boolean;
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+  url: string;
+  now: Date;
+}
+
+/**
+ * Writes attempts and their deliveries' new states, any number in one statement (atomic without
+ * a transaction; one commit for a whole batch). Each update is conditional on the lease still
+ * being this worker's and on the attempt count it claimed: a worker whose lease ran out and was
+ * taken over records nothing (the new owner makes and records the attempt), so the attempt
+ * numbers of a delivery stay 1, 2, 3, … Answers the ids of the deliveries whose attempt was recorded.
+ */
+export async function recordAttempts(db: Queryable, records: readonly AttemptRecord[]): Promise<Set<string>> {
+  if (records.length === 0) return new Set();
+  const column = <T>(pick: (record: AttemptRecord) => T) => records.map(pick);
+  const rows = await db.query<{ delivery_id: string }>(
+    `WITH input AS (
+       SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::int[], $4::text[], $5::timestamptz[],
+                            $6::timestamptz[], $7::text[], $8::timestamptz[], $9::text[], $10::int[],
+                            $11::int[], $12::text[], $13::text[], $14::boolean[])
+         AS i (delivery_id, lease_until, attempt_number, status, next_attempt_at, attempted_at, url, now,
+               attempt_id, duration_ms, http_status, response_excerpt, error, succeeded)
+     ), updated AS (
+       UPDATE webhook_deliveries d
+       SET attempts = i.attempt_number, status = i.status, next_attempt_at = i.next_attempt_at,
+           locked_until = NULL, last_attempt_at = i.attempted_at, url = i.url, updated_at = i.now
+       FROM input i
+       WHERE d.id = i.delivery_id AND d.locked_until = i.lease_until AND d.attempts = i.attempt_number - 1
+         AND d.status = 'pending'
+       RETURNING d.id
+     )
+     INSERT INTO webhook_attempts
+       (id, delivery_id, attempt_number, attempted_at, duration_ms, http_status, response_excerpt, error, succeeded, created_at)
+     SELECT i.attempt_id, i.delivery_id, i.attempt_number, i.attempted_at, i.duration_ms, i.http_status,
+            i.response_excerpt, i.error, i.succeeded, i.now
+     FROM input i JOIN updated ON updated.id = i.delivery_id
+     RETURNING delivery_id`,
+    [
+      column((record) => record.deliveryId),
+      column((record) => record.leaseUntil),
+      column((record) => record.attemptNumber),
+      column((record) => record.status),
+      column((record) => record.nextAttemptAt),
+      column((record) => record.attemptedAt),
+      column((record) => record.url),
+      column((record) => record.now),
+      column((record) => record.attemptId),
+      column((record) => record.durationMs),
+      column((record) => record.httpStatus),
+      column((record) => record.responseExcerpt),
+      column((record) => record.error),
+      column((record) => record.succeeded),
+    ],
+  );
+  return new Set(rows.map((row) => row.delivery_id));
+}
+
+/**
+ * Hands leased deliveries back before their lease runs out (a worker that stops, or that could
+ * not start them in time): each becomes due again at once, unless it is no longer this lease's.
+ */
+export async function releaseDeliveries(
+  db: Queryable,
+  leases: ReadonlyArray<{ deliveryId: string; leaseUntil: Date }>,
+): Promise<void> {
+  if (leases.length === 0) return;
+  await db.query(
+    `UPDATE webhook_deliveries d SET locked_until = NULL
+     FROM unnest($1::text[], $2::timestamptz[]) AS released (id, lease_until)
+     WHERE d.id = released.id AND d.locked_until = released.lease_until AND d.status = 'pending'`,
+    [leases.map((lease) => lease.deliveryId), leases.map((lease) => lease.leaseUntil)],
+  );
+}
+
+/** One attempt: see recordAttempts. False when the lease was lost. */
+export async function recordAttempt(db: Queryable, record: AttemptRecord): Promise<boolean> {
+  return (await recordAttempts(db, [record])).has(record.deliveryId);
+}
