@@ -29,16 +29,16 @@ import { refundRoutes } from './refunds/routes.js';
 import { createEventService, type EventService } from './events/service.js';
 import { eventRoutes } from './events/routes.js';
 import { eventStreamRoutes } from './events/stream.js';
-import { createWebhookEndpointService, type WebhookEndpointService } from './webhooks/endpoints-service.js';
-import { webhookEndpointRoutes } from './webhooks/endpoints-routes.js';
-import { createWebhookDeliveryService, type WebhookDeliveryService } from './webhooks/deliveries-service.js';
-import { webhookDeliveryRoutes } from './webhooks/deliveries-routes.js';
-import { createWebhookDispatcher, type WebhookDispatcher } from './webhooks/dispatcher.js';
+import { createWebhookEndpointService, type WebhookEndpointService } from './webhooks/endpoints/service.js';
+import { webhookEndpointRoutes } from './webhooks/endpoints/routes.js';
+import { createWebhookDeliveryService, type WebhookDeliveryService } from './webhooks/deliveries/service.js';
+import { webhookDeliveryRoutes } from './webhooks/deliveries/routes.js';
+import { createDeliveryScheduler, type DeliveryScheduler } from './webhooks/engine/scheduler.js';
 import { createWebhookHttpClient } from './webhooks/http-client.js';
-import { createWebhookCheckService } from './webhooks/check-service.js';
-import { webhookCheckRoutes } from './webhooks/check-routes.js';
-import { createWebhookDoctor } from './webhooks/doctor.js';
-import { createFastForward, fastForwardRoutes } from './webhooks/fast-forward.js';
+import { createWebhookCheckService } from './webhooks/check/service.js';
+import { webhookCheckRoutes } from './webhooks/check/routes.js';
+import { createWebhookDoctor } from './webhooks/check/doctor.js';
+import { createFastForward, fastForwardRoutes } from './webhooks/deliveries/fast-forward.js';
 import { createMailTransport, type MailTransport } from './mail/transport.js';
 import { createInvoiceService, type InvoiceService } from './invoices/service.js';
 import { hostedInvoiceRoutes, invoiceRoutes } from './invoices/routes.js';
@@ -62,7 +62,7 @@ export interface Tessera {
   webhookEndpoints: WebhookEndpointService;
   webhookDeliveries: WebhookDeliveryService;
   /** Sends webhook deliveries; started by `tessera start` and `tessera worker` (tests call runOnce). */
-  webhookDispatcher: WebhookDispatcher;
+  webhookDispatcher: DeliveryScheduler;
   invoices: InvoiceService;
   /** Checkout sessions and their hosted page (issue 14, DESIGN §9). */
   checkout: CheckoutService;
@@ -126,7 +126,7 @@ export async function createTessera({
       timeoutMs: config.webhookTimeoutMs,
       production: config.nodeEnv === 'production',
     });
-    const webhookDispatcher = createWebhookDispatcher({
+    const webhookDispatcher = createDeliveryScheduler({
       db,
       clock,
       logger: log,

@@ -3,7 +3,7 @@ import { systemClock } from './clock.js';
 import { ConfigError, loadClientConfig } from './config.js';
 import { eventTypes } from './events/schemas.js';
 import { isoTimestamp } from './time.js';
-import { generateSecret } from './webhooks/endpoints-service.js';
+import { generateSecret } from './webhooks/endpoints/service.js';
 import { formatRequestTime, signWebhook } from './webhooks/signature.js';
 
 /**

@@ -348,7 +348,7 @@ describe(`tessera command (${databaseKind})`, () => {
       const env = {
         TESSERA_DATA_DIR: dataDir,
         ...(database ? { DATABASE_URL: database.url } : {}),
-        // The lease is the timeout plus a minute (dispatcher.leaseMsFor).
+        // The lease is the timeout plus a minute (engine/claimer.ts, leaseMsFor).
         TESSERA_WEBHOOK_TIMEOUT_MS: '1000',
         TESSERA_WEBHOOK_POLL_INTERVAL_MS: '200',
       };

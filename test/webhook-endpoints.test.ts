@@ -5,8 +5,8 @@ import path from 'node:path';
 import { hashKey } from '../src/http/auth.js';
 import { createIdempotency } from '../src/http/idempotency.js';
 import { buildServer, type App } from '../src/http/server.js';
-import { webhookEndpointRoutes } from '../src/webhooks/endpoints-routes.js';
-import { createWebhookEndpointService, type WebhookEndpointService } from '../src/webhooks/endpoints-service.js';
+import { webhookEndpointRoutes } from '../src/webhooks/endpoints/routes.js';
+import { createWebhookEndpointService, type WebhookEndpointService } from '../src/webhooks/endpoints/service.js';
 import { apiBase, databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 
 const tokenForm = /^whsec_[A-Za-z0-9]{48}$/;

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { invalidField } from '../http/errors.js';
 import { merchantOf, type App } from '../http/server.js';
-import { endpointBodyOf } from '../webhooks/deliveries-service.js';
+import { endpointBodyOf } from '../webhooks/deliveries/service.js';
 import { eventTypes } from './schemas.js';
 import type { EventService, RecordedEvent } from './service.js';
 

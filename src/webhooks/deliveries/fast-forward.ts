@@ -1,19 +1,19 @@
 import { Type, type Static } from 'typebox';
-import type { Clock } from '../clock.js';
-import type { Db } from '../db/db.js';
-import type { MerchantContext } from '../http/auth.js';
-import { envelope, ok } from '../http/envelope.js';
-import { ApiError, notFound } from '../http/errors.js';
-import { merchantOf, type App } from '../http/server.js';
-import * as queries from './deliveries-queries.js';
-import { DeliveryParams, WebhookDelivery } from './deliveries-schemas.js';
-import { toWebhookDelivery } from './deliveries-service.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/db.js';
+import type { MerchantContext } from '../../http/auth.js';
+import { envelope, ok } from '../../http/envelope.js';
+import { ApiError, notFound } from '../../http/errors.js';
+import { merchantOf, type App } from '../../http/server.js';
+import * as queries from './queries.js';
+import { DeliveryParams, WebhookDelivery } from './schemas.js';
+import { toWebhookDelivery } from './service.js';
 
 /*
  * Test-mode fast-forward (issue 12): a delivery's remaining retry schedule runs compressed, each
  * wait divided by a factor, so that a merchant can watch all 13 attempts and the give-up in
- * seconds. The dispatcher applies the factor when it computes the next attempt (nextAttemptAfter);
- * nothing else sends.
+ * seconds. The engine's recorder applies the factor when it computes the next attempt
+ * (nextAttemptAfter); nothing else sends.
  */
 
 export const defaultTimeFactor = 3600;

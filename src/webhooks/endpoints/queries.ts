@@ -1,6 +1,6 @@
-import { ownRowCondition } from '../db/by-id.js';
-import type { Queryable } from '../db/db.js';
-import { selectPage, type PageRequest } from '../db/pagination.js';
+import { ownRowCondition } from '../../db/by-id.js';
+import type { Queryable } from '../../db/db.js';
+import { selectPage, type PageRequest } from '../../db/pagination.js';
 
 export interface WebhookEndpointRow {
   id: string;

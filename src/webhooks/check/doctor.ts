@@ -1,15 +1,15 @@
 import { createHmac } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { Clock } from '../clock.js';
-import type { Db } from '../db/db.js';
-import { canonicalJson } from '../events/canonical-json.js';
-import type { MerchantContext } from '../http/auth.js';
-import { ApiError } from '../http/errors.js';
-import { isoTimestamp } from '../time.js';
-import * as queries from './check-queries.js';
-import { endpointBodyOf } from './deliveries-service.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/db.js';
+import { canonicalJson } from '../../events/canonical-json.js';
+import type { MerchantContext } from '../../http/auth.js';
+import { ApiError } from '../../http/errors.js';
+import { isoTimestamp } from '../../time.js';
+import * as queries from './queries.js';
+import { endpointBodyOf } from '../deliveries/service.js';
 import type { DoctorBody, DoctorFinding, DoctorReport } from './doctor-schemas.js';
-import type { WebhookEndpointService } from './endpoints-service.js';
+import type { WebhookEndpointService } from '../endpoints/service.js';
 
 /*
  * The verification doctor (issue 12): given a notification as a merchant's receiver got it, says why

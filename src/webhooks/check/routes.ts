@@ -1,10 +1,10 @@
-import { envelope, listOf, ok } from '../http/envelope.js';
-import { merchantOf, type App } from '../http/server.js';
-import { ListChecksQuery, RunCheckBody, WebhookCheck } from './check-schemas.js';
-import type { WebhookCheckService } from './check-service.js';
+import { envelope, listOf, ok } from '../../http/envelope.js';
+import { merchantOf, type App } from '../../http/server.js';
+import { ListChecksQuery, RunCheckBody, WebhookCheck } from './schemas.js';
+import type { WebhookCheckService } from './service.js';
 import type { WebhookDoctor } from './doctor.js';
 import { DoctorBody, DoctorReport } from './doctor-schemas.js';
-import { WebhookEndpointParams } from './endpoints-schemas.js';
+import { WebhookEndpointParams } from '../endpoints/schemas.js';
 
 const tags = ['Webhook endpoints'];
 

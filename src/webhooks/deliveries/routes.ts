@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
-import { envelope, listOf, ok } from '../http/envelope.js';
-import { merchantOf, type App } from '../http/server.js';
+import { envelope, listOf, ok } from '../../http/envelope.js';
+import { merchantOf, type App } from '../../http/server.js';
 import {
   DeliveryParams,
   EventDeliveriesParams,
@@ -9,8 +9,8 @@ import {
   ResendEventBody,
   WebhookAttempt,
   WebhookDelivery,
-} from './deliveries-schemas.js';
-import type { WebhookDeliveryService } from './deliveries-service.js';
+} from './schemas.js';
+import type { WebhookDeliveryService } from './service.js';
 
 const tags = ['Webhook deliveries'];
 

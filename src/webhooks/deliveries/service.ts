@@ -1,13 +1,13 @@
-import type { Clock } from '../clock.js';
-import type { Db, Queryable } from '../db/db.js';
-import { canonicalJson } from '../events/canonical-json.js';
-import type { RecordedEvent } from '../events/service.js';
-import type { MerchantContext } from '../http/auth.js';
-import type { Page } from '../http/envelope.js';
-import { ApiError, invalidField, notFound } from '../http/errors.js';
-import { newId, randomBelow9e18 } from '../ids.js';
-import { isoTimestamp } from '../time.js';
-import * as queries from './deliveries-queries.js';
+import type { Clock } from '../../clock.js';
+import type { Db, Queryable } from '../../db/db.js';
+import { canonicalJson } from '../../events/canonical-json.js';
+import type { RecordedEvent } from '../../events/service.js';
+import type { MerchantContext } from '../../http/auth.js';
+import type { Page } from '../../http/envelope.js';
+import { ApiError, invalidField, notFound } from '../../http/errors.js';
+import { newId, randomBelow9e18 } from '../../ids.js';
+import { isoTimestamp } from '../../time.js';
+import * as queries from './queries.js';
 import type {
   DeliveryKind,
   ListDeliveriesQuery,
@@ -15,9 +15,9 @@ import type {
   ResendEventBody,
   WebhookAttempt,
   WebhookDelivery,
-} from './deliveries-schemas.js';
-import type { WebhookEndpointService } from './endpoints-service.js';
-import { endpointEventType } from './event-types.js';
+} from './schemas.js';
+import type { WebhookEndpointService } from '../endpoints/service.js';
+import { endpointEventType } from '../event-types.js';
 
 /*
  * The planning half of the webhook engine (SPEC §6, DESIGN §5) and the delivery log API.

@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import type { Clock } from '../clock.js';
-import type { Db, Queryable } from '../db/db.js';
-import type { MerchantContext } from '../http/auth.js';
-import type { Page } from '../http/envelope.js';
-import { ApiError, invalidField, notFound } from '../http/errors.js';
-import { newId } from '../ids.js';
-import { isoTimestamp } from '../time.js';
-import type { Vault } from '../vault/vault.js';
-import * as queries from './endpoints-queries.js';
+import type { Clock } from '../../clock.js';
+import type { Db, Queryable } from '../../db/db.js';
+import type { MerchantContext } from '../../http/auth.js';
+import type { Page } from '../../http/envelope.js';
+import { ApiError, invalidField, notFound } from '../../http/errors.js';
+import { newId } from '../../ids.js';
+import { isoTimestamp } from '../../time.js';
+import type { Vault } from '../../vault/vault.js';
+import * as queries from './queries.js';
 import {
   allEvents,
   type CreateWebhookEndpointBody,
@@ -16,9 +16,9 @@ import {
   type WebhookEndpoint,
   type WebhookEndpointToken,
   type WebhookEndpointWithToken,
-} from './endpoints-schemas.js';
-import { checkWebhookUrl } from './url-safety.js';
-import { legacyKeyContext } from '../vault/secrets-at-rest.js';
+} from './schemas.js';
+import { checkWebhookUrl } from '../url-safety.js';
+import { legacyKeyContext } from '../../vault/secrets-at-rest.js';
 
 /*
  * Webhook endpoints and their secrets (SPEC §5.3, §6.1; DESIGN §5):

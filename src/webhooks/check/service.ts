@@ -1,18 +1,18 @@
 import { performance } from 'node:perf_hooks';
-import type { Clock } from '../clock.js';
-import type { Db } from '../db/db.js';
-import { canonicalJson } from '../events/canonical-json.js';
-import type { MerchantContext } from '../http/auth.js';
-import type { Page } from '../http/envelope.js';
-import { invalidField } from '../http/errors.js';
-import { newId } from '../ids.js';
-import { isoTimestamp } from '../time.js';
-import * as queries from './check-queries.js';
-import type { CheckCaseName, ListChecksQuery, RunCheckBody, WebhookCheck, WebhookCheckCase } from './check-schemas.js';
-import type { WebhookEndpointService } from './endpoints-service.js';
-import { generateSecret } from './endpoints-service.js';
-import type { WebhookHttpClient, WebhookPostOutcome } from './http-client.js';
-import { formatRequestTime, signWebhook, type SignatureCase } from './signature.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/db.js';
+import { canonicalJson } from '../../events/canonical-json.js';
+import type { MerchantContext } from '../../http/auth.js';
+import type { Page } from '../../http/envelope.js';
+import { invalidField } from '../../http/errors.js';
+import { newId } from '../../ids.js';
+import { isoTimestamp } from '../../time.js';
+import * as queries from './queries.js';
+import type { CheckCaseName, ListChecksQuery, RunCheckBody, WebhookCheck, WebhookCheckCase } from './schemas.js';
+import type { WebhookEndpointService } from '../endpoints/service.js';
+import { generateSecret } from '../endpoints/service.js';
+import type { WebhookHttpClient, WebhookPostOutcome } from '../http-client.js';
+import { formatRequestTime, signWebhook, type SignatureCase } from '../signature.js';
 
 /*
  * The go-live check (issue 12, DESIGN §5): test deliveries to a merchant's endpoint, each with the

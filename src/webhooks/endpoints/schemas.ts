@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
-import { eventTypes } from '../events/schemas.js';
-import { ListQuery } from '../http/envelope.js';
-import { HttpUrl, Nullable, Timestamp } from '../http/common-schemas.js';
+import { eventTypes } from '../../events/schemas.js';
+import { ListQuery } from '../../http/envelope.js';
+import { HttpUrl, Nullable, Timestamp } from '../../http/common-schemas.js';
 
 /** Subscribes an endpoint to every event type, present and future. */
 export const allEvents = '*';

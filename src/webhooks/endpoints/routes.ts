@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
-import { envelope, listOf, ok } from '../http/envelope.js';
-import { merchantOf, type App } from '../http/server.js';
+import { envelope, listOf, ok } from '../../http/envelope.js';
+import { merchantOf, type App } from '../../http/server.js';
 import {
   CreateWebhookEndpointBody,
   DeletedWebhookEndpoint,
@@ -10,8 +10,8 @@ import {
   WebhookEndpointParams,
   WebhookEndpointToken,
   WebhookEndpointWithToken,
-} from './endpoints-schemas.js';
-import type { WebhookEndpointService } from './endpoints-service.js';
+} from './schemas.js';
+import type { WebhookEndpointService } from './service.js';
 
 const tags = ['Webhook endpoints'];
 

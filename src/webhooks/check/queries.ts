@@ -1,5 +1,5 @@
-import type { Queryable } from '../db/db.js';
-import { selectPage, type PageRequest } from '../db/pagination.js';
+import type { Queryable } from '../../db/db.js';
+import { selectPage, type PageRequest } from '../../db/pagination.js';
 
 export interface CheckRow {
   id: string;

@@ -1,0 +1,73 @@
+import type { WebhookEndpointService } from '../endpoints/service.js';
+import type { ClaimedDelivery } from './queries.js';
+
+/*
+ * The newest stored (encrypted) token known for each endpoint, and when it was learnt. Every claim
+ * reads the current one with its deliveries; a roll in this process is told at once (rolled); the
+ * tokens of endpoints with claimed deliveries still waiting to be sent are read again on each poll
+ * (a roll in another process). An attempt is signed with the newest, not with the one its delivery
+ * was claimed with, so a rolled token also signs the notifications claimed before the roll
+ * (DESIGN §5: the old token stops working at once).
+ *
+ * `learnt` orders what is known: a number taken when a claim or read starts (startLearning), or
+ * when a roll is told. A read that started before a roll was told may have seen the old token, so
+ * it does not replace what the roll told.
+ */
+
+const maxTokens = 10_000;
+
+export type TokenSource = Pick<WebhookEndpointService, 'decryptToken' | 'tokenCiphertexts' | 'legacyKeyFor'>;
+
+export function createTokenCache(webhookEndpoints: TokenSource) {
+  const latestTokens = new Map<string, { ciphertext: string; learnt: number }>();
+  let learning = 0;
+  /** Decrypted tokens by ciphertext: decrypted once, whichever deliveries they sign. */
+  const decrypted = new Map<string, Promise<string>>();
+
+  function learn(endpointId: string, ciphertext: string, learnt: number): void {
+    const known = latestTokens.get(endpointId);
+    if (known && known.learnt > learnt) return;
+    if (!known && latestTokens.size >= maxTokens) latestTokens.clear();
+    latestTokens.set(endpointId, { ciphertext, learnt });
+  }
+
+  return {
+    learn,
+
+    /** The `learnt` number of a claim or read that starts now. */
+    startLearning(): number {
+      return ++learning;
+    },
+
+    /** A roll of an endpoint's token has committed in this process: attempts from now on use it. */
+    rolled(endpointId: string, ciphertext: string): void {
+      learn(endpointId, ciphertext, ++learning);
+    },
+
+    /** The key that signs the delivery's next attempt: its endpoint's newest token, or the legacy key. */
+    signingKeyOf(delivery: ClaimedDelivery): Promise<string> {
+      if (delivery.kind === 'legacy') return webhookEndpoints.legacyKeyFor(delivery.merchant_id);
+      const ciphertext = latestTokens.get(delivery.endpoint_id)?.ciphertext ?? delivery.token_ciphertext;
+      const known = decrypted.get(ciphertext);
+      if (known) return known;
+      const token = webhookEndpoints.decryptToken(delivery.endpoint_id, ciphertext);
+      if (decrypted.size >= maxTokens) decrypted.clear();
+      decrypted.set(ciphertext, token);
+      // A failed decryption is not kept: the next attempt tries again.
+      token.catch(() => {
+        if (decrypted.get(ciphertext) === token) decrypted.delete(ciphertext);
+      });
+      return token;
+    },
+
+    /** Reads again the tokens of these endpoints (those whose claimed deliveries wait to be sent). */
+    async refresh(endpointIds: ReadonlySet<string>): Promise<void> {
+      if (endpointIds.size === 0) return;
+      const learnt = ++learning;
+      const ciphertexts = await webhookEndpoints.tokenCiphertexts([...endpointIds]);
+      for (const [endpointId, ciphertext] of ciphertexts) learn(endpointId, ciphertext, learnt);
+    },
+  };
+}
+
+export type TokenCache = ReturnType<typeof createTokenCache>;
