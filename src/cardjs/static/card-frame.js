@@ -68,33 +68,47 @@
     return { code: 'invalid_request', msg: msg, param: param };
   }
 
-  /** The same rules, field names and messages as the API (src/payment-methods/card.ts); the API decides. */
-  function checkCard() {
-    var number = digits(fields.cardNo.value);
+  function checkNumber(number) {
     if (!/^\d{12,19}$/.test(number)) return refusal('card.cardNo', 'card.cardNo must be a string of 12 to 19 digits');
-    var brand = brandOf(number);
-    if (brand === null) return refusal('card.cardNo', 'card.cardNo is not a supported card brand');
+    if (brandOf(number) === null) return refusal('card.cardNo', 'card.cardNo is not a supported card brand');
     if (!passesLuhn(number)) return refusal('card.cardNo', 'card.cardNo must pass the Luhn check');
-    var expiry = /^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/.exec(fields.expiry.value);
-    if (!expiry) return refusal('card.expMonth', 'The expiry must be written MM/YY');
+    return null;
+  }
+
+  function parseExpiry(text) {
+    var expiry = /^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/.exec(text);
+    if (!expiry) return { error: refusal('card.expMonth', 'The expiry must be written MM/YY') };
     var month = Number(expiry[1]);
     var year = Number(expiry[2].length === 2 ? '20' + expiry[2] : expiry[2]);
-    if (month < 1 || month > 12) return refusal('card.expMonth', 'card.expMonth must be a month from 01 to 12');
+    if (month < 1 || month > 12)
+      return { error: refusal('card.expMonth', 'card.expMonth must be a month from 01 to 12') };
     var now = new Date();
-    if (year < now.getUTCFullYear()) return refusal('card.expYear', 'card.expYear must not be in the past');
+    if (year < now.getUTCFullYear()) return { error: refusal('card.expYear', 'card.expYear must not be in the past') };
     if (year === now.getUTCFullYear() && month < now.getUTCMonth() + 1)
-      return refusal('card.expMonth', 'card.expMonth must not be in the past: the card has expired');
+      return { error: refusal('card.expMonth', 'card.expMonth must not be in the past: the card has expired') };
+    return { expMonth: String(month).padStart(2, '0'), expYear: String(year) };
+  }
+
+  function checkSecurityCode(code, brand) {
+    var lengths = brand === 'amex' ? [4] : brand ? [3] : [3, 4];
+    if (!/^\d+$/.test(code) || lengths.indexOf(code.length) === -1)
+      return refusal('card.securityCode', 'card.securityCode must be ' + lengths.join(' or ') + ' digits');
+    return null;
+  }
+
+  /**
+   * The same rules, field names and messages as the API (src/payment-methods/card.ts), field by
+   * field in the form's order; the API decides in the end.
+   */
+  function checkCard() {
+    var number = digits(fields.cardNo.value);
+    var brand = brandOf(number);
+    var expiry = parseExpiry(fields.expiry.value);
     var code = fields.securityCode.value.trim();
-    var length = brand === 'amex' ? 4 : 3;
-    if (!/^\d+$/.test(code) || code.length !== length)
-      return refusal('card.securityCode', 'card.securityCode must be ' + length + ' digits');
+    var errors = [checkNumber(number), expiry.error || null, checkSecurityCode(code, brand)].filter(Boolean);
+    if (errors.length > 0) return { errors: errors };
     return {
-      card: {
-        cardNo: number,
-        expMonth: String(month).padStart(2, '0'),
-        expYear: String(year),
-        securityCode: code,
-      },
+      card: { cardNo: number, expMonth: expiry.expMonth, expYear: expiry.expYear, securityCode: code },
       brand: brand,
     };
   }
@@ -123,9 +137,12 @@
   /** What the parent may know while the shopper types: whether the card looks complete, its brand. */
   function reportChange(showErrors) {
     var checked = checkCard();
-    var error = checked.card ? null : checked;
-    // A field not typed yet is not wrong yet: only a mistake in a field already filled is shown.
-    var shown = error && fields[fieldOfParam[error.param]].value !== '' ? error : null;
+    var error = checked.card ? null : checked.errors[0];
+    // A field not typed yet is not wrong yet: the first mistake in a field already filled is shown.
+    var shown =
+      (checked.errors || []).filter(function (candidate) {
+        return fields[fieldOfParam[candidate.param]].value !== '';
+      })[0] || null;
     if (showErrors) showError(shown);
     var number = digits(fields.cardNo.value);
     send({
@@ -146,8 +163,8 @@
   function createPaymentMethod(request) {
     var checked = checkCard();
     if (!checked.card) {
-      showError(checked);
-      return Promise.reject(checked);
+      showError(checked.errors[0]);
+      return Promise.reject(checked.errors[0]);
     }
     var body = { type: 'card', card: checked.card };
     if (request.billingDetails) body.billingDetails = request.billingDetails;
