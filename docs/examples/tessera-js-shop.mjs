@@ -1,14 +1,14 @@
 // The example shop of docs/checkout.md ("Browser card collection"): serves tessera-js.html, a page
 // that collects the card with tessera.js, and creates its payments on the server with the private
 // key (POST /pay answers only the payment's client secret). test/card-js-browser.test.ts runs it.
-// Run (with Tessera started, and a merchant with tokenization for "Save my card"):
-//   TESSERA_URL=http://localhost:8080 TESSERA_PRIVATE_KEY=test_pr_… TESSERA_PUBLIC_KEY=test_pu_… \
-//   SHOP_PORT=3000 node docs/examples/tessera-js-shop.mjs
+// Run, with `npm start` running (its sandbox merchant has tokenization, for "Save my card"):
+//   TESSERA_URL=http://127.0.0.1:8080 TESSERA_PRIVATE_KEY=$(jq -r .privateKey data/sandbox-merchant.json) \
+//   TESSERA_PUBLIC_KEY=$(jq -r .publicKey data/sandbox-merchant.json) SHOP_PORT=3000 node docs/examples/tessera-js-shop.mjs
 // then open http://127.0.0.1:3000 (another origin than Tessera's, as a real shop is).
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 
-const tesseraUrl = (process.env.TESSERA_URL ?? 'http://localhost:8080').replace(/\/$/, '');
+const tesseraUrl = (process.env.TESSERA_URL ?? 'http://127.0.0.1:8080').replace(/\/$/, '');
 const privateKey = process.env.TESSERA_PRIVATE_KEY ?? '';
 const publicKey = process.env.TESSERA_PUBLIC_KEY ?? '';
 const port = Number(process.env.SHOP_PORT ?? 3000);
