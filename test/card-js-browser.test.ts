@@ -204,6 +204,42 @@ describe(`tessera.js in a browser (${databaseKind})`, () => {
     await page.close();
   });
 
+  it("runs 3-D Secure by redirect with handleActions 'redirect', back to the returnUrl with payment_id", async () => {
+    const { page } = await openShop();
+    // A payment of the shop's server, its card given through the API here (this test is the server).
+    const method = await merchant.call('POST', '/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: challengeCard, expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    const created = await merchant.call('POST', '/payment/create', {
+      amount: '900',
+      currency: 'USD',
+      notifyUrl: receiver.url('/notify'),
+    });
+    assert.equal(created.status, 200, created.raw);
+    const returnUrl = `${shopUrl}/?order=7`;
+    const navigated = page.waitForURL(/\/3ds\/pt_/);
+    // Not awaited in the page: its promise never settles, since the page leaves for the challenge.
+    await page.evaluate(
+      ([publicKey, secret, paymentMethod, back]) => {
+        void (window as any)
+          .Tessera(publicKey)
+          .confirmPayment(secret, { paymentMethod, handleActions: 'redirect', returnUrl: back });
+      },
+      [merchant.publicKey, created.body.data.clientSecret, method.body.data.id, returnUrl] as const,
+    );
+    await navigated;
+    await page.getByRole('button', { name: 'Pass' }).click();
+    await page.waitForURL((url) => url.origin === shopUrl && url.searchParams.has('payment_id'));
+    const back = new URL(page.url());
+    assert.equal(back.searchParams.get('order'), '7');
+    assert.equal(back.searchParams.get('payment_id'), created.body.data.id);
+    const payment = await merchant.call('GET', `/payment/${created.body.data.id}`);
+    assert.equal(payment.body.data.status, 'succeeded');
+    await verifiedNotification(created.body.data.id, 'endpoint_payment.payment_succeeded');
+    await page.close();
+  });
+
   it("does not show the card field in a page of an origin that is not the merchant's", async () => {
     const page = await browser.newPage();
     // The same shop page, reached by another origin (127.0.0.1 rather than localhost).

@@ -82,6 +82,14 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
     },
   };
 
+  async function update(id: string, changes: UpdateMerchantBody): Promise<Merchant> {
+    if (changes.websiteOrigins) checkWebsiteOrigins(changes.websiteOrigins);
+    const row = await queries.updateMerchant(db, id, changes, clock.now());
+    forgetKeys();
+    if (!row) throw notFound('merchant', id);
+    return toMerchant(row);
+  }
+
   return {
     keyLookup,
 
@@ -108,13 +116,7 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
       return { ...toMerchant(row), keys, ...(owner ? { ownerSetPasswordUrl: owner.link } : {}) };
     },
 
-    async update(id: string, changes: UpdateMerchantBody): Promise<Merchant> {
-      if (changes.websiteOrigins) checkWebsiteOrigins(changes.websiteOrigins);
-      const row = await queries.updateMerchant(db, id, changes, clock.now());
-      forgetKeys();
-      if (!row) throw notFound('merchant', id);
-      return toMerchant(row);
-    },
+    update,
 
     async retrieve(id: string): Promise<Merchant> {
       const row = await queries.selectMerchant(db, id);
@@ -124,7 +126,7 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
 
     /** The dashboard's settings page: replaces the list (checked as the API checks it). */
     async setWebsiteOrigins(id: string, origins: string[]): Promise<Merchant> {
-      return this.update(id, { websiteOrigins: origins });
+      return update(id, { websiteOrigins: origins });
     },
 
     async list(): Promise<Merchant[]> {
