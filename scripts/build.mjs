@@ -1,6 +1,6 @@
 // `npm run build`, which `npm start` runs first: compiles src/ to dist/ with tsc, copies the SQL
-// migrations beside the compiled code (tsc compiles only TypeScript), then builds the SDK
-// (scripts/sdk-build.mjs). Compiling is skipped when nothing it reads changed since the last
+// migrations and the browser files of src/cardjs/static beside the compiled code (tsc compiles
+// only TypeScript), then builds the SDK (scripts/sdk-build.mjs). Compiling is skipped when nothing it reads changed since the last
 // compile that succeeded, which a stamp in dist/ records, so that `npm start` starts at once when
 // nothing changed; `--force` compiles anyway.
 import { execFileSync } from 'node:child_process';
@@ -17,6 +17,8 @@ if (force || stale(stamp, 'src', 'tsconfig.json', 'tsconfig.build.json', 'packag
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   cpSync('src/migrations', 'dist/migrations', { recursive: true });
+  // tessera.js and its card frame's script and style are served as written (src/cardjs/routes.ts).
+  cpSync('src/cardjs/static', 'dist/cardjs/static', { recursive: true });
   writeFileSync(stamp, `${began.toISOString()}\n`);
   utimesSync(stamp, began, began);
 } else {

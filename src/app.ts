@@ -20,6 +20,7 @@ import { customerRoutes } from './customers/routes.js';
 import { createCheckoutService, type CheckoutService } from './checkout/service.js';
 import { checkoutRoutes } from './checkout/routes.js';
 import { hostedCheckoutRoutes } from './checkout/hosted-routes.js';
+import { cardJsRoutes } from './cardjs/routes.js';
 import { createPaymentMethodService, type PaymentMethodService } from './payment-methods/service.js';
 import { paymentMethodRoutes } from './payment-methods/routes.js';
 import { createPaymentService, type PaymentService } from './payments/service.js';
@@ -253,6 +254,7 @@ export async function createTessera({
         threeDSecureRoutes(payments),
         hostedInvoiceRoutes(invoices),
         hostedCheckoutRoutes({ db, clock, merchants, paymentMethods, payments, publicUrl: () => publicUrl }),
+        cardJsRoutes({ keys: merchants.keyLookup, merchants, production: config.nodeEnv === 'production' }),
         dashboardRoutes({
           team,
           merchants,

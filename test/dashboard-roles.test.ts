@@ -207,6 +207,14 @@ describe('dashboard: team members, sign-in and the role matrix (DESIGN §7)', ()
     { name: 'API keys', permission: 'api_keys.manage', method: 'GET', path: () => '/dashboard/developers/api-keys' },
     { name: 'team', permission: 'team.manage', method: 'GET', path: () => '/dashboard/team' },
     { name: 'audit log', permission: 'audit_log.read', method: 'GET', path: () => '/dashboard/audit-log' },
+    { name: 'settings', permission: 'settings.manage', method: 'GET', path: () => '/dashboard/settings' },
+    {
+      name: 'website origins',
+      permission: 'settings.manage',
+      method: 'POST',
+      path: () => '/dashboard/settings/website',
+      fields: () => ({ websiteOrigins: 'https://shop.example' }),
+    },
     { name: 'customers list', permission: 'customers.read', method: 'GET', path: () => '/dashboard/customers' },
     {
       name: 'customer detail',

@@ -17,6 +17,7 @@ const navigation: Array<{ path: string; label: string; permission: Permission | 
   { path: '/developers/request-logs', label: 'Request logs', permission: 'request_logs.read' },
   { path: '/developers/api-keys', label: 'API keys', permission: 'api_keys.manage' },
   { path: '/team', label: 'Team', permission: 'team.manage' },
+  { path: '/settings', label: 'Settings', permission: 'settings.manage' },
   { path: '/audit-log', label: 'Audit log', permission: 'audit_log.read' },
   { path: '/account/two-factor', label: 'Two-factor', permission: null },
 ];

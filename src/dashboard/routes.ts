@@ -30,6 +30,7 @@ import { accountPages } from './account-pages.js';
 import { customerPages } from './customer-pages.js';
 import { invoicePages } from './invoice-pages.js';
 import { homePage } from './home-page.js';
+import { settingsPages } from './settings-pages.js';
 
 export interface DashboardDeps {
   team: TeamService;
@@ -274,6 +275,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
         accountPages(dashboard, deps);
         customerPages(dashboard, deps);
         invoicePages(dashboard, deps);
+        settingsPages(dashboard, deps);
       },
       { prefix: dashboardBase },
     );

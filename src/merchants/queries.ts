@@ -6,44 +6,44 @@ export interface MerchantRow {
   name: string;
   tokenization_enabled: boolean;
   mit_enabled: boolean;
+  /** Origins whose pages may frame the card field (issue 14), e.g. `https://shop.example`. */
+  website_origins: string[];
   created_at: Date;
 }
 
+const columns = 'id, name, tokenization_enabled, mit_enabled, website_origins, created_at';
+
 export async function insertMerchant(db: Queryable, row: MerchantRow): Promise<void> {
   await db.query(
-    `INSERT INTO merchants (id, name, tokenization_enabled, mit_enabled, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $5)`,
-    [row.id, row.name, row.tokenization_enabled, row.mit_enabled, row.created_at],
+    `INSERT INTO merchants (id, name, tokenization_enabled, mit_enabled, website_origins, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+    [row.id, row.name, row.tokenization_enabled, row.mit_enabled, JSON.stringify(row.website_origins), row.created_at],
   );
 }
 
 export async function updateMerchant(
   db: Queryable,
   id: string,
-  changes: { name?: string; tokenization?: boolean; mit?: boolean },
+  changes: { name?: string; tokenization?: boolean; mit?: boolean; websiteOrigins?: string[] },
   now: Date,
 ): Promise<MerchantRow | undefined> {
+  const origins = changes.websiteOrigins === undefined ? null : JSON.stringify(changes.websiteOrigins);
   const [row] = await db.query<MerchantRow>(
     `UPDATE merchants SET name = COALESCE($2, name), tokenization_enabled = COALESCE($3, tokenization_enabled),
-       mit_enabled = COALESCE($4, mit_enabled), updated_at = $5
-     WHERE id = $1 RETURNING id, name, tokenization_enabled, mit_enabled, created_at`,
-    [id, changes.name ?? null, changes.tokenization ?? null, changes.mit ?? null, now],
+       mit_enabled = COALESCE($4, mit_enabled), website_origins = COALESCE($5::jsonb, website_origins), updated_at = $6
+     WHERE id = $1 RETURNING ${columns}`,
+    [id, changes.name ?? null, changes.tokenization ?? null, changes.mit ?? null, origins, now],
   );
   return row;
 }
 
 export async function selectMerchant(db: Queryable, id: string): Promise<MerchantRow | undefined> {
-  const [row] = await db.query<MerchantRow>(
-    'SELECT id, name, tokenization_enabled, mit_enabled, created_at FROM merchants WHERE id = $1',
-    [id],
-  );
+  const [row] = await db.query<MerchantRow>(`SELECT ${columns} FROM merchants WHERE id = $1`, [id]);
   return row;
 }
 
 export async function selectMerchants(db: Queryable): Promise<MerchantRow[]> {
-  return db.query<MerchantRow>(
-    'SELECT id, name, tokenization_enabled, mit_enabled, created_at FROM merchants ORDER BY created_at DESC, id DESC',
-  );
+  return db.query<MerchantRow>(`SELECT ${columns} FROM merchants ORDER BY created_at DESC, id DESC`);
 }
 
 export async function insertApiKey(

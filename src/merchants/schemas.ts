@@ -20,11 +20,19 @@ export const CreateMerchantBody = Type.Object(
 );
 export type CreateMerchantBody = Static<typeof CreateMerchantBody>;
 
+export const WebsiteOrigins = Type.Array(Type.String({ maxLength: 200 }), {
+  maxItems: 20,
+  description:
+    "Origins of the merchant's website (`https://shop.example`: scheme, host, optional port; no path): the pages allowed to frame the card field of tessera.js (CSP frame-ancestors). The whole list is replaced; `[]` empties it.",
+  examples: [['https://shop.example', 'https://www.shop.example']],
+});
+
 export const UpdateMerchantBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     tokenization: Type.Optional(Type.Boolean()),
     mit: Type.Optional(Type.Boolean()),
+    websiteOrigins: Type.Optional(WebsiteOrigins),
   },
   { additionalProperties: false },
 );
@@ -35,6 +43,9 @@ export const Merchant = Type.Object({
   name: Type.String(),
   tokenization: Type.Boolean({ description: 'May make storing payments (setupFutureUsage=on), CIT and MIT' }),
   mit: Type.Boolean({ description: 'May make merchant-initiated payments (subsequentInitialType=mit)' }),
+  websiteOrigins: Type.Array(Type.String(), {
+    description: 'The origins whose pages may frame the card field of tessera.js (CSP frame-ancestors)',
+  }),
   created: Type.String({ format: 'date-time' }),
 });
 export type Merchant = Static<typeof Merchant>;

@@ -6,6 +6,7 @@ import { notFound } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './queries.js';
+import { checkWebsiteOrigins } from './origins.js';
 import type { CreateMerchantBody, Merchant, MerchantWithKeys, UpdateMerchantBody } from './schemas.js';
 
 const base62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -24,6 +25,7 @@ function toMerchant(row: queries.MerchantRow): Merchant {
     name: row.name,
     tokenization: row.tokenization_enabled,
     mit: row.mit_enabled,
+    websiteOrigins: row.website_origins,
     created: isoTimestamp(row.created_at),
   };
 }
@@ -80,6 +82,14 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
     },
   };
 
+  async function update(id: string, changes: UpdateMerchantBody): Promise<Merchant> {
+    if (changes.websiteOrigins) checkWebsiteOrigins(changes.websiteOrigins);
+    const row = await queries.updateMerchant(db, id, changes, clock.now());
+    forgetKeys();
+    if (!row) throw notFound('merchant', id);
+    return toMerchant(row);
+  }
+
   return {
     keyLookup,
 
@@ -94,6 +104,7 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
         name: input.name,
         tokenization_enabled: input.tokenization ?? false,
         mit_enabled: input.mit ?? false,
+        website_origins: [],
         created_at: now,
       };
       const { keys, owner } = await db.transaction(async (tx) => {
@@ -105,17 +116,17 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
       return { ...toMerchant(row), keys, ...(owner ? { ownerSetPasswordUrl: owner.link } : {}) };
     },
 
-    async update(id: string, changes: UpdateMerchantBody): Promise<Merchant> {
-      const row = await queries.updateMerchant(db, id, changes, clock.now());
-      forgetKeys();
-      if (!row) throw notFound('merchant', id);
-      return toMerchant(row);
-    },
+    update,
 
     async retrieve(id: string): Promise<Merchant> {
       const row = await queries.selectMerchant(db, id);
       if (!row) throw notFound('merchant', id);
       return toMerchant(row);
+    },
+
+    /** The dashboard's settings page: replaces the list (checked as the API checks it). */
+    async setWebsiteOrigins(id: string, origins: string[]): Promise<Merchant> {
+      return update(id, { websiteOrigins: origins });
     },
 
     async list(): Promise<Merchant[]> {

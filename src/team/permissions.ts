@@ -46,6 +46,8 @@ export const permissions = {
   'team.transfer_ownership': ['owner'],
   'team.require_two_factor': ['owner'],
   'audit_log.read': managers,
+  /** Merchant settings: the website origins that may frame the card field of tessera.js (issue 14). */
+  'settings.manage': managers,
   'exports.read': ['owner', 'administrator', 'analyst'],
 } as const satisfies Record<string, readonly Role[]>;
 
