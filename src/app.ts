@@ -5,6 +5,7 @@ import { openDb, type Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { hashKey } from './http/auth.js';
 import { createIdempotency } from './http/idempotency.js';
+import { createRateLimiter } from './http/rate-limit.js';
 import { buildServer, type App } from './http/server.js';
 import { createLogger, prettyDestination } from './logger.js';
 import { resolveAdminKey, resolveMasterKey } from './secrets.js';
@@ -270,6 +271,11 @@ export async function createTessera({
         }),
       ],
       isReady: () => ready,
+      publicKeyLimiter: createRateLimiter(clock, {
+        perKeyPerMinute: config.publicKeyRequestsPerKeyPerMinute,
+        perAddressPerMinute: config.publicKeyRequestsPerAddressPerMinute,
+      }),
+      ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
       recordApiRequest: (entry) => requestLogs.record(entry),
     });
     server.addHook('onListen', async () => {
