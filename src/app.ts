@@ -159,7 +159,7 @@ export async function createTessera({
     // Deleting a customer detaches its payment methods, and the end of an invoice's payment
     // changes its invoice: the services know each other only through these hooks, bound once
     // both exist.
-    const late: { paymentMethods?: PaymentMethodService; invoices?: InvoiceService } = {};
+    const late: { paymentMethods?: PaymentMethodService; invoices?: InvoiceService; checkout?: CheckoutService } = {};
     const customers = createCustomerService({
       db,
       clock,
@@ -181,6 +181,7 @@ export async function createTessera({
       publicUrl: () => publicUrl,
       checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
       onInvoicePaymentEnded: (...args) => late.invoices!.paymentEnded(...args),
+      onCheckoutPaymentPaid: (...args) => late.checkout!.paymentPaid(...args),
     });
     // The reconciliation sweep for payments whose process died mid-authorization (see the service).
     jobs.every(60 * 1000, () => payments.resumeInterruptedAuthorizations());
@@ -223,6 +224,7 @@ export async function createTessera({
       checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
       publicUrl: () => publicUrl,
     });
+    late.checkout = checkout;
     const team = createTeamService({ db, clock, mail, vault, publicUrl: () => publicUrl });
     const requestLogs = createRequestLogService({ db, clock, logger: log });
     jobs.every(60 * 60 * 1000, () => requestLogs.purgeExpired());
