@@ -26,13 +26,19 @@ interface Bucket {
   at: number;
 }
 
-/** Above this many buckets, those that have refilled (and so say nothing) are dropped. */
+/**
+ * Above this many buckets, those that have refilled (and so say nothing) are dropped, at most once
+ * a second, so that many addresses (IPv6 makes them cheap) cost memory for a minute only and never
+ * a sweep on every request.
+ */
 const sweepAboveBuckets = 10_000;
+const sweepEveryMs = 1000;
 
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
 export function createRateLimiter(clock: Clock, limits: PublicKeyLimits) {
   const buckets = new Map<string, Bucket>();
+  let sweptAtMs = 0;
   const capacityOf = (name: string) => (name.startsWith('key:') ? limits.perKeyPerMinute : limits.perAddressPerMinute);
 
   /** The bucket's tokens now: it refills at capacity per minute, up to capacity. */
@@ -44,7 +50,8 @@ export function createRateLimiter(clock: Clock, limits: PublicKeyLimits) {
   }
 
   function sweep(nowMs: number) {
-    if (buckets.size <= sweepAboveBuckets) return;
+    if (buckets.size <= sweepAboveBuckets || nowMs - sweptAtMs < sweepEveryMs) return;
+    sweptAtMs = nowMs;
     for (const name of buckets.keys()) if (level(name, nowMs) >= capacityOf(name)) buckets.delete(name);
   }
 
