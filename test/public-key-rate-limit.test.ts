@@ -4,6 +4,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { ConfigError, loadConfig } from '../src/config.js';
 import { apiBase, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 
 const cardBody = () => ({
@@ -140,6 +141,15 @@ describe('public-key rate limit per client address', () => {
     assert.ok(!limited.body.includes('4242424242424242'));
   });
 
+  test('the API reference lists 429 on the public-key routes only', async () => {
+    const document = (await injectRaw(ctx, { method: 'GET', url: `${apiBase}/openapi.json` })).json();
+    const responses = (path: string, method: string) =>
+      Object.keys(document.paths[`${apiBase}${path}`][method].responses);
+    assert.ok(responses('/payment_methods/create', 'post').includes('429'));
+    assert.ok(responses('/payment/{id}/confirm', 'post').includes('429'));
+    assert.ok(!responses('/customers/create', 'post').includes('429'));
+  });
+
   test('takes the connection address, not X-Forwarded-For, when no proxy is trusted', async () => {
     const shop = await ctx.merchant();
     const method = await paymentMethodOf(shop);
@@ -215,5 +225,28 @@ describe('public-key rate limit per address behind a trusted proxy', () => {
       await read(ctx, method, { key: shop.publicKey, address: '198.51.100.9', forwardedFor: '203.0.113.20' }),
       20,
     );
+  });
+});
+
+describe('rate limit settings', () => {
+  test('default to 600 a minute per key and 30 per address, no proxy trusted', () => {
+    const config = loadConfig({});
+    assert.equal(config.publicKeyRequestsPerKeyPerMinute, 600);
+    assert.equal(config.publicKeyRequestsPerAddressPerMinute, 30);
+    assert.equal(config.trustProxy, undefined);
+  });
+
+  test('refuse a limit that is not a whole number from 1, and a proxy that is not an address or range', () => {
+    for (const value of ['0', '-1', '2.5', 'many']) {
+      assert.throws(
+        () => loadConfig({ TESSERA_RATE_PER_ADDRESS_PER_MINUTE: value }),
+        (err: unknown) => err instanceof ConfigError && /TESSERA_RATE_PER_ADDRESS_PER_MINUTE/.test(err.message),
+      );
+    }
+    assert.throws(
+      () => loadConfig({ TESSERA_TRUST_PROXY: '10.0.0.1, proxy.internal' }),
+      (err: unknown) => err instanceof ConfigError && /TESSERA_TRUST_PROXY/.test(err.message),
+    );
+    assert.equal(loadConfig({ TESSERA_TRUST_PROXY: '10.0.0.0/8, ::1' }).trustProxy, '10.0.0.0/8,::1');
   });
 });
