@@ -160,4 +160,49 @@ describe(`checkout session completed with its payment (${databaseKind})`, () => 
     assert.equal(listed.status, 'complete');
     assert.equal(listed.paymentId, paymentId);
   });
+  test('the expiry waits for a form post whose payment is with the processor; the payment completes the session', async () => {
+    const shop = await ctx.merchant();
+    const expiresAt = new Date(ctx.clock.now().getTime() + 30 * 60 * 1000).toISOString();
+    const created = await shop.call('POST', '/checkout/session/create', {
+      amountTotal: '1500',
+      currency: 'USD',
+      returnUrl: 'https://shop.example/done',
+      expiresAt,
+    });
+    const id = created.body.data.id as string;
+    ctx.clock.advance(29 * 60 * 1000);
+    const slow = gated.holdNext();
+    const paying = postCard(id, '4242424242424242');
+    await slow.held;
+    ctx.clock.advance(60 * 1000 + 1);
+    await ctx.runJobs();
+    assert.equal((await shop.call('GET', `/checkout/session/${id}`)).body.data.status, 'open');
+    slow.release();
+    const paid = await paying;
+    const paymentId = paymentIdOf(paid.headers.location);
+    const seen = (await shop.call('GET', `/checkout/session/${id}`)).body.data;
+    assert.equal(seen.status, 'complete');
+    assert.equal(seen.paymentId, paymentId);
+    // The expiry, rescheduled for the end of the post's hold, finds the session paid.
+    ctx.clock.advance(2 * 60 * 1000);
+    await ctx.runJobs();
+    assert.equal((await shop.call('GET', `/checkout/session/${id}`)).body.data.status, 'complete');
+  });
+
+  test('a session the merchant expires while its payment is with the processor: the shopper still returns to the shop', async () => {
+    const shop = await ctx.merchant();
+    const s = await session(shop);
+    const slow = gated.holdNext();
+    const paying = postCard(s.id, '4242424242424242');
+    await slow.held;
+    assert.equal((await shop.call('POST', `/checkout/session/${s.id}/expire`, {})).status, 200);
+    slow.release();
+    const paid = await paying;
+    assert.equal(paid.statusCode, 303);
+    const paymentId = paymentIdOf(paid.headers.location);
+    assert.equal((await shop.call('GET', `/payment/${paymentId}`)).body.data.status, 'succeeded');
+    const seen = (await shop.call('GET', `/checkout/session/${s.id}`)).body.data;
+    assert.equal(seen.status, 'expired');
+    assert.equal(seen.paymentId, null);
+  });
 });

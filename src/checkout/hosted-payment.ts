@@ -141,7 +141,14 @@ async function settle(
   if (['succeeded', 'requires_capture', 'processing'].includes(payment.status)) {
     // Completed with the payment's success, in its transaction; a payment still being authorized
     // (processing, claimed) has not, and the page says a payment is under way.
-    return paidOrPageAgain(deps, row.id);
+    const paid = await paidOrPageAgain(deps, row.id);
+    // The merchant expired the session while the processor answered: the payment stands, and the
+    // shop is told which it is rather than the shopper being shown an expired page after paying.
+    const wentThrough = payment.status === 'succeeded' || payment.status === 'requires_capture';
+    if (paid.location === `/checkout/${row.id}` && wentThrough) {
+      return { kind: 'redirect', location: returnUrlWith(row.details.returnUrl, payment.id) };
+    }
+    return paid;
   }
   await queries.releaseSession(deps.db, row.id);
   const view = await checkoutPage(deps, row.id, payment.errorMessage ?? 'The payment did not go through');

@@ -162,6 +162,13 @@ export function createCheckoutService(deps: CheckoutDeps) {
   jobs.register(expireJobKind, async (id) => {
     const row = await queries.selectSessionById(db, id);
     if (!row || row.status !== 'open' || row.expires_at > clock.now()) return;
+    // A form post in flight (its payment with the processor) is let finish: its payment completes
+    // the session or fails. The expiry runs again when the post's hold ends.
+    const attemptUntil = row.attempt_until;
+    if (!row.pending_payment_id && attemptUntil && attemptUntil > clock.now()) {
+      await db.transaction((tx) => jobs.schedule(tx, expireJobKind, id, attemptUntil));
+      return;
+    }
     await cancelPending(row);
     await queries.expireSession(db, id, expire, clock.now(), true);
   });
