@@ -5,6 +5,7 @@ import { openDb, type Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { hashKey } from './http/auth.js';
 import { createIdempotency } from './http/idempotency.js';
+import { createRateLimiter } from './http/rate-limit.js';
 import { buildServer, type App } from './http/server.js';
 import { createLogger, prettyDestination } from './logger.js';
 import { resolveAdminKey, resolveMasterKey } from './secrets.js';
@@ -159,7 +160,7 @@ export async function createTessera({
     // Deleting a customer detaches its payment methods, and the end of an invoice's payment
     // changes its invoice: the services know each other only through these hooks, bound once
     // both exist.
-    const late: { paymentMethods?: PaymentMethodService; invoices?: InvoiceService } = {};
+    const late: { paymentMethods?: PaymentMethodService; invoices?: InvoiceService; checkout?: CheckoutService } = {};
     const customers = createCustomerService({
       db,
       clock,
@@ -181,6 +182,7 @@ export async function createTessera({
       publicUrl: () => publicUrl,
       checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
       onInvoicePaymentEnded: (...args) => late.invoices!.paymentEnded(...args),
+      onCheckoutPaymentPaid: (...args) => late.checkout!.paymentPaid(...args),
     });
     // The reconciliation sweep for payments whose process died mid-authorization (see the service).
     jobs.every(60 * 1000, () => payments.resumeInterruptedAuthorizations());
@@ -223,6 +225,7 @@ export async function createTessera({
       checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
       publicUrl: () => publicUrl,
     });
+    late.checkout = checkout;
     const team = createTeamService({ db, clock, mail, vault, publicUrl: () => publicUrl });
     const requestLogs = createRequestLogService({ db, clock, logger: log });
     jobs.every(60 * 60 * 1000, () => requestLogs.purgeExpired());
@@ -272,6 +275,11 @@ export async function createTessera({
         }),
       ],
       isReady: () => ready,
+      publicKeyLimiter: createRateLimiter(clock, {
+        perKeyPerMinute: config.publicKeyRequestsPerKeyPerMinute,
+        perAddressPerMinute: config.publicKeyRequestsPerAddressPerMinute,
+      }),
+      ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
       recordApiRequest: (entry) => requestLogs.record(entry),
     });
     server.addHook('onListen', async () => {

@@ -50,6 +50,15 @@ export interface Config {
   readonly smtpUrl: string | undefined;
   /** The From of every e-mail the service sends: an address, or a name and an address in < >. */
   readonly mailFrom: string;
+  /** DESIGN §2: requests per minute a public key may make on the public-key routes (src/http/rate-limit.ts). */
+  readonly publicKeyRequestsPerKeyPerMinute: number;
+  /** The same for one client address, all public keys together (card testing from one address). */
+  readonly publicKeyRequestsPerAddressPerMinute: number;
+  /**
+   * The proxies whose X-Forwarded-For names the client (comma list of addresses or CIDR ranges);
+   * unset means none, and the client is the connection's address (Fastify's trustProxy).
+   */
+  readonly trustProxy: string | undefined;
 }
 
 /** SPEC §6.1.3: follow-ups after 30s, 1m, 2m, 5m, 10m, 15m, 30m, 1h, 2h, 4h, 8h, 8h. */
@@ -98,6 +107,9 @@ const knownTesseraVariables = new Set([
   'TESSERA_MAIL_FROM',
   'TESSERA_IDEMPOTENCY_LEASE_MS',
   'TESSERA_TEST_ANSWER_DELAY_MS',
+  'TESSERA_RATE_PER_KEY_PER_MINUTE',
+  'TESSERA_RATE_PER_ADDRESS_PER_MINUTE',
+  'TESSERA_TRUST_PROXY',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
   'TESSERA_URL',
@@ -171,6 +183,9 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     webhookDispatcher: oneOf(source, 'TESSERA_WEBHOOK_DISPATCHER', ['on', 'off'] as const, 'on'),
     smtpUrl: smtpUrl(source.TESSERA_SMTP_URL),
     mailFrom: mailFrom(source.TESSERA_MAIL_FROM),
+    publicKeyRequestsPerKeyPerMinute: integer(source, 'TESSERA_RATE_PER_KEY_PER_MINUTE', 600, 1, 1_000_000),
+    publicKeyRequestsPerAddressPerMinute: integer(source, 'TESSERA_RATE_PER_ADDRESS_PER_MINUTE', 30, 1, 1_000_000),
+    trustProxy: trustProxy(source.TESSERA_TRUST_PROXY),
   });
 }
 
@@ -228,6 +243,19 @@ function retryDelays(source: Source, nodeEnv: Config['nodeEnv']): readonly numbe
     throw new ConfigError(`${name} must be a comma list of at most 50 whole numbers of seconds, or none`);
   }
   return Object.freeze(parts.map(Number));
+}
+
+/** Addresses (IPv4 or IPv6) or CIDR ranges, comma separated: what Fastify's trustProxy takes as a list. */
+function trustProxy(raw: string | undefined): string | undefined {
+  const value = blankToUndefined(raw);
+  if (value === undefined) return undefined;
+  const parts = value.split(',').map((part) => part.trim());
+  if (parts.some((part) => !/^[0-9A-Fa-f.:]+(\/\d{1,3})?$/.test(part))) {
+    throw new ConfigError(
+      'TESSERA_TRUST_PROXY must be a comma list of proxy addresses or CIDR ranges, e.g. 10.0.0.0/8',
+    );
+  }
+  return parts.join(',');
 }
 
 /** `memory://` keeps PGlite in memory (nothing persisted); anything else is a folder. */

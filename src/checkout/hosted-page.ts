@@ -5,20 +5,30 @@
  * and security code are never written into a page, not even after a refused form.
  */
 import type { CardField, CardFormState } from '../invoices/hosted-page.js';
-import { formatAmount } from '../money.js';
+import { currencyExponent, formatAmount } from '../money.js';
 import { escapeHtml } from '../payments/three-d-secure-page.js';
 import type { CheckoutSessionRow } from './queries.js';
 
-/** Nothing cached, no referrer, no framing (clickjacking), the form posted to Tessera only. */
-export const checkoutPageHeaders = {
-  'content-type': 'text/html; charset=utf-8',
-  'cache-control': 'no-store',
-  'referrer-policy': 'no-referrer',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'content-security-policy':
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-} as const;
+/** An origin as CSP writes it: scheme, host and port, nothing that could end the directive. */
+const cspOrigin = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;
+
+/**
+ * Nothing cached, no referrer, no script, no framing (clickjacking), the form posted to Tessera
+ * only. form-action also governs the redirects that follow a post (browsers block the last hop
+ * otherwise), so a paid form's redirect to the shop needs the origin of the session's returnUrl.
+ */
+export function checkoutPageHeaders(returnUrl?: string): Record<string, string> {
+  const shop = returnUrl === undefined ? '' : new URL(returnUrl).origin;
+  const formAction = cspOrigin.test(shop) ? `'self' ${shop}` : "'self'";
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
+  };
+}
 
 export interface CheckoutPageView {
   session: CheckoutSessionRow;
@@ -49,11 +59,18 @@ ${body}
 `;
 }
 
+/** A line's unit price as the shop gave it (a number, decimals allowed: DESIGN §2), in the currency's digits. */
+function unitPrice(amount: number | string, currency: string): string {
+  const value = Number(amount);
+  if (!Number.isFinite(value)) return `${amount} ${currency}`;
+  return `${value.toFixed(currencyExponent(currency))} ${currency}`;
+}
+
 function lines(session: CheckoutSessionRow): string {
   const items = session.details.lineItems ?? [];
   const rows = items.map((item) => {
     const quantity = item.quantity ?? 1;
-    const price = item.amount === null ? '' : `${item.amount} ${item.currency ?? session.currency}`;
+    const price = item.amount === null ? '' : unitPrice(item.amount, item.currency ?? session.currency);
     return `<tr><td>${escapeHtml(item.name ?? item.description ?? 'Item')}</td><td class="num">${quantity}</td><td class="num">${escapeHtml(price)}</td></tr>`;
   });
   const total = `${formatAmount(BigInt(session.amount_total), session.currency)} ${session.currency}`;

@@ -7,6 +7,10 @@
  *
  * Paid at most once: a post first holds the session with a conditional update (queries.holdSession),
  * so of two tabs posting at once only one creates a payment; the other sees the attempt under way.
+ * The payment names its session, and the database lets one payment at most of a session still go
+ * through (payments_checkout_session), whatever happens to the hold (it lasts two minutes). The
+ * session becomes complete in the transaction that records its payment's success
+ * (src/payments/checkout-hook.ts), never after it: a crash cannot leave a paid session open.
  * A declined card releases the hold and the page shows the reason; the session may be tried again.
  * Card data goes nowhere but into the vault: nothing here logs, and refused forms show empty fields.
  */
@@ -23,14 +27,13 @@ import type { CreatePaymentBody, Payment } from '../payments/schemas.js';
 import type { PaymentService } from '../payments/service.js';
 import type { CheckoutPageView } from './hosted-page.js';
 import * as queries from './queries.js';
-import { checkoutStates } from './states.js';
 
 export interface HostedCheckoutDeps {
   db: Db;
   clock: Clock;
   merchants: Pick<MerchantService, 'retrieve'>;
   paymentMethods: Pick<PaymentMethodService, 'create'>;
-  payments: Pick<PaymentService, 'create' | 'retrieve' | 'cancel'>;
+  payments: Pick<PaymentService, 'createForCheckout' | 'retrieve' | 'cancel'>;
   publicUrl: () => string;
 }
 
@@ -42,7 +45,6 @@ export type HostedCheckoutResult =
 /** How long a form post holds the session, and a payment awaiting 3-D Secure. */
 const attemptHoldMs = 2 * 60 * 1000;
 const challengeHoldMs = 15 * 60 * 1000;
-const complete = checkoutStates.transition('complete', 'complete');
 
 /** DESIGN §9: the shopper goes back to returnUrl with payment_id added, `?` or `&` as needed. */
 export function returnUrlWith(returnUrl: string, paymentId: string): string {
@@ -137,8 +139,16 @@ async function settle(
     return { kind: 'redirect', location: payment.nextAction.redirectToUrl };
   }
   if (['succeeded', 'requires_capture', 'processing'].includes(payment.status)) {
-    await queries.completeSession(deps.db, row.id, payment.id, complete, deps.clock.now());
-    return { kind: 'redirect', location: returnUrlWith(row.details.returnUrl, payment.id) };
+    // Completed with the payment's success, in its transaction; a payment still being authorized
+    // (processing, claimed) has not, and the page says a payment is under way.
+    const paid = await paidOrPageAgain(deps, row.id);
+    // The merchant expired the session while the processor answered: the payment stands, and the
+    // shop is told which it is rather than the shopper being shown an expired page after paying.
+    const wentThrough = payment.status === 'succeeded' || payment.status === 'requires_capture';
+    if (paid.location === `/checkout/${row.id}` && wentThrough) {
+      return { kind: 'redirect', location: returnUrlWith(row.details.returnUrl, payment.id) };
+    }
+    return paid;
   }
   await queries.releaseSession(deps.db, row.id);
   const view = await checkoutPage(deps, row.id, payment.errorMessage ?? 'The payment did not go through');
@@ -176,13 +186,25 @@ export async function payOnCheckoutPage(
       return { kind: 'page', status: 400, view, state: { errors: { [method.field]: method.message }, ...kept } };
     }
     const returnUrl = `${deps.publicUrl()}/checkout/${id}/return`;
-    const payment = await deps.payments.create(context, paymentRequest(row, method.id, returnUrl));
+    const payment = await deps.payments.createForCheckout(context, paymentRequest(row, method.id, returnUrl), id);
     return await settle(deps, row, payment);
   } catch (err) {
     await queries.releaseSession(deps.db, id);
     if (!(err instanceof ApiError)) throw err;
+    // Another payment of the session went through meanwhile (this one was refused): the shop hears of that one.
+    const paid = await paidOrPageAgain(deps, id);
+    if (paid.location !== `/checkout/${id}`) return paid;
     return { kind: 'page', status: 400, view, state: { errors: { form: err.message } } };
   }
+}
+
+/** The shop's returnUrl with the payment that completed the session, or this page again. */
+async function paidOrPageAgain(deps: HostedCheckoutDeps, id: string) {
+  const row = await queries.selectSessionById(deps.db, id);
+  if (row?.status === 'complete' && row.payment_id) {
+    return { kind: 'redirect', location: returnUrlWith(row.details.returnUrl, row.payment_id) } as const;
+  }
+  return { kind: 'redirect', location: `/checkout/${id}` } as const;
 }
 
 /**

@@ -9,8 +9,8 @@ import {
   type HostedCheckoutResult,
 } from './hosted-payment.js';
 
-function sendPage(reply: FastifyReply, status: number, html: string) {
-  return reply.code(status).headers(checkoutPageHeaders).send(html);
+function sendPage(reply: FastifyReply, status: number, html: string, returnUrl?: string) {
+  return reply.code(status).headers(checkoutPageHeaders(returnUrl)).send(html);
 }
 
 const notFoundPage = () => renderCheckoutMessage('Not found', 'This checkout page does not exist.');
@@ -20,7 +20,12 @@ function answer(reply: FastifyReply, result: HostedCheckoutResult) {
     case 'not_found':
       return sendPage(reply, 404, notFoundPage());
     case 'page':
-      return sendPage(reply, result.status, renderCheckoutPage(result.view, result.state));
+      return sendPage(
+        reply,
+        result.status,
+        renderCheckoutPage(result.view, result.state),
+        result.view.session.details.returnUrl,
+      );
     case 'redirect':
       return reply.code(303).header('cache-control', 'no-store').redirect(result.location, 303);
   }
@@ -55,7 +60,7 @@ export function hostedCheckoutRoutes(deps: HostedCheckoutDeps) {
       scope.get('/checkout/:id', { schema: { hide: true } }, async (request, reply) => {
         const view = await checkoutPage(deps, (request.params as { id: string }).id);
         if (!view) return sendPage(reply, 404, notFoundPage());
-        return sendPage(reply, 200, renderCheckoutPage(view));
+        return sendPage(reply, 200, renderCheckoutPage(view), view.session.details.returnUrl);
       });
 
       scope.post('/checkout/:id/pay', { schema: { hide: true } }, async (request, reply) => {

@@ -1,11 +1,12 @@
 import type { Clock } from '../clock.js';
-import type { Db } from '../db/db.js';
+import type { Db, Queryable } from '../db/db.js';
 import type { CustomerService } from '../customers/service.js';
 import type { MerchantContext } from '../http/auth.js';
 import type { Page } from '../http/envelope.js';
 import { ApiError, invalidField, notFound } from '../http/errors.js';
 import { newId } from '../ids.js';
 import type { JobRunner } from '../jobs/runner.js';
+import type { CheckoutPayment } from '../payments/checkout-hook.js';
 import type { PaymentService } from '../payments/service.js';
 import { normalizeShipping } from '../http/common-schemas.js';
 import { normalizeBillingDetails } from '../payment-methods/service.js';
@@ -139,48 +140,56 @@ async function detailsOf(deps: CheckoutDeps, input: CreateCheckoutSessionBody): 
   };
 }
 
-const paidStatuses = ['succeeded', 'requires_capture', 'processing'];
-
 export function createCheckoutService(deps: CheckoutDeps) {
   const { db, clock, jobs } = deps;
   const expire = checkoutStates.transition('expire', 'expired');
   const complete = checkoutStates.transition('complete', 'complete');
 
   /**
-   * A hosted-page payment that was awaiting 3-D Secure when the shopper left: when it went through,
-   * it pays the session (the shopper never came back to say so); otherwise, before the session
-   * expires, it is canceled, so that no payment can complete an expired session.
+   * Before a session expires, a hosted-page payment still awaiting 3-D Secure (the shopper left)
+   * is canceled, so that no payment can complete an expired session. One that went through
+   * meanwhile has completed the session already (paymentPaid), and the cancel fails.
    */
-  async function settlePending(row: queries.CheckoutSessionRow, expiring: boolean) {
-    if (row.status !== 'open' || !row.pending_payment_id) return row;
-    const status = await deps.payments.statusOf(row.pending_payment_id);
-    if (status !== null && paidStatuses.includes(status)) {
-      return (await queries.completeSession(db, row.id, row.pending_payment_id, complete, clock.now())) ?? row;
-    }
-    if (expiring && status === 'requires_action') {
-      const owner = { merchantId: row.merchant_id, mode: row.mode as MerchantContext['mode'] };
-      const merchant: MerchantContext = { ...owner, keyKind: 'private', tokenizationEnabled: false, mitEnabled: false };
-      await deps.payments.cancel(merchant, row.pending_payment_id, { cancellationReason: 'abandoned' }).catch(() => {});
-      return settlePending(row, false);
-    }
-    return row;
+  async function cancelPending(row: queries.CheckoutSessionRow): Promise<void> {
+    if (row.status !== 'open' || !row.pending_payment_id) return;
+    if ((await deps.payments.statusOf(row.pending_payment_id)) !== 'requires_action') return;
+    const owner = { merchantId: row.merchant_id, mode: row.mode as MerchantContext['mode'] };
+    const merchant: MerchantContext = { ...owner, keyKind: 'private', tokenizationEnabled: false, mitEnabled: false };
+    await deps.payments.cancel(merchant, row.pending_payment_id, { cancellationReason: 'abandoned' }).catch(() => {});
   }
 
   // The expiry job re-checks the time: a session paid or expired by hand meanwhile is left as it is.
   jobs.register(expireJobKind, async (id) => {
     const row = await queries.selectSessionById(db, id);
     if (!row || row.status !== 'open' || row.expires_at > clock.now()) return;
-    if ((await settlePending(row, true)).status !== 'open') return;
+    // A form post in flight (its payment with the processor) is let finish: its payment completes
+    // the session or fails. The expiry runs again when the post's hold ends.
+    const attemptUntil = row.attempt_until;
+    if (!row.pending_payment_id && attemptUntil && attemptUntil > clock.now()) {
+      await db.transaction((tx) => jobs.schedule(tx, expireJobKind, id, attemptUntil));
+      return;
+    }
+    await cancelPending(row);
     await queries.expireSession(db, id, expire, clock.now(), true);
   });
 
   async function load(merchant: MerchantContext, id: string): Promise<queries.CheckoutSessionRow> {
     const row = await queries.selectSession(db, merchant.merchantId, merchant.mode, id);
     if (!row) throw notFound('checkout session', id);
-    return settlePending(row, false);
+    return row;
   }
 
   return {
+    /**
+     * The session's payment went through (src/payments/checkout-hook.ts), inside the transaction
+     * that records it: the session is complete with it in that transaction or not at all. No row:
+     * the session was completed by this payment already (settled after processing), or it expired
+     * while the processor answered; the payment stands either way (its events tell the merchant).
+     */
+    async paymentPaid(tx: Queryable, paid: CheckoutPayment): Promise<void> {
+      await queries.completeSession(tx, paid.checkoutSessionId, paid.paymentId, complete, clock.now());
+    },
+
     async create(merchant: MerchantContext, input: CreateCheckoutSessionBody): Promise<CheckoutSession> {
       const now = clock.now();
       checkPaymentMethodTypes(input.paymentMethodTypes);
@@ -224,7 +233,7 @@ export function createCheckoutService(deps: CheckoutDeps) {
     /** POST …/expire: an open session can no longer be paid; a complete one is refused. */
     async expire(merchant: MerchantContext, id: string): Promise<CheckoutSession> {
       const current = await queries.selectSession(db, merchant.merchantId, merchant.mode, id);
-      if (current) await settlePending(current, true);
+      if (current) await cancelPending(current);
       const row = await queries.expireOwnSession(db, merchant.merchantId, merchant.mode, id, expire, clock.now());
       if (row) return toCheckoutSession(deps, row);
       const now = await load(merchant, id);

@@ -22,7 +22,8 @@ export function hashKey(key: string): string {
 
 const keyForm = /^(test|live)_(pr|pu)_[A-Za-z0-9]{32,64}$/;
 
-function bearerToken(request: FastifyRequest): string {
+/** The key (or operator key) the request presents; refused when absent or malformed. */
+export function bearerToken(request: FastifyRequest): string {
   const header = request.headers.authorization;
   if (!header)
     throw new ApiError(

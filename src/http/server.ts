@@ -18,6 +18,7 @@ import { ErrorEnvelope } from './envelope.js';
 import { parseFormBody } from './form-body.js';
 import { isEmptyBody, shapeRequest } from './request-shapes.js';
 import { answerPreflights, allowOrigin, type PublicRoutes } from './cors.js';
+import { limitPublicKeyRequest, type RateLimiter } from './rate-limit.js';
 import { Type } from 'typebox';
 import type { ApiRequestRecord } from '../request-logs/service.js';
 import { logApiRequests } from './request-log.js';
@@ -72,6 +73,10 @@ export interface ServerOptions {
   /** Pages and endpoints without key authentication (health, hosted 3-D Secure page). */
   publicRoutes: Array<(app: App) => void>;
   isReady: () => boolean;
+  /** DESIGN §2: the per-key and per-address limit of public-key requests; unset, none. */
+  publicKeyLimiter?: RateLimiter;
+  /** Proxies whose X-Forwarded-For names the client (config trustProxy); unset, none. */
+  trustProxy?: string;
   /** Receives each finished merchant API request (the request log); must not block or throw. */
   recordApiRequest?: (entry: ApiRequestRecord) => void;
 }
@@ -89,6 +94,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     // Each request's log lines carry its X-TraceId under that name.
     logController: new LogController({ requestIdLogLabel: 'traceId' }),
     bodyLimit: 1024 * 1024,
+    // request.ip is the connection's address unless it is a proxy named here (rate limits use it).
+    trustProxy: options.trustProxy ?? false,
     clientErrorHandler: answerClientError(options.logger),
     // Query strings like created[gte]=… stay flat keys; the list routes read them as such.
     routerOptions: { ignoreTrailingSlash: true },
@@ -183,7 +190,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       publicKeyRoutes.set(route.url, methods);
     }
     if (!api || !schema || schema.hide) return;
-    schema.response = { ...errorResponses, ...schema.response };
+    const limited = route.config?.publicKeyAllowed ? rateLimitedResponse : {};
+    schema.response = { ...errorResponses, ...limited, ...schema.response };
     // DESIGN §2: an unknown field is refused, naming it; an action that takes no field (detach,
     // roll_keys) takes none, rather than ignoring whatever is sent.
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -248,7 +256,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       });
       // The key is checked first, before the body is even parsed: a caller without a valid key
       // learns nothing about the request it sent (401/403, never a validation answer).
-      api.addHook('onRequest', async (request) => {
+      api.addHook('onRequest', async (request, reply) => {
         const merchant = await authenticateMerchant(request, options.keys);
         if (merchant.keyKind === 'public' && !request.routeOptions.config.publicKeyAllowed) {
           throw new ApiError(
@@ -257,6 +265,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
           );
         }
         request.merchant = merchant;
+        if (options.publicKeyLimiter) limitPublicKeyRequest(options.publicKeyLimiter, merchant, request, reply);
       });
       api.addHook('preHandler', async (request, reply) => {
         if (request.routeOptions.config.idempotent === false) return;
@@ -328,13 +337,20 @@ function isApiRoute(request: FastifyRequest): boolean {
 
 const errorResponse = (description: string) => ({ description, $ref: 'ErrorEnvelope#' });
 
-/** The error statuses of DESIGN §2 that any API route may answer (429 is reserved, not yet answered). */
+/** The error statuses of DESIGN §2 that any API route may answer (429: the public-key routes only). */
 const errorResponses = {
   400: errorResponse('invalid_request, idempotency_error or a tokenization rule; `data.param` names the field'),
   401: errorResponse('authentication_error: a missing or invalid key'),
   403: errorResponse('permission_denied, tokenization_not_enabled or mit_not_enabled'),
   404: errorResponse("resource_missing: no such object (another merchant's objects included)"),
   500: errorResponse('internal_error, logged with the X-TraceId of the request'),
+};
+
+/** DESIGN §2: the public-key routes are rate limited per key and per client address. */
+const rateLimitedResponse = {
+  429: errorResponse(
+    'rate_limited: too many requests with a public key from this key or client address; `Retry-After` says in how many seconds to retry',
+  ),
 };
 
 interface ErrorBody {

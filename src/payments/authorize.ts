@@ -9,6 +9,7 @@ import type { EventType } from '../events/schemas.js';
 import type { PaymentMethodForPayment } from '../payment-methods/service.js';
 import type { AuthorizeOutcome, AuthorizeRequest, ThreeDSecureState } from '../processor/processor.js';
 import type { PaymentContext } from './context.js';
+import { sessionAlreadyPaying } from './checkout-hook.js';
 import { duplicateOrder } from './fields.js';
 import { jobKinds, preAuthorizationLifetimeMs } from './job-kinds.js';
 import * as queries from './queries.js';
@@ -189,6 +190,12 @@ async function answerOf(
   }
 }
 
+function newRowRefusal(caught: unknown, row: queries.PaymentRow): unknown {
+  if (isUniqueViolation(caught, 'payments_order_no')) return duplicateOrder(row.order_no ?? '');
+  if (isUniqueViolation(caught, 'payments_checkout_session')) return sessionAlreadyPaying();
+  return caught;
+}
+
 /**
  * Asks the processor, outside any transaction (a slow processor must not hold a connection or
  * a lock), then records its answer in one transaction: the payment's new state, the binding,
@@ -240,11 +247,9 @@ export async function authorize(
       return updated;
     });
   } catch (caught) {
-    // A new row's insert is sent when the transaction ends, so its duplicate orderNo shows here.
-    const err =
-      target === 'new_row' && isUniqueViolation(caught, 'payments_order_no')
-        ? duplicateOrder(row.order_no ?? '')
-        : caught;
+    // A new row's insert is sent when the transaction ends, so its duplicate orderNo (or second
+    // payment of a checkout session) shows here.
+    const err = target === 'new_row' ? newRowRefusal(caught, row) : caught;
     // The answer was not recorded (only a bug moves a claimed payment out of processing; a new
     // row can meet a duplicate orderNo): an approved authorization must still be released.
     if (outcome.kind === 'approved' && (err instanceof StateConflict || target === 'new_row')) {

@@ -6,6 +6,7 @@ import type { JobRunner } from '../jobs/runner.js';
 import type { PaymentMethodService } from '../payment-methods/service.js';
 import type { Processor } from '../processor/processor.js';
 import type { Vault } from '../vault/vault.js';
+import type { CheckoutPaymentListener } from './checkout-hook.js';
 import type { InvoicePaymentListener } from './invoice-hook.js';
 import type { PaymentView } from './view.js';
 
@@ -30,6 +31,11 @@ export interface PaymentServiceDeps {
    * or was canceled (src/invoices/ marks the invoice paid or records the failed attempt).
    */
   onInvoicePaymentEnded?: InvoicePaymentListener;
+  /**
+   * Told, inside the transaction that records it, that a payment of a checkout session's hosted
+   * page went through (src/checkout/ completes the session with it).
+   */
+  onCheckoutPaymentPaid?: CheckoutPaymentListener;
 }
 
 /**

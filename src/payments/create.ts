@@ -6,6 +6,7 @@ import type { MerchantContext } from '../http/auth.js';
 import type { ReservedId } from '../http/idempotency.js';
 import { newId } from '../ids.js';
 import { authorize } from './authorize.js';
+import { sessionAlreadyPaying } from './checkout-hook.js';
 import type { PaymentContext } from './context.js';
 import {
   detailsOf,
@@ -69,6 +70,7 @@ export function newPaymentRow(
     canceled_at: null,
     cancellation_reason: null,
     invoice_id: null,
+    checkout_session_id: null,
     created_at: now,
     updated_at: now,
   };
@@ -80,6 +82,7 @@ async function insertNew(source: Queryable, row: queries.PaymentRow): Promise<vo
     await queries.insertPayment(source, row);
   } catch (err) {
     if (isUniqueViolation(err, 'payments_order_no')) throw duplicateOrder(row.order_no ?? '');
+    if (isUniqueViolation(err, 'payments_checkout_session')) throw sessionAlreadyPaying();
     throw err;
   }
 }
@@ -94,11 +97,12 @@ export async function createPayment(
   merchant: MerchantContext,
   input: CreatePaymentBody,
   reserved: ReservedId = { id: newId('pt'), earlier: false },
+  checkoutSessionId: string | null = null,
 ): Promise<Payment> {
   const created = reserved.earlier ? await existingPayment(ctx, merchant, reserved.id) : null;
   if (created !== null) return created;
   try {
-    return await createNew(ctx, merchant, input, reserved.id);
+    return await createNew(ctx, merchant, input, reserved.id, checkoutSessionId);
   } catch (err) {
     const raced = isUniqueViolation(err, 'payments_pkey') ? await existingPayment(ctx, merchant, reserved.id) : null;
     if (raced === null) throw err;
@@ -116,10 +120,14 @@ async function createNew(
   merchant: MerchantContext,
   input: CreatePaymentBody,
   id: string,
+  checkoutSessionId: string | null,
 ): Promise<Payment> {
   await requireAllowedNotifyUrl(ctx, input);
   const confirm = input.confirm === true || input.confirm === 'true';
-  const requested = newPaymentRow(merchant, input, confirm, ctx.clock.now(), id);
+  const requested = {
+    ...newPaymentRow(merchant, input, confirm, ctx.clock.now(), id),
+    checkout_session_id: checkoutSessionId,
+  };
   // A later payment of a recurring series takes its customer and method from the series.
   const series = await applySeries(ctx.db, merchant, requested, {
     customerId: requested.customer_id,

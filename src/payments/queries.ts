@@ -64,6 +64,8 @@ export interface PaymentRow {
   canceled_at: Date | null;
   cancellation_reason: string | null;
   invoice_id: string | null;
+  /** The checkout session whose hosted page made the payment (DESIGN §9), completed when it is paid. */
+  checkout_session_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -73,7 +75,7 @@ const insertColumns =
   'id, merchant_id, mode, customer_id, payment_method_id, amount, currency, status, order_no, confirmation_method, ' +
   'pre_auth, setup_future_usage, subsequent_initial_type, details, amount_received, amount_capturable, risk_score, ' +
   'risk_message, error_code, error_message, use_3d, processor_reference, network_transaction_id, three_d_secure, ' +
-  'canceled_at, cancellation_reason, invoice_id, created_at, updated_at';
+  'canceled_at, cancellation_reason, invoice_id, checkout_session_id, created_at, updated_at';
 const columns = `${insertColumns}, amount_refunded, amount_refund_pending`;
 
 /**
@@ -118,7 +120,7 @@ export async function insertPayment(
   await db.execute(
     `INSERT INTO payments (${insertColumns}, network_token_encrypted)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-       $23, $24, $25, $26, $27, $28, $29, $30)`,
+       $23, $24, $25, $26, $27, $28, $29, $30, $31)`,
     [
       row.id,
       row.merchant_id,
@@ -147,6 +149,7 @@ export async function insertPayment(
       row.canceled_at,
       row.cancellation_reason,
       row.invoice_id,
+      row.checkout_session_id,
       row.created_at,
       row.updated_at,
       networkTokenEncrypted,

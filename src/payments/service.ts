@@ -105,6 +105,9 @@ export function createPaymentService(deps: PaymentServiceDeps) {
     createForInvoice: (merchant: MerchantContext, request: InvoicePaymentRequest, claim: InvoiceClaim) =>
       createInvoicePayment(ctx, merchant, request, claim),
     statusOf: (paymentId: string) => paymentStatusOf(ctx, paymentId),
+    /** For src/checkout/ (hosted-payment.ts): a payment that completes its session when it goes through. */
+    createForCheckout: (merchant: MerchantContext, input: CreatePaymentBody, checkoutSessionId: string) =>
+      createPayment(ctx, merchant, input, undefined, checkoutSessionId),
     abandonInvoicePayment: (paymentId: string) => abandonInvoicePayment(ctx, paymentId),
   };
 }

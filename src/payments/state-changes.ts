@@ -10,6 +10,7 @@ import type { EventType } from '../events/schemas.js';
 import type { MerchantContext } from '../http/auth.js';
 import { ApiError, notFound } from '../http/errors.js';
 import type { PaymentContext } from './context.js';
+import { checkoutPayment } from './checkout-hook.js';
 import { invoicePaymentEnd } from './invoice-hook.js';
 import * as queries from './queries.js';
 import { paymentStates, startsFrom, type PaymentOperation, type PaymentStatus } from './states.js';
@@ -101,10 +102,12 @@ export async function inTransaction<T>(
 /**
  * Records the payment's event in the change's transaction (outbox). Every final state of a
  * payment is recorded here, so this is also where the invoice of an invoice payment learns how
- * it ended, in the same transaction (invoice-payments.ts).
+ * it ended, and the checkout session of a hosted-page payment that it is paid, in the same
+ * transaction (invoice-payments.ts, checkout-hook.ts).
  */
 export async function record(
-  ctx: Pick<PaymentContext, 'events' | 'view'> & Partial<Pick<PaymentContext, 'onInvoicePaymentEnded'>>,
+  ctx: Pick<PaymentContext, 'events' | 'view'> &
+    Partial<Pick<PaymentContext, 'onInvoicePaymentEnded' | 'onCheckoutPaymentPaid'>>,
   tx: Queryable,
   recorded: RecordedEvent[],
   type: EventType,
@@ -113,6 +116,8 @@ export async function record(
   recorded.push(await ctx.events.record(tx, ownerOf(row), type, ctx.view.toEventObject(row)));
   const end = invoicePaymentEnd(type, row);
   if (end !== null) await ctx.onInvoicePaymentEnded?.(tx, recorded, end);
+  const paid = checkoutPayment(type, row);
+  if (paid !== null) await ctx.onCheckoutPaymentPaid?.(tx, paid);
 }
 
 /**
