@@ -50,6 +50,10 @@ export interface Config {
   readonly smtpUrl: string | undefined;
   /** The From of every e-mail the service sends: an address, or a name and an address in < >. */
   readonly mailFrom: string;
+  /** Days finished webhook deliveries and their attempts are kept (docs/webhooks.md "Retention"). */
+  readonly deliveryRetentionDays: number;
+  /** Days events are kept, unless a delivery of theirs is still pending (Stripe keeps 30). */
+  readonly eventRetentionDays: number;
 }
 
 /** SPEC §6.1.3: follow-ups after 30s, 1m, 2m, 5m, 10m, 15m, 30m, 1h, 2h, 4h, 8h, 8h. */
@@ -98,6 +102,8 @@ const knownTesseraVariables = new Set([
   'TESSERA_MAIL_FROM',
   'TESSERA_IDEMPOTENCY_LEASE_MS',
   'TESSERA_TEST_ANSWER_DELAY_MS',
+  'TESSERA_DELIVERY_RETENTION_DAYS',
+  'TESSERA_EVENT_RETENTION_DAYS',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
   'TESSERA_URL',
@@ -171,6 +177,8 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     webhookDispatcher: oneOf(source, 'TESSERA_WEBHOOK_DISPATCHER', ['on', 'off'] as const, 'on'),
     smtpUrl: smtpUrl(source.TESSERA_SMTP_URL),
     mailFrom: mailFrom(source.TESSERA_MAIL_FROM),
+    deliveryRetentionDays: integer(source, 'TESSERA_DELIVERY_RETENTION_DAYS', 30, 1, 36_500),
+    eventRetentionDays: integer(source, 'TESSERA_EVENT_RETENTION_DAYS', 30, 1, 36_500),
   });
 }
 
