@@ -6,7 +6,7 @@ import { migrate } from '../src/db/migrate.js';
 import { reserveRefundSql } from '../src/payments/queries.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
 import { captureStatements, sqlLiteral } from './helpers/plan-capture.js';
-import { listQueries } from './helpers/plan-cases.js';
+import { dueQueries, listQueries } from './helpers/plan-cases.js';
 import { seedPlanDatabase } from './helpers/plan-seed.js';
 
 /*
@@ -118,13 +118,14 @@ describe(`every list and filter query reads only its page without statistics (${
     await drop?.();
   });
 
-  async function executedPlan(mode: string, sql: string, params: readonly unknown[]): Promise<string> {
+  async function executedPlan(mode: string, sql: string, params: readonly unknown[], analyze = true): Promise<string> {
     return db.transaction(async (tx) => {
       await tx.query(`SET LOCAL plan_cache_mode = ${mode}`);
       await tx.query(`PREPARE plan_check AS ${sql}`);
       try {
+        const options = analyze ? 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF' : 'COSTS OFF';
         const rows = await tx.query<{ 'QUERY PLAN': string }>(
-          `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE plan_check(${params.map(sqlLiteral).join(', ')})`,
+          `EXPLAIN (${options}) EXECUTE plan_check(${params.map(sqlLiteral).join(', ')})`,
         );
         return rows.map((row) => row['QUERY PLAN']).join('\n');
       } finally {
@@ -166,6 +167,25 @@ describe(`every list and filter query reads only its page without statistics (${
           );
           assert.doesNotMatch(plan, /Seq Scan/, context);
           assert.ok(removed(plan) <= (query.maxRemoved ?? 20), `${removed(plan)} rows filtered out\n${context}`);
+        }
+      }
+    });
+  }
+
+  for (const query of dueQueries) {
+    test(`${query.name}: through ${query.index} (explained, not run)`, async () => {
+      const statements = await captureStatements(query.run);
+      assert.equal(statements.length, 1);
+      for (const { sql, params } of statements) {
+        for (const mode of ['force_generic_plan', 'force_custom_plan']) {
+          const plan = await executedPlan(mode, sql, params, false);
+          const context = `${mode}\n${sql}\n${plan}`;
+          assert.match(
+            plan,
+            new RegExp(`Index (Only )?Scan using ${query.index} |Bitmap Index Scan on ${query.index}(\\s|$)`, 'm'),
+            context,
+          );
+          assert.doesNotMatch(plan, /Seq Scan on (webhook_deliveries|events)\b|webhook_deliveries_status/, context);
         }
       }
     });

@@ -1,14 +1,15 @@
 import type { Queryable } from '../db/db.js';
 
 /**
- * Up to `limit` finished deliveries (succeeded, or failed for good) created and last changed
- * before `before`, oldest first, locked (a worker holding one is skipped): the next batch to prune.
- * A pending delivery, first try or retry, is never chosen. Read through webhook_deliveries_finished.
+ * Up to `limit` finished deliveries (succeeded, or failed for good) created before `before`,
+ * oldest first, locked (a worker holding one is skipped): the next batch to prune. A pending
+ * delivery, first try or retry, is never chosen; a finished one never becomes pending again (a
+ * resend makes new deliveries). Read through webhook_deliveries_finished.
  */
 export async function lockFinishedDeliveries(db: Queryable, before: Date, limit: number): Promise<string[]> {
   const rows = await db.query<{ id: string }>(
     `SELECT id FROM webhook_deliveries
-      WHERE status <> 'pending' AND created_at < $1 AND updated_at < $1
+      WHERE status <> 'pending' AND created_at < $1
       ORDER BY created_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
     [before, limit],
   );

@@ -8,17 +8,25 @@ import { selectInvoicePage } from '../../src/invoices/queries.js';
 import { selectSessionPage } from '../../src/checkout/queries.js';
 import { selectEventPage } from '../../src/events/queries.js';
 import { selectWebhookEndpointPage } from '../../src/webhooks/endpoints-queries.js';
-import { selectAttempts, selectDeliveryPage, selectEventAttempts } from '../../src/webhooks/deliveries-queries.js';
+import {
+  anyDeliveryDue,
+  claimDueDeliveries,
+  claimDueDeliveriesOf,
+  selectAttempts,
+  selectDeliveryPage,
+  selectEventAttempts,
+} from '../../src/webhooks/deliveries-queries.js';
 import { selectCheckPage } from '../../src/webhooks/check-queries.js';
 import { selectRequestLogPage } from '../../src/request-logs/queries.js';
 import { selectAudit, selectMembers } from '../../src/team/queries.js';
 import { dailySummary } from '../../src/payments/daily-summary.js';
 import { manualClock } from '../../src/clock.js';
+import { lockFinishedDeliveries, lockOldEvents } from '../../src/retention/queries.js';
 
 /** One list or filter query of the service, as its query function sends it, over the seeded data. */
 export interface ListQuery {
   name: string;
-  /** The index that must serve it. */
+  /** The index that must serve it (a regular expression of names). */
   index: string;
   /** Rows it may read and filter out (default 20): only a filter no index can serve needs more. */
   maxRemoved?: number;
@@ -182,6 +190,13 @@ export const listQueries: ListQuery[] = [
     run: (db) => selectRequestLogPage(db, { merchantId: big, mode: test }, after),
   },
   {
+    // A substring of the route pattern: no index serves it; it reads the list (30 days of logs at
+    // most) until a page is found. Here every row matches.
+    name: 'request logs path',
+    index: 'api_request_logs_list',
+    run: (db) => selectRequestLogPage(db, { merchantId: big, mode: test, path: 'payments' }, after),
+  },
+  {
     name: 'request logs status class',
     index: 'api_request_logs_status',
     run: (db) => selectRequestLogPage(db, { merchantId: big, mode: test, statusClass: 4 }, after),
@@ -193,4 +208,42 @@ export const listQueries: ListQuery[] = [
     index: 'payments_list',
     run: (db) => dailySummary(db, manualClock(new Date('2026-01-02T00:00:00Z')), { merchantId: big, mode: test }, 1),
   },
+];
+
+const now = new Date('2026-01-02T00:00:00Z');
+/** Either partial index of pending deliveries (by due time, or by target and due time). */
+const pendingIndexes = 'webhook_deliveries_(target_)?due';
+
+/**
+ * The delivery engine's searches for due deliveries, explained without running them (they claim):
+ * they must keep to their partial indexes of pending rows, whatever the list indexes beside them.
+ * And the retention job's searches for its next batch, oldest first (they lock).
+ */
+export const dueQueries: ListQuery[] = [
+  { name: 'any delivery due', index: pendingIndexes, run: (db) => anyDeliveryDue(db, now) },
+  {
+    name: 'claim due deliveries',
+    index: pendingIndexes,
+    run: (db) =>
+      claimDueDeliveries(db, {
+        now,
+        leaseUntil: now,
+        limit: 50,
+        perTargetLimit: 8,
+        busyTargets: ['https://example.com/'],
+        busyCounts: [1],
+        saturatedTargets: [],
+      }),
+  },
+  {
+    name: "claim a target's due deliveries",
+    index: 'webhook_deliveries_target_due',
+    run: (db) => claimDueDeliveriesOf(db, { now, leaseUntil: now, targets: ['https://example.com/'], rooms: [4] }),
+  },
+  {
+    name: 'retention: the oldest finished deliveries',
+    index: 'webhook_deliveries_finished',
+    run: (db) => lockFinishedDeliveries(db, now, 500),
+  },
+  { name: 'retention: the oldest events', index: 'events_created', run: (db) => lockOldEvents(db, now, 500) },
 ];
