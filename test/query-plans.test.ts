@@ -10,6 +10,23 @@ import { dueQueries, listQueries } from './helpers/plan-cases.js';
 import { seedPlanDatabase } from './helpers/plan-seed.js';
 
 /*
+ * One database for the file: migrated, seeded (test/helpers/plan-seed.ts) and never analyzed.
+ */
+let db: Db;
+let drop: (() => Promise<void>) | undefined;
+before(async () => {
+  const database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+  drop = database?.drop;
+  db = await openDb({ databaseUrl: database?.url, dataDir: 'memory://' });
+  await migrate(db);
+  await seedPlanDatabase(db);
+});
+after(async () => {
+  await db.close();
+  await drop?.();
+});
+
+/*
  * A merchant's object is looked up by its id, and the plan must use the primary key whatever the
  * statistics say. Plans are cached per statement and made generic after a few runs; without
  * statistics (PGlite never gathers them; PostgreSQL not before autovacuum's first ANALYZE) a
@@ -18,19 +35,6 @@ import { seedPlanDatabase } from './helpers/plan-seed.js';
  * grew. The plans are checked here as PostgreSQL would cache them.
  */
 describe(`lookups by id use the primary key in a generic plan without statistics (${databaseKind})`, () => {
-  let db: Db;
-  let drop: (() => Promise<void>) | undefined;
-  before(async () => {
-    const database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
-    drop = database?.drop;
-    db = await openDb({ databaseUrl: database?.url, dataDir: 'memory://' });
-    await migrate(db);
-  });
-  after(async () => {
-    await db.close();
-    await drop?.();
-  });
-
   async function genericPlan(sql: string, params: unknown[]): Promise<string> {
     return db.transaction(async (tx) => {
       await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
@@ -104,20 +108,6 @@ describe(`lookups by id use the primary key in a generic plan without statistics
  * more rows than a page holds; a cursor is found through the primary key.
  */
 describe(`every list and filter query reads only its page without statistics (${databaseKind})`, () => {
-  let db: Db;
-  let drop: (() => Promise<void>) | undefined;
-  before(async () => {
-    const database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
-    drop = database?.drop;
-    db = await openDb({ databaseUrl: database?.url, dataDir: 'memory://' });
-    await migrate(db);
-    await seedPlanDatabase(db);
-  });
-  after(async () => {
-    await db.close();
-    await drop?.();
-  });
-
   async function executedPlan(mode: string, sql: string, params: readonly unknown[], analyze = true): Promise<string> {
     return db.transaction(async (tx) => {
       await tx.query(`SET LOCAL plan_cache_mode = ${mode}`);
