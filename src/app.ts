@@ -46,6 +46,7 @@ import { createInvoiceService, type InvoiceService } from './invoices/service.js
 import { hostedInvoiceRoutes, invoiceRoutes } from './invoices/routes.js';
 import { createTeamService, type TeamService } from './team/service.js';
 import { dashboardRoutes } from './dashboard/routes.js';
+import { createRetention } from './retention/service.js';
 import { createRequestLogService, type RequestLogService } from './request-logs/service.js';
 
 export interface Tessera {
@@ -229,6 +230,14 @@ export async function createTessera({
     const team = createTeamService({ db, clock, mail, vault, publicUrl: () => publicUrl });
     const requestLogs = createRequestLogService({ db, clock, logger: log });
     jobs.every(60 * 60 * 1000, () => requestLogs.purgeExpired());
+    const retention = createRetention({
+      db,
+      clock,
+      logger: log,
+      deliveryRetentionDays: config.deliveryRetentionDays,
+      eventRetentionDays: config.eventRetentionDays,
+    });
+    jobs.every(60 * 60 * 1000, () => retention.prune());
 
     const server = await buildServer({
       logger: log,

@@ -59,6 +59,10 @@ export interface Config {
    * unset means none, and the client is the connection's address (Fastify's trustProxy).
    */
   readonly trustProxy: string | undefined;
+  /** Days finished webhook deliveries and their attempts are kept (docs/webhooks.md "Retention"). */
+  readonly deliveryRetentionDays: number;
+  /** Days events are kept, unless a delivery of theirs is still pending (Stripe keeps 30). */
+  readonly eventRetentionDays: number;
 }
 
 /** SPEC §6.1.3: follow-ups after 30s, 1m, 2m, 5m, 10m, 15m, 30m, 1h, 2h, 4h, 8h, 8h. */
@@ -110,6 +114,8 @@ const knownTesseraVariables = new Set([
   'TESSERA_RATE_PER_KEY_PER_MINUTE',
   'TESSERA_RATE_PER_ADDRESS_PER_MINUTE',
   'TESSERA_TRUST_PROXY',
+  'TESSERA_DELIVERY_RETENTION_DAYS',
+  'TESSERA_EVENT_RETENTION_DAYS',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
   'TESSERA_URL',
@@ -186,6 +192,8 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     publicKeyRequestsPerKeyPerMinute: integer(source, 'TESSERA_RATE_PER_KEY_PER_MINUTE', 600, 1, 1_000_000),
     publicKeyRequestsPerAddressPerMinute: integer(source, 'TESSERA_RATE_PER_ADDRESS_PER_MINUTE', 30, 1, 1_000_000),
     trustProxy: trustProxy(source.TESSERA_TRUST_PROXY),
+    deliveryRetentionDays: integer(source, 'TESSERA_DELIVERY_RETENTION_DAYS', 30, 1, 36_500),
+    eventRetentionDays: integer(source, 'TESSERA_EVENT_RETENTION_DAYS', 30, 1, 36_500),
   });
 }
 

@@ -5,6 +5,26 @@ import { openDb, type Db } from '../src/db/db.js';
 import { migrate } from '../src/db/migrate.js';
 import { reserveRefundSql } from '../src/payments/queries.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { captureStatements, sqlLiteral } from './helpers/plan-capture.js';
+import { dueQueries, listQueries } from './helpers/plan-cases.js';
+import { seedPlanDatabase } from './helpers/plan-seed.js';
+
+/*
+ * One database for the file: migrated, seeded (test/helpers/plan-seed.ts) and never analyzed.
+ */
+let db: Db;
+let drop: (() => Promise<void>) | undefined;
+before(async () => {
+  const database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+  drop = database?.drop;
+  db = await openDb({ databaseUrl: database?.url, dataDir: 'memory://' });
+  await migrate(db);
+  await seedPlanDatabase(db);
+});
+after(async () => {
+  await db.close();
+  await drop?.();
+});
 
 /*
  * A merchant's object is looked up by its id, and the plan must use the primary key whatever the
@@ -15,19 +35,6 @@ import { createTestDatabase, databaseKind } from './helpers/harness.js';
  * grew. The plans are checked here as PostgreSQL would cache them.
  */
 describe(`lookups by id use the primary key in a generic plan without statistics (${databaseKind})`, () => {
-  let db: Db;
-  let drop: (() => Promise<void>) | undefined;
-  before(async () => {
-    const database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
-    drop = database?.drop;
-    db = await openDb({ databaseUrl: database?.url, dataDir: 'memory://' });
-    await migrate(db);
-  });
-  after(async () => {
-    await db.close();
-    await drop?.();
-  });
-
   async function genericPlan(sql: string, params: unknown[]): Promise<string> {
     return db.transaction(async (tx) => {
       await tx.query('SET LOCAL plan_cache_mode = force_generic_plan');
@@ -55,7 +62,7 @@ describe(`lookups by id use the primary key in a generic plan without statistics
     selectById('customers', 'customers_list', 'deleted_at IS NULL'),
     selectById('payments', 'payments_list'),
     selectById('events', 'events_list'),
-    selectById('webhook_deliveries', 'webhook_deliveries_merchant'),
+    selectById('webhook_deliveries', 'webhook_deliveries_list'),
     selectById('refunds', 'refunds_list'),
     selectById('invoices', 'invoices_list'),
     {
@@ -89,6 +96,88 @@ describe(`lookups by id use the primary key in a generic plan without statistics
       const plan = await genericPlan(sql, params);
       assert.match(plan, new RegExp(`${table}_pkey`), plan);
       assert.doesNotMatch(plan, new RegExp(listIndex), plan);
+    });
+  }
+});
+
+/*
+ * Flat cost (issue 13): every list and filter query of the service, as its query function sends
+ * it (captured, not copied), is explained and run on a database seeded with more than 100,000
+ * rows and never analyzed, in the generic plan PostgreSQL caches and in a custom plan. Each page
+ * must be read through its intended index, without a sequential scan and without filtering out
+ * more rows than a page holds; a cursor is found through the primary key.
+ */
+describe(`every list and filter query reads only its page without statistics (${databaseKind})`, () => {
+  async function executedPlan(mode: string, sql: string, params: readonly unknown[], analyze = true): Promise<string> {
+    return db.transaction(async (tx) => {
+      await tx.query(`SET LOCAL plan_cache_mode = ${mode}`);
+      await tx.query(`PREPARE plan_check AS ${sql}`);
+      try {
+        const options = analyze ? 'ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF' : 'COSTS OFF';
+        const rows = await tx.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN (${options}) EXECUTE plan_check(${params.map(sqlLiteral).join(', ')})`,
+        );
+        return rows.map((row) => row['QUERY PLAN']).join('\n');
+      } finally {
+        await tx.query('DEALLOCATE plan_check');
+      }
+    });
+  }
+
+  const removed = (plan: string) =>
+    [...plan.matchAll(/Rows Removed by (?:Filter|Index Recheck): (\d+)/g)].reduce((sum, [, n]) => sum + Number(n), 0);
+
+  test('the seeded database is large and has no statistics', async () => {
+    const [total] = await db.query<{ count: string | number }>(
+      `SELECT sum((xpath('/row/c/text()', query_to_xml('SELECT count(*) AS c FROM ' || table_name, false, true, '')))[1]::text::bigint) AS count
+         FROM information_schema.tables WHERE table_schema = 'public'`,
+    );
+    assert.ok(Number(total?.count) >= 100_000, String(total?.count));
+    const [statistics] = await db.query<{ stats: string | number }>(
+      "SELECT count(*) AS stats FROM pg_stats WHERE schemaname = 'public'",
+    );
+    assert.equal(Number(statistics?.stats), 0);
+  });
+
+  for (const query of listQueries) {
+    test(`${query.name}: through ${query.index}`, async () => {
+      const statements = await captureStatements(query.run);
+      assert.ok(statements.length > 0);
+      for (const { sql, params } of statements) {
+        // A cursor is found by its primary key, or among the few rows a narrowing filter names.
+        const table = /FROM \(SELECT \* FROM (\w+)/.exec(sql)?.[1] ?? '';
+        const index = sql.includes('AS cursor_row') ? `(${table}_pkey|${query.index})` : query.index;
+        for (const mode of ['force_generic_plan', 'force_custom_plan']) {
+          const plan = await executedPlan(mode, sql, params);
+          const context = `${mode}\n${sql}\n${plan}`;
+          assert.match(
+            plan,
+            new RegExp(`Index (Only )?Scan using ${index} |Bitmap Index Scan on ${index}(\\s|$)`, 'm'),
+            context,
+          );
+          assert.doesNotMatch(plan, /Seq Scan/, context);
+          assert.ok(removed(plan) <= (query.maxRemoved ?? 20), `${removed(plan)} rows filtered out\n${context}`);
+        }
+      }
+    });
+  }
+
+  for (const query of dueQueries) {
+    test(`${query.name}: through ${query.index} (explained, not run)`, async () => {
+      const statements = await captureStatements(query.run);
+      assert.equal(statements.length, 1);
+      for (const { sql, params } of statements) {
+        for (const mode of ['force_generic_plan', 'force_custom_plan']) {
+          const plan = await executedPlan(mode, sql, params, false);
+          const context = `${mode}\n${sql}\n${plan}`;
+          assert.match(
+            plan,
+            new RegExp(`Index (Only )?Scan using ${query.index} |Bitmap Index Scan on ${query.index}(\\s|$)`, 'm'),
+            context,
+          );
+          assert.doesNotMatch(plan, /Seq Scan on (webhook_deliveries|events)\b|webhook_deliveries_status/, context);
+        }
+      }
     });
   }
 });

@@ -26,22 +26,32 @@ export async function selectPage<Row extends { id: string }>(
   const cursorId = page.startingAfter ?? page.endingBefore;
   const forward = page.endingBefore === undefined;
   if (cursorId !== undefined) {
+    // The cursor row is found by its primary key alone (as selectOwnRowById does): without
+    // statistics the planner would otherwise walk the list index comparing ids.
     const scope = query.where.join(' AND ');
     const [cursor] = await db.query<{ created_at: Date }>(
-      `SELECT created_at FROM ${query.table} WHERE ${scope} AND id = $${params.length + 1}`,
+      `SELECT created_at FROM (SELECT * FROM ${query.table} WHERE id = $${params.length + 1} OFFSET 0) AS cursor_row
+       WHERE ${scope}`,
       [...params, cursorId],
     );
     const param = forward ? 'startingAfter' : 'endingBefore';
     if (!cursor) throw new ApiError('invalid_request', `${param} names no object of this list`, { param });
     params.push(cursor.created_at, cursorId);
-    const comparison = forward ? '<' : '>';
-    where.push(`(created_at, id) ${comparison} ($${params.length - 1}, $${params.length})`);
+    // (created_at, id) < (a, b), written so that created_at has a bound of its own: a row
+    // comparison's selectivity is guessed so small without statistics that the planner expects
+    // to read every row anyway, and then prefers any index and a sort to the list's own order.
+    const [time, id] = [`$${params.length - 1}`, `$${params.length}`];
+    const [comparison, orEqual] = forward ? ['<', '<='] : ['>', '>='];
+    where.push(`created_at ${orEqual} ${time} AND (created_at ${comparison} ${time} OR id ${comparison} ${id})`);
   }
-  params.push(limit + 1);
   const order = forward ? 'DESC' : 'ASC';
+  // The limit is written into the statement, not passed: a cached generic plan cannot see a
+  // parameter's value and plans for a tenth of the rows, which can favour reading every row of the
+  // merchant and sorting them over walking the list index for a page.
+  if (!Number.isSafeInteger(limit) || limit < 1) throw new Error(`invalid page limit ${limit}`);
   const rows = await db.query<Row>(
     `SELECT ${query.columns} FROM ${query.table} WHERE ${where.join(' AND ')}
-     ORDER BY created_at ${order}, id ${order} LIMIT $${params.length}`,
+     ORDER BY created_at ${order}, id ${order} LIMIT ${limit + 1}`,
     params,
   );
   const hasMore = rows.length > limit;
@@ -65,6 +75,7 @@ export interface CreatedRange {
 export function listFilter(merchantId: string, mode: string, ...fixed: string[]) {
   const where = ['merchant_id = $1', 'mode = $2', ...fixed];
   const params: unknown[] = [merchantId, mode];
+  const narrowing: string[] = [];
   const filter = {
     where,
     params,
@@ -73,6 +84,20 @@ export function listFilter(merchantId: string, mode: string, ...fixed: string[])
       params.push(value);
       where.push(condition(`$${params.length}`));
       return filter;
+    },
+    /**
+     * A filter that names a small set of rows on its own (an event's deliveries, payments by id):
+     * the rows are found by `condition` alone, then the other filters and the order apply to them.
+     */
+    narrow(condition: (placeholder: string) => string, value: unknown) {
+      if (value === undefined) return filter;
+      params.push(value);
+      narrowing.push(condition(`$${params.length}`));
+      return filter;
+    },
+    /** What selectPage reads: the table, or, given a narrowing filter, its rows that meet it. */
+    source(table: string): string {
+      return narrowed(table, narrowing);
     },
     created(range: CreatedRange) {
       return filter
@@ -83,4 +108,15 @@ export function listFilter(merchantId: string, mode: string, ...fixed: string[])
     },
   };
   return filter;
+}
+
+/**
+ * `table`'s rows that meet `conditions`, under the table's own name. Without statistics the
+ * planner believes a filter keeps many rows and walks the list index, which gives the order and
+ * needs no sort, filtering the merchant's rows one by one until the page is full; OFFSET 0 fences
+ * the conditions, so the rows are found through their own index and only they are sorted.
+ */
+export function narrowed(table: string, conditions: readonly string[]): string {
+  if (conditions.length === 0) return table;
+  return `(SELECT * FROM ${table} WHERE ${conditions.join(' AND ')} OFFSET 0) AS ${table}`;
 }

@@ -17,7 +17,9 @@ export interface DaySummary {
 
 /**
  * The last `days` UTC days up to today, oldest first, every day present (a day without payments
- * has zeros). Counted in the database by day and currency over the payments_list index.
+ * has zeros). Counted in the database by day and currency over the payments_list index: the
+ * inner ORDER BY is that index's, so that without statistics no other (merchant, mode, …) index
+ * is scanned whole for the range.
  */
 export async function dailySummary(
   db: Queryable,
@@ -41,8 +43,9 @@ export async function dailySummary(
             count(*) FILTER (WHERE status = 'succeeded') AS succeeded,
             count(*) FILTER (WHERE status = 'failed') AS failed,
             coalesce(sum(amount_received) FILTER (WHERE status = 'succeeded'), 0)::text AS volume
-       FROM payments
-      WHERE merchant_id = $1 AND mode = $2 AND created_at >= $3 AND created_at < $4
+       FROM (SELECT created_at, currency, status, amount_received FROM payments
+              WHERE merchant_id = $1 AND mode = $2 AND created_at >= $3 AND created_at < $4
+              ORDER BY created_at DESC, id DESC OFFSET 0) AS recent
       GROUP BY 1, 2`,
     [merchant.merchantId, merchant.mode, since, until],
   );

@@ -339,18 +339,27 @@ export async function selectPaymentPage(
   const filter = listFilter(merchantId, mode)
     .add((p) => `customer_id = ${p}`, filters.customerId)
     .add((p) => `order_no = ${p}`, filters.orderNo)
-    .add((p) => `id = ANY(${p})`, filters.ids)
-    .add((p) => `status = ANY(${p})`, filters.statuses)
+    // One status is an equality, so that payments_status_list gives the order; several read the list.
+    .add((p) => `status = ${p}`, filters.statuses?.length === 1 ? filters.statuses[0] : undefined)
+    .add((p) => `status = ANY(${p})`, (filters.statuses?.length ?? 0) > 1 ? filters.statuses : undefined)
     .add((p) => `amount >= ${p}`, filters.amountGte?.toString())
     .add((p) => `amount <= ${p}`, filters.amountLte?.toString())
-    .add(
-      (
-        p,
-      ) => `(customer_id IN (SELECT id FROM customers WHERE merchant_id = $1 AND mode = $2 AND lower(email) = lower(${p}))
-      OR payment_method_id IN (SELECT id FROM payment_methods
-        WHERE merchant_id = $1 AND mode = $2 AND lower(billing_details ->> 'email') = lower(${p})))`,
+    // The dashboard's search names a few payments (by id, or those of one e-mail address's
+    // customers and payment methods, which are the merchant's: the outer conditions check it).
+    .narrow((p) => `id = ANY(${p})`, filters.ids)
+    .narrow(
+      (p) => `id = ANY(ARRAY(
+        SELECT id FROM payments WHERE customer_id = ANY(ARRAY(
+          SELECT id FROM customers WHERE merchant_id = $1 AND mode = $2 AND lower(email) = lower(${p})))
+        UNION
+        SELECT id FROM payments WHERE payment_method_id = ANY(ARRAY(SELECT id FROM payment_methods
+          WHERE merchant_id = $1 AND mode = $2 AND lower(billing_details ->> 'email') = lower(${p})))))`,
       filters.email,
     )
     .created(filters);
-  return selectPage<PaymentRow>(db, { table: 'payments', columns, where: filter.where, params: filter.params }, page);
+  return selectPage<PaymentRow>(
+    db,
+    { table: filter.source('payments'), columns, where: filter.where, params: filter.params },
+    page,
+  );
 }

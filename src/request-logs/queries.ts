@@ -58,8 +58,9 @@ export function selectRequestLogPage(
   const where = ['merchant_id = $1', 'mode = $2'];
   const params: unknown[] = [filter.merchantId, filter.mode];
   if (filter.statusClass !== undefined) {
-    params.push(filter.statusClass * 100);
-    where.push(`status_code >= $${params.length} AND status_code < $${params.length} + 100`);
+    // As api_request_logs_status's expression, so the class is in the index's prefix.
+    params.push(filter.statusClass);
+    where.push(`status_code / 100 = $${params.length}`);
   }
   if (filter.path) {
     // strpos, not LIKE: the text is matched as typed, with no wildcard to escape.

@@ -1,6 +1,6 @@
 import { ownRowAlias, selectOwnRowById } from '../../db/by-id.js';
 import type { Queryable } from '../../db/db.js';
-import { selectPage, type PageRequest } from '../../db/pagination.js';
+import { listFilter, selectPage, type PageRequest } from '../../db/pagination.js';
 import type { DeliveryKind, DeliveryStatus } from './schemas.js';
 
 export interface DeliveryRow {
@@ -150,18 +150,16 @@ export async function selectDeliveryPage(
   filters: { status?: DeliveryStatus; endpointId?: string; eventId?: string },
   page: PageRequest,
 ) {
-  const where = ['merchant_id = $1', 'mode = $2'];
-  const params: unknown[] = [merchantId, mode];
-  for (const [column, value] of [
-    ['status', filters.status],
-    ['endpoint_id', filters.endpointId],
-    ['event_id', filters.eventId],
-  ] as const) {
-    if (value === undefined) continue;
-    params.push(value);
-    where.push(`${column} = $${params.length}`);
-  }
-  return selectPage<DeliveryRow>(db, { table: 'webhook_deliveries', columns, where, params }, page);
+  const filter = listFilter(merchantId, mode)
+    .add((p) => `status = ${p}`, filters.status)
+    .add((p) => `endpoint_id = ${p}`, filters.endpointId)
+    // An event has a few deliveries: found through webhook_deliveries_event, then filtered.
+    .narrow((p) => `event_id = ${p}`, filters.eventId);
+  return selectPage<DeliveryRow>(
+    db,
+    { table: filter.source('webhook_deliveries'), columns, where: filter.where, params: filter.params },
+    page,
+  );
 }
 
 const attemptColumns =
@@ -188,8 +186,8 @@ export async function selectEventAttempts(
 ): Promise<AttemptRow[]> {
   return db.query<AttemptRow>(
     `SELECT ${attemptColumns}
-     FROM webhook_deliveries d JOIN webhook_attempts a ON a.delivery_id = d.id
-     WHERE d.event_id = $1 AND d.merchant_id = $2 AND d.mode = $3
+     FROM (SELECT * FROM webhook_deliveries WHERE event_id = $1 OFFSET 0) d JOIN webhook_attempts a ON a.delivery_id = d.id
+     WHERE d.merchant_id = $2 AND d.mode = $3
      ORDER BY a.attempted_at, a.delivery_id, a.attempt_number
      LIMIT $4`,
     [eventId, merchantId, mode, limit + 1],
