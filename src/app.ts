@@ -239,6 +239,11 @@ export async function createTessera({
     });
     jobs.every(60 * 60 * 1000, () => retention.prune());
 
+    // The public-key routes and the hosted checkout form draw on the same buckets (card testing).
+    const publicKeyLimiter = createRateLimiter(clock, {
+      perKeyPerMinute: config.publicKeyRequestsPerKeyPerMinute,
+      perAddressPerMinute: config.publicKeyRequestsPerAddressPerMinute,
+    });
     const server = await buildServer({
       logger: log,
       keys: merchants.keyLookup,
@@ -265,7 +270,10 @@ export async function createTessera({
       publicRoutes: [
         threeDSecureRoutes(payments),
         hostedInvoiceRoutes(invoices),
-        hostedCheckoutRoutes({ db, clock, merchants, paymentMethods, payments, publicUrl: () => publicUrl }),
+        hostedCheckoutRoutes(
+          { db, clock, merchants, paymentMethods, payments, publicUrl: () => publicUrl },
+          publicKeyLimiter,
+        ),
         cardJsRoutes({ keys: merchants.keyLookup, merchants, production: config.nodeEnv === 'production' }),
         dashboardRoutes({
           team,
@@ -284,10 +292,7 @@ export async function createTessera({
         }),
       ],
       isReady: () => ready,
-      publicKeyLimiter: createRateLimiter(clock, {
-        perKeyPerMinute: config.publicKeyRequestsPerKeyPerMinute,
-        perAddressPerMinute: config.publicKeyRequestsPerAddressPerMinute,
-      }),
+      publicKeyLimiter,
       ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
       recordApiRequest: (entry) => requestLogs.record(entry),
     });

@@ -160,6 +160,65 @@ describe('public-key rate limit per client address', () => {
     }
     assertLimited(await read(ctx, method, { key: shop.publicKey, address, forwardedFor: '203.0.113.99' }), 10);
   });
+
+  /** The hosted checkout page's card form: a post with a declined card, as a card tester makes it. */
+  async function postDeclined(sessionId: string, address: string) {
+    ctx.clock.advance(1);
+    return injectRaw(ctx, {
+      method: 'POST',
+      url: `/checkout/${sessionId}/pay`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        cardNo: '4000000000000002',
+        expiry: '12/30',
+        securityCode: '123',
+        name: 'Card Tester',
+      }).toString(),
+      remoteAddress: address,
+    });
+  }
+
+  async function openSession(shop: TestMerchant): Promise<string> {
+    const created = await shop.call('POST', '/checkout/session/create', {
+      amountTotal: '500',
+      currency: 'USD',
+      returnUrl: 'https://shop.example/done',
+    });
+    assert.equal(created.status, 200, created.raw);
+    return created.body.data.id;
+  }
+
+  test('limits the hosted checkout form per client address, on the same bucket as the public-key routes', async () => {
+    const shop = await ctx.merchant();
+    const method = await paymentMethodOf(shop);
+    const address = '198.51.100.70';
+    for (let index = 0; index < 3; index += 1) {
+      assert.equal((await read(ctx, method, { key: shop.publicKey, address })).status, 200);
+    }
+    const [first, second] = [await openSession(shop), await openSession(shop)];
+    for (const session of [first, second, first]) assert.equal((await postDeclined(session, address)).statusCode, 200);
+    const limited = await postDeclined(second, address);
+    assert.equal(limited.statusCode, 429);
+    assert.equal(limited.headers['retry-after'], '10');
+    assert.match(limited.body, /Too many card attempts on this checkout page; go back and try again in 10 seconds/);
+    assert.ok(!limited.body.includes('4000000000000002'));
+    assertLimited(await read(ctx, method, { key: shop.publicKey, address }), 10);
+    ctx.clock.advance(10_000);
+    assert.equal((await postDeclined(second, address)).statusCode, 200);
+  });
+
+  test('limits the hosted checkout form per session, from however many addresses', async () => {
+    const shop = await ctx.merchant();
+    const session = await openSession(shop);
+    for (let index = 0; index < 6; index += 1) {
+      assert.equal((await postDeclined(session, `203.0.113.${10 + index}`)).statusCode, 200);
+    }
+    const limited = await postDeclined(session, '203.0.113.99');
+    assert.equal(limited.statusCode, 429);
+    assert.equal(limited.headers['retry-after'], '10');
+    // Another session of the same shop is not held back by this one.
+    assert.equal((await postDeclined(await openSession(shop), '203.0.113.99')).statusCode, 200);
+  });
 });
 
 describe('public-key rate limit per key', () => {

@@ -1,4 +1,5 @@
 import type { FastifyReply } from 'fastify';
+import type { RateLimiter } from '../http/rate-limit.js';
 import type { App } from '../http/server.js';
 import { checkoutPageHeaders, renderCheckoutMessage, renderCheckoutPage } from './hosted-page.js';
 import {
@@ -33,9 +34,11 @@ function answer(reply: FastifyReply, result: HostedCheckoutResult) {
 
 /**
  * The hosted checkout page (DESIGN §9), outside the key-authenticated API: the shopper's browser
- * holds no key, only the session's unguessable id in the address.
+ * holds no key, only the session's unguessable id in the address. Its card form is what a card
+ * tester would post to, so each post takes a token from the client address's bucket (shared with
+ * the public-key routes) and from the session's own (docs/checkout.md "Rate limits").
  */
-export function hostedCheckoutRoutes(deps: HostedCheckoutDeps) {
+export function hostedCheckoutRoutes(deps: HostedCheckoutDeps, limiter?: RateLimiter) {
   return (app: App) => {
     // Encapsulated, so that the form content type is accepted by these routes only.
     app.register(async (scope) => {
@@ -64,9 +67,22 @@ export function hostedCheckoutRoutes(deps: HostedCheckoutDeps) {
       });
 
       scope.post('/checkout/:id/pay', { schema: { hide: true } }, async (request, reply) => {
+        const id = (request.params as { id: string }).id;
+        const decision = limiter?.take([`address:${request.ip}`, `checkout:${id}`]) ?? { allowed: true };
+        if (!decision.allowed) {
+          reply.header('Retry-After', String(decision.retryAfterSeconds));
+          return sendPage(
+            reply,
+            429,
+            renderCheckoutMessage(
+              'Too many attempts',
+              `Too many card attempts on this checkout page; go back and try again in ${decision.retryAfterSeconds} seconds.`,
+            ),
+          );
+        }
         const form = request.body;
         const fields = form && typeof form === 'object' ? (form as Record<string, unknown>) : {};
-        return answer(reply, await payOnCheckoutPage(deps, (request.params as { id: string }).id, fields));
+        return answer(reply, await payOnCheckoutPage(deps, id, fields));
       });
 
       scope.get('/checkout/:id/return', { schema: { hide: true } }, async (request, reply) =>
