@@ -215,15 +215,13 @@ export function ratioTable(all: RatioFigures[]): string[] {
   const plans = all.flatMap((figures) =>
     (figures.growth?.queries ?? []).map((query) => `  ${figures.backend} ${query.name}: ${query.plan}`),
   );
-  for (const figures of all) {
-    if (figures.floor) plans.push(`  ${figures.backend} floor: ${figures.floor.how}`);
-  }
+  const floors = all.flatMap((figures) => (figures.floor ? [`  ${figures.backend}: ${figures.floor.how}`] : []));
+  const bigRows = all.find((figures) => figures.growth)?.growth?.bigRows ?? Number.NaN;
   return [
     '',
     '== Issue 13 ratios (each beside its denominator, same run)',
     ...rows.map(line),
-    ...(plans.length
-      ? ['', `growth: plans at ${fixed(all[0]?.growth?.bigRows ?? NaN, 0)} rows (EXPLAIN ANALYZE):`, ...plans]
-      : []),
+    ...(floors.length ? ['', 'floors:', ...floors] : []),
+    ...(plans.length ? ['', `growth: plans at ${fixed(bigRows, 0)} rows (EXPLAIN ANALYZE):`, ...plans] : []),
   ];
 }
