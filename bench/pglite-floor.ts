@@ -60,10 +60,15 @@ try {
   await pairs(Math.min(2000, perRun));
   for (let run = 1; run <= runs; run++) {
     const started = performance.now();
+    // CPU of the whole process, both threads (process.cpuUsage is the process's rusage).
+    const cpuBefore = process.cpuUsage();
     await pairs(perRun);
     const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    const cpuMsPerPair = (cpu.user + cpu.system) / 1000 / perRun;
     console.log(
-      `run ${run}: ${Math.round(perRun / seconds)} read+write pairs/s (${((seconds * 1000) / perRun).toFixed(3)} ms each)`,
+      `run ${run}: ${Math.round(perRun / seconds)} read+write pairs/s (${((seconds * 1000) / perRun).toFixed(3)} ms each, ` +
+        `${cpuMsPerPair.toFixed(3)} ms of CPU each)`,
     );
   }
 } finally {

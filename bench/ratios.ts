@@ -11,6 +11,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import pg from 'pg';
 import type { Backend } from './settings.js';
+import { postgresTicks, processTicks } from './cpu.js';
 import { Cleanup, childEnv, createDatabase, makeTempDir, repoRoot } from './processes.js';
 import type { GrowthResult } from './growth.js';
 
@@ -22,9 +23,15 @@ export const ratioGoals = {
 };
 
 /** Runs `command` to its end; its standard output, or an error with both outputs' end. */
-function runToEnd(command: string, args: string[], env: Record<string, string>): Promise<string> {
+function runToEnd(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  onSpawn?: (pid: number | undefined) => void,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    onSpawn?.(child.pid);
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -39,7 +46,45 @@ function runToEnd(command: string, args: string[], env: Record<string, string>):
 
 export interface Floor {
   perSecond: number;
+  /** CPU of the database and its client per pair, all processes: comparable under any load. */
+  cpuMsPerPair: number | null;
   how: string;
+}
+
+/**
+ * CPU ticks of `pid` and of every PostgreSQL process, sampled every 200 ms while `work` runs, so
+ * that processes which end before it does (pgbench and its server connections) still count.
+ */
+async function cpuTicksDuring(
+  pid: () => number | undefined,
+  work: Promise<string>,
+): Promise<{ output: string; ticks: number | null }> {
+  const first = new Map<number, number>();
+  const last = new Map<number, number>();
+  const sample = (initial = false) => {
+    const ticks = postgresTicks();
+    const child = pid();
+    if (ticks === null) return false;
+    if (child !== undefined) {
+      const value = processTicks(child);
+      if (value !== null) ticks.set(child, value);
+    }
+    for (const [id, value] of ticks) {
+      if (!first.has(id)) first.set(id, initial ? value : 0);
+      last.set(id, value);
+    }
+    return true;
+  };
+  const available = sample(true);
+  const timer = setInterval(() => sample(), 200);
+  try {
+    const output = await work;
+    let total = 0;
+    for (const [id, value] of last) total += value - (first.get(id) ?? 0);
+    return { output, ticks: available ? total : null };
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 /** pgbench, 32 clients, `durationS` seconds, on a database of its own (dropped by the cleanup). */
@@ -67,21 +112,36 @@ export async function postgresFloor(
     PGDATABASE: url.pathname.slice(1),
   });
   const args = ['-n', '-M', 'prepared', '-c', String(connections), '-j', '2', '-T', String(durationS)];
-  const output = await runToEnd('pgbench', [...args, '-f', path.join(repoRoot, 'bench', 'postgres-floor.sql')], env);
+  let childPid: number | undefined;
+  const { output, ticks } = await cpuTicksDuring(
+    () => childPid,
+    runToEnd('pgbench', [...args, '-f', path.join(repoRoot, 'bench', 'postgres-floor.sql')], env, (pid) => {
+      childPid = pid;
+    }),
+  );
   const tps = /tps = ([\d.]+) \(without initial connection time\)/.exec(output)?.[1];
+  const transactions = /number of transactions actually processed: (\d+)/.exec(output)?.[1];
   if (!tps) throw new Error(`pgbench printed no tps:\n${output}`);
-  return { perSecond: Number(tps), how: `pgbench ${args.join(' ')} -f bench/postgres-floor.sql` };
+  return {
+    perSecond: Number(tps),
+    cpuMsPerPair: ticks !== null && transactions ? ((ticks / 100) * 1000) / Number(transactions) : null,
+    how: `pgbench ${args.join(' ')} -f bench/postgres-floor.sql`,
+  };
 }
 
 /** bench/pglite-floor.ts: `runs` runs of `pairs` read + write pairs by 32 callers; the median run. */
 export async function pgliteFloor(pairs: number, runs: number): Promise<Floor> {
   const args = ['--import', 'tsx', path.join(repoRoot, 'bench', 'pglite-floor.ts'), '--pairs', String(pairs)];
   const output = await runToEnd(process.execPath, [...args, '--runs', String(runs)], childEnv({}));
-  const rates = [...output.matchAll(/run \d+: (\d+) read\+write pairs\/s/g)].map((match) => Number(match[1]));
-  if (rates.length === 0) throw new Error(`bench/pglite-floor.ts printed no rate:\n${output}`);
-  rates.sort((a, b) => a - b);
+  const runs_ = [...output.matchAll(/run \d+: (\d+) read\+write pairs\/s .*?([\d.]+) ms of CPU each/g)].map(
+    (match) => ({ rate: Number(match[1]), cpu: Number(match[2]) }),
+  );
+  if (runs_.length === 0) throw new Error(`bench/pglite-floor.ts printed no rate:\n${output}`);
+  runs_.sort((a, b) => a.rate - b.rate);
+  const middle = runs_[Math.floor((runs_.length - 1) / 2)]!;
   return {
-    perSecond: rates[Math.floor((rates.length - 1) / 2)]!,
+    perSecond: middle.rate,
+    cpuMsPerPair: middle.cpu,
     how: `bench/pglite-floor.ts --pairs ${pairs} --runs ${runs} (median run)`,
   };
 }
@@ -124,6 +184,8 @@ export async function webhookRatio(
 export interface RatioFigures {
   backend: Backend;
   mitRps?: number;
+  /** CPU per MIT payment of the service, PostgreSQL and the load generator together. */
+  mitCpuMs?: number | null;
   floor?: Floor;
   half?: { offered: number; answered: number; p50Ms: number; p99Ms: number };
   webhooks?: WebhookRatio;
@@ -157,6 +219,18 @@ export function ratioTable(all: RatioFigures[]): string[] {
         'MIT payments/s ÷ database floor',
         `${fixed(figures.mitRps, 0)}/s`,
         `${fixed(figures.floor.perSecond, 0)}/s`,
+        fixed(ratio, 2),
+        `≥ ${ratioGoals.mitOverFloor}`,
+        verdict(ratio >= ratioGoals.mitOverFloor),
+      ]);
+    }
+    if (figures.mitCpuMs && figures.floor?.cpuMsPerPair) {
+      const ratio = figures.floor.cpuMsPerPair / figures.mitCpuMs;
+      rows.push([
+        store,
+        'same, by CPU: floor CPU/pair ÷ MIT CPU/payment',
+        `${fixed(figures.mitCpuMs, 2)} ms`,
+        `${fixed(figures.floor.cpuMsPerPair, 2)} ms`,
         fixed(ratio, 2),
         `≥ ${ratioGoals.mitOverFloor}`,
         verdict(ratio >= ratioGoals.mitOverFloor),

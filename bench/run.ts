@@ -741,7 +741,12 @@ function main(): void {
           lines.push(...printReport(settings, report));
           const mit = medianOf(report.runs, phaseNames.mit(settings));
           const half = medianOf(report.runs, phaseNames.half(settings));
-          if (mit) figures.mitRps = mit.rps;
+          if (mit) {
+            figures.mitRps = mit.rps;
+            const { servicePct, postgresPct, loadPct } = mit.cpu;
+            figures.mitCpuMs =
+              servicePct === null ? null : ((servicePct + (postgresPct ?? 0) + loadPct) / 100) * (1000 / mit.rps);
+          }
           if (half) {
             const offered = median(report.halfOffered);
             figures.half = { offered, answered: half.rps, p50Ms: half.p50Ms, p99Ms: half.p99Ms };
