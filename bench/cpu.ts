@@ -25,7 +25,7 @@ export interface CpuShare {
   machinePct: number | null;
 }
 
-function processTicks(pid: number): number | null {
+export function processTicks(pid: number): number | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name, which is in parentheses and may contain spaces.
@@ -36,7 +36,7 @@ function processTicks(pid: number): number | null {
   }
 }
 
-function postgresTicks(): Map<number, number> | null {
+export function postgresTicks(): Map<number, number> | null {
   const ticks = new Map<number, number>();
   let entries: string[];
   try {

@@ -11,7 +11,16 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import { openDb } from '../src/db/db.js';
+
+// `--pairs N --runs R` (5000 and 3): what `npm run bench` passes for a shorter floor.
+const { values } = parseArgs({ options: { pairs: { type: 'string' }, runs: { type: 'string' } } });
+const perRun = Number(values.pairs ?? 5000);
+const runs = Number(values.runs ?? 3);
+if (!Number.isInteger(perRun) || perRun < 100 || !Number.isInteger(runs) || runs < 1) {
+  throw new Error('--pairs takes a whole number ≥ 100, --runs one ≥ 1');
+}
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-pglite-floor-'));
 const db = await openDb({ dataDir });
@@ -48,13 +57,18 @@ try {
     };
     await Promise.all(Array.from({ length: callers }, caller));
   };
-  await pairs(2000);
-  for (let run = 1; run <= 3; run++) {
+  await pairs(Math.min(2000, perRun));
+  for (let run = 1; run <= runs; run++) {
     const started = performance.now();
-    await pairs(5000);
+    // CPU of the whole process, both threads (process.cpuUsage is the process's rusage).
+    const cpuBefore = process.cpuUsage();
+    await pairs(perRun);
     const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpuBefore);
+    const cpuMsPerPair = (cpu.user + cpu.system) / 1000 / perRun;
     console.log(
-      `run ${run}: ${Math.round(5000 / seconds)} read+write pairs/s (${((seconds * 1000) / 5000).toFixed(3)} ms each)`,
+      `run ${run}: ${Math.round(perRun / seconds)} read+write pairs/s (${((seconds * 1000) / perRun).toFixed(3)} ms each, ` +
+        `${cpuMsPerPair.toFixed(3)} ms of CPU each)`,
     );
   }
 } finally {

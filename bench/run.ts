@@ -5,7 +5,10 @@
  *   npm run bench                      both databases, one run
  *   npm run bench -- --only pglite     one database (pglite | postgres)
  *   npm run bench -- --runs 3          three runs per database; the summary shows medians
- *   npm run bench -- --phases mit      only some phases (storing, mit, refund, rate, bare)
+ *   npm run bench -- --phases mit      only some phases (storing, mit, refund, rate, half, bare,
+ *                                      floor, growth, webhooks; all by default)
+ *   npm run bench -- --quick           a smoke run: 3 s phases, small floors, a 20,000-row growth
+ *   npm run bench -- --growth-rows N   the big size of the growth phase (1,000,000)
  *   npm run bench -- --cpu-prof DIR    V8 CPU profile of the service, plus each phase's time window
  *                                      (summarize with bench/profile-summary.ts)
  *   npm run bench -- --json FILE       every figure, machine-readable
@@ -27,6 +30,8 @@ import { cores } from './cpu.js';
 import { closedLoop, fixedRate, type PhaseResult, type RequestSpec } from './load.js';
 import { cards } from './cards.js';
 import { backendsAndRuns, positiveInteger, type Backend } from './settings.js';
+import { runGrowth } from './growth.js';
+import { pgliteFloor, postgresFloor, ratioTable, webhookRatio, type RatioFigures } from './ratios.js';
 import {
   Cleanup,
   runBenchmark,
@@ -40,7 +45,9 @@ import {
   type ChildServer,
 } from './processes.js';
 
-type PhaseKey = 'storing' | 'mit' | 'refund' | 'rate' | 'bare';
+type PhaseKey = 'storing' | 'mit' | 'refund' | 'rate' | 'half' | 'bare' | 'floor' | 'growth' | 'webhooks';
+/** The phases that load the service with payments (the others have processes of their own). */
+const paymentPhases: PhaseKey[] = ['storing', 'mit', 'refund', 'rate', 'half', 'bare'];
 
 const apiBase = '/api/services/v1';
 const goals = {
@@ -58,15 +65,21 @@ function readSettings() {
       phases: { type: 'string' },
       'cpu-prof': { type: 'string' },
       json: { type: 'string' },
+      quick: { type: 'boolean' },
+      'growth-rows': { type: 'string' },
     },
   });
+  const quick = values.quick === true;
   const { backends, runs } = backendsAndRuns(values);
-  const allPhases: PhaseKey[] = ['storing', 'mit', 'refund', 'rate', 'bare'];
+  const allPhases: PhaseKey[] = [...paymentPhases, 'floor', 'growth', 'webhooks'];
   const phases = values.phases === undefined ? allPhases : (values.phases.split(',') as PhaseKey[]);
   for (const phase of phases) {
     if (!allPhases.includes(phase)) throw new Error(`--phases takes a list of ${allPhases.join(', ')}`);
   }
-  const durationS = positiveInteger('BENCH_DURATION_SECONDS', 10);
+  if (phases.includes('half') && !phases.includes('mit')) throw new Error('--phases: half needs mit (half its rate)');
+  const growthRows = Number(values['growth-rows'] ?? (quick ? 20_000 : 1_000_000));
+  if (!Number.isInteger(growthRows) || growthRows < 2000) throw new Error('--growth-rows takes a whole number ≥ 2000');
+  const durationS = positiveInteger('BENCH_DURATION_SECONDS', quick ? 3 : 10);
   const storingPayments = process.env.BENCH_STORING_PAYMENTS ? positiveInteger('BENCH_STORING_PAYMENTS', 0) : undefined;
   return {
     backends,
@@ -77,13 +90,17 @@ function readSettings() {
     durationS,
     connections: positiveInteger('BENCH_CONNECTIONS', 32),
     ratePerSecond: positiveInteger('BENCH_RATE', 1000),
-    warmupS: positiveInteger('BENCH_WARMUP_SECONDS', 3),
+    warmupS: positiveInteger('BENCH_WARMUP_SECONDS', quick ? 1 : 3),
+    quick,
+    growthRows,
+    growthRequests: quick ? 20 : 200,
+    webhookDeliveries: positiveInteger('BENCH_WEBHOOK_DELIVERIES', quick ? 1000 : 20_000, 100),
     storingPayments,
     databaseServerUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     // Setup (pairs, warm-up) takes about as long again as the phases; the watchdog allows a lot more.
     timeoutS: positiveInteger(
       'BENCH_TIMEOUT_SECONDS',
-      backends.length * (300 + runs * (phases.length * durationS * 4 + 60)),
+      backends.length * (600 + growthRows / 500 + runs * (phases.length * durationS * 4 + 60)),
     ),
   };
 }
@@ -229,6 +246,8 @@ interface BackendReport {
   runs: PhaseResult[][];
   setup: PhaseResult[];
   notes: string[];
+  /** The rate of each run's half phase (half that run's MIT rate). */
+  halfOffered: number[];
 }
 
 const phaseNames: Record<PhaseKey, (settings: Settings) => string> = {
@@ -236,21 +255,45 @@ const phaseNames: Record<PhaseKey, (settings: Settings) => string> = {
   mit: () => 'MIT payment (stored pair)',
   refund: () => 'refund (1 unit of a succeeded payment)',
   rate: (settings) => `MIT payment at ${settings.ratePerSecond}/s`,
+  half: () => 'MIT payment at half the MIT rate',
   bare: () => 'bare Fastify POST (denominator)',
+  floor: () => 'database floor',
+  growth: () => 'growth',
+  webhooks: () => 'webhook drain',
 };
+
+interface Store {
+  backend: Backend;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  adminKey: string;
+  masterKey: string;
+}
+
+/** A fresh data folder (PGlite) or database (PostgreSQL), removed or dropped by the cleanup. */
+async function newStore(cleanup: Cleanup, settings: Settings, backend: Backend): Promise<Store> {
+  return {
+    backend,
+    dataDir: await makeTempDir(cleanup, `tessera-bench-${backend}-`),
+    databaseUrl: backend === 'postgres' ? await createDatabase(cleanup, settings.databaseServerUrl) : undefined,
+    adminKey: `bench_operator_${randomBytes(24).toString('hex')}`,
+    masterKey: randomBytes(32).toString('hex'),
+  };
+}
 
 async function startService(
   cleanup: Cleanup,
   settings: Settings,
   backend: Backend,
+  existing?: Store,
 ): Promise<{ service: ChildServer; adminKey: string }> {
-  const dataDir = await makeTempDir(cleanup, `tessera-bench-${backend}-`);
-  const databaseUrl = backend === 'postgres' ? await createDatabase(cleanup, settings.databaseServerUrl) : undefined;
-  const adminKey = `bench_operator_${randomBytes(24).toString('hex')}`;
+  const store = existing ?? (await newStore(cleanup, settings, backend));
+  const { dataDir, databaseUrl, adminKey } = store;
   const port = await freePort();
-  const profileArgs = settings.cpuProfDir
-    ? ['--cpu-prof', '--cpu-prof-dir', settings.cpuProfDir, '--cpu-prof-name', `service-${backend}.cpuprofile`]
-    : [];
+  const profileArgs =
+    settings.cpuProfDir && !existing
+      ? ['--cpu-prof', '--cpu-prof-dir', settings.cpuProfDir, '--cpu-prof-name', `service-${backend}.cpuprofile`]
+      : [];
   const service = await startChild(cleanup, {
     name: `tessera (${backend})`,
     args: [...profileArgs, path.join(repoRoot, 'dist', 'cli.js'), 'start'],
@@ -261,7 +304,7 @@ async function startService(
       DATABASE_URL: databaseUrl,
       TESSERA_DATA_DIR: dataDir,
       TESSERA_ADMIN_KEY: adminKey,
-      TESSERA_MASTER_KEY: randomBytes(32).toString('hex'),
+      TESSERA_MASTER_KEY: store.masterKey,
       TESSERA_LOG_LEVEL: 'warn',
       // Passed on when set, to compare pool sizes without editing anything.
       TESSERA_DATABASE_POOL_SIZE: process.env.TESSERA_DATABASE_POOL_SIZE,
@@ -281,7 +324,7 @@ async function benchBackend(
   bare: ChildServer | null,
 ): Promise<BackendReport> {
   const { service, adminKey } = await startService(cleanup, settings, backend);
-  const report: BackendReport = { backend, runs: [], setup: [], notes: [] };
+  const report: BackendReport = { backend, runs: [], setup: [], notes: [], halfOffered: [] };
   const windows: Array<{ name: string; startUs: string; endUs: string }> = [];
   const inWindow = async (name: string, work: () => Promise<PhaseResult>) => {
     const startUs = process.hrtime.bigint() / 1000n;
@@ -384,14 +427,38 @@ async function benchBackend(
           ),
         );
       }
+      let mitRps = Number.NaN;
       if (settings.phases.has('mit')) {
         progress(`${label}: MIT payments`);
         results.push(
-          await inWindow(`mit#${run + 1}`, () =>
-            closedLoop({
+          await inWindow(`mit#${run + 1}`, async () => {
+            const mit = await closedLoop({
               name: phaseNames.mit(settings),
               baseUrl: target.baseUrl,
               connections: settings.connections,
+              durationS: settings.durationS,
+              payment: true,
+              servicePid: target.pid,
+              withPostgres: target.withPostgres,
+              request: mitRequest(target, mitPairs),
+            });
+            mitRps = mit.rps;
+            return mit;
+          }),
+        );
+      }
+      if (settings.phases.has('half') && mitRps > 2) {
+        // Issue 13: p99 ÷ p50 at half the maximum rate just measured (the closed loop's).
+        const rate = Math.round(mitRps / 2);
+        progress(`${label}: MIT payments at ${rate}/s (half the MIT rate)`);
+        report.halfOffered.push(rate);
+        results.push(
+          await inWindow(`half#${run + 1}`, () =>
+            fixedRate({
+              name: phaseNames.half(settings),
+              baseUrl: target.baseUrl,
+              connections: settings.connections,
+              ratePerSecond: rate,
               durationS: settings.durationS,
               payment: true,
               servicePid: target.pid,
@@ -595,6 +662,47 @@ function printReport(settings: Settings, report: BackendReport): string[] {
   return out;
 }
 
+// ---- issue 13: the phases with processes of their own -----------------------------------------
+
+/** The database floor, the growth and the webhook drain of one store, each after the other. */
+async function ratioPhases(cleanup: Cleanup, settings: Settings, figures: RatioFigures): Promise<void> {
+  const { backend } = figures;
+  const progress = (text: string) => process.stderr.write(`[${backend}] ${text}\n`);
+  if (settings.phases.has('floor')) {
+    progress('database floor');
+    figures.floor =
+      backend === 'postgres'
+        ? await postgresFloor(cleanup, settings.databaseServerUrl, settings.connections, settings.durationS)
+        : await pgliteFloor(settings.quick ? 1000 : 5000, settings.quick ? 1 : 3);
+  }
+  if (settings.phases.has('growth')) {
+    const store = await newStore(cleanup, settings, backend);
+    let running: ChildServer | null = null;
+    figures.growth = await runGrowth(
+      {
+        adminKey: store.adminKey,
+        database: backend === 'postgres' ? { databaseUrl: store.databaseUrl } : { dataDir: store.dataDir },
+        start: async () => {
+          running = (await startService(cleanup, settings, backend, store)).service;
+          return running.url;
+        },
+        stop: async () => {
+          await running?.stop();
+          running = null;
+        },
+      },
+      { bigRows: settings.growthRows, requests: settings.growthRequests, progress },
+    );
+  }
+  if (settings.phases.has('webhooks')) {
+    progress(`webhook drain of ${settings.webhookDeliveries} deliveries and the bare sender (bench/webhooks.ts)`);
+    figures.webhooks = await webhookRatio(cleanup, backend, {
+      deliveries: settings.webhookDeliveries,
+      databaseServerUrl: settings.databaseServerUrl,
+    });
+  }
+}
+
 // ---- main ----------------------------------------------------------------------------------
 
 function main(): void {
@@ -624,16 +732,36 @@ function main(): void {
           healthPath: '/health',
         });
       }
+      const ratios: RatioFigures[] = [];
       for (const backend of settings.backends) {
-        const report = await benchBackend(cleanup, settings, backend, bare);
-        reports.push(report);
-        lines.push(...printReport(settings, report));
+        const figures: RatioFigures = { backend };
+        if (paymentPhases.some((phase) => settings.phases.has(phase))) {
+          const report = await benchBackend(cleanup, settings, backend, bare);
+          reports.push(report);
+          lines.push(...printReport(settings, report));
+          const mit = medianOf(report.runs, phaseNames.mit(settings));
+          const half = medianOf(report.runs, phaseNames.half(settings));
+          if (mit) {
+            figures.mitRps = mit.rps;
+            const { servicePct, postgresPct, loadPct } = mit.cpu;
+            figures.mitCpuMs =
+              servicePct === null ? null : ((servicePct + (postgresPct ?? 0) + loadPct) / 100) * (1000 / mit.rps);
+          }
+          if (half) {
+            const offered = median(report.halfOffered);
+            figures.half = { offered, answered: half.rps, p50Ms: half.p50Ms, p99Ms: half.p99Ms };
+          }
+        }
+        await ratioPhases(cleanup, settings, figures);
+        ratios.push(figures);
+        process.stderr.write(`${ratioTable(ratios).join('\n')}\n`);
       }
+      lines.push(...ratioTable(ratios));
       process.stdout.write(`${lines.join('\n')}\n`);
       if (settings.jsonFile) {
         await writeFile(
           settings.jsonFile,
-          `${JSON.stringify({ settings: { ...settings, phases: [...settings.phases] }, cores, node: process.version, reports }, null, 2)}\n`,
+          `${JSON.stringify({ settings: { ...settings, phases: [...settings.phases] }, cores, node: process.version, reports, ratios }, null, 2)}\n`,
         );
       }
     },

@@ -7,6 +7,8 @@
  *   npm run bench:webhooks -- --only postgres   one database (pglite | postgres)
  *   npm run bench:webhooks -- --runs 3          three runs per database; the summary shows medians
  *   npm run bench:webhooks -- --json FILE       every figure, machine-readable
+ *   npm run bench:webhooks -- --drain-only      the drain and its bare sender only (no latency phases;
+ *                                               what `npm run bench -- --phases webhooks` runs)
  *   npm run bench:webhooks -- --cpu-prof DIR    V8 CPU profiles of the sending processes (the drain
  *                                               and the latency service; bench/profile-summary.ts)
  *
@@ -79,6 +81,7 @@ function readSettings() {
       runs: { type: 'string' },
       json: { type: 'string' },
       'cpu-prof': { type: 'string' },
+      'drain-only': { type: 'boolean' },
     },
   });
   const { backends, runs } = backendsAndRuns(values);
@@ -89,6 +92,7 @@ function readSettings() {
     backends,
     runs,
     jsonFile: values.json ? path.resolve(values.json) : undefined,
+    drainOnly: values['drain-only'] === true,
     cpuProfDir: values['cpu-prof'] ? path.resolve(values['cpu-prof']) : undefined,
     deliveries,
     endpoints: positiveInteger('BENCH_WEBHOOK_ENDPOINTS', 8),
@@ -553,7 +557,7 @@ async function benchRun(
     });
     await receiver.waitFor(eventsOf(warmup) * notificationsPerPayment, 60_000);
 
-    const rates = [settings.ratePerSecond];
+    const rates = settings.drainOnly ? [] : [settings.ratePerSecond];
     for (let index = 0; index < rates.length; index += 1) {
       const rate = rates[index]!;
       progress(`latency: MIT payments at ${rate}/s for ${settings.durationS} s`);
