@@ -249,6 +249,22 @@ describe('vault key rotation', () => {
     assert.equal(await reopened.decrypt(row.card_number_encrypted, id), cardNumber);
   });
 
+  test('lets a vault that missed a rotation read the new key, also inside a transaction on the one connection', async () => {
+    // As another process would be: its keys in memory predate the rotation.
+    const stale = await openVault({ db, masterKey, clock });
+    const id = await insertMethod(cardNumber, securityCode, null);
+    const { activeKeyId } = await vault.rotateKey();
+    const row = await secrets(id);
+    assert.ok(row.card_number_encrypted.startsWith(`${activeKeyId}:`));
+    // The reload goes through the transaction: on PGlite (one connection) or a full pool, a read
+    // on the database itself would wait for this transaction to end.
+    const read = await db.transaction(async (tx) => {
+      await tx.query('SELECT id FROM payment_methods WHERE id = $1 FOR UPDATE', [id]);
+      return stale.decrypt(row.card_number_encrypted, id, tx);
+    });
+    assert.equal(read, cardNumber);
+  });
+
   test('re-encrypts more rows than one batch holds', async () => {
     const ids: string[] = [];
     for (let index = 0; index < 520; index += 1) ids.push(await insertMethod(cardNumber, null, null));

@@ -1,16 +1,18 @@
 import { createHash } from 'node:crypto';
-import { connectPgliteWorker } from './pglite-connection.js';
-import { lockDataDir } from './data-dir-lock.js';
 import pg from 'pg';
+import { lockDataDir } from './data-dir-lock.js';
+import { heldInserts } from './held-inserts.js';
+import { connectPgliteWorker, type PgliteConnection } from './pglite-connection.js';
 
 /** Anything that runs one parameterized SQL statement: the database itself or an open transaction. */
 export interface Queryable {
   query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
   /**
-   * An INSERT whose result is not needed. In a transaction it may be held back and sent later
-   * with the transaction's other such inserts as one statement (see combineInserts), so its
-   * errors (a unique violation) surface when the transaction ends, not here. Any `query` sends
-   * what is held back first, so statements still run in the order they were given.
+   * An INSERT whose rows are not needed. Outside a transaction it runs now, like `query`. In a
+   * transaction it is held back and runs with the transaction's other held inserts as one
+   * statement, at the transaction's next `query` or its commit (held-inserts.ts): its error (a
+   * unique violation) is thrown there, attributed to this call (its stack, and `statement` = this
+   * SQL). Statements still run in the order they were given.
    */
   execute(sql: string, params?: readonly unknown[]): Promise<void>;
 }
@@ -26,81 +28,23 @@ export interface Db extends Queryable {
   close(): Promise<void>;
 }
 
-interface Statement {
-  sql: string;
-  params: readonly unknown[];
-}
-
-/**
- * Several INSERTs as one statement: all but the last become data-modifying WITH queries, which
- * PostgreSQL runs exactly once each, to completion, whether or not anything reads them. Their
- * placeholders are renumbered so that the parameters follow one another. The inserts all see the
- * database as it was before the statement, so none may read (INSERT … SELECT) a table that another
- * of them writes; foreign keys between them are checked at the end of the statement and hold.
- */
-export function combineInserts(statements: readonly Statement[]): Statement {
-  if (statements.length === 1) return statements[0]!;
-  const params = statements.flatMap((statement) => statement.params);
-  // The same few sequences of statements recur (a payment, its event, its deliveries): their
-  // combined text is built once, and is then the same string, whose prepared name is known.
-  let node = combinedTexts;
-  for (const statement of statements) {
-    let next = node.next.get(statement.sql);
-    if (!next) {
-      if (combinedCount >= maxCombinedTexts) return { sql: combinedText(statements), params };
-      next = { next: new Map() };
-      node.next.set(statement.sql, next);
-      combinedCount += 1;
-    }
-    node = next;
-  }
-  const widths = statements.map((statement) => statement.params.length).join(',');
-  if (node.sql === undefined || node.widths !== widths) {
-    node.sql = combinedText(statements);
-    node.widths = widths;
-  }
-  return { sql: node.sql, params };
-}
-
-interface CombinedText {
-  next: Map<string, CombinedText>;
-  sql?: string;
-  /** The parameter count of each statement the text was built for. */
-  widths?: string;
-}
-
-const combinedTexts: CombinedText = { next: new Map() };
-let combinedCount = 0;
-const maxCombinedTexts = 1000;
-
-function combinedText(statements: readonly Statement[]): string {
-  let offset = 0;
-  const parts = statements.map((statement) => {
-    const shift = offset;
-    offset += statement.params.length;
-    return statement.sql.replace(/\$(\d+)/g, (_, index: string) => `$${Number(index) + shift}`);
-  });
-  const last = parts.pop()!;
-  return `WITH ${parts.map((part, index) => `i${index} AS (${part})`).join(', ')} ${last}`;
-}
-
-/** The INSERTs a transaction holds back until it must send them. */
-function heldInserts() {
-  const held: Statement[] = [];
-  return {
-    hold(sql: string, params: readonly unknown[] = []): void {
-      if (!/^\s*INSERT\s/i.test(sql)) throw new Error('Only INSERT statements can be held back in a transaction');
-      held.push({ sql, params });
-    },
-    /** What is held, as one statement, and nothing held any more. */
-    take(): Statement | undefined {
-      return held.length === 0 ? undefined : combineInserts(held.splice(0));
-    },
-  };
-}
-
 const INT8_OID = 20;
 const NUMERIC_OID = 1700;
+
+/**
+ * Runs one statement; an error the database answered (it has a `code`) is given the caller's
+ * stack, since the driver made it while parsing the answer, far from the statement that failed.
+ */
+async function statement<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof Error && typeof (err as { code?: unknown }).code === 'string') {
+      Error.captureStackTrace(err, statement);
+    }
+    throw err;
+  }
+}
 
 /**
  * PGlite (embedded, a data folder or memory) when `databaseUrl` is unset, PostgreSQL otherwise.
@@ -111,13 +55,17 @@ export async function openDb(options: { databaseUrl?: string; dataDir?: string; 
   return openPglite(options.dataDir);
 }
 
+/**
+ * PGlite in a worker thread of its own (pglite-worker.ts), through its public API only; see
+ * docs/decisions/0006-one-database-code-path.md. PostgreSQL in WebAssembly runs on the machine's
+ * other core while this thread handles HTTP. It is one connection: a transaction holds it until
+ * it ends, and statements outside it wait.
+ */
 async function openPglite(dataDir: string | undefined): Promise<Db> {
-  // PGlite (PostgreSQL in WebAssembly and its protocol code) runs in a worker thread, on the
-  // machine's other core, while this thread handles HTTP; see docs/performance.md.
   // A folder on disk is locked first, so that a second process is refused before it opens it.
   const onDisk = dataDir !== undefined && !/^[a-z]+:\/\//.test(dataDir);
   const unlock = onDisk ? lockDataDir(dataDir) : () => {};
-  let lite: Awaited<ReturnType<typeof connectPgliteWorker>>;
+  let lite: PgliteConnection;
   try {
     lite = await connectPgliteWorker(dataDir);
   } catch (err) {
@@ -132,33 +80,29 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
       await lite.query(sql, params);
     },
     async transaction(fn) {
-      // PGlite is one connection: its transaction holds that connection exclusively until done.
-      // It is opened, in the worker, by the first statement that cannot wait, if any.
+      // The worker opens the transaction at its first statement, if any.
       const tx = ++lastTransaction;
       let open = false;
       const held = heldInserts();
-      const sendHeld = async (inTransaction: number | undefined) => {
-        const statement = held.take();
-        if (statement) await lite.query(statement.sql, statement.params, inTransaction);
-      };
       try {
         const result = await fn({
           async query<Row>(sql: string, params?: readonly unknown[]) {
             open = true;
-            await sendHeld(tx);
+            await held.send((statement) => lite.query(statement.sql, statement.params, tx));
             return lite.query<Row>(sql, params, tx);
           },
           execute: async (sql, params) => held.hold(sql, params),
         });
         if (open) {
-          await lite.finish(tx, true, held.take());
+          await held.send((statement) => lite.query(statement.sql, statement.params, tx));
+          await lite.finish(tx, true);
         } else {
           // Only held inserts: one statement, atomic by itself.
-          await sendHeld(undefined);
+          await held.send((statement) => lite.query(statement.sql, statement.params));
         }
         return result;
       } catch (err) {
-        if (open) await lite.finish(tx, false);
+        if (open) await lite.finish(tx, false).catch(() => {});
         throw err;
       }
     },
@@ -196,18 +140,29 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> 
   };
   const run = async <Row>(target: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
     (
-      await (params && params.length > 0
-        ? target.query({ name: nameOf(sql), text: sql, values: params as unknown[] })
-        : target.query(sql))
+      await statement(() =>
+        params && params.length > 0
+          ? target.query({ name: nameOf(sql), text: sql, values: params as unknown[] })
+          : target.query(sql),
+      )
     ).rows as Row[];
+  let closed = false;
+  const refuseClosed = () => {
+    if (closed) throw new Error('The database is closed');
+  };
   return {
     kind: 'postgres',
-    query: (sql, params) => run(pool, sql, params),
+    query: async (sql, params) => {
+      refuseClosed();
+      return run(pool, sql, params);
+    },
     execute: async (sql, params) => {
+      refuseClosed();
       await run(pool, sql, params);
     },
     async transaction(fn) {
-      // A connection and BEGIN only at the first statement that cannot wait, if any.
+      refuseClosed();
+      // A connection and BEGIN only at the transaction's first statement, if any.
       let open: Promise<pg.PoolClient> | undefined;
       const begin = async () => {
         const connection = await pool.connect();
@@ -220,26 +175,22 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> 
         return connection;
       };
       const held = heldInserts();
-      const sendHeld = async (target: pg.Pool | pg.PoolClient) => {
-        const statement = held.take();
-        if (statement) await run(target, statement.sql, statement.params);
-      };
       try {
         const result = await fn({
-          async query(sql, params) {
+          async query<Row>(sql: string, params?: readonly unknown[]) {
             const connection = await (open ??= begin());
-            await sendHeld(connection);
-            return run(connection, sql, params);
+            await held.send((statement) => run(connection, statement.sql, statement.params));
+            return run<Row>(connection, sql, params);
           },
           execute: async (sql, params) => held.hold(sql, params),
         });
         if (open) {
           const connection = await open;
-          await sendHeld(connection);
+          await held.send((statement) => run(connection, statement.sql, statement.params));
           await connection.query('COMMIT');
         } else {
           // Only held inserts: one statement, atomic by itself.
-          await sendHeld(pool);
+          await held.send((statement) => run(pool, statement.sql, statement.params));
         }
         return result;
       } catch (err) {
@@ -250,6 +201,9 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> 
         (await open?.catch(() => undefined))?.release();
       }
     },
-    close: () => pool.end(),
+    close: async () => {
+      closed = true;
+      await pool.end();
+    },
   };
 }

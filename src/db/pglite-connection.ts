@@ -5,13 +5,8 @@ import type { PgliteReply, PgliteRequest, PgliteWorkerData, SerializedError } fr
 export interface PgliteConnection {
   /** Runs `sql` outside any transaction, or in transaction `tx`, which its first statement opens. */
   query<Row>(sql: string, params: readonly unknown[] | undefined, tx?: number): Promise<Row[]>;
-  /**
-   * Commits or rolls back transaction `tx`; nothing if no statement opened it. A commit may bring
-   * the transaction's last statement (its held inserts): run first, in the same message, so that
-   * the transaction holds PGlite one round trip between the threads less. If it fails, the
-   * transaction is rolled back and its error thrown.
-   */
-  finish(tx: number, commit: boolean, last?: { sql: string; params: readonly unknown[] }): Promise<void>;
+  /** Commits or rolls back transaction `tx`; nothing if no statement opened it. */
+  finish(tx: number, commit: boolean): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -104,9 +99,9 @@ export async function connectPgliteWorker(dataDir: string | undefined): Promise<
       const id = ++lastId;
       return (await call(id, { id, sql, params, tx })).rows as Row[];
     },
-    async finish(tx, commit, last) {
+    async finish(tx, commit) {
       const id = ++lastId;
-      await call(id, { id, finish: tx, commit, ...last });
+      await call(id, { id, finish: tx, commit });
     },
     async close() {
       if (ended) return;

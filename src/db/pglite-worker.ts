@@ -1,11 +1,11 @@
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import { createPgliteStatements } from './pglite-statements.js';
 
 /**
  * The thread that owns PGlite (see pglite-connection.ts, its other end). PostgreSQL in
  * WebAssembly and PGlite's protocol code run here, on their own core, while the main thread
- * handles HTTP; each statement is one message each way.
+ * handles HTTP; each statement is one message each way. Only PGlite's public API is used:
+ * query(), transaction() and close() (docs/decisions/0006-one-database-code-path.md).
  */
 
 /**
@@ -14,7 +14,7 @@ import { createPgliteStatements } from './pglite-statements.js';
  */
 export type PgliteRequest =
   | { id: number; sql: string; params: readonly unknown[] | undefined; tx: number | undefined }
-  | { id: number; finish: number; commit: boolean; sql?: string; params?: readonly unknown[] }
+  | { id: number; finish: number; commit: boolean }
   | { id: number; close: true };
 
 /** The answer to request `id`; id 0 answers the start. */
@@ -38,7 +38,6 @@ if (parentPort) await serve(parentPort, workerData as PgliteWorkerData);
 
 async function serve(port: MessagePort, { dataDir }: PgliteWorkerData): Promise<void> {
   let lite: PGlite;
-  let statements: ReturnType<typeof createPgliteStatements>;
   try {
     const identity = (value: string) => value;
     // int8 and numeric as strings, as on PostgreSQL, so that money never passes through a float.
@@ -46,18 +45,14 @@ async function serve(port: MessagePort, { dataDir }: PgliteWorkerData): Promise<
     // The options object form: with the two-argument form an undefined dataDir drops the options.
     lite = new PGlite({ dataDir, parsers });
     await lite.waitReady;
-    // As on PostgreSQL: statements with parameters are prepared once; the others (BEGIN, DDL) run as they are.
-    statements = createPgliteStatements(lite, { ...lite.parsers, ...parsers });
   } catch (err) {
     // The main thread ends this thread when it reads the error.
     port.postMessage({ id: 0, error: serializeError(err) } satisfies PgliteReply);
     return;
   }
 
-  const run = async (target: Pick<PGlite, 'query'>, sql: string, params: readonly unknown[] | undefined) => {
-    if (!params || params.length === 0) return (await target.query(sql)).rows;
-    return target === lite ? statements.query(sql, params) : statements.queryInTransaction(sql, params);
-  };
+  const run = async (target: Pick<PGlite, 'query'>, sql: string, params: readonly unknown[] | undefined) =>
+    (await target.query(sql, params as unknown[] | undefined)).rows;
 
   // PGlite is one connection: its transaction() holds that connection exclusively until done;
   // statements outside it wait for it.
@@ -70,18 +65,6 @@ async function serve(port: MessagePort, { dataDir }: PgliteWorkerData): Promise<
         transactions.delete(request.finish);
         // A transaction that failed to open has already answered its statement with the error.
         const transaction = await open?.catch(() => undefined);
-        if (request.sql !== undefined && request.commit) {
-          // The transaction's last statement, sent with its commit; opens it if nothing did.
-          const target = transaction ?? (await openLiteTransaction(lite));
-          try {
-            await run(target.tx, request.sql, request.params);
-          } catch (err) {
-            await target.finish(false);
-            throw err;
-          }
-          await target.finish(true);
-          return { id: request.id };
-        }
         await transaction?.finish(request.commit);
         return { id: request.id };
       }

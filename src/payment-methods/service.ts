@@ -328,8 +328,8 @@ export function createPaymentMethodService({
         );
       }
       const [number, securityCode] = await Promise.all([
-        vault.decrypt(row.card_number_encrypted, row.id),
-        row.security_code_encrypted === null ? null : vault.decrypt(row.security_code_encrypted, row.id),
+        vault.decrypt(row.card_number_encrypted, row.id, tx),
+        row.security_code_encrypted === null ? null : vault.decrypt(row.security_code_encrypted, row.id, tx),
       ]);
       return {
         id: row.id,

@@ -25,7 +25,7 @@ async function settle(ctx: PaymentContext, paymentId: string): Promise<void> {
     let event: EventType;
     if (outcome.kind === 'succeeded') {
       const encrypted = await queries.selectNetworkToken(tx, row.id);
-      const networkToken = encrypted === null ? null : await ctx.vault.decrypt(encrypted, row.id);
+      const networkToken = encrypted === null ? null : await ctx.vault.decrypt(encrypted, row.id, tx);
       ({ changes, event } = await approvedChanges(
         ctx,
         tx,

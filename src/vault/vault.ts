@@ -12,8 +12,13 @@ export interface Vault {
    * Returns '<keyId>:<iv>:<tag>:<ciphertext>' (base64url parts).
    */
   encrypt(plaintext: string, context: string): string;
-  /** Async because it may reload the keys from the database when another process rotated. */
-  decrypt(ciphertext: string, context: string): Promise<string>;
+  /**
+   * Async because it may reload the keys from the database when another process rotated. The
+   * reload reads through `source` (the database by default): a caller inside a transaction passes
+   * the transaction, so that the reload needs no second connection (PGlite has one; a pool may be
+   * exhausted by transactions waiting like this one).
+   */
+  decrypt(ciphertext: string, context: string, source?: Queryable): Promise<string>;
   /**
    * Keyed hash of a card number, scoped to the merchant: the same card at the same merchant gives
    * the same value, at another merchant a different one. base64url, 32 characters.
@@ -91,7 +96,9 @@ export async function openVault(options: { db: Db; masterKey: Buffer; clock: Clo
 
   // Reloads triggered by concurrent decrypts share one query.
   let reloading: Promise<unknown> | null = null;
-  function reloadKeys(): Promise<unknown> {
+  function reloadKeys(source: Queryable): Promise<unknown> {
+    // Only reloads through the database itself are shared: a transaction's cannot wait for another.
+    if (source !== db) return loadKeys(source);
     reloading ??= loadKeys(db).finally(() => {
       reloading = null;
     });
@@ -99,12 +106,10 @@ export async function openVault(options: { db: Db; masterKey: Buffer; clock: Clo
   }
 
   /** The key of a ciphertext, reloading once when another process may have created it. */
-  async function keyFor(keyId: string): Promise<Buffer> {
+  async function keyFor(keyId: string, source: Queryable): Promise<Buffer> {
     let key = dataKeys.get(keyId);
-    // PGlite belongs to this one process, so its keys in memory are complete; a reload there would
-    // also wait forever when the caller is inside a transaction, since PGlite has one connection.
-    if (key === undefined && db.kind === 'postgres') {
-      await reloadKeys();
+    if (key === undefined) {
+      await reloadKeys(source);
       key = dataKeys.get(keyId);
     }
     if (key === undefined) throw new Error(`The vault has no data key ${keyId}`);
@@ -213,9 +218,9 @@ export async function openVault(options: { db: Db; masterKey: Buffer; clock: Clo
       return seal(currentKey(), plaintext, context);
     },
 
-    async decrypt(ciphertext, context) {
+    async decrypt(ciphertext, context, source = db) {
       const { keyId } = parseCiphertext(ciphertext);
-      const key = await keyFor(keyId);
+      const key = await keyFor(keyId, source);
       try {
         return open(key, ciphertext, context);
       } catch {

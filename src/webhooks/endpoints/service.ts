@@ -290,12 +290,12 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
     /**
      * The current token of an endpoint, deleted or not, read from the database each time (the
      * delivery engine keeps its own newest-known copy: decryptToken, tokenCiphertexts). `source`
-     * defaults to the database; on PGlite, pass the open transaction when calling from inside one.
+     * defaults to the database; pass the open transaction when calling from inside one.
      */
     async tokenFor(endpointId: string, source: Queryable = db): Promise<string> {
       const ciphertext = await queries.selectTokenCiphertextById(source, endpointId);
       if (ciphertext === undefined) throw new Error(`No webhook endpoint ${endpointId}`);
-      return vault.decrypt(ciphertext, endpointId);
+      return vault.decrypt(ciphertext, endpointId, source);
     },
 
     /** An endpoint token from its stored form (the delivery engine reads that with each claim). */
@@ -322,7 +322,7 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
         ciphertext = await queries.selectLegacyKeyCiphertext(source, merchantId);
         if (!ciphertext) throw new Error(`The legacy signing key of ${merchantId} could not be created`);
       }
-      const key = await vault.decrypt(ciphertext, legacyKeyContext(merchantId));
+      const key = await vault.decrypt(ciphertext, legacyKeyContext(merchantId), source);
       // Inside a transaction the key may be one this transaction wrote and may yet roll back.
       if (source === db) {
         if (legacyKeys.size >= legacyKeyCacheSize) legacyKeys.clear();
