@@ -5,6 +5,7 @@ import { openDb, type Db } from '../src/db/db.js';
 import { migrate } from '../src/db/migrate.js';
 import { reserveRefundSql } from '../src/payments/queries.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { migratedPgliteTemplate } from './helpers/templates.js';
 
 /*
  * A merchant's object is looked up by its id, and the plan must use the primary key whatever the
@@ -18,9 +19,11 @@ describe(`lookups by id use the primary key in a generic plan without statistics
   let db: Db;
   let drop: (() => Promise<void>) | undefined;
   before(async () => {
-    const database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+    // A copy of a migrated database (./helpers/templates.ts): no table has statistics yet either.
+    const database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
     drop = database?.drop;
-    db = await openDb({ databaseUrl: database?.url, dataDir: 'memory://' });
+    const pgliteTemplate = database ? undefined : await migratedPgliteTemplate();
+    db = await openDb({ databaseUrl: database?.url, dataDir: 'memory://', pgliteTemplate });
     await migrate(db);
   });
   after(async () => {

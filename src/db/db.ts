@@ -106,12 +106,18 @@ const NUMERIC_OID = 1700;
  * PGlite (embedded, a data folder or memory) when `databaseUrl` is unset, PostgreSQL otherwise.
  * Both return int8 and numeric as strings so that money never passes through a float.
  */
-export async function openDb(options: { databaseUrl?: string; dataDir?: string; poolSize?: number }): Promise<Db> {
+export async function openDb(options: {
+  databaseUrl?: string;
+  dataDir?: string;
+  poolSize?: number;
+  /** Tests only: a PGlite tar (dumpDataDir) a new embedded database starts from (config.testPgliteTemplate). */
+  pgliteTemplate?: string;
+}): Promise<Db> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
-  return openPglite(options.dataDir);
+  return openPglite(options.dataDir, options.pgliteTemplate);
 }
 
-async function openPglite(dataDir: string | undefined): Promise<Db> {
+async function openPglite(dataDir: string | undefined, template: string | undefined): Promise<Db> {
   // PGlite (PostgreSQL in WebAssembly and its protocol code) runs in a worker thread, on the
   // machine's other core, while this thread handles HTTP; see docs/performance.md.
   // A folder on disk is locked first, so that a second process is refused before it opens it.
@@ -119,7 +125,7 @@ async function openPglite(dataDir: string | undefined): Promise<Db> {
   const unlock = onDisk ? lockDataDir(dataDir) : () => {};
   let lite: Awaited<ReturnType<typeof connectPgliteWorker>>;
   try {
-    lite = await connectPgliteWorker(dataDir);
+    lite = await connectPgliteWorker(dataDir, template);
   } catch (err) {
     unlock();
     throw err;

@@ -1,3 +1,6 @@
+import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgliteStatements } from './pglite-statements.js';
@@ -29,6 +32,8 @@ export interface SerializedError {
 
 export interface PgliteWorkerData {
   dataDir: string | undefined;
+  /** Tests only: a dumpDataDir tar that a new database (no PG_VERSION yet) is loaded from instead of initdb. */
+  template: string | undefined;
 }
 
 const INT8_OID = 20;
@@ -36,7 +41,7 @@ const NUMERIC_OID = 1700;
 
 if (parentPort) await serve(parentPort, workerData as PgliteWorkerData);
 
-async function serve(port: MessagePort, { dataDir }: PgliteWorkerData): Promise<void> {
+async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData): Promise<void> {
   let lite: PGlite;
   let statements: ReturnType<typeof createPgliteStatements>;
   try {
@@ -44,7 +49,7 @@ async function serve(port: MessagePort, { dataDir }: PgliteWorkerData): Promise<
     // int8 and numeric as strings, as on PostgreSQL, so that money never passes through a float.
     const parsers = { [INT8_OID]: identity, [NUMERIC_OID]: identity };
     // The options object form: with the two-argument form an undefined dataDir drops the options.
-    lite = new PGlite({ dataDir, parsers });
+    lite = new PGlite({ dataDir, parsers, loadDataDir: await templateFor(dataDir, template) });
     await lite.waitReady;
     // As on PostgreSQL: statements with parameters are prepared once; the others (BEGIN, DDL) run as they are.
     statements = createPgliteStatements(lite, { ...lite.parsers, ...parsers });
@@ -113,6 +118,14 @@ async function serve(port: MessagePort, { dataDir }: PgliteWorkerData): Promise<
     });
   });
   port.postMessage({ id: 0 } satisfies PgliteReply);
+}
+
+/** The template's tar when `dataDir` holds no database yet (memory always starts empty). */
+async function templateFor(dataDir: string | undefined, template: string | undefined): Promise<Blob | undefined> {
+  if (template === undefined) return undefined;
+  const onDisk = dataDir !== undefined && !/^[a-z]+:\/\//.test(dataDir);
+  if (onDisk && existsSync(path.join(dataDir, 'PG_VERSION'))) return undefined;
+  return new Blob([await readFile(template)]);
 }
 
 interface LiteTransaction {

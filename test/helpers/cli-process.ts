@@ -3,6 +3,7 @@
  * free port and read what it prints, run a command and collect its output and exit code.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { migratedPgliteTemplate } from './templates.js';
 
 const cliArgs = ['--import', 'tsx', 'src/cli.ts'];
 
@@ -18,7 +19,7 @@ export interface RunningService {
 
 export async function startService(env: Record<string, string>): Promise<RunningService> {
   const child = spawn(process.execPath, [...cliArgs, 'start'], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', ...(await templateEnv(env)), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -34,6 +35,15 @@ export async function startService(env: Record<string, string>): Promise<Running
   const privateKey = /private key: (test_pr_\w+)/.exec(output)?.[1];
   if (!baseUrl || !privateKey) throw new Error(`no base URL or key in: ${output}`);
   return { child, output: () => output, baseUrl, origin: new URL(baseUrl).origin, privateKey };
+}
+
+/**
+ * TESSERA_TEST_PGLITE_TEMPLATE for a service on a new PGlite data folder, so that it starts from a
+ * migrated copy (./templates.ts) instead of running initdb; nothing for PostgreSQL or production.
+ */
+export async function templateEnv(env: Record<string, string>): Promise<Record<string, string>> {
+  if (env.DATABASE_URL || env.NODE_ENV === 'production') return {};
+  return { TESSERA_TEST_PGLITE_TEMPLATE: await migratedPgliteTemplate() };
 }
 
 export async function stopService(running: RunningService): Promise<void> {
