@@ -28,7 +28,7 @@ async function startService(env: Record<string, string>): Promise<Running> {
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 120_000; // generous: test files run four at a time
   while (!/Try it:|API reference/.test(output) || (env.NODE_ENV !== 'production' && !output.includes('Try it:'))) {
     if (child.exitCode !== null) throw new Error(`tessera start exited: ${output}`);
     if (Date.now() > deadline) throw new Error(`tessera start printed no base URL in time: ${output}`);

@@ -25,7 +25,7 @@ export async function startService(env: Record<string, string>): Promise<Running
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 120_000; // generous: test files run four at a time
   while (!output.includes('Try it:')) {
     if (child.exitCode !== null) throw new Error(`tessera start exited: ${output}`);
     if (Date.now() > deadline) throw new Error(`tessera start printed no base URL in time: ${output}`);
@@ -53,13 +53,15 @@ export async function stopService(running: RunningService): Promise<void> {
   await exited;
 }
 
-export function runCli(
+export async function runCli(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
+  // A service started this way (one that is refused, say) starts from the template too.
+  const template = args[0] === 'start' || args[0] === 'worker' ? await templateEnv(env) : {};
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [...cliArgs, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...env },
+      env: { PATH: process.env.PATH ?? '', ...template, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
