@@ -26,7 +26,7 @@ export interface Config {
   readonly testAnswerDelayMs: number;
   /**
    * Tests only (refused in production): a PGlite data folder as a tar file (PGlite's
-   * dumpDataDir) that a new embedded database starts from instead of running initdb; the test
+   * dumpDataDir) that PGlite in memory (`memory://`) starts from instead of running initdb; the test
    * harness makes one with every migration applied (test/helpers/templates.ts).
    */
   readonly testPgliteTemplate: string | undefined;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
 import { startReceiver } from './helpers/receiver.js';
-import { runCli, templateEnv } from './helpers/cli-process.js';
+import { runCli } from './helpers/cli-process.js';
 
 const cliArgs = ['--import', 'tsx', 'src/cli.ts'];
 
@@ -22,7 +22,7 @@ interface Running {
 /** Runs `tessera start` as a newcomer would and reads what it prints. */
 async function startService(env: Record<string, string>): Promise<Running> {
   const child = spawn(process.execPath, [...cliArgs, 'start'], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', ...(await templateEnv(env)), ...env },
+    env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgliteStatements } from './pglite-statements.js';
@@ -32,7 +30,7 @@ export interface SerializedError {
 
 export interface PgliteWorkerData {
   dataDir: string | undefined;
-  /** Tests only: a dumpDataDir tar that a new database (no PG_VERSION yet) is loaded from instead of initdb. */
+  /** Tests only: a dumpDataDir tar that a database in memory is loaded from instead of initdb. */
   template: string | undefined;
 }
 
@@ -120,11 +118,10 @@ async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData)
   port.postMessage({ id: 0 } satisfies PgliteReply);
 }
 
-/** The template's tar when `dataDir` holds no database yet (memory always starts empty). */
+/** The template's tar for a database in memory (which always starts empty); a folder on disk never uses it. */
 async function templateFor(dataDir: string | undefined, template: string | undefined): Promise<Blob | undefined> {
-  if (template === undefined) return undefined;
   const onDisk = dataDir !== undefined && !/^[a-z]+:\/\//.test(dataDir);
-  if (onDisk && existsSync(path.join(dataDir, 'PG_VERSION'))) return undefined;
+  if (template === undefined || onDisk) return undefined;
   return new Blob([await readFile(template)]);
 }
 

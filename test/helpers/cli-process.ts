@@ -3,7 +3,6 @@
  * free port and read what it prints, run a command and collect its output and exit code.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { migratedPgliteTemplate } from './templates.js';
 
 const cliArgs = ['--import', 'tsx', 'src/cli.ts'];
 
@@ -19,7 +18,7 @@ export interface RunningService {
 
 export async function startService(env: Record<string, string>): Promise<RunningService> {
   const child = spawn(process.execPath, [...cliArgs, 'start'], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', ...(await templateEnv(env)), ...env },
+    env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -37,15 +36,6 @@ export async function startService(env: Record<string, string>): Promise<Running
   return { child, output: () => output, baseUrl, origin: new URL(baseUrl).origin, privateKey };
 }
 
-/**
- * TESSERA_TEST_PGLITE_TEMPLATE for a service on a new PGlite data folder, so that it starts from a
- * migrated copy (./templates.ts) instead of running initdb; nothing for PostgreSQL or production.
- */
-export async function templateEnv(env: Record<string, string>): Promise<Record<string, string>> {
-  if (env.DATABASE_URL || env.NODE_ENV === 'production') return {};
-  return { TESSERA_TEST_PGLITE_TEMPLATE: await migratedPgliteTemplate() };
-}
-
 export async function stopService(running: RunningService): Promise<void> {
   if (running.child.exitCode !== null) return;
   const exited = new Promise((resolve) => running.child.once('exit', resolve));
@@ -53,15 +43,13 @@ export async function stopService(running: RunningService): Promise<void> {
   await exited;
 }
 
-export async function runCli(
+export function runCli(
   args: string[],
   env: Record<string, string>,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  // A service started this way (one that is refused, say) starts from the template too.
-  const template = args[0] === 'start' || args[0] === 'worker' ? await templateEnv(env) : {};
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [...cliArgs, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...template, ...env },
+      env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
