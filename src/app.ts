@@ -100,6 +100,7 @@ export async function createTessera({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
+    pgliteTemplate: config.testPgliteTemplate,
   });
   let ready = false;
   try {

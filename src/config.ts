@@ -24,6 +24,12 @@ export interface Config {
   readonly idempotencyLeaseMs: number;
   /** Tests only (nodeEnv test): a pause between a request's effect and storing its answer, to kill a process there. */
   readonly testAnswerDelayMs: number;
+  /**
+   * Tests only (refused in production): a PGlite data folder as a tar file (PGlite's
+   * dumpDataDir) that PGlite in memory (`memory://`) starts from instead of running initdb; the test
+   * harness makes one with every migration applied (test/helpers/templates.ts).
+   */
+  readonly testPgliteTemplate: string | undefined;
   /** How often background jobs (settlements, reversals, expiries) are looked for. */
   readonly jobPollIntervalMs: number;
   readonly databasePoolSize: number;
@@ -116,6 +122,7 @@ const knownTesseraVariables = new Set([
   'TESSERA_TRUST_PROXY',
   'TESSERA_DELIVERY_RETENTION_DAYS',
   'TESSERA_EVENT_RETENTION_DAYS',
+  'TESSERA_TEST_PGLITE_TEMPLATE',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
   'TESSERA_URL',
@@ -179,6 +186,7 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     sandboxFollowUpDelayMs: integer(source, 'TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS', 3000, 0, 86_400_000),
     idempotencyLeaseMs: integer(source, 'TESSERA_IDEMPOTENCY_LEASE_MS', 60_000, 100, 3_600_000),
     testAnswerDelayMs: nodeEnv === 'test' ? integer(source, 'TESSERA_TEST_ANSWER_DELAY_MS', 0, 0, 600_000) : 0,
+    testPgliteTemplate: pgliteTemplate(source, nodeEnv),
     jobPollIntervalMs: integer(source, 'TESSERA_JOB_POLL_INTERVAL_MS', 1000, 10, 3_600_000),
     databasePoolSize: integer(source, 'TESSERA_DATABASE_POOL_SIZE', 10, 1, 500),
     webhookRetryDelaysSeconds: retryDelays(source, nodeEnv),
@@ -264,6 +272,15 @@ function trustProxy(raw: string | undefined): string | undefined {
     );
   }
   return parts.join(',');
+}
+
+/** TESSERA_TEST_PGLITE_TEMPLATE: a file path, for tests only, so production refuses it. */
+function pgliteTemplate(source: Source, nodeEnv: Config['nodeEnv']): string | undefined {
+  const name = 'TESSERA_TEST_PGLITE_TEMPLATE';
+  const raw = blankToUndefined(source[name]);
+  if (raw === undefined) return undefined;
+  if (nodeEnv === 'production') throw new ConfigError(`${name} is for tests; production databases start empty`);
+  return path.resolve(raw);
 }
 
 /** `memory://` keeps PGlite in memory (nothing persisted); anything else is a folder. */

@@ -28,10 +28,14 @@ async function startService(env: Record<string, string>): Promise<Running> {
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 120_000; // generous: test files run four at a time
   while (!/Try it:|API reference/.test(output) || (env.NODE_ENV !== 'production' && !output.includes('Try it:'))) {
     if (child.exitCode !== null) throw new Error(`tessera start exited: ${output}`);
-    if (Date.now() > deadline) throw new Error(`tessera start printed no base URL in time: ${output}`);
+    if (Date.now() > deadline) {
+      // Killed, or its open pipes would keep the test file's process (and so the run) going forever.
+      child.kill('SIGKILL');
+      throw new Error(`tessera start printed no base URL in time: ${output}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const baseUrl = /API base URL:\s+(\S+)/.exec(output)?.[1];

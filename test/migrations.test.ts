@@ -4,12 +4,14 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { openDb, type Db } from '../src/db/db.js';
 import { migrate } from '../src/db/migrate.js';
+import { loadConfig } from '../src/config.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { migratedPgliteTemplate } from './helpers/templates.js';
 
 const migration = `-- A function whose body holds semicolons; so does this comment.
 CREATE TABLE notes (id serial PRIMARY KEY, body text NOT NULL);
@@ -59,5 +61,29 @@ describe(`migrations (${databaseKind})`, () => {
     const bodies = (await db.query<{ body: string }>('SELECT body FROM notes ORDER BY id')).map((row) => row.body);
     assert.deepEqual(bodies, ['a;b', "a's; quoted", "escaped '; quote", 'other']);
     assert.deepEqual(await migrate(db, dir), []);
+  });
+});
+
+describe('the migrated PGlite template of the tests (TESSERA_TEST_PGLITE_TEMPLATE)', () => {
+  test('production refuses it; PGlite in memory loaded from it has every migration and nothing else', async () => {
+    assert.throws(
+      () =>
+        loadConfig({ NODE_ENV: 'production', TESSERA_MASTER_KEY: 'ab'.repeat(32), TESSERA_TEST_PGLITE_TEMPLATE: 'x' }),
+      /TESSERA_TEST_PGLITE_TEMPLATE is for tests/,
+    );
+    const db = await openDb({ dataDir: 'memory://', pgliteTemplate: await migratedPgliteTemplate() });
+    try {
+      const files = readdirSync('src/migrations').filter((name) => name.endsWith('.sql'));
+      const applied = await db.query<{ version: string }>('SELECT version FROM schema_migrations ORDER BY version');
+      assert.deepEqual(
+        applied.map((row) => row.version),
+        files.sort(),
+      );
+      assert.deepEqual(await migrate(db), []);
+      const [merchants] = await db.query<{ n: string }>('SELECT count(*)::text AS n FROM merchants');
+      assert.equal(merchants?.n, '0');
+    } finally {
+      await db.close();
+    }
   });
 });

@@ -8,6 +8,7 @@ import { createTestDatabase, databaseKind } from './helpers/harness.js';
 import { captureStatements, sqlLiteral } from './helpers/plan-capture.js';
 import { dueQueries, listQueries } from './helpers/plan-cases.js';
 import { seedPlanDatabase } from './helpers/plan-seed.js';
+import { migratedPgliteTemplate } from './helpers/templates.js';
 
 /*
  * One database for the file: migrated, seeded (test/helpers/plan-seed.ts) and never analyzed.
@@ -15,9 +16,11 @@ import { seedPlanDatabase } from './helpers/plan-seed.js';
 let db: Db;
 let drop: (() => Promise<void>) | undefined;
 before(async () => {
-  const database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+  // A copy of a migrated database (./helpers/templates.ts): no table has statistics yet either.
+  const database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
   drop = database?.drop;
-  db = await openDb({ databaseUrl: database?.url, dataDir: 'memory://' });
+  const pgliteTemplate = database ? undefined : await migratedPgliteTemplate();
+  db = await openDb({ databaseUrl: database?.url, dataDir: 'memory://', pgliteTemplate });
   await migrate(db);
   await seedPlanDatabase(db);
 });

@@ -6,6 +6,7 @@ import { openDb, type Db } from '../src/db/db.js';
 import { migrate } from '../src/db/migrate.js';
 import { newId } from '../src/ids.js';
 import { openVault, type Vault } from '../src/vault/vault.js';
+import { migratedPgliteTemplate } from './helpers/templates.js';
 
 const cardNumber = '4242424242424242';
 const securityCode = '737';
@@ -13,8 +14,9 @@ const clock = manualClock(new Date('2026-06-15T12:00:00.000Z'));
 const masterKey = randomBytes(32);
 const foreignMasterKey = randomBytes(32);
 
+/** A new PGlite, a copy of one with every migration applied (./helpers/templates.ts). */
 async function freshDb(): Promise<Db> {
-  const db = await openDb({});
+  const db = await openDb({ pgliteTemplate: await migratedPgliteTemplate() });
   await migrate(db);
   return db;
 }
@@ -23,7 +25,7 @@ async function keyIds(db: Db): Promise<Array<{ id: string; active: boolean }>> {
   return db.query<{ id: string; active: boolean }>('SELECT id, active FROM vault_keys ORDER BY created_at, id');
 }
 
-// Starting PGlite takes seconds, so the tests that need a vault of their own share these two:
+// Starting PGlite takes a second, so the tests that need a vault of their own share these two:
 // twinDb is opened under the same master key as the main vault, foreignDb under another one.
 let twinDb: Db;
 let foreignDb: Db;

@@ -50,9 +50,15 @@ async function statement<T>(run: () => Promise<T>): Promise<T> {
  * PGlite (embedded, a data folder or memory) when `databaseUrl` is unset, PostgreSQL otherwise.
  * Both return int8 and numeric as strings so that money never passes through a float.
  */
-export async function openDb(options: { databaseUrl?: string; dataDir?: string; poolSize?: number }): Promise<Db> {
+export async function openDb(options: {
+  databaseUrl?: string;
+  dataDir?: string;
+  poolSize?: number;
+  /** Tests only: a PGlite tar (dumpDataDir) a new embedded database starts from (config.testPgliteTemplate). */
+  pgliteTemplate?: string;
+}): Promise<Db> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
-  return openPglite(options.dataDir);
+  return openPglite(options.dataDir, options.pgliteTemplate);
 }
 
 /**
@@ -61,13 +67,13 @@ export async function openDb(options: { databaseUrl?: string; dataDir?: string; 
  * other core while this thread handles HTTP. It is one connection: a transaction holds it until
  * it ends, and statements outside it wait.
  */
-async function openPglite(dataDir: string | undefined): Promise<Db> {
+async function openPglite(dataDir: string | undefined, template: string | undefined): Promise<Db> {
   // A folder on disk is locked first, so that a second process is refused before it opens it.
   const onDisk = dataDir !== undefined && !/^[a-z]+:\/\//.test(dataDir);
   const unlock = onDisk ? lockDataDir(dataDir) : () => {};
   let lite: PgliteConnection;
   try {
-    lite = await connectPgliteWorker(dataDir);
+    lite = await connectPgliteWorker(dataDir, template);
   } catch (err) {
     unlock();
     throw err;

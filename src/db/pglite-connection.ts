@@ -45,11 +45,14 @@ function workerExecArgv(): string[] {
   return options;
 }
 
-/** Starts PGlite on `dataDir` in a worker thread, and answers when it is ready. */
-export async function connectPgliteWorker(dataDir: string | undefined): Promise<PgliteConnection> {
+/**
+ * Starts PGlite on `dataDir` in a worker thread, and answers when it is ready. A new database
+ * starts from `template` (a dumpDataDir tar; tests only) when one is given.
+ */
+export async function connectPgliteWorker(dataDir: string | undefined, template?: string): Promise<PgliteConnection> {
   const worker = new Worker(workerEntry.source, {
     eval: workerEntry.eval,
-    workerData: { dataDir } satisfies PgliteWorkerData,
+    workerData: { dataDir, template } satisfies PgliteWorkerData,
     execArgv: workerExecArgv(),
   });
   const pending = new Map<number, (reply: PgliteReply | Error) => void>();

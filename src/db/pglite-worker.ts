@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 
@@ -29,6 +30,8 @@ export interface SerializedError {
 
 export interface PgliteWorkerData {
   dataDir: string | undefined;
+  /** Tests only: a dumpDataDir tar that a database in memory is loaded from instead of initdb. */
+  template: string | undefined;
 }
 
 const INT8_OID = 20;
@@ -36,14 +39,14 @@ const NUMERIC_OID = 1700;
 
 if (parentPort) await serve(parentPort, workerData as PgliteWorkerData);
 
-async function serve(port: MessagePort, { dataDir }: PgliteWorkerData): Promise<void> {
+async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData): Promise<void> {
   let lite: PGlite;
   try {
     const identity = (value: string) => value;
     // int8 and numeric as strings, as on PostgreSQL, so that money never passes through a float.
     const parsers = { [INT8_OID]: identity, [NUMERIC_OID]: identity };
     // The options object form: with the two-argument form an undefined dataDir drops the options.
-    lite = new PGlite({ dataDir, parsers });
+    lite = new PGlite({ dataDir, parsers, loadDataDir: await templateFor(dataDir, template) });
     await lite.waitReady;
   } catch (err) {
     // The main thread ends this thread when it reads the error.
@@ -96,6 +99,13 @@ async function serve(port: MessagePort, { dataDir }: PgliteWorkerData): Promise<
     });
   });
   port.postMessage({ id: 0 } satisfies PgliteReply);
+}
+
+/** The template's tar for a database in memory (which always starts empty); a folder on disk never uses it. */
+async function templateFor(dataDir: string | undefined, template: string | undefined): Promise<Blob | undefined> {
+  const onDisk = dataDir !== undefined && !/^[a-z]+:\/\//.test(dataDir);
+  if (template === undefined || onDisk) return undefined;
+  return new Blob([await readFile(template)]);
 }
 
 interface LiteTransaction {

@@ -24,15 +24,22 @@ export async function startService(env: Record<string, string>): Promise<Running
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 120_000; // generous: test files run four at a time
   while (!output.includes('Try it:')) {
     if (child.exitCode !== null) throw new Error(`tessera start exited: ${output}`);
-    if (Date.now() > deadline) throw new Error(`tessera start printed no base URL in time: ${output}`);
+    if (Date.now() > deadline) {
+      // Killed, or its open pipes would keep the test file's process (and so the run) going forever.
+      child.kill('SIGKILL');
+      throw new Error(`tessera start printed no base URL in time: ${output}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   const baseUrl = /API base URL:\s+(\S+)/.exec(output)?.[1];
   const privateKey = /private key: (test_pr_\w+)/.exec(output)?.[1];
-  if (!baseUrl || !privateKey) throw new Error(`no base URL or key in: ${output}`);
+  if (!baseUrl || !privateKey) {
+    child.kill('SIGKILL');
+    throw new Error(`no base URL or key in: ${output}`);
+  }
   return { child, output: () => output, baseUrl, origin: new URL(baseUrl).origin, privateKey };
 }
 

@@ -1,7 +1,9 @@
 /**
  * One Tessera per test file, on PGlite in memory by default or on a fresh PostgreSQL database
  * when TESSERA_TEST_DATABASE_URL is set (the database is created here and dropped in close()).
- * Tests stay independent by each creating its own merchant.
+ * Tests stay independent by each creating its own merchant. Either database starts as a copy of
+ * one with every migration already applied (./templates.ts), which spares each test file initdb
+ * and the migrations; the service's migrate() still runs and finds nothing to apply.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, createWriteStream } from 'node:fs';
@@ -13,6 +15,7 @@ import { createTessera, type Tessera } from '../../src/app.js';
 import { createLogger } from '../../src/logger.js';
 import type { Processor } from '../../src/processor/processor.js';
 import { createSandboxProcessor } from '../../src/processor/sandbox.js';
+import { migratedPgliteTemplate, migratedPostgresTemplate } from './templates.js';
 
 export const apiBase = '/api/services/v1';
 const testDatabaseUrl = process.env.TESSERA_TEST_DATABASE_URL;
@@ -53,13 +56,19 @@ export interface ApiResponse {
   raw: string;
 }
 
-/** A fresh PostgreSQL database on the server of TESSERA_TEST_DATABASE_URL, dropped by drop(). */
-export async function createTestDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * A fresh PostgreSQL database on the server of TESSERA_TEST_DATABASE_URL, dropped by drop():
+ * empty, or with `migrated` a copy of one with every migration applied.
+ */
+export async function createTestDatabase(
+  options: { migrated?: boolean } = {},
+): Promise<{ url: string; drop(): Promise<void> }> {
   if (!testDatabaseUrl) throw new Error('TESSERA_TEST_DATABASE_URL is not set');
   const name = `tessera_test_${randomBytes(6).toString('hex')}`;
+  const template = options.migrated ? await migratedPostgresTemplate(testDatabaseUrl) : undefined;
   const admin = new pg.Client({ connectionString: testDatabaseUrl });
   await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.query(`CREATE DATABASE ${name}${template ? ` TEMPLATE ${template}` : ''}`);
   await admin.end();
   const url = new URL(testDatabaseUrl);
   url.pathname = `/${name}`;
@@ -84,7 +93,7 @@ export async function startTestApp(
   } = {},
 ): Promise<TestContext> {
   const clock = manualClock(new Date('2026-11-22T12:00:00.000Z'));
-  const database = testDatabaseUrl ? await createTestDatabase() : undefined;
+  const database = testDatabaseUrl ? await createTestDatabase({ migrated: true }) : undefined;
   const databaseUrl = database?.url;
   const operatorKey = `operator_${randomBytes(16).toString('hex')}`;
   const config = loadConfig({
@@ -95,6 +104,10 @@ export async function startTestApp(
     TESSERA_MASTER_KEY: randomBytes(32).toString('hex'),
     TESSERA_ADMIN_KEY: operatorKey,
     TESSERA_LOG_LEVEL: 'debug',
+    // A production Tessera refuses the template (a test-only setting): it runs initdb and migrates.
+    ...(testDatabaseUrl || options.env?.NODE_ENV === 'production'
+      ? {}
+      : { TESSERA_TEST_PGLITE_TEMPLATE: await migratedPgliteTemplate() }),
     ...options.env,
   });
   // Every log line of the run is kept, so that a final check can search them for card data.
