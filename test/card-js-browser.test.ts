@@ -9,8 +9,9 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
+import { type Browser, type Frame, type Page } from 'playwright-core';
 import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { dynamicEndpointToken, launchChromium } from './helpers/browser.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
 
@@ -66,15 +67,9 @@ describe(`tessera.js in a browser (${databaseKind})`, () => {
       payload: JSON.stringify({ websiteOrigins: [shopUrl] }),
     });
     assert.equal(origins.statusCode, 200, origins.body);
-    const endpoints = await merchant.call('GET', '/webhook_endpoints?limit=100');
-    const dynamic = endpoints.body.data.data.find((endpoint: { kind: string }) => endpoint.kind === 'dynamic');
-    dynamicToken = (await merchant.call('POST', `/webhook_endpoints/${dynamic.id}/reveal_token`, {})).body.data.token;
+    dynamicToken = await dynamicEndpointToken(merchant);
     ctx.tessera.webhookDispatcher.start();
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox'],
-    });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

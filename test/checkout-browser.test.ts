@@ -7,8 +7,9 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
+import { dynamicEndpointToken, launchChromium } from './helpers/browser.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 
@@ -34,15 +35,8 @@ describe(`hosted checkout page in a browser (${databaseKind})`, () => {
     ctx = await startTestApp();
     await ctx.tessera.server.listen({ port: 0, host: '127.0.0.1' });
     shop = await ctx.merchant({ name: 'Lovelace Tea Co.' });
-    // The dynamic endpoint's token signs every notification to a payment's notifyUrl.
-    const endpoints = await shop.call('GET', '/webhook_endpoints');
-    const dynamic = (endpoints.body.data.data as Array<{ id: string; kind: string }>).find((e) => e.kind === 'dynamic');
-    dynamicToken = (await shop.call('POST', `/webhook_endpoints/${dynamic!.id}/reveal_token`, {})).body.data.token;
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox'],
-    });
+    dynamicToken = await dynamicEndpointToken(shop);
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 900, height: 900 } });
     // The shop's own pages (returnUrl, cancelUrl) are answered here: the browser never leaves the machine.
     await page.route(`${shopOrigin}/**`, (route) =>

@@ -5,9 +5,10 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
 import { startTestApp, type TestContext } from './helpers/harness.js';
 import { startSmtpServer, type SmtpTestServer } from './helpers/smtp.js';
+import { launchChromium } from './helpers/browser.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
 
@@ -39,11 +40,7 @@ describe('dashboard in a browser', () => {
     });
     privateKey = created.json().data.keys.privateKey;
     ownerLink = created.json().data.ownerSetPasswordUrl;
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox'],
-    });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   });
   after(async () => {
