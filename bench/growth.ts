@@ -234,7 +234,7 @@ export async function runGrowth(
   const firstSeeded = (prefix: string) => `${prefix}_${2000000000000000000n + 1n}`;
   const scope = `merchant_id = '${template.merchantId}' AND mode = 'test'`;
   const page = 'ORDER BY created_at DESC, id DESC LIMIT 11';
-  // Each path, and the list statement behind it as src/db/pagination.ts writes it (for EXPLAIN).
+  // Each path, and the list statement behind it as the service writes it (for EXPLAIN).
   const paths = [
     { name: 'GET /payment (first page)', path: '/payment', sql: `SELECT * FROM payments WHERE ${scope} ${page}` },
     {
@@ -248,9 +248,13 @@ export async function runGrowth(
       sql: `SELECT * FROM events WHERE ${scope} AND object_id = '${firstSeeded('pt')}' ${page}`,
     },
     {
+      // The event's attempts, as selectEventAttempts in src/webhooks/deliveries/queries.ts writes them.
       name: 'GET /events/{id}/deliveries',
       path: `/events/${firstSeeded('evt')}/deliveries`,
-      sql: `SELECT * FROM webhook_deliveries WHERE ${scope} AND event_id = '${firstSeeded('evt')}' ${page}`,
+      sql:
+        `SELECT a.* FROM (SELECT * FROM webhook_deliveries WHERE event_id = '${firstSeeded('evt')}' OFFSET 0) d ` +
+        `JOIN webhook_attempts a ON a.delivery_id = d.id WHERE d.merchant_id = '${template.merchantId}' AND d.mode = 'test' ` +
+        `ORDER BY a.attempted_at, a.delivery_id, a.attempt_number LIMIT 1001`,
     },
   ];
 
