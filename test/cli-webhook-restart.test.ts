@@ -1,0 +1,114 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { startReceiver } from './helpers/receiver.js';
+import { runCli } from './helpers/cli-process.js';
+import { apiCaller, killService, payWithEndpoint, startService, stopService } from './helpers/cli-service.js';
+
+/**
+ * Webhooks across processes: a service that does not send, a service killed mid-delivery, and the
+ * next start on the same database. Apart from test/cli.test.ts so that the minute-long lease wait
+ * runs beside the other CLI tests, not after them.
+ */
+describe(`tessera start and webhooks across processes (${databaseKind})`, () => {
+  test('with TESSERA_WEBHOOK_DISPATCHER=off start sends no webhook; they wait for a process with it on', async () => {
+    const switchDir = mkdtempSync(path.join(tmpdir(), 'tessera-dispatcher-'));
+    const switchDb = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+    const switchEnv = {
+      TESSERA_DATA_DIR: switchDir,
+      ...(switchDb ? { DATABASE_URL: switchDb.url } : {}),
+      // Polling often, so that a dispatcher that should not run would have sent by the check.
+      TESSERA_WEBHOOK_POLL_INTERVAL_MS: '20',
+    };
+    const receiver = await startReceiver();
+    try {
+      const refused = await runCli(['start'], { TESSERA_WEBHOOK_DISPATCHER: 'no', TESSERA_DATA_DIR: 'memory://' });
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /TESSERA_WEBHOOK_DISPATCHER must be one of on, off/);
+
+      const off = await startService({ ...switchEnv, TESSERA_WEBHOOK_DISPATCHER: 'off' });
+      let eventId: string;
+      try {
+        assert.match(off.output(), /TESSERA_WEBHOOK_DISPATCHER=off/);
+        const call = apiCaller(off);
+        const payment = await payWithEndpoint(call, { url: receiver.url() });
+        eventId = (await call(`/events?objectId=${payment.id}`)).data[0].id;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        assert.equal(receiver.requests.length, 0, 'nothing is sent while the dispatcher is off');
+        const deliveries = (await call(`/events/${eventId}/deliveries`)).data as Array<{ status: string }>;
+        assert.deepEqual(
+          deliveries.map((delivery) => delivery.status),
+          ['pending', 'pending'],
+        );
+      } finally {
+        // Killed, not stopped: what was committed survives a crash.
+        await killService(off);
+      }
+
+      // The default (on): the next start on the same database sends what waited.
+      const on = await startService(switchEnv);
+      try {
+        const received = await receiver.waitFor(2, 10_000);
+        assert.deepEqual(new Set(received.map((request) => JSON.parse(request.body).id)), new Set([eventId]));
+      } finally {
+        await stopService(on);
+      }
+    } finally {
+      await receiver.close();
+      rmSync(switchDir, { recursive: true, force: true });
+      await switchDb?.drop();
+    }
+  });
+
+  test(
+    'a service killed while its webhook is in flight: the next start delivers it once the lease has run out',
+    { timeout: 180_000 },
+    async () => {
+      const dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-killed-'));
+      const database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+      const env = {
+        TESSERA_DATA_DIR: dataDir,
+        ...(database ? { DATABASE_URL: database.url } : {}),
+        // The lease is the timeout plus a minute (engine/claimer.ts, leaseMsFor).
+        TESSERA_WEBHOOK_TIMEOUT_MS: '1000',
+        TESSERA_WEBHOOK_POLL_INTERVAL_MS: '200',
+      };
+      // The first attempt never gets an answer: the service dies while it waits.
+      const receiver = await startReceiver(() => ({ status: 200, body: 'success', delayMs: 600_000 }));
+      try {
+        const first = await startService(env);
+        let eventId: string;
+        try {
+          const call = apiCaller(first);
+          await payWithEndpoint(call, { url: receiver.url(), legacyNotifications: false });
+          const [inFlight] = await receiver.waitFor(1, 10_000);
+          eventId = JSON.parse(inFlight!.body).id;
+        } finally {
+          await killService(first);
+        }
+
+        receiver.respond(() => ({ status: 200, body: 'success' }));
+        const second = await startService(env);
+        try {
+          const started = Date.now();
+          const received = await receiver.waitFor(2, 120_000);
+          assert.equal(JSON.parse(received[1]!.body).id, eventId);
+          // Not before the lease of the dead process ran out (about a minute).
+          assert.ok(Date.now() - started > 30_000, 'the second attempt waited for the lease');
+          // Delivered once: nothing more comes.
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          assert.equal(receiver.requests.length, 2);
+        } finally {
+          await stopService(second);
+        }
+      } finally {
+        await receiver.close();
+        rmSync(dataDir, { recursive: true, force: true });
+        await database?.drop();
+      }
+    },
+  );
+});
