@@ -4,9 +4,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import {
+  apiCaller,
+  killService,
+  payWithEndpoint,
+  runCli,
+  startAnyService,
+  stopService,
+} from './helpers/cli-process.js';
 import { startReceiver } from './helpers/receiver.js';
-import { runCli } from './helpers/cli-process.js';
-import { apiCaller, killService, payWithEndpoint, startService, stopService } from './helpers/cli-service.js';
 
 /**
  * Webhooks across processes: a service that does not send, a service killed mid-delivery, and the
@@ -29,7 +35,7 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
       assert.equal(refused.code, 1);
       assert.match(refused.stderr, /TESSERA_WEBHOOK_DISPATCHER must be one of on, off/);
 
-      const off = await startService({ ...switchEnv, TESSERA_WEBHOOK_DISPATCHER: 'off' });
+      const off = await startAnyService({ ...switchEnv, TESSERA_WEBHOOK_DISPATCHER: 'off' });
       let eventId: string;
       try {
         assert.match(off.output(), /TESSERA_WEBHOOK_DISPATCHER=off/);
@@ -49,7 +55,7 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
       }
 
       // The default (on): the next start on the same database sends what waited.
-      const on = await startService(switchEnv);
+      const on = await startAnyService(switchEnv);
       try {
         const received = await receiver.waitFor(2, 10_000);
         assert.deepEqual(new Set(received.map((request) => JSON.parse(request.body).id)), new Set([eventId]));
@@ -79,7 +85,7 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
       // The first attempt never gets an answer: the service dies while it waits.
       const receiver = await startReceiver(() => ({ status: 200, body: 'success', delayMs: 600_000 }));
       try {
-        const first = await startService(env);
+        const first = await startAnyService(env);
         let eventId: string;
         try {
           const call = apiCaller(first);
@@ -91,7 +97,7 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
         }
 
         receiver.respond(() => ({ status: 200, body: 'success' }));
-        const second = await startService(env);
+        const second = await startAnyService(env);
         try {
           const started = Date.now();
           const received = await receiver.waitFor(2, 120_000);

@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
-import { runCli } from './helpers/cli-process.js';
-import { startService, stopService } from './helpers/cli-service.js';
+import { runCli, startAnyService, stopService } from './helpers/cli-process.js';
 
 describe(`tessera command (${databaseKind})`, () => {
   let dataDir: string;
@@ -24,7 +23,7 @@ describe(`tessera command (${databaseKind})`, () => {
   });
 
   test('start prints the base URL, a working sandbox key and the operator key, and the merchants commands use them', async () => {
-    const running = await startService(env);
+    const running = await startAnyService(env);
     try {
       assert.match(running.baseUrl, /^http:\/\/127\.0\.0\.1:\d+\/api\/services\/v1$/);
       assert.ok(running.privateKey, 'a sandbox private key is printed');
@@ -108,7 +107,7 @@ describe(`tessera command (${databaseKind})`, () => {
     }
 
     // A second start on the same data folder prints the same sandbox key, which still works.
-    const again = await startService(env);
+    const again = await startAnyService(env);
     try {
       assert.equal(again.privateKey, running.privateKey);
       assert.doesNotMatch(again.output(), /Operator key/);
@@ -123,7 +122,7 @@ describe(`tessera command (${databaseKind})`, () => {
   });
 
   test("start on a pipe logs JSON lines, prints no deprecation warning, and each request's log lines carry its X-TraceId as traceId", async () => {
-    const running = await startService({ ...env, TESSERA_LOG_LEVEL: 'info' });
+    const running = await startAnyService({ ...env, TESSERA_LOG_LEVEL: 'info' });
     try {
       const response = await fetch(`${running.baseUrl}/customers`, {
         headers: { authorization: `Bearer ${running.privateKey}` },

@@ -2,48 +2,27 @@
  * `tessera` as a process, for tests of the command line against a started service: start it on a
  * free port and read what it prints, run a command and collect its output and exit code.
  */
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 
 const cliArgs = ['--import', 'tsx', 'src/cli.ts'];
 
-export interface RunningService {
-  child: ChildProcess;
-  output: () => string;
-  /** The merchant API base URL as printed. */
-  baseUrl: string;
-  origin: string;
+export interface RunningService extends Running {
   /** The sandbox merchant's private key as printed. */
   privateKey: string;
 }
 
+/** A development start: its banner has the sandbox merchant's key. */
 export async function startService(env: Record<string, string>): Promise<RunningService> {
-  const child = spawn(process.execPath, [...cliArgs, 'start'], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 120_000; // generous: test files run four at a time
-  while (!output.includes('Try it:')) {
-    if (child.exitCode !== null) throw new Error(`tessera start exited: ${output}`);
-    if (Date.now() > deadline) {
-      // Killed, or its open pipes would keep the test file's process (and so the run) going forever.
-      child.kill('SIGKILL');
-      throw new Error(`tessera start printed no base URL in time: ${output}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+  const running = await startAnyService(env);
+  if (running.privateKey === undefined || !running.output().includes('Try it:')) {
+    running.child.kill('SIGKILL');
+    throw new Error(`no sandbox key in: ${running.output()}`);
   }
-  const baseUrl = /API base URL:\s+(\S+)/.exec(output)?.[1];
-  const privateKey = /private key: (test_pr_\w+)/.exec(output)?.[1];
-  if (!baseUrl || !privateKey) {
-    child.kill('SIGKILL');
-    throw new Error(`no base URL or key in: ${output}`);
-  }
-  return { child, output: () => output, baseUrl, origin: new URL(baseUrl).origin, privateKey };
+  return { ...running, privateKey: running.privateKey };
 }
 
-export async function stopService(running: RunningService): Promise<void> {
+export async function stopService(running: Running): Promise<void> {
   if (running.child.exitCode !== null) return;
   const exited = new Promise((resolve) => running.child.once('exit', resolve));
   running.child.kill('SIGTERM');
@@ -68,7 +47,7 @@ export function runCli(
 }
 
 /** Calls the merchant API of a started service with its sandbox key: GET without a body, POST with one. */
-export function apiCaller(running: RunningService) {
+export function apiCaller(running: Running) {
   return async (route: string, body?: unknown): Promise<any> => {
     const response = await fetch(`${running.baseUrl}${route}`, {
       method: body === undefined ? 'GET' : 'POST',
@@ -117,4 +96,67 @@ export function spawnCli(args: string[], env: Record<string, string>): LongRunni
       return exited;
     },
   };
+}
+
+export interface Running {
+  child: ChildProcess;
+  output: () => string;
+  baseUrl: string;
+  origin: string;
+  privateKey: string | undefined;
+}
+
+/** Runs `tessera start` as a newcomer would and reads what it prints (in production: no sandbox key). */
+export async function startAnyService(env: Record<string, string>): Promise<Running> {
+  const child = spawn(process.execPath, [...cliArgs, 'start'], {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const deadline = Date.now() + 120_000; // generous: test files run four at a time
+  while (!/Try it:|API reference/.test(output) || (env.NODE_ENV !== 'production' && !output.includes('Try it:'))) {
+    if (child.exitCode !== null) throw new Error(`tessera start exited: ${output}`);
+    if (Date.now() > deadline) {
+      // Killed, or its open pipes would keep the test file's process (and so the run) going forever.
+      child.kill('SIGKILL');
+      throw new Error(`tessera start printed no base URL in time: ${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const baseUrl = /API base URL:\s+(\S+)/.exec(output)?.[1];
+  assert.ok(baseUrl, output);
+  return {
+    child,
+    output: () => output,
+    baseUrl,
+    origin: new URL(baseUrl).origin,
+    privateKey: /private key: (test_pr_\w+)/.exec(output)?.[1],
+  };
+}
+
+/** Creates the webhook endpoint, then a card and a payment with confirm, which succeeds. */
+export async function payWithEndpoint(call: ReturnType<typeof apiCaller>, endpoint: Record<string, unknown>) {
+  await call('/webhook_endpoints/create', endpoint);
+  const method = await call('/payment_methods/create', {
+    type: 'card',
+    card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+  });
+  const payment = await call('/payment/create', {
+    amount: '1999',
+    currency: 'USD',
+    paymentMethod: method.id,
+    confirm: true,
+  });
+  assert.equal(payment.status, 'succeeded');
+  return payment;
+}
+
+/** A crash: SIGKILL, no chance to finish anything. */
+export async function killService(running: Running): Promise<void> {
+  if (running.child.exitCode !== null || running.child.signalCode !== null) return;
+  const exited = new Promise((resolve) => running.child.once('exit', resolve));
+  running.child.kill('SIGKILL');
+  await exited;
 }
