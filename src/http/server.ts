@@ -10,7 +10,14 @@ import Fastify, {
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { ApiError, errorStatus, type ErrorCode } from './errors.js';
+import { ApiError, errorStatus } from './errors.js';
+import {
+  errorResponses,
+  rateLimitedResponse,
+  toErrorResponse,
+  withoutCardNumbers,
+  type ErrorBody,
+} from './error-responses.js';
 import { authenticateMerchant, authenticateOperator, type KeyLookup, type MerchantContext } from './auth.js';
 import type { Idempotency } from './idempotency.js';
 import { dropNulls, findUnacceptableValue, validatorCompiler } from './validation.js';
@@ -333,73 +340,4 @@ const NoFields = Type.Object({}, { additionalProperties: false });
 function isApiRoute(request: FastifyRequest): boolean {
   const url = request.routeOptions.url;
   return url !== undefined && (url.startsWith(apiBasePath) || url.startsWith(adminBasePath));
-}
-
-const errorResponse = (description: string) => ({ description, $ref: 'ErrorEnvelope#' });
-
-/** The error statuses of DESIGN §2 that any API route may answer (429: the public-key routes only). */
-const errorResponses = {
-  400: errorResponse('invalid_request, idempotency_error or a tokenization rule; `data.param` names the field'),
-  401: errorResponse('authentication_error: a missing or invalid key'),
-  403: errorResponse('permission_denied, tokenization_not_enabled or mit_not_enabled'),
-  404: errorResponse("resource_missing: no such object (another merchant's objects included)"),
-  500: errorResponse('internal_error, logged with the X-TraceId of the request'),
-};
-
-/** DESIGN §2: the public-key routes are rate limited per key and per client address. */
-const rateLimitedResponse = {
-  429: errorResponse(
-    'rate_limited: too many requests with a public key from this key or client address; `Retry-After` says in how many seconds to retry',
-  ),
-};
-
-interface ErrorBody {
-  code: ErrorCode;
-  msg: string;
-  data: { param?: string; [key: string]: unknown } | null;
-}
-
-function toErrorResponse(error: FastifyError | ApiError | Error): { status: number; body: ErrorBody } {
-  if (error instanceof ApiError) {
-    return { status: error.status, body: { code: error.code, msg: error.message, data: error.details } };
-  }
-  const fastifyError = error as FastifyError;
-  if (fastifyError.validation) {
-    return { status: 400, body: { code: 'invalid_request', msg: 'The request is not valid', data: null } };
-  }
-  const status = fastifyError.statusCode ?? 500;
-  if (status >= 400 && status < 500) {
-    // Fastify's own refusals (unsupported media type, malformed JSON, body too large): the
-    // message is ours, since Fastify's may quote parts of the body.
-    const message =
-      {
-        FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Content-Type must be application/json or application/x-www-form-urlencoded',
-        FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body',
-        FST_ERR_CTP_BODY_TOO_LARGE: 'The request body is larger than 1 MiB',
-        FST_ERR_CTP_INVALID_JSON_BODY: 'The request body is not valid JSON',
-      }[fastifyError.code] ??
-      (error instanceof SyntaxError ? 'The request body is not valid JSON' : 'The request is not valid');
-    return { status: 400, body: { code: 'invalid_request', msg: message, data: { param: 'body' } } };
-  }
-  return {
-    status: errorStatus.internal_error,
-    body: {
-      code: 'internal_error',
-      msg: "An internal error occurred; it has been logged with this request's X-TraceId",
-      data: null,
-    },
-  };
-}
-
-/**
- * A field name can be anything the caller sent, a card number included: where `param` holds one
- * (a key nested in metadata, say), it is masked there and in the message, which repeats it.
- */
-function withoutCardNumbers(response: { status: number; body: ErrorBody }): { status: number; body: ErrorBody } {
-  const { body } = response;
-  const param = body.data?.param;
-  if (typeof param !== 'string' || maskCardNumbers(param) === param) return response;
-  let msg = body.msg;
-  for (const segment of param.split(/[.[\]]/)) if (segment) msg = msg.split(segment).join(maskCardNumbers(segment));
-  return { ...response, body: { ...body, msg, data: { ...body.data, param: maskCardNumbers(param) } } };
 }
