@@ -48,7 +48,7 @@ export async function startService(
       : [];
   const service = await startChild(cleanup, {
     name: `tessera (${backend})`,
-    args: [...profileArgs, path.join(repoRoot, 'dist', 'cli.js'), 'start'],
+    args: [...profileArgs, path.join(repoRoot, 'dist', 'cli', 'index.js'), 'start'],
     env: childEnv({
       NODE_ENV: 'production',
       PORT: String(port),

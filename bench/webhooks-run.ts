@@ -77,7 +77,7 @@ export async function benchRun(
     const port = await freePort();
     return startChild(cleanup, {
       name,
-      args: [...(dispatcher === 'on' ? profileArgs('service') : []), path.join(repoRoot, 'dist', 'cli.js'), 'start'],
+      args: [...(dispatcher === 'on' ? profileArgs('service') : []), path.join(repoRoot, 'dist', 'cli', 'index.js'), 'start'],
       env: serviceEnv(dispatcher, port),
       port,
       logFile: path.join(dataDir, `${name.replace(/\W+/g, '-')}.log`),
@@ -139,7 +139,7 @@ export async function benchRun(
       workers.push(
         await startProcess(cleanup, {
           name: `tessera worker ${index + 1}`,
-          args: [...profileArgs(`worker-${index + 1}`), path.join(repoRoot, 'dist', 'cli.js'), 'worker'],
+          args: [...profileArgs(`worker-${index + 1}`), path.join(repoRoot, 'dist', 'cli', 'index.js'), 'worker'],
           env: serviceEnv('on'),
           logFile: path.join(dataDir, `worker-${index + 1}.log`),
         }),

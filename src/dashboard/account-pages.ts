@@ -3,7 +3,7 @@ import { roleNames } from '../team/permissions.js';
 import type { Enrolment } from '../team/two-factor.js';
 import { html } from './html.js';
 import { csrfField, field, formError, layout, select, type FieldErrors } from './layout.js';
-import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './routes.js';
+import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
 
 const base = '/dashboard/account/two-factor';
 

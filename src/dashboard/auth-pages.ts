@@ -13,7 +13,7 @@ import {
   setCookie,
   text,
   type DashboardDeps,
-} from './routes.js';
+} from './kit.js';
 
 const lockMinutes = signInWindowMs / 60_000;
 

@@ -1,6 +1,6 @@
 import { can } from '../team/permissions.js';
 import { html, type SafeHtml } from './html.js';
-import type { PageContext } from './routes.js';
+import type { PageContext } from './kit.js';
 
 /**
  * One CSV cell (RFC 4180), safe to open in a spreadsheet: a cell that starts with = + - @ (or a

@@ -4,7 +4,7 @@ import { ListRefundsQuery } from '../refunds/schemas.js';
 import { refundStatuses } from '../refunds/states.js';
 import { html, type SafeHtml } from './html.js';
 import { field, formError, layout, money, select, table, when, type FieldErrors } from './layout.js';
-import { fieldErrors, page, type DashboardDeps } from './routes.js';
+import { fieldErrors, page, type DashboardDeps } from './kit.js';
 import { given, validated } from './validate.js';
 import { exportLink } from './csv.js';
 

@@ -3,7 +3,7 @@ import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody, signatureCases } 
 import type { WebhookEndpoint } from '../webhooks/endpoints/schemas.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
-import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './routes.js';
+import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 import { checkSection, webhookCheckPages, type CheckView } from './webhook-check-pages.js';
 

@@ -2,7 +2,7 @@ import type { App } from '../http/server.js';
 import { ListEventsQuery } from '../events/schemas.js';
 import { html, type SafeHtml } from './html.js';
 import { field, formError, layout, table, when, type FieldErrors } from './layout.js';
-import { fieldErrors, page, type DashboardDeps } from './routes.js';
+import { fieldErrors, page, type DashboardDeps } from './kit.js';
 import { given, validated } from './validate.js';
 
 const base = '/dashboard/developers';

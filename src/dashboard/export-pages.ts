@@ -7,7 +7,7 @@ import { ListRefundsQuery } from '../refunds/schemas.js';
 import { ListInvoicesQuery } from '../invoices/schemas.js';
 import { csvLine } from './csv.js';
 import { paymentQuery } from './payment-pages.js';
-import { page, type DashboardDeps, type PageContext } from './routes.js';
+import { page, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 
 type Cell = string | number | null | undefined;

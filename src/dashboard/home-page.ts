@@ -4,7 +4,7 @@ import { can } from '../team/permissions.js';
 import { barChart } from './chart.js';
 import { html, type SafeHtml } from './html.js';
 import { layout, money, table, when } from './layout.js';
-import { page, type DashboardDeps } from './routes.js';
+import { page, type DashboardDeps } from './kit.js';
 
 const days = 30;
 

@@ -4,7 +4,7 @@ import { invoiceStatuses } from '../invoices/states.js';
 import { can } from '../team/permissions.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, layout, money, select, table, when, type FieldErrors } from './layout.js';
-import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './routes.js';
+import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 import { exportLink } from './csv.js';
 

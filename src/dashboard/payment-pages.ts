@@ -6,7 +6,7 @@ import { paymentStatuses } from '../payments/states.js';
 import type { PaymentSearch } from '../payments/service.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
-import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './routes.js';
+import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 import { exportLink } from './csv.js';
 

@@ -2,7 +2,7 @@ import type { App } from '../http/server.js';
 import type { PageRequest } from '../db/pagination.js';
 import { html, type SafeHtml } from './html.js';
 import { field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
-import { fieldErrors, page, type DashboardDeps } from './routes.js';
+import { fieldErrors, page, type DashboardDeps } from './kit.js';
 
 const base = '/dashboard/developers/request-logs';
 const statusClasses = ['2xx', '3xx', '4xx', '5xx'] as const;

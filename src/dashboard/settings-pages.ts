@@ -1,7 +1,7 @@
 import type { App } from '../http/server.js';
 import { html } from './html.js';
 import { csrfField, formError, layout, type FieldErrors } from './layout.js';
-import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './routes.js';
+import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './kit.js';
 
 /** One origin a line; blank lines are ignored. */
 function originsOf(value: string): string[] {

@@ -3,7 +3,7 @@ import { can, isRole, roleNames, roles } from '../team/permissions.js';
 import { invalidField } from '../http/errors.js';
 import { html } from './html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
-import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './routes.js';
+import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
 
 const invitableRoles = roles.filter((role) => role !== 'owner').map((role) => [role, roleNames[role]] as const);
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 
-const cliArgs = ['--import', 'tsx', 'src/cli.ts'];
+const cliArgs = ['--import', 'tsx', 'src/cli/index.ts'];
 
 export interface RunningService extends Running {
   /** The sandbox merchant's private key as printed. */

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { colorWanted, ConfigError } from './config.js';
-import { merchantCall } from './cli-webhooks.js';
+import { colorWanted, ConfigError } from '../config.js';
+import { merchantCall } from './webhooks.js';
 
 /**
  * `tessera events list|get|resend` and `tessera deliveries tail` (issue 12): the merchant's events

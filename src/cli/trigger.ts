@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { ConfigError } from './config.js';
-import { merchantCall } from './cli-webhooks.js';
-import type { EventType } from './events/schemas.js';
+import { ConfigError } from '../config.js';
+import { merchantCall } from './webhooks.js';
+import type { EventType } from '../events/schemas.js';
 
 /**
  * `tessera trigger <event code>` (issue 12): makes the event happen for real, through the merchant

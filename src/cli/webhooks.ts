@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadClientConfig } from './config.js';
+import { ConfigError, loadClientConfig } from '../config.js';
 
 /**
  * `tessera webhooks …`: a merchant's webhook endpoints from the command line, through the merchant

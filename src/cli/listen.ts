@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
-import { systemClock } from './clock.js';
-import { ConfigError, loadClientConfig } from './config.js';
-import { eventTypes } from './events/schemas.js';
-import { isoTimestamp } from './time.js';
-import { generateSecret } from './webhooks/endpoints/service.js';
-import { formatRequestTime, signWebhook } from './webhooks/signature.js';
+import { systemClock } from '../clock.js';
+import { ConfigError, loadClientConfig } from '../config.js';
+import { eventTypes } from '../events/schemas.js';
+import { isoTimestamp } from '../time.js';
+import { generateSecret } from '../webhooks/endpoints/service.js';
+import { formatRequestTime, signWebhook } from '../webhooks/signature.js';
 
 /**
  * `tessera listen` (issue 12): the merchant's events come from the service over server-sent events

@@ -2,15 +2,15 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadClientConfig, loadConfig } from './config.js';
-import { openDb } from './db/db.js';
-import { migrate } from './db/migrate.js';
-import { webhooksCommand, webhooksUsage } from './cli-webhooks.js';
-import { goLiveActions, goLiveCommand, goLiveUsage } from './cli-webhooks-golive.js';
-import { listenCommand, listenUsage } from './cli-listen.js';
-import { triggerCommand, triggerUsage } from './cli-trigger.js';
-import { deliveriesCommand, eventsCommand, eventsUsage } from './cli-events.js';
-import { start, startWorker } from './main.js';
+import { ConfigError, loadClientConfig, loadConfig } from '../config.js';
+import { openDb } from '../db/db.js';
+import { migrate } from '../db/migrate.js';
+import { webhooksCommand, webhooksUsage } from './webhooks.js';
+import { goLiveActions, goLiveCommand, goLiveUsage } from './webhooks-golive.js';
+import { listenCommand, listenUsage } from './listen.js';
+import { triggerCommand, triggerUsage } from './trigger.js';
+import { deliveriesCommand, eventsCommand, eventsUsage } from './events.js';
+import { start, startWorker } from '../main.js';
 
 const usage = `Usage: tessera <command> [options]
 
