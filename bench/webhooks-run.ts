@@ -77,7 +77,11 @@ export async function benchRun(
     const port = await freePort();
     return startChild(cleanup, {
       name,
-      args: [...(dispatcher === 'on' ? profileArgs('service') : []), path.join(repoRoot, 'dist', 'cli', 'index.js'), 'start'],
+      args: [
+        ...(dispatcher === 'on' ? profileArgs('service') : []),
+        path.join(repoRoot, 'dist', 'cli', 'index.js'),
+        'start',
+      ],
       env: serviceEnv(dispatcher, port),
       port,
       logFile: path.join(dataDir, `${name.replace(/\W+/g, '-')}.log`),
