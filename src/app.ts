@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
-import { colorWanted, logFormat, type Config } from './config.js';
+import { colorWanted, ConfigError, logFormat, type Config } from './config.js';
 import { openDb, type Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { hashKey } from './http/auth.js';
@@ -37,6 +37,9 @@ import { createWebhookDeliveryService, type WebhookDeliveryService } from './web
 import { webhookDeliveryRoutes } from './webhooks/deliveries/routes.js';
 import { createDeliveryScheduler, type DeliveryScheduler } from './webhooks/engine/scheduler.js';
 import { createWebhookHttpClient } from './webhooks/http-client.js';
+import { checkSourceAddresses } from './webhooks/egress/connector.js';
+import { sendingAddressRoutes } from './webhooks/egress/routes.js';
+import { sendingAddressesView } from './webhooks/egress/sending-addresses.js';
 import { createWebhookCheckService } from './webhooks/check/service.js';
 import { webhookCheckRoutes } from './webhooks/check/routes.js';
 import { createWebhookDoctor } from './webhooks/check/doctor.js';
@@ -96,6 +99,10 @@ export async function createTessera({
   processor,
 }: TesseraOptions): Promise<Tessera> {
   const log = logger ?? serviceLogger(config);
+  // DESIGN §15: an address the host does not have stops start-up with one line, before anything opens.
+  await checkSourceAddresses(config.webhookSourceAddresses).catch((err: Error) => {
+    throw new ConfigError(err.message);
+  });
   const db = await openDb({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -129,6 +136,8 @@ export async function createTessera({
     const webhookHttpClient = createWebhookHttpClient({
       timeoutMs: config.webhookTimeoutMs,
       production: config.nodeEnv === 'production',
+      proxy: config.webhookProxy,
+      sourceAddresses: config.webhookSourceAddresses,
     });
     const webhookDispatcher = createDeliveryScheduler({
       db,
@@ -154,6 +163,7 @@ export async function createTessera({
       webhookEndpoints,
       httpClient: webhookHttpClient,
       timeoutMs: config.webhookTimeoutMs,
+      sendingAddresses: config.webhookSendingAddresses,
     });
     // Deliveries are planned in each event's transaction and handed to the dispatcher after commit.
     events.onRecorded((tx, event, object) => webhookDeliveries.plan(tx, event, object));
@@ -259,6 +269,7 @@ export async function createTessera({
         checkoutRoutes(checkout),
         eventStreamRoutes(events),
         eventRoutes(events),
+        sendingAddressRoutes(config.webhookSendingAddresses),
         webhookEndpointRoutes(webhookEndpoints),
         webhookDeliveryRoutes(webhookDeliveries),
         webhookCheckRoutes(webhookChecks, createWebhookDoctor({ db, clock, webhookEndpoints })),
@@ -289,6 +300,7 @@ export async function createTessera({
           webhookDeliveries,
           webhookChecks,
           requestLogs,
+          sendingAddresses: sendingAddressesView(config.webhookSendingAddresses),
           publicUrl: () => publicUrl,
         }),
       ],

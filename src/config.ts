@@ -1,4 +1,11 @@
 import path from 'node:path';
+import {
+  EgressSettingError,
+  parseSendingAddresses,
+  parseSourceAddresses,
+  parseWebhookProxy,
+  type EgressProxy,
+} from './webhooks/egress/settings.js';
 
 /** Every setting of the service, parsed once at start-up and frozen (DESIGN §8). */
 export interface Config {
@@ -69,6 +76,12 @@ export interface Config {
   readonly deliveryRetentionDays: number;
   /** Days events are kept, unless a delivery of theirs is still pending (Stripe keeps 30). */
   readonly eventRetentionDays: number;
+  /** DESIGN §15: the HTTP CONNECT proxy every webhook delivery goes through; none by default. */
+  readonly webhookProxy: EgressProxy | undefined;
+  /** DESIGN §15: local addresses webhook connections leave from, in turn; any by default. */
+  readonly webhookSourceAddresses: readonly string[];
+  /** DESIGN §15: the public addresses (IPs or CIDR ranges) merchants should allow; unset: not fixed. */
+  readonly webhookSendingAddresses: readonly string[];
 }
 
 /** SPEC §6.1.3: follow-ups after 30s, 1m, 2m, 5m, 10m, 15m, 30m, 1h, 2h, 4h, 8h, 8h. */
@@ -122,6 +135,9 @@ const knownTesseraVariables = new Set([
   'TESSERA_TRUST_PROXY',
   'TESSERA_DELIVERY_RETENTION_DAYS',
   'TESSERA_EVENT_RETENTION_DAYS',
+  'TESSERA_WEBHOOK_PROXY',
+  'TESSERA_WEBHOOK_SOURCE_ADDRESSES',
+  'TESSERA_WEBHOOK_SENDING_ADDRESSES',
   'TESSERA_TEST_PGLITE_TEMPLATE',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
@@ -202,7 +218,20 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     trustProxy: trustProxy(source.TESSERA_TRUST_PROXY),
     deliveryRetentionDays: integer(source, 'TESSERA_DELIVERY_RETENTION_DAYS', 30, 1, 36_500),
     eventRetentionDays: integer(source, 'TESSERA_EVENT_RETENTION_DAYS', 30, 1, 36_500),
+    webhookProxy: egressSetting(() => parseWebhookProxy(source.TESSERA_WEBHOOK_PROXY)),
+    webhookSourceAddresses: egressSetting(() => parseSourceAddresses(source.TESSERA_WEBHOOK_SOURCE_ADDRESSES)),
+    webhookSendingAddresses: egressSetting(() => parseSendingAddresses(source.TESSERA_WEBHOOK_SENDING_ADDRESSES)),
   });
+}
+
+/** The egress settings' own rules (src/webhooks/egress/settings.ts), refused like any other setting. */
+function egressSetting<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    if (err instanceof EgressSettingError) throw new ConfigError(err.message);
+    throw err;
+  }
 }
 
 export const defaultMailFrom = 'Tessera <no-reply@localhost>';

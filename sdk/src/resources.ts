@@ -133,6 +133,8 @@ export function resources(client: TesseraClient) {
       /** The go-live check: test deliveries to the endpoint, a verdict per case. */
       check: action(client, '/webhook_endpoints/{id}/check'),
       checks: retrieve(client, '/webhook_endpoints/{id}/checks'),
+      /** DESIGN §15: the addresses webhooks come from, for an IP allow-list. */
+      sendingAddresses: list(client, '/webhook_endpoints/sending_addresses'),
     },
     webhookDeliveries: {
       list: list(client, '/webhook_deliveries'),

@@ -41,11 +41,17 @@ async function check(argv: string[]): Promise<number> {
     url: string;
     passed: boolean;
     cases: CheckCase[];
+    sendingAddresses?: { fixed: boolean; addresses: string[]; message: string };
   };
   const width = Math.max(...result.cases.map((item) => item.name.length));
   const lines = result.cases.map((item) => `${item.passed ? '✓' : '✗'} ${item.name.padEnd(width)}  ${item.reason}`);
   const verdict = result.passed ? 'passed: ready to go live' : 'failed';
-  process.stdout.write(`Check ${result.id} of ${result.url}\n${lines.join('\n')}\n${verdict}\n`);
+  // DESIGN §15: what a merchant behind an IP allow-list must let in, with the verdict.
+  const sending = result.sendingAddresses;
+  const addresses = sending
+    ? `${sending.fixed ? `Sending addresses: ${sending.addresses.join(', ')}\n` : ''}${sending.message}\n`
+    : '';
+  process.stdout.write(`Check ${result.id} of ${result.url}\n${lines.join('\n')}\n${verdict}\n${addresses}`);
   return result.passed ? 0 : 1;
 }
 

@@ -5,6 +5,7 @@ import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
+import { sendingAddressesSection } from './sending-addresses.js';
 import { checkSection, webhookCheckPages, type CheckView } from './webhook-check-pages.js';
 
 const base = '/dashboard/developers';
@@ -35,6 +36,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
       { title: 'Webhook endpoints', session: ctx.session, current: '/developers/webhooks' },
       html`<h1>Webhook endpoints</h1>
         ${table(['Endpoint', 'Description', 'Status', 'Events'], rows, 'No endpoints yet.')}
+        ${sendingAddressesSection(deps.sendingAddresses)}
         <h2>Add an endpoint</h2>
         <form class="card" method="post" action="${base}/webhooks" novalidate>
           ${csrfField(ctx.session.csrfToken)} ${formError(errors)}

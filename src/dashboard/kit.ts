@@ -21,6 +21,7 @@ import type { WebhookCheckService } from '../webhooks/check/service.js';
 import type { RequestLogService } from '../request-logs/service.js';
 import type { CustomerService } from '../customers/service.js';
 import type { InvoiceService } from '../invoices/service.js';
+import type { SendingAddresses } from '../webhooks/egress/sending-addresses.js';
 import type { SafeHtml } from './html.js';
 import { dashboardBase, type FieldErrors } from './layout.js';
 
@@ -39,6 +40,8 @@ export interface DashboardDeps {
   requestLogs: RequestLogService;
   /** Cookies are Secure when the public URL is https. */
   publicUrl: () => string;
+  /** DESIGN §15: where webhooks come from, shown on the webhook pages. */
+  sendingAddresses: SendingAddresses;
 }
 
 /** What a page handler of a signed-in member gets. */

@@ -5,6 +5,7 @@ import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
+import { sendingAddressesSection } from './sending-addresses.js';
 
 const base = '/dashboard/developers';
 
@@ -72,6 +73,7 @@ export async function checkSection(
       }
       <button type="submit">Run go-live check</button>
     </form>
+    ${sendingAddressesSection(deps.sendingAddresses)}
     ${
       result
         ? html`<section class="card" aria-labelledby="check-result">

@@ -2,6 +2,8 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import { isIP, type LookupFunction } from 'node:net';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { isForbiddenAddress } from './url-safety.js';
+import { connectThroughProxy, EgressProxyError, sourceAddressRotation } from './egress/connector.js';
+import type { EgressProxy } from './egress/settings.js';
 
 /*
  * The webhook HTTP client (Svix's `webhook_http_client`): one POST per attempt, no redirects
@@ -38,6 +40,10 @@ export interface WebhookHttpClientOptions {
   production: boolean;
   /** Resolves a host name for a connection (all addresses); the system resolver by default. For tests. */
   resolve?: (hostname: string) => Promise<LookupAddress[]>;
+  /** DESIGN §15: every connection goes through this HTTP CONNECT proxy (TESSERA_WEBHOOK_PROXY). */
+  proxy?: EgressProxy;
+  /** DESIGN §15: connections leave from these local addresses, in turn (TESSERA_WEBHOOK_SOURCE_ADDRESSES). */
+  sourceAddresses?: readonly string[];
 }
 
 export const responseExcerptBytes = 1024;
@@ -57,26 +63,13 @@ export function createWebhookHttpClient({
   timeoutMs,
   production,
   resolve,
+  proxy,
+  sourceAddresses = [],
 }: WebhookHttpClientOptions): WebhookHttpClient {
-  const lookup = production || resolve ? guardedLookup(production, resolve) : undefined;
-  const connector = buildConnector({ timeout: timeoutMs, ...(lookup ? { lookup } : {}) });
-  const connect: buildConnector.connector = production
-    ? (options, callback) => {
-        // An IP literal is never looked up, so it is judged here.
-        const host = options.hostname.replace(/^\[(.*)\]$/, '$1');
-        if (isIP(host) !== 0 && isForbiddenAddress(host)) return callback(new ForbiddenAddressError(), null);
-        connector(options, (err, socket) => {
-          if (err) return callback(err, null);
-          // The address actually connected to: the last word, whatever resolved it.
-          const remote = socket.remoteAddress;
-          if (remote === undefined || isForbiddenAddress(remote)) {
-            socket.destroy();
-            return callback(new ForbiddenAddressError(), null);
-          }
-          return callback(null, socket);
-        });
-      }
-    : connector;
+  const nextSource = sourceAddressRotation(sourceAddresses);
+  const connect = proxy
+    ? proxiedConnect(proxy, { timeoutMs, production, resolve, nextSource })
+    : directConnect({ timeoutMs, production, resolve, nextSource });
   const agent = new Agent({
     connect,
     headersTimeout: timeoutMs,
@@ -166,6 +159,84 @@ export function createWebhookHttpClient({
   };
 }
 
+interface ConnectOptions {
+  timeoutMs: number;
+  production: boolean;
+  resolve: ((hostname: string) => Promise<LookupAddress[]>) | undefined;
+  nextSource: () => string | undefined;
+}
+
+/** A connection straight to the receiver, from the next source address when there are any. */
+function directConnect({ timeoutMs, production, resolve, nextSource }: ConnectOptions): buildConnector.connector {
+  const lookup = production || resolve ? guardedLookup(production, resolve) : undefined;
+  const connector = buildConnector({ timeout: timeoutMs, ...(lookup ? { lookup } : {}) });
+  // undici passes a localAddress of its own (none) with every call, so the rotation sets it per call.
+  const fromSource: buildConnector.connector = (options, callback) =>
+    connector({ ...options, localAddress: nextSource() ?? null }, callback);
+  if (!production) return fromSource;
+  return (options, callback) => {
+    // An IP literal is never looked up, so it is judged here.
+    const host = options.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (isIP(host) !== 0 && isForbiddenAddress(host)) return callback(new ForbiddenAddressError(), null);
+    fromSource(options, (err, socket) => {
+      if (err) return callback(err, null);
+      // The address actually connected to: the last word, whatever resolved it.
+      const remote = socket.remoteAddress;
+      if (remote === undefined || isForbiddenAddress(remote)) {
+        socket.destroy();
+        return callback(new ForbiddenAddressError(), null);
+      }
+      return callback(null, socket);
+    });
+  };
+}
+
+/**
+ * A tunnel through the egress proxy. The receiver's address is resolved and judged here, before
+ * the CONNECT, so that a destination the SSRF rules refuse never reaches the proxy.
+ */
+function proxiedConnect(proxy: EgressProxy, options: ConnectOptions): buildConnector.connector {
+  const resolveAll = resolver(options.resolve);
+  return (target, callback) => {
+    const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
+    const tls = target.protocol === 'https:';
+    const port = Number(target.port) || (tls ? 443 : 80);
+    const chosen: Promise<string> =
+      isIP(host) !== 0
+        ? Promise.resolve(host)
+        : resolveAll(host).then((found) => {
+            const first = found[0];
+            if (!first) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+            if (options.production && found.some((entry) => isForbiddenAddress(entry.address)))
+              throw new ForbiddenAddressError();
+            return first.address;
+          });
+    chosen.then(
+      (address) => {
+        if (options.production && isForbiddenAddress(address)) return callback(new ForbiddenAddressError(), null);
+        connectThroughProxy(
+          proxy,
+          { address, port, servername: host, tls, localAddress: options.nextSource(), timeoutMs: options.timeoutMs },
+          callback,
+        );
+      },
+      (err: Error) => callback(err, null),
+    );
+  };
+}
+
+function resolver(
+  resolve: ((hostname: string) => Promise<LookupAddress[]>) | undefined,
+): (hostname: string) => Promise<LookupAddress[]> {
+  return (
+    resolve ??
+    ((hostname: string) =>
+      new Promise<LookupAddress[]>((done, fail) =>
+        dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? fail(err) : done(addresses))),
+      ))
+  );
+}
+
 class WebhookTimeoutError extends Error {
   constructor(timeoutMs: number) {
     super(`No complete response within ${timeoutMs} ms`);
@@ -180,12 +251,7 @@ function guardedLookup(
   production: boolean,
   resolve: ((hostname: string) => Promise<LookupAddress[]>) | undefined,
 ): LookupFunction {
-  const resolveAll =
-    resolve ??
-    ((hostname: string) =>
-      new Promise<LookupAddress[]>((done, fail) =>
-        dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => (err ? fail(err) : done(addresses))),
-      ));
+  const resolveAll = resolver(resolve);
   return (hostname: string, options: LookupOptions, callback) => {
     resolveAll(hostname).then(
       (found) => {
@@ -224,7 +290,8 @@ export function textExcerpt(bytes: Buffer, limit: number): string {
 /** A sentence for the attempt log: what went wrong, in the terms a merchant's operator knows. */
 function describeError(err: unknown): string {
   const error = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (err instanceof ForbiddenAddressError) return err.message;
+  if (err instanceof ForbiddenAddressError || err instanceof EgressProxyError) return err.message;
+  if (error.cause instanceof EgressProxyError) return error.cause.message;
   const code = error.code ?? error.cause?.code;
   switch (code) {
     case 'ECONNREFUSED':
@@ -241,6 +308,8 @@ function describeError(err: unknown): string {
       return 'No complete response in time';
     case 'ERR_FORBIDDEN_ADDRESS':
       return new ForbiddenAddressError().message;
+    case 'ERR_EGRESS_PROXY':
+      return (error.message ?? error.cause?.message ?? 'The egress proxy failed').slice(0, 500);
     default:
       if (code?.startsWith('ERR_TLS') || code?.startsWith('CERT_') || code?.includes('SSL')) {
         return `TLS handshake failed (${code})`;

@@ -17,6 +17,8 @@ export interface ReceivedRequest {
   rawBody: Buffer;
   /** The body as UTF-8 text. */
   body: string;
+  /** The address the request's connection came from. */
+  remoteAddress: string | undefined;
 }
 
 /** How to answer one request: a status and a body, after a delay; or drop the connection. */
@@ -70,6 +72,7 @@ export async function startReceiver(responder: Responder = answerSuccess): Promi
         headers: req.headers,
         rawBody,
         body: rawBody.toString('utf8'),
+        remoteAddress: req.socket.remoteAddress,
       };
       requests.push(received);
       for (const wake of waiters.splice(0)) wake();

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery } from '../../http/envelope.js';
 import { HttpUrl, Timestamp } from '../../http/common-schemas.js';
+import { SendingAddresses } from '../egress/sending-addresses.js';
 
 /** The cases of a go-live check, in the order they are sent (DESIGN §5, issue 12). */
 export const checkCaseNames = [
@@ -50,6 +51,7 @@ export const WebhookCheck = Type.Object({
   passed: Type.Boolean({ description: 'True when every case passed: the endpoint is ready to go live' }),
   cases: Type.Array(WebhookCheckCase),
   created: Timestamp,
+  sendingAddresses: SendingAddresses,
 });
 export type WebhookCheck = Static<typeof WebhookCheck>;
 

@@ -13,6 +13,7 @@ import type { WebhookEndpointService } from '../endpoints/service.js';
 import { generateSecret } from '../endpoints/service.js';
 import type { WebhookHttpClient, WebhookPostOutcome } from '../http-client.js';
 import { formatRequestTime, signWebhook, type SignatureCase } from '../signature.js';
+import { sendingAddressesView } from '../egress/sending-addresses.js';
 
 /*
  * The go-live check (issue 12, DESIGN §5): test deliveries to a merchant's endpoint, each with the
@@ -29,6 +30,8 @@ export interface WebhookCheckServiceDeps {
   clock: Clock;
   webhookEndpoints: Pick<WebhookEndpointService, 'retrieve' | 'tokenFor' | 'legacyKeyFor' | 'requireAllowedUrl'>;
   httpClient: WebhookHttpClient;
+  /** DESIGN §15: the addresses the live deliveries come from, shown with every check. */
+  sendingAddresses: readonly string[];
   /** The delivery timeout (DESIGN §5: 10 s): an answer later than this fails `within_timeout`. */
   timeoutMs: number;
 }
@@ -154,7 +157,7 @@ function timeoutCase(sent: readonly Sent[], timeoutMs: number): WebhookCheckCase
   };
 }
 
-function toWebhookCheck(row: queries.CheckRow): WebhookCheck {
+function toWebhookCheck(row: queries.CheckRow): Omit<WebhookCheck, 'sendingAddresses'> {
   return {
     id: row.id,
     endpointId: row.endpoint_id,
@@ -171,7 +174,13 @@ export function createWebhookCheckService({
   webhookEndpoints,
   httpClient,
   timeoutMs,
+  sendingAddresses,
 }: WebhookCheckServiceDeps) {
+  const addresses = sendingAddressesView(sendingAddresses);
+  const withAddresses = (row: queries.CheckRow): WebhookCheck => ({
+    ...toWebhookCheck(row),
+    sendingAddresses: addresses,
+  });
   return {
     /** Sends the test deliveries one after the other (the duplicate after the valid one) and stores the verdicts. */
     async run(merchant: MerchantContext, endpointId: string, input: RunCheckBody): Promise<WebhookCheck> {
@@ -209,7 +218,7 @@ export function createWebhookCheckService({
         created_at: clock.now(),
       };
       await queries.insertCheck(db, row);
-      return toWebhookCheck(row);
+      return withAddresses(row);
     },
 
     async list(merchant: MerchantContext, endpointId: string, query: ListChecksQuery): Promise<Page<WebhookCheck>> {
@@ -220,7 +229,7 @@ export function createWebhookCheckService({
         { merchantId: merchant.merchantId, mode: merchant.mode, endpointId },
         query,
       );
-      return { data: rows.map(toWebhookCheck), hasMore };
+      return { data: rows.map(withAddresses), hasMore };
     },
   };
 }

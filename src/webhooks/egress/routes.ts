@@ -1,0 +1,24 @@
+import { envelope, ok } from '../../http/envelope.js';
+import type { App } from '../../http/server.js';
+import { SendingAddresses, sendingAddressesView } from './sending-addresses.js';
+
+/** GET /webhook_endpoints/sending_addresses (DESIGN §15): private key, like the endpoints themselves. */
+export function sendingAddressRoutes(sendingAddresses: readonly string[]) {
+  const view = sendingAddressesView(sendingAddresses);
+  return (app: App) => {
+    app.get(
+      '/webhook_endpoints/sending_addresses',
+      {
+        schema: {
+          tags: ['Webhook endpoints'],
+          summary: 'Retrieve the sending addresses',
+          description:
+            'The addresses webhook deliveries come from, for a firewall allow-list (SPEC §6.1.5). ' +
+            '`fixed: false` means the operator has not fixed them: verify signatures instead of allow-listing.',
+          response: { 200: envelope(SendingAddresses) },
+        },
+      },
+      async () => ok(view),
+    );
+  };
+}
