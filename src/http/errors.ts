@@ -18,6 +18,8 @@ export const errorStatus = {
   resource_missing: 404,
   rate_limited: 429,
   internal_error: 500,
+  /** Something the request needs does not answer (the database, the rate limit's store); retry. */
+  service_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;
@@ -43,6 +45,14 @@ export class ApiError extends Error {
 
   get status(): number {
     return errorStatus[this.code];
+  }
+
+  /**
+   * The status under the name Fastify's errors use, so that an error handler of a page scope
+   * (hosted invoice and checkout pages) that reads `statusCode` answers a refusal as one, not 500.
+   */
+  get statusCode(): number {
+    return this.status;
   }
 }
 

@@ -251,18 +251,42 @@ export async function deleteSessionsOfMember(db: Queryable, memberId: string): P
 
 // ── Sign-in rate limit ────────────────────────────────────────────────────────────────────────
 
-export async function insertSignInFailures(db: Queryable, subjects: readonly string[], now: Date): Promise<void> {
-  for (const subject of subjects) {
-    await db.query('INSERT INTO sign_in_failures (subject, failed_at) VALUES ($1, $2)', [subject, now]);
-  }
+/**
+ * DESIGN §11: an attempt is written as a failure of each subject before the password or code is
+ * checked, and committed; only then are the subjects' failures counted. Each attempt's count
+ * includes itself and every attempt written before it, so however many arrive at once, on however
+ * many processes, at most `limit` of them find the count within the limit and are checked.
+ * Answers each subject's failures in the window, this attempt included.
+ */
+export async function reserveSignInAttempt(
+  db: Queryable,
+  attemptId: string,
+  subjects: readonly string[],
+  now: Date,
+  since: Date,
+): Promise<number[]> {
+  await db.query(
+    'INSERT INTO sign_in_failures (subject, failed_at, attempt_id) SELECT subject, $2, $3 FROM unnest($1::text[]) AS s (subject)',
+    [subjects, now, attemptId],
+  );
+  const rows = await db.query<{ subject: string; count: string | number }>(
+    `SELECT s.subject, (SELECT count(*) FROM sign_in_failures f WHERE f.subject = s.subject AND f.failed_at > $2) AS count
+     FROM unnest($1::text[]) AS s (subject)`,
+    [subjects, since],
+  );
+  return subjects.map((subject) => Number(rows.find((row) => row.subject === subject)?.count ?? 0));
 }
 
-export async function countSignInFailures(db: Queryable, subject: string, since: Date): Promise<number> {
-  const rows = await db.query<{ count: string | number }>(
-    'SELECT count(*) AS count FROM sign_in_failures WHERE subject = $1 AND failed_at > $2',
-    [subject, since],
-  );
-  return Number(rows[0]?.count ?? 0);
+/** Takes an attempt back from the subjects given (it was right, or refused without a check). */
+export async function releaseSignInAttempt(
+  db: Queryable,
+  attemptId: string,
+  subjects: readonly string[],
+): Promise<void> {
+  await db.query('DELETE FROM sign_in_failures WHERE attempt_id = $1 AND subject = ANY($2::text[])', [
+    attemptId,
+    subjects,
+  ]);
 }
 
 export async function deleteSignInFailures(db: Queryable, subject: string): Promise<void> {

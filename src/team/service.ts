@@ -196,20 +196,28 @@ export function createTeamService({ db, clock, mail, publicUrl, vault }: TeamSer
     },
 
     async signIn(email: string, password: string, clientAddress: string): Promise<SignInResult> {
-      const since = new Date(clock.now().getTime() - signInWindowMs);
+      const now = clock.now();
       const account = `account:${email.trim().toLowerCase()}`;
       const address = `address:${clientAddress}`;
-      if ((await queries.countSignInFailures(db, address, since)) >= maxFailuresPerAddress)
-        return { ok: false, reason: 'address_limited' };
-      if ((await queries.countSignInFailures(db, account, since)) >= maxFailuresPerAccount)
-        return { ok: false, reason: 'account_locked' };
+      // Counted before the password is checked (DESIGN §11): attempts sent at once cannot all
+      // pass the count, on one process or many. The attempt is a failure unless the password is right.
+      const attempt = randomBytes(12).toString('hex');
+      const [addressCount, accountCount] = await queries.reserveSignInAttempt(
+        db,
+        attempt,
+        [address, account],
+        now,
+        new Date(now.getTime() - signInWindowMs),
+      );
+      // A refused attempt stays counted too: attempts that keep coming keep the lock, and a burst
+      // that raced past the count leaves the account locked, not merely unchecked.
+      if (addressCount! > maxFailuresPerAddress) return { ok: false, reason: 'address_limited' };
+      if (accountCount! > maxFailuresPerAccount) return { ok: false, reason: 'account_locked' };
       const row = await queries.selectMemberByEmail(db, email.trim());
       const valid = await argon2Verify(row?.password_hash ?? (await unknownMemberHash), password);
-      if (!row || !row.password_hash || !valid) {
-        await queries.insertSignInFailures(db, [account, address], clock.now());
-        return { ok: false, reason: 'invalid' };
-      }
+      if (!row || !row.password_hash || !valid) return { ok: false, reason: 'invalid' };
       await queries.deleteSignInFailures(db, account);
+      await queries.releaseSignInAttempt(db, attempt, [address]);
       if (row.totp_secret_encrypted)
         return { ok: 'code', challenge: await insertLink(db, row.id, 'second_factor', challengeLifetimeMs) };
       // A new session at every sign-in: a session token planted before sign-in is never promoted.

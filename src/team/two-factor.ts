@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/db.js';
@@ -49,8 +50,17 @@ export function createTwoFactor({ db, clock, vault, signInWindowMs }: TwoFactorD
    * with a conditional update so that two requests with the same code cannot both pass).
    */
   async function check(member: queries.MemberRow, encrypted: string | null, code: string): Promise<CodeCheck> {
-    const since = new Date(clock.now().getTime() - signInWindowMs);
-    if ((await queries.countSignInFailures(db, subject(member.id), since)) >= maxCodeFailures) return 'limited';
+    const now = clock.now();
+    // Counted before the code is checked, as sign-in is (DESIGN §11): codes sent at once cannot
+    // all pass the count. The attempt stays a failure (refused ones too) unless the code is right.
+    const [failures] = await queries.reserveSignInAttempt(
+      db,
+      randomBytes(12).toString('hex'),
+      [subject(member.id)],
+      now,
+      new Date(now.getTime() - signInWindowMs),
+    );
+    if (failures! > maxCodeFailures) return 'limited';
     const token = code.replace(/\s/g, '');
     let step: number | null = null;
     if (encrypted && /^\d{6}$/.test(token)) {
@@ -59,10 +69,7 @@ export function createTwoFactor({ db, clock, vault, signInWindowMs }: TwoFactorD
       const delta = totpOf(secret, member.email).validate({ token, timestamp, window });
       if (delta !== null) step = Math.floor(timestamp / 1000 / period) + delta;
     }
-    if (step === null || !(await queries.useTotpStep(db, member.id, step))) {
-      await queries.insertSignInFailures(db, [subject(member.id)], clock.now());
-      return 'wrong';
-    }
+    if (step === null || !(await queries.useTotpStep(db, member.id, step))) return 'wrong';
     await queries.deleteSignInFailures(db, subject(member.id));
     return 'ok';
   }
