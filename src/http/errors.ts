@@ -18,6 +18,8 @@ export const errorStatus = {
   resource_missing: 404,
   rate_limited: 429,
   internal_error: 500,
+  /** The database cannot be reached or the process is stopping: nothing was done; retry (Retry-After). */
+  service_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;
