@@ -2,7 +2,11 @@ import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
 import { colorWanted, ConfigError, logFormat, type Config } from './config.js';
 import { openDb, type Db } from './db/db.js';
-import { migrate } from './db/migrate.js';
+import { knownMigrations, migrate, schemaStatus, SchemaVersionError, refuseNewerSchema } from './db/migrate.js';
+import { createHealth, type Health, type Phase } from './ops/health.js';
+import { createDatabaseGauges } from './ops/gauges.js';
+import { createMetrics, type Metrics } from './ops/metrics.js';
+import { opsRoutes } from './ops/routes.js';
 import { hashKey } from './http/auth.js';
 import { createIdempotency } from './http/idempotency.js';
 import { createRateLimiter } from './http/rate-limit.js';
@@ -79,6 +83,8 @@ export interface Tessera {
   /** Where e-mails go: SMTP, or .eml files in the data folder (kept in memory with `memory://`). */
   mail: MailTransport;
   operatorKey: { value: string; created: boolean };
+  /** Liveness, readiness and metrics (DESIGN §11); `routes` serves them on any server (the worker's). */
+  ops: { health: Health; metrics: Metrics; routes: ReturnType<typeof opsRoutes> };
   /** The address customers' browsers use (3-D Secure pages); known once the server listens. */
   publicUrl(): string;
   close(): Promise<void>;
@@ -109,12 +115,16 @@ export async function createTessera({
     poolSize: config.databasePoolSize,
     pgliteTemplate: config.testPgliteTemplate,
   });
-  let ready = false;
+  let phase: Phase = 'starting';
   try {
-    await migrate(db);
+    const migrations = await knownMigrations();
+    if (config.autoMigrate) await migrate(db);
+    else await refusePendingMigrations(db, migrations);
     const masterKey = await resolveMasterKey(config);
     const operatorKey = await resolveAdminKey(config);
-    const vault = await openVault({ db, masterKey, clock });
+    const vault = await openVault({ db, masterKey, previousMasterKey: config.previousMasterKey, clock });
+    const health = createHealth({ db, knownMigrations: migrations, phase: () => phase });
+    const metrics = createMetrics({ clock, gauges: createDatabaseGauges({ db, clock }) });
     const jobs = createJobRunner({ db, clock, logger: log, pollIntervalMs: config.jobPollIntervalMs });
     const idempotency = createIdempotency({
       db,
@@ -150,6 +160,7 @@ export async function createTessera({
       concurrencyPerTarget: config.webhookConcurrencyPerTarget,
       maxInFlight: config.webhookMaxInFlight,
       pollIntervalMs: config.webhookPollIntervalMs,
+      onAttempt: (outcome) => metrics.observeAttempt(outcome),
     });
     const webhookDeliveries = createWebhookDeliveryService({
       db,
@@ -168,6 +179,7 @@ export async function createTessera({
     // Deliveries are planned in each event's transaction and handed to the dispatcher after commit.
     events.onRecorded((tx, event, object) => webhookDeliveries.plan(tx, event, object));
     events.onPublished(() => webhookDispatcher.wake());
+    events.onPublished((published) => metrics.observeEvents(published));
     webhookEndpoints.onTokenRolled((endpointId, ciphertext) => webhookDispatcher.tokenRolled(endpointId, ciphertext));
     // Deleting a customer detaches its payment methods, and the end of an invoice's payment
     // changes its invoice: the services know each other only through these hooks, bound once
@@ -255,10 +267,12 @@ export async function createTessera({
       perKeyPerMinute: config.publicKeyRequestsPerKeyPerMinute,
       perAddressPerMinute: config.publicKeyRequestsPerAddressPerMinute,
     });
+    const operatorKeyHash = hashKey(operatorKey.value);
+    const routes = opsRoutes({ health, metrics, operatorKeyHash, metricsToken: config.metricsToken });
     const server = await buildServer({
       logger: log,
       keys: merchants.keyLookup,
-      operatorKeyHash: hashKey(operatorKey.value),
+      operatorKeyHash,
       idempotency,
       merchantRoutes: [
         customerRoutes(customers),
@@ -280,6 +294,7 @@ export async function createTessera({
         vaultRoutes(vault),
       ],
       publicRoutes: [
+        routes,
         threeDSecureRoutes(payments),
         hostedInvoiceRoutes(invoices),
         hostedCheckoutRoutes(
@@ -304,7 +319,8 @@ export async function createTessera({
           publicUrl: () => publicUrl,
         }),
       ],
-      isReady: () => ready,
+      isStopping: () => phase === 'stopping',
+      observeRequest: (...args) => metrics.observeRequest(...args),
       publicKeyLimiter,
       ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
       recordApiRequest: (entry) => requestLogs.record(entry),
@@ -316,7 +332,7 @@ export async function createTessera({
         publicUrl = `http://${host === '0.0.0.0' || host === '[::]' ? 'localhost' : host}:${address.port}`;
       }
     });
-    ready = true;
+    phase = 'ready';
 
     return {
       server,
@@ -340,13 +356,16 @@ export async function createTessera({
       requestLogs,
       mail,
       operatorKey,
+      ops: { health, metrics, routes },
       publicUrl: () => publicUrl,
       async close() {
-        ready = false;
-        await Promise.all([jobs.stop(), webhookDispatcher.stop()]);
+        // Readiness turns 503 at once ("stopping"); the server stops accepting and finishes the
+        // requests under way while the dispatcher hands back what it claimed ahead and waits for
+        // the attempts under way to be recorded.
+        phase = 'stopping';
+        await Promise.all([jobs.stop(), webhookDispatcher.stop(), server.close()]);
         await webhookHttpClient.close();
         mail.close();
-        await server.close();
         // After the server: the last requests' rows are written before the database closes.
         await requestLogs.close();
         await db.close();
@@ -363,4 +382,18 @@ function serviceLogger(config: Config): Logger {
   const terminal = process.stdout.isTTY === true;
   if (logFormat(config.nodeEnv, terminal) === 'json') return createLogger(config.logLevel);
   return createLogger(config.logLevel, prettyDestination(colorWanted(terminal)));
+}
+
+/**
+ * `--no-migrate` (TESSERA_AUTO_MIGRATE=off): the schema must be exactly what this code needs. A
+ * newer one is refused as a migrating start refuses it; a missing migration too, naming it, since
+ * this code would fail on what it lacks: run `tessera migrate` first (docs/operations.md, "Upgrades").
+ */
+async function refusePendingMigrations(db: Db, migrations: readonly string[]): Promise<void> {
+  await refuseNewerSchema(db, migrations);
+  const { pending, latestApplied, latestKnown } = await schemaStatus(db, migrations);
+  if (pending.length === 0) return;
+  throw new SchemaVersionError(
+    `The database schema is at ${latestApplied ?? 'nothing'}, older than this Tessera needs (${latestKnown}; not applied: ${pending.join(', ')}), and --no-migrate is set: run tessera migrate first`,
+  );
 }

@@ -82,6 +82,21 @@ export interface Config {
   readonly webhookSourceAddresses: readonly string[];
   /** DESIGN §15: the public addresses (IPs or CIDR ranges) merchants should allow; unset: not fixed. */
   readonly webhookSendingAddresses: readonly string[];
+  /**
+   * Whether `tessera start` and `tessera worker` apply pending migrations (`on`), or only check
+   * that none is pending and refuse to start otherwise (`off`, `--no-migrate`): fleets run
+   * `tessera migrate` once per deploy (docs/operations.md).
+   */
+  readonly autoMigrate: boolean;
+  /** The port of `tessera worker`'s health and metrics server (on HOST); 0 picks a free one. */
+  readonly workerHealthPort: number;
+  /** A Bearer token that may read GET /metrics and nothing else (besides the operator key). */
+  readonly metricsToken: string | undefined;
+  /**
+   * During a master-key rotation: the master key being replaced. Data keys wrapped under it are
+   * still opened, until `tessera vault rotate-master-key` re-wraps them under `masterKey`.
+   */
+  readonly previousMasterKey: Buffer | undefined;
 }
 
 /** SPEC §6.1.3: follow-ups after 30s, 1m, 2m, 5m, 10m, 15m, 30m, 1h, 2h, 4h, 8h, 8h. */
@@ -109,6 +124,12 @@ const flagNames: Record<string, string> = {
   // The SMTP URL may hold a password: the environment is the better place for it too.
   '--smtp-url': 'TESSERA_SMTP_URL',
   '--mail-from': 'TESSERA_MAIL_FROM',
+  '--worker-health-port': 'TESSERA_WORKER_HEALTH_PORT',
+};
+
+/** Flags without a value, and the setting each turns to which value. */
+const switchFlags: Record<string, [string, string]> = {
+  '--no-migrate': ['TESSERA_AUTO_MIGRATE', 'off'],
 };
 
 const knownTesseraVariables = new Set([
@@ -138,6 +159,10 @@ const knownTesseraVariables = new Set([
   'TESSERA_WEBHOOK_PROXY',
   'TESSERA_WEBHOOK_SOURCE_ADDRESSES',
   'TESSERA_WEBHOOK_SENDING_ADDRESSES',
+  'TESSERA_AUTO_MIGRATE',
+  'TESSERA_WORKER_HEALTH_PORT',
+  'TESSERA_METRICS_TOKEN',
+  'TESSERA_PREVIOUS_MASTER_KEY',
   'TESSERA_TEST_PGLITE_TEMPLATE',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
@@ -154,8 +179,16 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] ?? '';
     const [flag, inlineValue] = arg.split(/=(.*)/s, 2) as [string, string | undefined];
+    const toggle = switchFlags[flag];
+    if (toggle && inlineValue === undefined) {
+      source[toggle[0]] = toggle[1];
+      continue;
+    }
     const name = flagNames[flag];
-    if (!name) throw new ConfigError(`Unknown option ${flag}. Options: ${Object.keys(flagNames).join(', ')}`);
+    if (!name) {
+      const options = [...Object.keys(flagNames), ...Object.keys(switchFlags)].join(', ');
+      throw new ConfigError(`Unknown option ${flag}. Options: ${options}`);
+    }
     const value = inlineValue ?? argv[++index];
     if (value === undefined) throw new ConfigError(`Option ${flag} needs a value`);
     source[name] = value;
@@ -170,6 +203,19 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
   const masterKey = parseMasterKey(source.TESSERA_MASTER_KEY);
   if (nodeEnv === 'production' && !masterKey) {
     throw new ConfigError('TESSERA_MASTER_KEY is required when NODE_ENV=production (64 hex characters)');
+  }
+  const previousMasterKey = parseMasterKey(source.TESSERA_PREVIOUS_MASTER_KEY, 'TESSERA_PREVIOUS_MASTER_KEY');
+  if (previousMasterKey && !masterKey) {
+    throw new ConfigError('TESSERA_PREVIOUS_MASTER_KEY needs TESSERA_MASTER_KEY (the new key) set as well');
+  }
+  if (previousMasterKey && masterKey?.equals(previousMasterKey)) {
+    throw new ConfigError(
+      'TESSERA_PREVIOUS_MASTER_KEY is the same as TESSERA_MASTER_KEY: it must be the key being replaced',
+    );
+  }
+  const metricsToken = blankToUndefined(source.TESSERA_METRICS_TOKEN);
+  if (metricsToken !== undefined && !/^[\x21-\x7e]{24,}$/.test(metricsToken)) {
+    throw new ConfigError('TESSERA_METRICS_TOKEN must be at least 24 printable characters without spaces');
   }
   const adminKey = blankToUndefined(source.TESSERA_ADMIN_KEY);
   if (adminKey !== undefined && adminKey.length < 24) {
@@ -221,6 +267,10 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     webhookProxy: egressSetting(() => parseWebhookProxy(source.TESSERA_WEBHOOK_PROXY)),
     webhookSourceAddresses: egressSetting(() => parseSourceAddresses(source.TESSERA_WEBHOOK_SOURCE_ADDRESSES)),
     webhookSendingAddresses: egressSetting(() => parseSendingAddresses(source.TESSERA_WEBHOOK_SENDING_ADDRESSES)),
+    autoMigrate: oneOf(source, 'TESSERA_AUTO_MIGRATE', ['on', 'off'] as const, 'on') === 'on',
+    workerHealthPort: integer(source, 'TESSERA_WORKER_HEALTH_PORT', 8081, 0, 65535),
+    metricsToken,
+    previousMasterKey,
   });
 }
 
@@ -338,11 +388,10 @@ function oneOf<const T extends string>(source: Source, name: string, values: rea
   return raw as T;
 }
 
-export function parseMasterKey(raw: string | undefined): Buffer | undefined {
+export function parseMasterKey(raw: string | undefined, name = 'TESSERA_MASTER_KEY'): Buffer | undefined {
   const value = blankToUndefined(raw);
   if (value === undefined) return undefined;
-  if (!/^[0-9a-fA-F]{64}$/.test(value))
-    throw new ConfigError('TESSERA_MASTER_KEY must be 64 hex characters (32 bytes)');
+  if (!/^[0-9a-fA-F]{64}$/.test(value)) throw new ConfigError(`${name} must be 64 hex characters (32 bytes)`);
   return Buffer.from(value, 'hex');
 }
 

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { createTessera, type Tessera } from './app.js';
 import { ConfigError, type Config } from './config.js';
 import { apiBasePath } from './http/server.js';
@@ -70,16 +71,17 @@ async function banner(tessera: Tessera, config: Config, sandbox: SandboxKeys | u
 }
 
 /** The usual reasons a port cannot be listened on, as one line naming the setting to change. */
-function listenError(err: NodeJS.ErrnoException, config: Config): Error {
+function listenError(err: NodeJS.ErrnoException, config: Config, setting = 'PORT'): Error {
+  const flag = setting === 'PORT' ? ' (or --port)' : ' (or --worker-health-port)';
   const where = `${config.host}:${config.port}`;
   if (err.code === 'EADDRINUSE') {
     return new ConfigError(
-      `Port ${config.port} is in use (${where}): another process listens there. Stop it, or set PORT (or --port) to a free port, e.g. PORT=${config.port === 65535 ? 8081 : config.port + 1}`,
+      `Port ${config.port} is in use (${where}): another process listens there. Stop it, or set ${setting}${flag} to a free port, e.g. ${setting}=${config.port === 65535 ? 8081 : config.port + 1}`,
     );
   }
   if (err.code === 'EACCES') {
     return new ConfigError(
-      `Port ${config.port} needs privileges on this machine (${where}): set PORT (or --port) to 1024 or above`,
+      `Port ${config.port} needs privileges on this machine (${where}): set ${setting}${flag} to 1024 or above`,
     );
   }
   if (err.code === 'EADDRNOTAVAIL') {
@@ -114,21 +116,40 @@ export async function startWorker(config: Config): Promise<Tessera> {
     );
   }
   const tessera = await createTessera({ config });
+  // DESIGN §11: the worker's own small server: /health/live, /health/ready and /metrics. It also
+  // holds the process, which the dispatcher's and the jobs' timers do not.
+  const healthServer = Fastify({
+    loggerInstance: tessera.logger as FastifyBaseLogger,
+    disableRequestLogging: true,
+  });
+  tessera.ops.routes(healthServer);
+  try {
+    await healthServer.listen({ port: config.workerHealthPort, host: config.host });
+  } catch (err) {
+    await tessera.close();
+    throw listenError(
+      err as NodeJS.ErrnoException,
+      { ...config, port: config.workerHealthPort },
+      'TESSERA_WORKER_HEALTH_PORT',
+    );
+  }
   tessera.jobs.start();
   if (config.webhookDispatcher === 'on') tessera.webhookDispatcher.start();
+  const address = healthServer.server.address();
+  const port = address && typeof address === 'object' ? address.port : config.workerHealthPort;
   process.stdout.write(
-    config.webhookDispatcher === 'on'
-      ? 'Tessera worker is delivering webhooks and running jobs (PostgreSQL, DATABASE_URL)\n'
-      : 'Tessera worker is running jobs; it sends no webhooks (TESSERA_WEBHOOK_DISPATCHER=off)\n',
+    `${
+      config.webhookDispatcher === 'on'
+        ? 'Tessera worker is delivering webhooks and running jobs (PostgreSQL, DATABASE_URL)'
+        : 'Tessera worker is running jobs; it sends no webhooks (TESSERA_WEBHOOK_DISPATCHER=off)'
+    }\n  Health and metrics: http://${config.host}:${port}/health/ready, /health/live, /metrics\n`,
   );
-  // The dispatcher's and the jobs' timers do not hold the process (the service's server does);
-  // a worker has no server, so this does, until close.
-  const keepAlive = setInterval(() => {}, 3_600_000);
   return {
     ...tessera,
     async close() {
-      clearInterval(keepAlive);
+      // Readiness says "stopping" while the deliveries under way finish; the health server goes last.
       await tessera.close();
+      await healthServer.close();
     },
   };
 }

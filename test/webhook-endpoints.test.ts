@@ -633,7 +633,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
         merchantRoutes: [webhookEndpointRoutes(production)],
         operatorRoutes: [],
         publicRoutes: [],
-        isReady: () => true,
+        isStopping: () => false,
       });
       await server.ready();
     });

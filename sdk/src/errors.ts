@@ -13,7 +13,8 @@ export type TesseraErrorCode =
   | 'mit_not_enabled'
   | 'resource_missing'
   | 'rate_limited'
-  | 'internal_error';
+  | 'internal_error'
+  | 'service_unavailable';
 
 export interface TesseraErrorFields {
   code: TesseraErrorCode | 'connection_error' | 'invalid_response' | (string & {});

@@ -24,12 +24,17 @@ Commands:
   merchants list
   merchants roll-keys ID         new test keys; the old ones stop working at once
   vault rotate-key               new vault data key; every secret at rest is re-encrypted
+  vault rotate-master-key        re-wrap every data key under TESSERA_MASTER_KEY (the new master key), once
+                                 every process runs with it and TESSERA_PREVIOUS_MASTER_KEY (docs/operations.md)
 ${webhooksUsage}
 ${goLiveUsage}
 ${listenUsage}
 ${triggerUsage}
 ${eventsUsage}
 
+start and worker take --no-migrate (TESSERA_AUTO_MIGRATE=off): apply no migration, refuse to start
+while one is pending (fleets run tessera migrate once per deploy); tessera worker serves /health/live,
+/health/ready and /metrics on --worker-health-port (TESSERA_WORKER_HEALTH_PORT, default 8081).
 start, worker and migrate take --port, --host, --database-url, --data-dir, --public-url, --log-level,
 --master-key, --node-env (or PORT, HOST, DATABASE_URL, TESSERA_DATA_DIR, TESSERA_PUBLIC_URL,
 TESSERA_LOG_LEVEL, TESSERA_MASTER_KEY, NODE_ENV; the environment is the better place for a key).
@@ -46,17 +51,32 @@ async function main(argv: string[]): Promise<number> {
     case 'worker': {
       const config = loadConfig(process.env, rest);
       const tessera = await (command === 'start' ? start(config) : startWorker(config));
-      const stop = async () => {
-        await tessera.close();
-        process.exit(0);
+      let stopping = false;
+      const stop = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        tessera.logger.info({ signal }, 'stopping: finishing the requests and deliveries under way');
+        // DESIGN §11: out within 15 s whatever is still under way (a delivery stays leased and is
+        // retried by another process; an unanswered request is the client's to retry).
+        setTimeout(() => {
+          tessera.logger.warn('stopped after 14 s with work still under way');
+          process.exit(1);
+        }, shutdownDeadlineMs).unref();
+        tessera.close().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            tessera.logger.error({ err }, 'stopping failed');
+            process.exit(1);
+          },
+        );
       };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
       return -1;
     }
     case 'migrate': {
       const config = loadConfig(process.env, rest);
-      const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+      const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
       try {
         const applied = await migrate(db);
         process.stdout.write(applied.length ? `Applied ${applied.join(', ')}\n` : 'Nothing to apply\n');
@@ -93,6 +113,9 @@ async function main(argv: string[]): Promise<number> {
       return 1;
   }
 }
+
+/** A process told to stop is gone by then, whatever it was doing (under the usual 15 s of orchestrators). */
+const shutdownDeadlineMs = 14_000;
 
 const clientOptions = {
   url: { type: 'string' },
@@ -213,9 +236,14 @@ async function merchantsCommand(argv: string[]): Promise<number> {
 
 async function vaultCommand(argv: string[]): Promise<number> {
   const [action, ...rest] = argv;
-  if (action !== 'rotate-key') throw new ConfigError(`vault takes rotate-key\n\n${usage}`);
+  const routes: Record<string, string> = {
+    'rotate-key': '/vault/rotate_key',
+    'rotate-master-key': '/vault/rotate_master_key',
+  };
+  const route = routes[action ?? ''];
+  if (!route) throw new ConfigError(`vault takes rotate-key or rotate-master-key\n\n${usage}`);
   const { values } = parseArgs({ args: rest, options: clientOptions });
-  return print(await operatorCall(values, 'POST', '/vault/rotate_key', {}));
+  return print(await operatorCall(values, 'POST', route, {}));
 }
 
 main(process.argv.slice(2)).then(

@@ -122,12 +122,26 @@ async function openPglite(dataDir: string | undefined, template: string | undefi
   };
 }
 
+/** How long a statement waits for a connection (docs/operations.md "Database outages"). */
+const connectTimeoutMs = 5000;
+
 async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> {
   const types = {
     getTypeParser: (oid: number, format?: 'text' | 'binary') =>
       oid === INT8_OID || oid === NUMERIC_OID ? (value: string) => value : pg.types.getTypeParser(oid, format),
   };
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: poolSize, types: types as pg.CustomTypesConfig });
+  const pool = new pg.Pool({
+    connectionString: databaseUrl,
+    max: poolSize,
+    types: types as pg.CustomTypesConfig,
+    // An outage must fail a request (503, src/db/errors.ts) rather than hold it for ever: a new
+    // connection, or a free one from a full pool, is waited for this long. The pool makes new
+    // connections as they are needed, so the process reconnects by itself when the database is back.
+    connectionTimeoutMillis: connectTimeoutMs,
+    // A database host that vanishes without closing its sockets is noticed by TCP keep-alive.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+  });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const client = await pool.connect();

@@ -4,3 +4,51 @@ export function isUniqueViolation(err: unknown, constraint: string): boolean {
   if (candidate?.code !== '23505') return false;
   return candidate.constraint === constraint || (candidate.message ?? '').includes(`"${constraint}"`);
 }
+
+/** Error codes of a database that cannot be reached or does not take connections now. */
+const unavailableCodes = new Set([
+  // Node's socket errors.
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  // PostgreSQL's connection_exception class, admin_shutdown, crash_shutdown, cannot_connect_now,
+  // too_many_connections, and a database that refuses connections (ALLOW_CONNECTIONS false).
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+]);
+
+/** The messages node-postgres gives a lost or never-made connection, which carry no code. */
+const unavailableMessages = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error',
+  'Connection terminated unexpectedly',
+  'The database is closed',
+  'is not currently accepting connections',
+];
+
+/**
+ * True when `err` says the database could not be reached (an outage, a restart, a shutdown), not
+ * that a statement was wrong: the request that met it is answered 503 `service_unavailable` and may
+ * be retried, and nothing it did was committed.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const candidate = err as { code?: unknown; message?: unknown; cause?: unknown } | null;
+  if (!candidate || typeof candidate !== 'object') return false;
+  if (typeof candidate.code === 'string' && unavailableCodes.has(candidate.code)) return true;
+  const message = typeof candidate.message === 'string' ? candidate.message : '';
+  if (unavailableMessages.some((text) => message.includes(text))) return true;
+  return candidate.cause !== undefined && candidate.cause !== err && isDatabaseUnavailable(candidate.cause);
+}

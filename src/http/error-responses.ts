@@ -4,6 +4,7 @@
  */
 import type { FastifyError } from 'fastify';
 import { maskCardNumbers } from '../redact.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import { ApiError, errorStatus, type ErrorCode } from './errors.js';
 
 const errorResponse = (description: string) => ({ description, $ref: 'ErrorEnvelope#' });
@@ -15,7 +16,16 @@ export const errorResponses = {
   403: errorResponse('permission_denied, tokenization_not_enabled or mit_not_enabled'),
   404: errorResponse("resource_missing: no such object (another merchant's objects included)"),
   500: errorResponse('internal_error, logged with the X-TraceId of the request'),
+  503: errorResponse(
+    'service_unavailable: the database cannot be reached or the process is stopping; nothing was done, retry after `Retry-After` seconds',
+  ),
 };
+
+/** Seconds a client is asked to wait before retrying a 503 (the database may be back by then). */
+export const unavailableRetryAfterSeconds = 2;
+
+/** The answer to a request that met a database outage, or came while the process stops. */
+export const serviceUnavailableBody = (msg: string): ErrorBody => ({ code: 'service_unavailable', msg, data: null });
 
 /** DESIGN §2: the public-key routes are rate limited per key and per client address. */
 export const rateLimitedResponse = {
@@ -51,6 +61,12 @@ export function toErrorResponse(error: FastifyError | ApiError | Error): { statu
       }[fastifyError.code] ??
       (error instanceof SyntaxError ? 'The request body is not valid JSON' : 'The request is not valid');
     return { status: 400, body: { code: 'invalid_request', msg: message, data: { param: 'body' } } };
+  }
+  if (isDatabaseUnavailable(error)) {
+    return {
+      status: errorStatus.service_unavailable,
+      body: serviceUnavailableBody('The service cannot reach its database just now; nothing was done. Retry shortly.'),
+    };
   }
   return {
     status: errorStatus.internal_error,

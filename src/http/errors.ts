@@ -18,7 +18,7 @@ export const errorStatus = {
   resource_missing: 404,
   rate_limited: 429,
   internal_error: 500,
-  /** Something the request needs does not answer (the database, the rate limit's store); retry. */
+  /** Something the request needs does not answer (the database, the rate limit's store) or the process is stopping: nothing was done; retry (Retry-After). */
   service_unavailable: 503,
 } as const;
 

@@ -14,6 +14,7 @@ import { ApiError, errorStatus } from './errors.js';
 import {
   errorResponses,
   rateLimitedResponse,
+  unavailableRetryAfterSeconds,
   toErrorResponse,
   withoutCardNumbers,
   type ErrorBody,
@@ -79,7 +80,14 @@ export interface ServerOptions {
   operatorRoutes: Array<(app: App) => void>;
   /** Pages and endpoints without key authentication (health, hosted 3-D Secure page). */
   publicRoutes: Array<(app: App) => void>;
-  isReady: () => boolean;
+  /**
+   * True once the process stops (SIGTERM): a request that arrives then is answered 503
+   * `service_unavailable` with `Connection: close` (the balancer sends it elsewhere); the health
+   * routes still answer, saying so. Requests already under way finish.
+   */
+  isStopping: () => boolean;
+  /** Receives every answered request with its route pattern (metrics); must not throw. */
+  observeRequest?: (method: string, route: string, status: number, seconds: number) => void;
   /** DESIGN §2: the per-key and per-address limit of public-key requests; unset, none. */
   publicKeyLimiter?: RateLimiter;
   /** Proxies whose X-Forwarded-For names the client (config trustProxy); unset, none. */
@@ -101,6 +109,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     // Each request's log lines carry its X-TraceId under that name.
     logController: new LogController({ requestIdLogLabel: 'traceId' }),
     bodyLimit: 1024 * 1024,
+    // While stopping, the onRequest hook answers with the SPEC §7 envelope instead of Fastify's own 503.
+    return503OnClosing: false,
     // request.ip is the connection's address unless it is a proxy named here (rate limits use it).
     trustProxy: options.trustProxy ?? false,
     clientErrorHandler: answerClientError(options.logger),
@@ -142,7 +152,23 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-TraceId', request.id);
+    if (options.isStopping() && !request.url.startsWith('/health')) {
+      void reply.header('Connection', 'close');
+      throw new ApiError('service_unavailable', 'The service is stopping; retry, another process will answer');
+    }
   });
+  const observeRequest = options.observeRequest;
+  if (observeRequest) {
+    app.addHook('onResponse', async (request, reply) => {
+      // The pattern, never the URL: ids in paths would make a series per object.
+      observeRequest(
+        request.method,
+        request.routeOptions.url ?? 'unmatched',
+        reply.statusCode,
+        reply.elapsedTime / 1000,
+      );
+    });
+  }
   app.addHook('preValidation', async (request) => {
     // Text the database cannot store, or a body nested deeper than any request, is refused here,
     // naming the field, rather than failing later as a 500.
@@ -169,7 +195,14 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
     const { status, body } = withoutCardNumbers(toErrorResponse(error));
-    if (status >= 500) request.log.error({ err: error }, 'request failed');
+    if (status === errorStatus.service_unavailable) {
+      // An outage is logged once per request, without a stack: it is the database's state, not a bug.
+      request.log.warn(
+        { code: body.code, reason: (error as { code?: string }).code ?? error.message },
+        'request failed',
+      );
+      void reply.header('Retry-After', String(unavailableRetryAfterSeconds));
+    } else if (status >= 500) request.log.error({ err: error }, 'request failed');
     else {
       const detail = error instanceof ApiError ? error.logDetail : undefined;
       request.log.info({ code: body.code, param: body.data?.param, detail }, 'request refused');
@@ -245,10 +278,6 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       return merchant as typeof openapiObject;
     },
   });
-
-  app.get('/health', { schema: { hide: true } }, async (_request, reply) =>
-    options.isReady() ? { status: 'ok' } : reply.code(503).send({ status: 'starting' }),
-  );
 
   await app.register(
     async (scope) => {

@@ -11,6 +11,15 @@ const RotatedKey = Type.Object({
   reencrypted: Type.Integer({ description: 'How many stored ciphertexts were re-encrypted with it' }),
 });
 
+const RotatedMasterKey = Type.Object({
+  masterKeyId: Type.String({
+    description: 'A public name of the master key everything is now wrapped under (not the key itself)',
+  }),
+  rewrapped: Type.Integer({
+    description: 'How many data keys (and the derivation seed) were re-wrapped; 0 when all already were',
+  }),
+});
+
 /** The operator API of the card vault: key rotation. No route ever answers card data. */
 export function vaultRoutes(vault: Vault) {
   return (app: App) => {
@@ -26,6 +35,19 @@ export function vaultRoutes(vault: Vault) {
         },
       },
       async () => ok(await vault.rotateKey()),
+    );
+    app.post(
+      '/vault/rotate_master_key',
+      {
+        schema: {
+          tags,
+          security,
+          description:
+            'The second step of a master-key rotation (docs/operations.md): with TESSERA_MASTER_KEY set to the new key and TESSERA_PREVIOUS_MASTER_KEY to the old one on every process, re-wraps every data key and the derivation seed under the new master key. Ciphertexts, card fingerprints, client secrets and invoice links do not change.',
+          response: { 200: envelope(RotatedMasterKey) },
+        },
+      },
+      async () => ok(await vault.rotateMasterKey()),
     );
   };
 }

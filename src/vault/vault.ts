@@ -31,6 +31,14 @@ export interface Vault {
    * (retired keys stay, wrapped, so that a straggler written with one by another process still decrypts).
    */
   rotateKey(): Promise<{ activeKeyId: string; reencrypted: number }>;
+  /**
+   * Re-wraps every data key and the derivation seed under the current master key (TESSERA_MASTER_KEY),
+   * opening what the previous one (TESSERA_PREVIOUS_MASTER_KEY) wrapped: the second step of a
+   * master-key rotation (docs/operations.md). Nothing encrypted with a data key changes.
+   */
+  rotateMasterKey(): Promise<{ masterKeyId: string; rewrapped: number }>;
+  /** A public name of the current master key (not the key): which key a process runs with. */
+  readonly masterKeyId: string;
 }
 
 const masterKeyLength = 32;
@@ -47,7 +55,11 @@ const reservedPurposePrefix = 'tessera.vault.';
 const wrappingPurpose = `${reservedPurposePrefix}key-wrapping`;
 const fingerprintPurpose = `${reservedPurposePrefix}card-fingerprint`;
 
-const wrongMasterKeyMessage = 'TESSERA_MASTER_KEY does not match the key that encrypted this vault';
+const rootPurpose = `${reservedPurposePrefix}root-seed`;
+const masterKeyIdPurpose = `${reservedPurposePrefix}master-key-id`;
+
+const wrongMasterKeyMessage =
+  'TESSERA_MASTER_KEY does not match the key that encrypted this vault (during a master-key rotation, set TESSERA_PREVIOUS_MASTER_KEY to the old key)';
 
 const keyIdOf = (column: string) => `split_part(${column}, ':', 1)`;
 
@@ -57,11 +69,21 @@ const keyIdOf = (column: string) => `split_part(${column}, ':', 1)`;
  * rotating a data key never needs the master key to change, and a wrong master key is detected
  * when the first key fails to unwrap rather than by producing garbage later.
  */
-export async function openVault(options: { db: Db; masterKey: Buffer; clock: Clock }): Promise<Vault> {
-  const { db, masterKey, clock } = options;
-  if (masterKey.length !== masterKeyLength) throw new Error(`The vault master key must be ${masterKeyLength} bytes`);
+export async function openVault(options: {
+  db: Db;
+  masterKey: Buffer;
+  /** During a master-key rotation, the key being replaced (config previousMasterKey). */
+  previousMasterKey?: Buffer | undefined;
+  clock: Clock;
+}): Promise<Vault> {
+  const { db, masterKey, previousMasterKey, clock } = options;
+  for (const key of [masterKey, previousMasterKey]) {
+    if (key && key.length !== masterKeyLength) throw new Error(`The vault master key must be ${masterKeyLength} bytes`);
+  }
   const wrappingKey = hkdf(masterKey, wrappingPurpose);
-  const fingerprintKey = hkdf(masterKey, fingerprintPurpose);
+  // What the current key cannot open, the previous one may have wrapped (a rotation under way).
+  const wrappingKeys = [wrappingKey, ...(previousMasterKey ? [hkdf(previousMasterKey, wrappingPurpose)] : [])];
+  const unwrapAny = (keyId: string, wrapped: string) => unwrapWithAny(wrappingKeys, keyId, wrapped);
 
   const dataKeys = new Map<string, Buffer>();
   let activeKeyId: string | null = null;
@@ -73,7 +95,7 @@ export async function openVault(options: { db: Db; masterKey: Buffer; clock: Clo
     );
     let active: string | null = null;
     for (const row of rows) {
-      if (!dataKeys.has(row.id)) dataKeys.set(row.id, unwrapKey(wrappingKey, row.id, row.wrapped_key));
+      if (!dataKeys.has(row.id)) dataKeys.set(row.id, unwrapAny(row.id, row.wrapped_key).key);
       if (row.active) active = row.id;
     }
     if (active !== null) activeKeyId = active;
@@ -92,6 +114,30 @@ export async function openVault(options: { db: Db; masterKey: Buffer; clock: Clo
   if ((await loadKeys(db)) === null) {
     await insertKey(db, newId('vk'), randomBytes(dataKeyLength), 'ON CONFLICT DO NOTHING');
     if ((await loadKeys(db)) === null) throw new Error('The vault could not create its first data key');
+  }
+
+  // The secret other keys are derived from (fingerprints, client secrets, invoice page tokens) must
+  // not change with the master key: it is the master key of the vault's first days, kept wrapped.
+  const seed = await openSeed();
+  const fingerprintKey = hkdf(seed, fingerprintPurpose);
+
+  async function openSeed(): Promise<Buffer> {
+    const [row] = await db.query<{ wrapped_seed: string }>('SELECT wrapped_seed FROM vault_root WHERE id = 1');
+    if (row) return unwrapAny(rootPurpose, row.wrapped_seed).key;
+    // Before the first rotation the seed is the master key that wrapped the data keys, which is
+    // kept, wrapped under that same key, so that a process still without the new key keeps working.
+    const [first] = await db.query<{ id: string; wrapped_key: string }>(
+      'SELECT id, wrapped_key FROM vault_keys ORDER BY created_at, id LIMIT 1',
+    );
+    const at = first ? unwrapAny(first.id, first.wrapped_key).at : 0;
+    const original = at === 0 ? masterKey : (previousMasterKey ?? masterKey);
+    await db.query(
+      'INSERT INTO vault_root (id, wrapped_seed, updated_at) VALUES (1, $1, $2) ON CONFLICT (id) DO NOTHING',
+      [wrapKey(wrappingKeys[at] ?? wrappingKey, rootPurpose, original), clock.now()],
+    );
+    const [stored] = await db.query<{ wrapped_seed: string }>('SELECT wrapped_seed FROM vault_root WHERE id = 1');
+    if (!stored) throw new Error('The vault could not store its root seed');
+    return unwrapAny(rootPurpose, stored.wrapped_seed).key;
   }
 
   // Reloads triggered by concurrent decrypts share one query.
@@ -241,7 +287,41 @@ export async function openVault(options: { db: Db; masterKey: Buffer; clock: Clo
       if (purpose.length === 0) throw new Error('deriveKey needs a purpose');
       if (purpose.startsWith(reservedPurposePrefix))
         throw new Error(`The purpose ${purpose} is reserved for the vault`);
-      return hkdf(masterKey, purpose);
+      return hkdf(seed, purpose);
+    },
+
+    masterKeyId: hkdf(masterKey, masterKeyIdPurpose).subarray(0, 8).toString('hex'),
+
+    async rotateMasterKey() {
+      // One transaction, rows locked: a data-key rotation at the same time waits, and no process
+      // ever sees some keys re-wrapped and others not.
+      const rewrapped = await db.transaction(async (tx) => {
+        let count = 0;
+        const rows = await tx.query<{ id: string; wrapped_key: string }>(
+          'SELECT id, wrapped_key FROM vault_keys ORDER BY created_at, id FOR UPDATE',
+        );
+        for (const row of rows) {
+          const opened = unwrapAny(row.id, row.wrapped_key);
+          if (opened.at === 0) continue;
+          await tx.query('UPDATE vault_keys SET wrapped_key = $1 WHERE id = $2', [
+            wrapKey(wrappingKey, row.id, opened.key),
+            row.id,
+          ]);
+          count += 1;
+        }
+        const [root] = await tx.query<{ wrapped_seed: string }>(
+          'SELECT wrapped_seed FROM vault_root WHERE id = 1 FOR UPDATE',
+        );
+        if (root && unwrapAny(rootPurpose, root.wrapped_seed).at !== 0) {
+          await tx.query('UPDATE vault_root SET wrapped_seed = $1, updated_at = $2 WHERE id = 1', [
+            wrapKey(wrappingKey, rootPurpose, seed),
+            clock.now(),
+          ]);
+          count += 1;
+        }
+        return count;
+      });
+      return { masterKeyId: hkdf(masterKey, masterKeyIdPurpose).subarray(0, 8).toString('hex'), rewrapped };
     },
 
     async rotateKey() {
@@ -297,6 +377,18 @@ function parseCiphertext(ciphertext: string): { keyId: string; iv: Buffer; tag: 
     tag: Buffer.from(tag, 'base64url'),
     body: Buffer.from(body, 'base64url'),
   };
+}
+
+/** Opens a wrapped key with the first wrapping key that fits; `at` says which (0: the current master key). */
+function unwrapWithAny(wrappingKeys: readonly Buffer[], keyId: string, wrapped: string): { key: Buffer; at: number } {
+  for (const [at, wrappingKey] of wrappingKeys.entries()) {
+    try {
+      return { key: unwrapKey(wrappingKey, keyId, wrapped), at };
+    } catch (err) {
+      if (at === wrappingKeys.length - 1) throw err;
+    }
+  }
+  throw new Error(wrongMasterKeyMessage);
 }
 
 /** A data key wrapped under the master key, with its id as additional data so keys cannot be swapped. */

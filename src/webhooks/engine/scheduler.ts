@@ -33,6 +33,8 @@ export interface DeliverySchedulerOptions {
   maxInFlight: number;
   /** How often due deliveries are looked for when nothing woke the scheduler (retries, lost wake-ups). */
   pollIntervalMs: number;
+  /** Told of each attempt's outcome (metrics); must not throw. */
+  onAttempt?: (outcome: 'succeeded' | 'failed' | 'skipped') => void;
 }
 
 /**
@@ -98,6 +100,7 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
     if (result.keyError !== undefined) {
       logger.error({ err: result.keyError, deliveryId: delivery.id }, 'webhook signing key could not be read');
     }
+    options.onAttempt?.(result.succeeded ? 'succeeded' : result.giveUp ? 'skipped' : 'failed');
     const outcome = { leased, attemptedAt, result, attemptId: newId('wa'), now: clock.now() };
     if (await recorder.record(recordOf(retryDelaysSeconds, outcome))) attemptsRecorded++;
   }

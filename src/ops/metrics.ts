@@ -1,0 +1,114 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Clock } from '../clock.js';
+import type { RecordedEvent } from '../events/service.js';
+import type { DatabaseGaugeSource } from './gauges.js';
+
+/** How a webhook attempt ended, as tessera_webhook_attempts_total counts it. */
+export type AttemptOutcomeLabel = 'succeeded' | 'failed' | 'skipped';
+
+export interface Metrics {
+  /** One finished HTTP request: `route` is the route's pattern (`/api/services/v1/payment/:id`), never the URL. */
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  /** Events whose transaction committed: payments and refunds are counted by the status they reached. */
+  observeEvents(events: readonly RecordedEvent[]): void;
+  observeAttempt(outcome: AttemptOutcomeLabel): void;
+  /** The Prometheus text exposition of every family. */
+  render(): Promise<{ contentType: string; body: string }>;
+}
+
+/** Seconds: from a cached answer (1 ms) to the webhook timeout. */
+const durationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * The metrics of DESIGN §11, through prom-client, in a registry of the process's own (tests run
+ * several services in one process). Counters are the process's own (Prometheus adds the
+ * processes up); the database-wide gauges come from `gauges`, computed by one process at a time.
+ */
+export function createMetrics({ clock, gauges }: { clock: Clock; gauges: DatabaseGaugeSource }): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+
+  const requests = new Counter({
+    name: 'tessera_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const durations = new Histogram({
+    name: 'tessera_http_request_duration_seconds',
+    help: 'Time from a request to its answer, by method and route pattern',
+    labelNames: ['method', 'route'] as const,
+    buckets: durationBuckets,
+    registers: [registry],
+  });
+  const payments = new Counter({
+    name: 'tessera_payments_total',
+    help: 'Payments reaching a status (processing, requires_capture, succeeded, failed, canceled), by who started them (customer or merchant: MIT)',
+    labelNames: ['status', 'initiator'] as const,
+    registers: [registry],
+  });
+  const refunds = new Counter({
+    name: 'tessera_refunds_total',
+    help: 'Refunds reaching a status (pending, succeeded, failed)',
+    labelNames: ['status'] as const,
+    registers: [registry],
+  });
+  const attempts = new Counter({
+    name: 'tessera_webhook_attempts_total',
+    help: 'Webhook delivery attempts by outcome: succeeded, failed (retried or given up) or skipped (endpoint disabled or deleted)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  // The database-wide gauges are read once per scrape, whichever of them is collected first.
+  let scrape: Promise<Awaited<ReturnType<DatabaseGaugeSource['read']>>> | undefined;
+  const current = () => (scrape ??= gauges.read().finally(() => setTimeout(() => (scrape = undefined), 0)));
+  new Gauge({
+    name: 'tessera_webhook_deliveries_pending',
+    help: 'Webhook deliveries waiting for a successful attempt, in the whole database',
+    registers: [registry],
+    async collect() {
+      this.set((await current()).pendingDeliveries);
+    },
+  });
+  new Gauge({
+    name: 'tessera_webhook_oldest_pending_seconds',
+    help: 'Age of the oldest pending webhook delivery in seconds (0 when none is pending)',
+    registers: [registry],
+    async collect() {
+      const oldest = (await current()).oldestPendingAt;
+      this.set(oldest === null ? 0 : Math.max(0, (clock.now().getTime() - Date.parse(oldest)) / 1000));
+    },
+  });
+  new Gauge({
+    name: 'tessera_webhook_endpoints',
+    help: 'Webhook endpoints (not deleted) by health: healthy, failing or disabled',
+    labelNames: ['health'] as const,
+    registers: [registry],
+    async collect() {
+      for (const [health, count] of Object.entries((await current()).endpoints)) this.set({ health }, count);
+    },
+  });
+
+  return {
+    observeRequest(method, route, status, seconds) {
+      requests.inc({ method, route, status: String(status) });
+      durations.observe({ method, route }, seconds);
+    },
+    observeEvents(events) {
+      for (const event of events) {
+        const group = event.type.slice(0, event.type.indexOf('.'));
+        if (group !== 'payment' && group !== 'refund') continue;
+        const data = (JSON.parse(event.body) as { data?: { status?: unknown; subsequentInitialType?: unknown } }).data;
+        const status = typeof data?.status === 'string' ? data.status : 'unknown';
+        if (group === 'refund') refunds.inc({ status });
+        else payments.inc({ status, initiator: data?.subsequentInitialType === 'mit' ? 'merchant' : 'customer' });
+      }
+    },
+    observeAttempt(outcome) {
+      attempts.inc({ outcome });
+    },
+    async render() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
+}
