@@ -48,6 +48,13 @@ import { createTeamService, type TeamService } from './team/service.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { createRetention } from './retention/service.js';
 import { createRequestLogService, type RequestLogService } from './request-logs/service.js';
+import {
+  createEndpointHealthService,
+  healthSweepEveryMs,
+  type EndpointHealthService,
+} from './webhooks/health/service.js';
+import { createRecoveryService } from './webhooks/recover/service.js';
+import { recoverRoutes } from './webhooks/recover/routes.js';
 
 export interface Tessera {
   server: App;
@@ -64,6 +71,8 @@ export interface Tessera {
   events: EventService;
   webhookEndpoints: WebhookEndpointService;
   webhookDeliveries: WebhookDeliveryService;
+  /** Endpoint health: the alert and disable sweep, counts by health (issue 20, docs/decisions/0016). */
+  endpointHealth: EndpointHealthService;
   /** Sends webhook deliveries; started by `tessera start` and `tessera worker` (tests call runOnce). */
   webhookDispatcher: DeliveryScheduler;
   invoices: InvoiceService;
@@ -141,6 +150,7 @@ export async function createTessera({
       concurrencyPerTarget: config.webhookConcurrencyPerTarget,
       maxInFlight: config.webhookMaxInFlight,
       pollIntervalMs: config.webhookPollIntervalMs,
+      onEndpointGone: (endpointId) => late.endpointHealth!.endpointGone(endpointId),
     });
     const webhookDeliveries = createWebhookDeliveryService({
       db,
@@ -162,7 +172,12 @@ export async function createTessera({
     // Deleting a customer detaches its payment methods, and the end of an invoice's payment
     // changes its invoice: the services know each other only through these hooks, bound once
     // both exist.
-    const late: { paymentMethods?: PaymentMethodService; invoices?: InvoiceService; checkout?: CheckoutService } = {};
+    const late: {
+      paymentMethods?: PaymentMethodService;
+      invoices?: InvoiceService;
+      checkout?: CheckoutService;
+      endpointHealth?: EndpointHealthService;
+    } = {};
     const customers = createCustomerService({
       db,
       clock,
@@ -229,6 +244,28 @@ export async function createTessera({
     });
     late.checkout = checkout;
     const team = createTeamService({ db, clock, mail, vault, publicUrl: () => publicUrl });
+    const endpointHealth = createEndpointHealthService({
+      db,
+      clock,
+      logger: log,
+      jobs,
+      mail,
+      members: (merchantId) => team.list(merchantId),
+      merchantName: async (merchantId) => (await merchants.retrieve(merchantId)).name,
+      publicUrl: () => publicUrl,
+      alertAfterSeconds: config.endpointAlertAfterSeconds,
+      disableAfterSeconds: config.endpointDisableAfterSeconds,
+    });
+    late.endpointHealth = endpointHealth;
+    jobs.every(healthSweepEveryMs, () => endpointHealth.sweep());
+    const recovery = createRecoveryService({
+      db,
+      clock,
+      webhookEndpoints,
+      eventRetentionDays: config.eventRetentionDays,
+      deliveryRetentionDays: config.deliveryRetentionDays,
+      onCreated: () => webhookDispatcher.wake(),
+    });
     const requestLogs = createRequestLogService({ db, clock, logger: log });
     jobs.every(60 * 60 * 1000, () => requestLogs.purgeExpired());
     const retention = createRetention({
@@ -261,6 +298,7 @@ export async function createTessera({
         eventRoutes(events),
         webhookEndpointRoutes(webhookEndpoints),
         webhookDeliveryRoutes(webhookDeliveries),
+        recoverRoutes(recovery),
         webhookCheckRoutes(webhookChecks, createWebhookDoctor({ db, clock, webhookEndpoints })),
         fastForwardRoutes(createFastForward({ db, clock, wake: () => webhookDispatcher.wake() })),
       ],
@@ -288,6 +326,8 @@ export async function createTessera({
           webhookEndpoints,
           webhookDeliveries,
           webhookChecks,
+          endpointHealth,
+          recovery,
           requestLogs,
           publicUrl: () => publicUrl,
         }),
@@ -321,6 +361,7 @@ export async function createTessera({
       events,
       webhookEndpoints,
       webhookDeliveries,
+      endpointHealth,
       webhookDispatcher,
       invoices,
       checkout,

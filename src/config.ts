@@ -69,6 +69,13 @@ export interface Config {
   readonly deliveryRetentionDays: number;
   /** Days events are kept, unless a delivery of theirs is still pending (Stripe keeps 30). */
   readonly eventRetentionDays: number;
+  /**
+   * DESIGN §12: an endpoint failing this long has its merchant's Owners, Administrators and
+   * Developers e-mailed, and again once a day while it fails.
+   */
+  readonly endpointAlertAfterSeconds: number;
+  /** DESIGN §12: a static endpoint with nothing but failures for this long is disabled (with an e-mail). */
+  readonly endpointDisableAfterSeconds: number;
 }
 
 /** SPEC §6.1.3: follow-ups after 30s, 1m, 2m, 5m, 10m, 15m, 30m, 1h, 2h, 4h, 8h, 8h. */
@@ -122,6 +129,8 @@ const knownTesseraVariables = new Set([
   'TESSERA_TRUST_PROXY',
   'TESSERA_DELIVERY_RETENTION_DAYS',
   'TESSERA_EVENT_RETENTION_DAYS',
+  'TESSERA_ENDPOINT_ALERT_AFTER_SECONDS',
+  'TESSERA_ENDPOINT_DISABLE_AFTER_SECONDS',
   'TESSERA_TEST_PGLITE_TEMPLATE',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
@@ -202,6 +211,8 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     trustProxy: trustProxy(source.TESSERA_TRUST_PROXY),
     deliveryRetentionDays: integer(source, 'TESSERA_DELIVERY_RETENTION_DAYS', 30, 1, 36_500),
     eventRetentionDays: integer(source, 'TESSERA_EVENT_RETENTION_DAYS', 30, 1, 36_500),
+    endpointAlertAfterSeconds: integer(source, 'TESSERA_ENDPOINT_ALERT_AFTER_SECONDS', 3600, 1, 31_536_000),
+    endpointDisableAfterSeconds: integer(source, 'TESSERA_ENDPOINT_DISABLE_AFTER_SECONDS', 432_000, 1, 31_536_000),
   });
 }
 

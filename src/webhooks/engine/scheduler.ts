@@ -33,6 +33,8 @@ export interface DeliverySchedulerOptions {
   maxInFlight: number;
   /** How often due deliveries are looked for when nothing woke the scheduler (retries, lost wake-ups). */
   pollIntervalMs: number;
+  /** An attempt was answered HTTP 410 Gone: endpoint health disables the endpoint (docs/decisions/0016). */
+  onEndpointGone?: (endpointId: string) => Promise<void>;
 }
 
 /**
@@ -50,7 +52,7 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
   const { db, clock, logger, httpClient, retryDelaysSeconds, timeoutMs } = options;
   const leaseLeftToStartMs = timeoutMs + recordMarginMs;
   const claimer = createClaimer({ db, clock, timeoutMs });
-  const recorder = createRecorder({ db, logger, onGroupWritten });
+  const recorder = createRecorder({ db, logger, onGroupWritten, onGone: options.onEndpointGone });
   const slots = createSlots(options);
   const tokens = createTokenCache(options.webhookEndpoints);
 
