@@ -55,6 +55,13 @@ import { createTeamService, type TeamService } from './team/service.js';
 import { dashboardRoutes } from './dashboard/routes.js';
 import { createRetention } from './retention/service.js';
 import { createRequestLogService, type RequestLogService } from './request-logs/service.js';
+import {
+  createEndpointHealthService,
+  healthSweepEveryMs,
+  type EndpointHealthService,
+} from './webhooks/health/service.js';
+import { createRecoveryService } from './webhooks/recover/service.js';
+import { recoverRoutes } from './webhooks/recover/routes.js';
 
 export interface Tessera {
   server: App;
@@ -71,6 +78,8 @@ export interface Tessera {
   events: EventService;
   webhookEndpoints: WebhookEndpointService;
   webhookDeliveries: WebhookDeliveryService;
+  /** Endpoint health: the alert and disable sweep, counts by health (issue 20, docs/decisions/0016). */
+  endpointHealth: EndpointHealthService;
   /** Sends webhook deliveries; started by `tessera start` and `tessera worker` (tests call runOnce). */
   webhookDispatcher: DeliveryScheduler;
   invoices: InvoiceService;
@@ -161,6 +170,7 @@ export async function createTessera({
       maxInFlight: config.webhookMaxInFlight,
       pollIntervalMs: config.webhookPollIntervalMs,
       onAttempt: (outcome) => metrics.observeAttempt(outcome),
+      onEndpointGone: (endpointId) => late.endpointHealth!.endpointGone(endpointId),
     });
     const webhookDeliveries = createWebhookDeliveryService({
       db,
@@ -184,7 +194,12 @@ export async function createTessera({
     // Deleting a customer detaches its payment methods, and the end of an invoice's payment
     // changes its invoice: the services know each other only through these hooks, bound once
     // both exist.
-    const late: { paymentMethods?: PaymentMethodService; invoices?: InvoiceService; checkout?: CheckoutService } = {};
+    const late: {
+      paymentMethods?: PaymentMethodService;
+      invoices?: InvoiceService;
+      checkout?: CheckoutService;
+      endpointHealth?: EndpointHealthService;
+    } = {};
     const customers = createCustomerService({
       db,
       clock,
@@ -251,6 +266,28 @@ export async function createTessera({
     });
     late.checkout = checkout;
     const team = createTeamService({ db, clock, mail, vault, publicUrl: () => publicUrl });
+    const endpointHealth = createEndpointHealthService({
+      db,
+      clock,
+      logger: log,
+      jobs,
+      mail,
+      members: (merchantId) => team.list(merchantId),
+      merchantName: async (merchantId) => (await merchants.retrieve(merchantId)).name,
+      publicUrl: () => publicUrl,
+      alertAfterSeconds: config.endpointAlertAfterSeconds,
+      disableAfterSeconds: config.endpointDisableAfterSeconds,
+    });
+    late.endpointHealth = endpointHealth;
+    jobs.every(healthSweepEveryMs, () => endpointHealth.sweep());
+    const recovery = createRecoveryService({
+      db,
+      clock,
+      webhookEndpoints,
+      eventRetentionDays: config.eventRetentionDays,
+      deliveryRetentionDays: config.deliveryRetentionDays,
+      onCreated: () => webhookDispatcher.wake(),
+    });
     const requestLogs = createRequestLogService({ db, clock, logger: log });
     jobs.every(60 * 60 * 1000, () => requestLogs.purgeExpired());
     const retention = createRetention({
@@ -286,6 +323,7 @@ export async function createTessera({
         sendingAddressRoutes(config.webhookSendingAddresses),
         webhookEndpointRoutes(webhookEndpoints),
         webhookDeliveryRoutes(webhookDeliveries),
+        recoverRoutes(recovery),
         webhookCheckRoutes(webhookChecks, createWebhookDoctor({ db, clock, webhookEndpoints })),
         fastForwardRoutes(createFastForward({ db, clock, wake: () => webhookDispatcher.wake() })),
       ],
@@ -314,6 +352,8 @@ export async function createTessera({
           webhookEndpoints,
           webhookDeliveries,
           webhookChecks,
+          endpointHealth,
+          recovery,
           requestLogs,
           sendingAddresses: sendingAddressesView(config.webhookSendingAddresses),
           publicUrl: () => publicUrl,
@@ -349,6 +389,7 @@ export async function createTessera({
       events,
       webhookEndpoints,
       webhookDeliveries,
+      endpointHealth,
       webhookDispatcher,
       invoices,
       checkout,

@@ -97,6 +97,13 @@ export interface Config {
    * still opened, until `tessera vault rotate-master-key` re-wraps them under `masterKey`.
    */
   readonly previousMasterKey: Buffer | undefined;
+  /**
+   * DESIGN §12: an endpoint failing this long has its merchant's Owners, Administrators and
+   * Developers e-mailed, and again once a day while it fails.
+   */
+  readonly endpointAlertAfterSeconds: number;
+  /** DESIGN §12: a static endpoint with nothing but failures for this long is disabled (with an e-mail). */
+  readonly endpointDisableAfterSeconds: number;
 }
 
 /** SPEC §6.1.3: follow-ups after 30s, 1m, 2m, 5m, 10m, 15m, 30m, 1h, 2h, 4h, 8h, 8h. */
@@ -163,6 +170,8 @@ const knownTesseraVariables = new Set([
   'TESSERA_WORKER_HEALTH_PORT',
   'TESSERA_METRICS_TOKEN',
   'TESSERA_PREVIOUS_MASTER_KEY',
+  'TESSERA_ENDPOINT_ALERT_AFTER_SECONDS',
+  'TESSERA_ENDPOINT_DISABLE_AFTER_SECONDS',
   'TESSERA_TEST_PGLITE_TEMPLATE',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
@@ -271,6 +280,8 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     workerHealthPort: integer(source, 'TESSERA_WORKER_HEALTH_PORT', 8081, 0, 65535),
     metricsToken,
     previousMasterKey,
+    endpointAlertAfterSeconds: integer(source, 'TESSERA_ENDPOINT_ALERT_AFTER_SECONDS', 3600, 1, 31_536_000),
+    endpointDisableAfterSeconds: integer(source, 'TESSERA_ENDPOINT_DISABLE_AFTER_SECONDS', 432_000, 1, 31_536_000),
   });
 }
 

@@ -663,6 +663,8 @@ describe(`webhook delivery (${databaseKind})`, () => {
       status: 'succeeded',
       nextAttemptAt: null,
       url: hook.url(),
+      endpointId: claimed[0]!.endpoint_id,
+      countsForHealth: true,
       now,
     });
     assert.equal(late, false);

@@ -81,6 +81,11 @@ describe(`webhook endpoints (${databaseKind})`, () => {
       legacyNotifications: true,
       signatureCase: 'upper',
       status: 'enabled',
+      health: 'healthy',
+      failingSince: null,
+      lastError: null,
+      disabledReason: null,
+      nextAttemptAt: null,
       created: ctx.clock.now().toISOString(),
       token: endpoint.token,
     });
@@ -208,6 +213,11 @@ describe(`webhook endpoints (${databaseKind})`, () => {
       legacyNotifications: true,
       signatureCase: 'upper',
       status: 'enabled',
+      health: 'healthy',
+      failingSince: null,
+      lastError: null,
+      disabledReason: null,
+      nextAttemptAt: null,
       created: dynamic.created,
     });
     ctx.clock.advance(1000);
@@ -411,6 +421,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
       description: 'notifyUrl deliveries',
       legacyNotifications: false,
       status: 'disabled',
+      health: 'disabled',
     });
     assert.deepEqual(await service.ensureDynamicEndpoint(ctx.tessera.db, { merchantId: merchant.id, mode: 'test' }), {
       id: dynamic.id,
@@ -433,6 +444,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
       ...created,
       url: 'https://example.com/new-hooks',
       status: 'disabled',
+      health: 'disabled',
     });
     const again = await merchant.call('POST', `/webhook_endpoints/${endpoint.id}/update`, {
       status: 'enabled',

@@ -240,6 +240,8 @@ describe('the recorder: the next attempt and the delivery state', () => {
       nextAttemptAt: new Date(attemptedAt.getTime() + 120_000),
       url: 'https://new.example/',
       now: new Date('2026-11-23T12:00:01Z'),
+      endpointId: 'we_1',
+      countsForHealth: true,
     });
   });
 
@@ -252,6 +254,8 @@ describe('the recorder: the next attempt and the delivery state', () => {
     const giveUp = { ...failure, giveUp: true, httpStatus: null };
     const ended = recordOf(specRetryDelaysSeconds, outcome(giveUp));
     assert.deepEqual([ended.attemptNumber, ended.status, ended.nextAttemptAt], [1, 'failed', null]);
+    // Not sent because the endpoint was disabled: it says nothing of the receiver's health.
+    assert.equal(ended.countsForHealth, false);
   });
 });
 

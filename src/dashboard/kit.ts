@@ -18,6 +18,8 @@ import type { EventService } from '../events/service.js';
 import type { WebhookEndpointService } from '../webhooks/endpoints/service.js';
 import type { WebhookDeliveryService } from '../webhooks/deliveries/service.js';
 import type { WebhookCheckService } from '../webhooks/check/service.js';
+import type { EndpointHealthService } from '../webhooks/health/service.js';
+import type { RecoveryService } from '../webhooks/recover/service.js';
 import type { RequestLogService } from '../request-logs/service.js';
 import type { CustomerService } from '../customers/service.js';
 import type { InvoiceService } from '../invoices/service.js';
@@ -37,6 +39,10 @@ export interface DashboardDeps {
   webhookEndpoints: WebhookEndpointService;
   webhookDeliveries: WebhookDeliveryService;
   webhookChecks: WebhookCheckService;
+  /** Endpoint health: the endpoints that need attention (home). */
+  endpointHealth: EndpointHealthService;
+  /** Recover: send an endpoint what it missed. */
+  recovery: RecoveryService;
   requestLogs: RequestLogService;
   /** Cookies are Secure when the public URL is https. */
   publicUrl: () => string;

@@ -9,6 +9,9 @@ import { ApiError, errorStatus, type ErrorCode } from './errors.js';
 
 const errorResponse = (description: string) => ({ description, $ref: 'ErrorEnvelope#' });
 
+/** An error answer a route declares beyond the common ones (a 409, say). */
+export const errorResponseOf = errorResponse;
+
 /** The error statuses of DESIGN §2 that any API route may answer (429: the public-key routes only). */
 export const errorResponses = {
   400: errorResponse('invalid_request, idempotency_error or a tokenization rule; `data.param` names the field'),

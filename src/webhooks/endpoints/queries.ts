@@ -14,12 +14,26 @@ export interface WebhookEndpointRow {
   status: 'enabled' | 'disabled';
   signature_case: 'upper' | 'lower';
   created_at: Date;
+  /** Endpoint health (docs/decisions/0016); absent on a row not yet written. */
+  failing_since?: Date | null;
+  last_error?: string | null;
+  disabled_reason?: 'failing' | 'gone' | null;
+  /** The earliest pending delivery's next attempt, computed when read. */
+  next_attempt_at?: Date | null;
 }
 
 // The token ciphertext is not among the columns: it is read only by the statements that need it,
 // so that an endpoint row passed around the code never carries it.
 const columns =
   'id, merchant_id, mode, kind, url, description, enabled_events, legacy_notifications, status, created_at, signature_case';
+
+/**
+ * What a read answers besides the stored fields: health, and the next attempt of the endpoint's
+ * earliest pending delivery (the partial index webhook_deliveries_endpoint_due).
+ */
+const readColumns = `${columns}, failing_since, last_error, disabled_reason,
+  (SELECT min(d.next_attempt_at) FROM webhook_deliveries d
+    WHERE d.endpoint_id = webhook_endpoints.id AND d.status = 'pending') AS next_attempt_at`;
 
 const scope = 'merchant_id = $1 AND mode = $2 AND deleted_at IS NULL';
 /** The live endpoint with id $3 of merchant $1 in mode $2, found by its primary key (db/by-id.ts). */
@@ -78,11 +92,10 @@ export async function selectWebhookEndpoint(
   mode: string,
   id: string,
 ): Promise<WebhookEndpointRow | undefined> {
-  const [row] = await db.query<WebhookEndpointRow>(`SELECT ${columns} FROM webhook_endpoints WHERE ${ownEndpoint}`, [
-    merchantId,
-    mode,
-    id,
-  ]);
+  const [row] = await db.query<WebhookEndpointRow>(
+    `SELECT ${readColumns} FROM webhook_endpoints WHERE ${ownEndpoint}`,
+    [merchantId, mode, id],
+  );
   return row;
 }
 
@@ -107,7 +120,7 @@ export async function updateWebhookEndpoint(
   const [updated] = await db.query<WebhookEndpointRow>(
     `UPDATE webhook_endpoints SET url = $4, description = $5, enabled_events = $6, legacy_notifications = $7,
        status = $8, updated_at = $9, signature_case = $10
-     WHERE ${ownEndpoint} RETURNING ${columns}`,
+     WHERE ${ownEndpoint} RETURNING ${readColumns}`,
     [
       row.merchant_id,
       row.mode,
@@ -122,6 +135,19 @@ export async function updateWebhookEndpoint(
     ],
   );
   return updated;
+}
+
+/**
+ * A person enabled the endpoint again: it starts healthy (docs/decisions/0016), and its next
+ * failures are counted afresh. Only a row that was disabled is touched.
+ */
+export async function clearHealthOnEnable(db: Queryable, merchantId: string, mode: string, id: string): Promise<void> {
+  await db.query(
+    `UPDATE webhook_endpoints SET failing_since = NULL, last_error = NULL, alerted_at = NULL, disabled_reason = NULL,
+       disabled_at = NULL
+     WHERE ${ownEndpoint}`,
+    [merchantId, mode, id],
+  );
 }
 
 /** Soft delete of a static endpoint; the dynamic one is never deleted (deliveries sign with it). */
@@ -145,7 +171,7 @@ export async function selectWebhookEndpointPage(db: Queryable, merchantId: strin
     db,
     {
       table: 'webhook_endpoints',
-      columns,
+      columns: readColumns,
       where: ['merchant_id = $1', 'mode = $2', 'deleted_at IS NULL'],
       params: [merchantId, mode],
     },

@@ -1,13 +1,13 @@
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { eventTypes } from '../../events/schemas.js';
 import { ListQuery } from '../../http/envelope.js';
 import { HttpUrl, Nullable, Timestamp } from '../../http/common-schemas.js';
+import { disabledReasons, endpointHealths, endpointStatuses } from '../health/states.js';
 
 /** Subscribes an endpoint to every event type, present and future. */
 export const allEvents = '*';
 
-export const endpointStatuses = ['enabled', 'disabled'] as const;
-export type EndpointStatus = (typeof endpointStatuses)[number];
+export { endpointStatuses, type EndpointStatus } from '../health/states.js';
 
 // SPEC §6.2 codes exactly as the spec writes them (three invoice codes start upper case), or '*'.
 const enabledEvents = (defaultNote: string) =>
@@ -68,6 +68,10 @@ export const WebhookEndpointParams = Type.Object({ id: Type.String({ maxLength: 
 export const ListWebhookEndpointsQuery = Type.Object({ ...ListQuery }, { additionalProperties: false });
 export type ListWebhookEndpointsQuery = Static<typeof ListWebhookEndpointsQuery>;
 
+/** A nullable field with its own description (the OpenAPI document shows it). */
+const NullableField = <T extends TSchema>(schema: T, description: string) =>
+  Type.Union([schema, Type.Null()], { description });
+
 const endpointFields = {
   id: Type.String({ pattern: '^we_\\d{19}$' }),
   kind: Type.Enum(['static', 'dynamic'], {
@@ -81,6 +85,26 @@ const endpointFields = {
   legacyNotifications: Type.Boolean(),
   signatureCase: signatureCase(''),
   status: Type.Enum(endpointStatuses),
+  health: Type.Enum(endpointHealths, {
+    description:
+      '`healthy`: its newest attempt succeeded (or none was made yet); `failing`: every attempt since ' +
+      '`failingSince` has failed; `disabled`: it receives nothing (see `disabledReason`). An endpoint failing ' +
+      'for TESSERA_ENDPOINT_DISABLE_AFTER_SECONDS (5 days), or answering HTTP 410, is disabled by Tessera.',
+  }),
+  failingSince: NullableField(
+    Timestamp,
+    'The first failed attempt since the last successful one; null while healthy (and after a re-enable)',
+  ),
+  lastError: NullableField(Type.String(), 'Why the newest failed attempt failed, while failing; null otherwise'),
+  disabledReason: NullableField(
+    Type.Enum(disabledReasons),
+    '`failing`: disabled by Tessera after TESSERA_ENDPOINT_DISABLE_AFTER_SECONDS of nothing but failures; ' +
+      '`gone`: disabled at once because the endpoint answered HTTP 410; null when enabled or disabled by a person',
+  ),
+  nextAttemptAt: NullableField(
+    Timestamp,
+    "The next attempt of the endpoint's earliest pending delivery; null when none",
+  ),
   created: Timestamp,
 };
 

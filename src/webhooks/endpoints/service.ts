@@ -18,6 +18,7 @@ import {
   type WebhookEndpointWithToken,
 } from './schemas.js';
 import { checkWebhookUrl } from '../url-safety.js';
+import { endpointHealth } from '../health/states.js';
 import { legacyKeyContext } from '../../vault/secrets-at-rest.js';
 
 /*
@@ -57,6 +58,11 @@ export function toWebhookEndpoint(row: queries.WebhookEndpointRow): WebhookEndpo
     legacyNotifications: row.legacy_notifications,
     signatureCase: row.signature_case,
     status: row.status,
+    health: endpointHealth(row.status, row.failing_since),
+    failingSince: row.failing_since && row.status === 'enabled' ? isoTimestamp(row.failing_since) : null,
+    lastError: row.status === 'enabled' ? (row.last_error ?? null) : null,
+    disabledReason: row.status === 'disabled' ? (row.disabled_reason ?? null) : null,
+    nextAttemptAt: row.next_attempt_at && row.status === 'enabled' ? isoTimestamp(row.next_attempt_at) : null,
     created: isoTimestamp(row.created_at),
   };
 }
@@ -211,7 +217,12 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
         signature_case: changes.signatureCase ?? current.signature_case,
         status: changes.status ?? current.status,
       };
-      const updated = await queries.updateWebhookEndpoint(db, merged, clock.now());
+      const reenabled = current.status === 'disabled' && merged.status === 'enabled';
+      const updated = await db.transaction(async (tx) => {
+        // Enabled again by a person: it starts healthy, and its failures are counted afresh.
+        if (reenabled) await queries.clearHealthOnEnable(tx, merchant.merchantId, merchant.mode, id);
+        return queries.updateWebhookEndpoint(tx, merged, clock.now());
+      });
       if (!updated) throw notFound('webhook endpoint', id);
       return toWebhookEndpoint(updated);
     },
@@ -256,6 +267,11 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
       });
       for (const listener of tokenRolledListeners) listener(id, ciphertext);
       return { token };
+    },
+
+    /** Writes an audit_log row for an action on an endpoint (recover, say) done by another part of webhooks. */
+    async recordAudit(merchant: MerchantContext, action: string, id: string, actor: Actor): Promise<void> {
+      await queries.insertAuditEntry(db, audit(merchant, action, id, actor));
     },
 
     /** Called after each committed roll of a token in this process (the delivery engine). */

@@ -182,7 +182,66 @@ export interface AttemptRecord {
   nextAttemptAt: Date | null;
   url: string;
   now: Date;
+  /** The endpoint whose token signs the delivery: the one whose health the attempt tells of. */
+  endpointId: string;
+  /**
+   * Whether the attempt reached out to the receiver (sent, or failed to connect): an attempt not
+   * made because the endpoint was disabled, or the signing key could not be read, says nothing of
+   * the receiver's health.
+   */
+  countsForHealth: boolean;
 }
+
+/**
+ * Endpoint health (docs/decisions/0016), kept in the same statement as the attempts of a group, so
+ * that it costs no round trip and no commit of its own. Per endpoint of the group: healthy when its
+ * newest counted attempt succeeded, failing otherwise. An endpoint row is written only when that
+ * changes something a reader sees (failing_since, last_error), or at most about once a minute to
+ * move last_success_at on: a healthy busy endpoint is not rewritten by every group, so workers do
+ * not queue on its row lock.
+ *
+ * Several workers record attempts of one endpoint at once, out of order by at most a lease. Each
+ * write is conditional on the row's newest version (READ COMMITTED re-checks the WHERE of a locked
+ * row): a failure older than the last success recorded does not mark the endpoint failing, and a
+ * success older than the failure that began failing_since does not clear it. The rows are locked in
+ * id order, so two groups touching the same endpoints never deadlock.
+ */
+const healthSql = `health AS (
+       SELECT i.endpoint_id,
+              max(i.attempted_at) FILTER (WHERE i.succeeded) AS last_success,
+              max(i.attempted_at) FILTER (WHERE NOT i.succeeded) AS last_failure,
+              (array_agg(i.error ORDER BY i.attempted_at DESC) FILTER (WHERE NOT i.succeeded))[1] AS last_error
+       FROM input i JOIN updated ON updated.id = i.delivery_id
+       WHERE i.counts_for_health
+       GROUP BY i.endpoint_id
+     ), verdict AS (
+       SELECT h.*, (h.last_success IS NOT NULL AND (h.last_failure IS NULL OR h.last_failure < h.last_success)) AS healthy,
+              (SELECT min(i.attempted_at) FROM input i
+                WHERE i.endpoint_id = h.endpoint_id AND i.counts_for_health AND NOT i.succeeded
+                  AND (h.last_success IS NULL OR i.attempted_at > h.last_success)) AS first_failure
+       FROM health h
+     ), changing AS (
+       SELECT e.id, v.healthy, v.last_success, v.first_failure, v.last_error
+       FROM webhook_endpoints e JOIN verdict v ON v.endpoint_id = e.id
+       WHERE CASE WHEN v.healthy
+         THEN (e.failing_since IS NOT NULL AND e.failing_since <= v.last_success)
+           OR (e.failing_since IS NULL AND (e.last_success_at IS NULL OR e.last_success_at < v.last_success - interval '60 seconds'))
+         ELSE (e.last_success_at IS NULL OR e.last_success_at < v.last_failure)
+           AND (e.failing_since IS NULL OR e.failing_since < v.last_success OR e.last_error IS DISTINCT FROM v.last_error)
+         END
+       ORDER BY e.id
+       FOR UPDATE OF e
+     ), endpoint_health AS (
+       UPDATE webhook_endpoints e
+       SET failing_since = CASE WHEN c.healthy THEN NULL
+                                WHEN e.failing_since IS NULL OR e.failing_since < c.last_success THEN c.first_failure
+                                ELSE e.failing_since END,
+           last_error = CASE WHEN c.healthy THEN NULL ELSE c.last_error END,
+           alerted_at = CASE WHEN c.healthy THEN NULL ELSE e.alerted_at END,
+           last_success_at = GREATEST(e.last_success_at, c.last_success)
+       FROM changing c WHERE e.id = c.id
+       RETURNING e.id
+     )`;
 
 /**
  * Writes attempts and their deliveries' new states, any number in one statement (atomic without
@@ -198,9 +257,10 @@ export async function recordAttempts(db: Queryable, records: readonly AttemptRec
     `WITH input AS (
        SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::int[], $4::text[], $5::timestamptz[],
                             $6::timestamptz[], $7::text[], $8::timestamptz[], $9::text[], $10::int[],
-                            $11::int[], $12::text[], $13::text[], $14::boolean[])
+                            $11::int[], $12::text[], $13::text[], $14::boolean[], $15::text[], $16::boolean[])
          AS i (delivery_id, lease_until, attempt_number, status, next_attempt_at, attempted_at, url, now,
-               attempt_id, duration_ms, http_status, response_excerpt, error, succeeded)
+               attempt_id, duration_ms, http_status, response_excerpt, error, succeeded, endpoint_id,
+               counts_for_health)
      ), updated AS (
        UPDATE webhook_deliveries d
        SET attempts = i.attempt_number, status = i.status, next_attempt_at = i.next_attempt_at,
@@ -209,7 +269,7 @@ export async function recordAttempts(db: Queryable, records: readonly AttemptRec
        WHERE d.id = i.delivery_id AND d.locked_until = i.lease_until AND d.attempts = i.attempt_number - 1
          AND d.status = 'pending'
        RETURNING d.id
-     )
+     ), ${healthSql}
      INSERT INTO webhook_attempts
        (id, delivery_id, attempt_number, attempted_at, duration_ms, http_status, response_excerpt, error, succeeded, created_at)
      SELECT i.attempt_id, i.delivery_id, i.attempt_number, i.attempted_at, i.duration_ms, i.http_status,
@@ -231,6 +291,8 @@ export async function recordAttempts(db: Queryable, records: readonly AttemptRec
       column((record) => record.responseExcerpt),
       column((record) => record.error),
       column((record) => record.succeeded),
+      column((record) => record.endpointId),
+      column((record) => record.countsForHealth),
     ],
   );
   return new Set(rows.map((row) => row.delivery_id));

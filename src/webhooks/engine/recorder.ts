@@ -67,6 +67,8 @@ export function recordOf(retryDelaysSeconds: readonly number[], outcome: Attempt
     nextAttemptAt,
     url: delivery.send_url,
     now: outcome.now,
+    endpointId: delivery.endpoint_id,
+    countsForHealth: !result.giveUp && result.keyError === undefined,
   };
 }
 
@@ -81,9 +83,14 @@ export interface RecorderDeps {
   logger: FastifyBaseLogger;
   /** Called after each group is written: claims held back while too many waited may go on. */
   onGroupWritten: () => void;
+  /** A recorded attempt was answered HTTP 410 Gone (endpoint health disables the endpoint). */
+  onGone?: (endpointId: string) => Promise<void>;
 }
 
-export function createRecorder({ db, logger, onGroupWritten }: RecorderDeps) {
+/** HTTP 410: the receiver says the endpoint is gone for good (Standard Webhooks: stop sending). */
+const goneStatus = 410;
+
+export function createRecorder({ db, logger, onGroupWritten, onGone }: RecorderDeps) {
   // Attempts are written in groups: the ones that end while a write is under way go together in
   // the next (group commit), so a busy worker commits once per group instead of once per attempt.
   const unwritten: Unwritten[] = [];
@@ -149,6 +156,11 @@ export function createRecorder({ db, logger, onGroupWritten }: RecorderDeps) {
       if (recorded) {
         const level = record.succeeded ? 'debug' : 'info';
         logger[level]({ deliveryId, attemptNumber, httpStatus, durationMs, status, error }, 'webhook attempt');
+        if (httpStatus === goneStatus && record.countsForHealth && onGone) {
+          await onGone(record.endpointId).catch((err: unknown) =>
+            logger.error({ err, endpointId: record.endpointId }, 'webhook endpoint could not be disabled'),
+          );
+        }
       } else {
         logger.warn({ deliveryId, attemptNumber }, 'webhook attempt not recorded: the lease was lost');
       }

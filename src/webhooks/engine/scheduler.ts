@@ -35,6 +35,8 @@ export interface DeliverySchedulerOptions {
   pollIntervalMs: number;
   /** Told of each attempt's outcome (metrics); must not throw. */
   onAttempt?: (outcome: 'succeeded' | 'failed' | 'skipped') => void;
+  /** An attempt was answered HTTP 410 Gone: endpoint health disables the endpoint (docs/decisions/0016). */
+  onEndpointGone?: (endpointId: string) => Promise<void>;
 }
 
 /**
@@ -52,7 +54,7 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
   const { db, clock, logger, httpClient, retryDelaysSeconds, timeoutMs } = options;
   const leaseLeftToStartMs = timeoutMs + recordMarginMs;
   const claimer = createClaimer({ db, clock, timeoutMs });
-  const recorder = createRecorder({ db, logger, onGroupWritten });
+  const recorder = createRecorder({ db, logger, onGroupWritten, onGone: options.onEndpointGone });
   const slots = createSlots(options);
   const tokens = createTokenCache(options.webhookEndpoints);
 

@@ -1,0 +1,37 @@
+import { Type, type Static } from 'typebox';
+import { Timestamp } from '../../http/common-schemas.js';
+
+const WindowBound = (description: string) =>
+  Type.String({
+    format: 'date-time',
+    'x-rule': 'must be an ISO 8601 timestamp',
+    examples: ['2026-11-22T18:30:00.000Z'],
+    description,
+  });
+
+export const RecoverBody = Type.Object(
+  {
+    since: WindowBound(
+      'Events created at or after this time. Not in the future, and not older than the retention of events and ' +
+        'deliveries (TESSERA_EVENT_RETENTION_DAYS, TESSERA_DELIVERY_RETENTION_DAYS; 30 days by default).',
+    ),
+    until: Type.Optional(WindowBound('Events created before this time; default now. After `since`.')),
+  },
+  { additionalProperties: false },
+);
+export type RecoverBody = Static<typeof RecoverBody>;
+
+export const Recovery = Type.Object(
+  {
+    endpointId: Type.String(),
+    since: Timestamp,
+    until: Timestamp,
+    events: Type.Integer({ description: 'Events in the window that the endpoint had not acknowledged: sent again' }),
+    deliveriesCreated: Type.Integer({ description: 'New deliveries made for them, due at once, oldest event first' }),
+    deliveriesRescheduled: Type.Integer({
+      description: 'Deliveries of them still retrying, made due at once instead of sent twice',
+    }),
+  },
+  { $id: 'WebhookEndpointRecovery' },
+);
+export type Recovery = Static<typeof Recovery>;
