@@ -88,6 +88,24 @@ describe(`existing clients (${databaseKind})`, () => {
     return ok(await merchant.call('POST', '/payment/create', body));
   }
 
+  async function challengeReturn(returnUrl: string): Promise<{ location: string; paid: Record<string, any> }> {
+    const merchant = await ctx.merchant();
+    const paid = await payment(merchant, {
+      paymentMethod: await method(merchant, threeDSecureCard),
+      confirm: 'true',
+      returnUrl,
+    });
+    assert.equal(paid.status, 'requires_action');
+    const answered = await injectRaw(ctx, {
+      method: 'POST',
+      url: `/3ds/${paid.id}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ secret: paid.clientSecret, outcome: 'pass' }).toString(),
+    });
+    assert.equal(answered.statusCode, 303, answered.body);
+    return { location: String(answered.headers.location), paid };
+  }
+
   async function preAuthorized(merchant: TestMerchant) {
     const authorized = await payment(merchant, { preAuth: 'y', confirm: 'true' });
     assert.equal(authorized.status, 'requires_capture');
@@ -538,24 +556,6 @@ describe(`existing clients (${databaseKind})`, () => {
       assert.equal(ok(await merchant.call('GET', `/payment/${waiting.id}`)).amount, '1999');
     });
 
-    async function challengeReturn(returnUrl: string): Promise<{ location: string; paid: Record<string, any> }> {
-      const merchant = await ctx.merchant();
-      const paid = await payment(merchant, {
-        paymentMethod: await method(merchant, threeDSecureCard),
-        confirm: 'true',
-        returnUrl,
-      });
-      assert.equal(paid.status, 'requires_action');
-      const answered = await injectRaw(ctx, {
-        method: 'POST',
-        url: `/3ds/${paid.id}`,
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams({ secret: paid.clientSecret, outcome: 'pass' }).toString(),
-      });
-      assert.equal(answered.statusCode, 303, answered.body);
-      return { location: String(answered.headers.location), paid };
-    }
-
     test('the 3-D Secure return carries payment_id, payment_client_secret and source_redirect_slug after ?', async () => {
       const { location, paid } = await challengeReturn('https://shop.example.com/return');
       assert.ok(location.startsWith(`https://shop.example.com/return?payment_id=${paid.id}&`), location);
@@ -590,6 +590,177 @@ describe(`existing clients (${databaseKind})`, () => {
       assert.equal(updated.card.expYear, '2033');
       refused(await create('20'), 'card.expYear');
       refused(await create('203'), 'card.expYear');
+    });
+  });
+
+  /**
+   * The provider's store plugins run against Tessera (issue 21): what WooCommerce
+   * (includes/class-wc-mc-gateway.php, payment-methods/class-mc-creditcard.php), OpenCart
+   * (catalog/controller/extension/moneycollect/checkout.php) and Magento
+   * (Model/PaymentMethod.php, Model/Method/Card.php) send, and the fields they read back.
+   */
+  describe('store plugins (WooCommerce, OpenCart, Magento)', () => {
+    /** The billing details of an order as the plugins build them; WooCommerce's phone is optional. */
+    const orderBilling = (phone: string) => ({
+      firstName: 'Ada',
+      lastName: 'Lovelace',
+      email: 'ada@example.com',
+      phone,
+      address: { country: 'GB', state: '', city: 'London', line1: '12 St James Sq', line2: '', postalCode: 'SW1Y 4JH' },
+    });
+
+    /** What the plugins print into the order note: `paymentMethodDetails.type` and `.card.brand`. */
+    function assertCardDetails(paid: Record<string, any>, card: Record<string, any>) {
+      assert.deepEqual(paid.paymentMethodDetails, {
+        type: 'card',
+        card: {
+          brand: card.brand,
+          last4: card.last4,
+          expMonth: card.expMonth,
+          expYear: card.expYear,
+          country: card.country,
+          fingerprint: card.fingerprint,
+        },
+      });
+    }
+
+    test('every payment answers paymentMethodDetails: created, read, listed, confirmed and in its webhook body', async () => {
+      const merchant = await ctx.merchant();
+      const target = await startReceiver();
+      receivers.push(target);
+      const methodId = await method(merchant);
+      const card = ok(await merchant.call('GET', `/payment_methods/${methodId}`)).card;
+      // The WooCommerce card payment (class-mc-creditcard.php): confirm "true", automatic, notifyUrl.
+      const paid = ok(
+        await merchant.call('POST', '/payment/create', {
+          orderNo: 5001,
+          amount: 2598,
+          currency: 'USD',
+          confirm: 'true',
+          confirmationMethod: 'automatic',
+          lineItems: [{ amount: 12.99, currency: 'USD', description: '', images: [''], name: 'Tee', quantity: 2 }],
+          paymentMethod: methodId,
+          customerId: '',
+          ip: '203.0.113.7',
+          notifyUrl: target.url('/?wc-api=wc_mc_webhook'),
+          returnUrl: 'https://shop.example.com/checkout/order-received/5001/?key=wc_order_x',
+          preAuth: 'n',
+          setupFutureUsage: 'off',
+          statementDescriptor: '',
+          website: 'https://shop.example.com',
+        }),
+      );
+      assert.equal(paid.status, 'succeeded');
+      assertCardDetails(paid, card);
+      assert.equal(paid.paymentMethodDetails.card.last4, '4242');
+      assertCardDetails(ok(await merchant.call('GET', `/payment/${paid.id}`)), card);
+      const listed = ok(await merchant.call('GET', '/payment?limit=1')).data[0];
+      assertCardDetails(listed, card);
+
+      // A payment waiting for a method has none; the method given later shows.
+      const waiting = ok(await merchant.call('POST', '/payment/create', { amount: '100', currency: 'USD' }));
+      assert.equal(waiting.paymentMethodDetails, null);
+      const given = ok(
+        await merchant.call('POST', `/payment/${waiting.id}/confirm`, { paymentMethod: await method(merchant) }),
+      );
+      assert.equal(given.paymentMethodDetails.type, 'card');
+      assert.equal(given.paymentMethodDetails.card.last4, '4242');
+
+      // The webhook body, as the plugins' notify handlers read it (`data.paymentMethodDetails`).
+      await ctx.tessera.webhookDispatcher.runOnce();
+      const received = await target.waitFor(1);
+      const bodies = received.map((request) => JSON.parse(request.rawBody.toString()));
+      const succeeded = bodies.find((body) => body.data.id === paid.id);
+      assert.ok(succeeded, JSON.stringify(bodies.map((body) => body.type)));
+      assertCardDetails(succeeded.data, card);
+    });
+
+    test('"" for every optional pattern-checked field is absent: an order without a phone checks out', async () => {
+      const merchant = await ctx.merchant();
+      // WooCommerce's card payment method for an order without a phone (class-mc-creditcard.php).
+      const created = ok(
+        await merchant.call('POST', '/payment_methods/create', {
+          type: 'card',
+          billingDetails: orderBilling(''),
+          card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
+        }),
+      );
+      assert.equal(created.billingDetails.phone, null);
+      assert.equal(created.billingDetails.address.line2, '');
+      // The checkout session of all three plugins (base_data + order_data), shipping to the same address.
+      const session = ok(
+        await merchant.call('POST', '/checkout/session/create', {
+          customer: '',
+          customerEmail: 'ada@example.com',
+          cancelUrl: 'https://shop.example.com/checkout/',
+          returnUrl: 'https://shop.example.com/checkout/order-received/5002/?key=wc_order_y',
+          notifyUrl: 'https://shop.example.com/?wc-api=wc_mc_webhook',
+          preAuth: 'n',
+          website: 'https://shop.example.com',
+          paymentMethodTypes: ['card'],
+          orderNo: 5002,
+          currency: 'USD',
+          amountTotal: 2598,
+          billingDetails: orderBilling(''),
+          shipping: { firstName: 'Ada', lastName: 'Lovelace', phone: '', address: { country: 'GB', state: '' } },
+          lineItems: [{ amount: 25.98, currency: 'USD', description: '', images: [''], name: 'Tee', quantity: 1 }],
+        }),
+      );
+      assert.match(session.id, /^cs_\d{19}$/);
+      // Customers too (the plugins create one per shop account), with an empty phone and country.
+      const customer = ok(
+        await merchant.call('POST', '/customers/create', {
+          email: 'ada@example.com',
+          phone: '',
+          address: { country: '' },
+        }),
+      );
+      assert.equal(customer.phone, null);
+      // A payment's shipping phone and receipt e-mail alike; a phone that is given is still checked.
+      const shipped = await payment(merchant, { shipping: { firstName: 'Ada', phone: '' }, receiptEmail: '', ip: '' });
+      assert.equal(shipped.shipping.phone, null);
+      assert.equal(shipped.receiptEmail, null);
+      refused(
+        await merchant.call('POST', '/payment_methods/create', {
+          type: 'card',
+          billingDetails: orderBilling('call me'),
+          card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
+        }),
+        'billingDetails.phone',
+      );
+    });
+
+    test('returnUrl and cancelUrl keep their query byte for byte; payment_id is appended after &', async () => {
+      const merchant = await ctx.merchant();
+      // OpenCart's $this->url->link('extension/moneycollect/back') and Magento's return URL.
+      const returnUrl = 'https://shop.example.com/index.php?route=extension/moneycollect/back&x=a%20b+c';
+      const cancelUrl = 'https://shop.example.com/index.php?route=checkout/checkout';
+      const session = ok(
+        await merchant.call('POST', '/checkout/session/create', {
+          amountTotal: '2598',
+          currency: 'USD',
+          orderNo: 'oc-5003',
+          returnUrl,
+          cancelUrl,
+        }),
+      );
+      assert.equal(session.returnUrl, returnUrl);
+      const canceled = await injectRaw(ctx, { method: 'GET', url: `/checkout/${session.id}/cancel` });
+      assert.equal(canceled.headers.location, cancelUrl);
+      const paid = await injectRaw(ctx, {
+        method: 'POST',
+        url: `/checkout/${session.id}/pay`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({ cardNo: visa, expiry: '12/30', securityCode: '123', name: 'Ada' }).toString(),
+      });
+      assert.equal(paid.statusCode, 303, paid.body);
+      assert.match(
+        String(paid.headers.location),
+        /^https:\/\/shop\.example\.com\/index\.php\?route=extension\/moneycollect\/back&x=a%20b\+c&payment_id=pt_\d{19}$/,
+      );
+      // The 3-D Secure return of a payment made directly keeps it the same way.
+      const { location } = await challengeReturn(returnUrl);
+      assert.ok(location.startsWith(`${returnUrl}&payment_id=pt_`), location);
     });
   });
 

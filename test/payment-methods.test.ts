@@ -808,6 +808,8 @@ describe(`payment methods (${databaseKind})`, () => {
       last4: '0005',
       expMonth: '04',
       expYear: '2030',
+      country: method.card.country,
+      fingerprint: method.card.fingerprint,
       securityCode: '7373',
     });
     await service.eraseSecurityCode(ctx.tessera.db, method.id);

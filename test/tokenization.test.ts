@@ -154,6 +154,17 @@ describe(`tokenization: storing, CIT and MIT payments (${databaseKind})`, () => 
       recurring: null,
       paymentMethodTypes: ['card'],
       paymentMethodType: 'card',
+      paymentMethodDetails: {
+        type: 'card',
+        card: {
+          brand: method.body.data.card.brand,
+          last4: '4242',
+          expMonth: '12',
+          expYear: '2030',
+          country: method.body.data.card.country,
+          fingerprint: method.body.data.card.fingerprint,
+        },
+      },
       clientSecret: payment.clientSecret,
       canceledAt: null,
       cancellationReason: null,

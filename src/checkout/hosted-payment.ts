@@ -19,6 +19,7 @@ import type { Clock } from '../clock.js';
 import type { MerchantContext } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
 import { isId } from '../ids.js';
+import { withQueryParameters } from '../return-url.js';
 import type { CardFormState } from '../invoices/hosted-page.js';
 import { cardRefusal, readCardForm, type CardForm } from '../invoices/hosted-payment.js';
 import type { MerchantService } from '../merchants/service.js';
@@ -48,9 +49,7 @@ const challengeHoldMs = 15 * 60 * 1000;
 
 /** DESIGN §9: the shopper goes back to returnUrl with payment_id added, `?` or `&` as needed. */
 export function returnUrlWith(returnUrl: string, paymentId: string): string {
-  const url = new URL(returnUrl);
-  url.searchParams.append('payment_id', paymentId);
-  return url.toString();
+  return withQueryParameters(returnUrl, { payment_id: paymentId });
 }
 
 async function merchantOfSession(deps: HostedCheckoutDeps, row: queries.CheckoutSessionRow) {

@@ -46,6 +46,7 @@ const isListIndex = (segment: string) => segment === '' || /^\d{1,4}$/.test(segm
  * A key used both as a value and as a parent (`a=1&a[b]=2`) is refused, naming it.
  */
 export function parseFormBody(text: string): Record<string, unknown> {
+  refuseJsonText(text);
   const root: Record<string, unknown> = {};
   for (const [key, value] of new URLSearchParams(text)) {
     const path = formKeyPath(key);
@@ -55,6 +56,23 @@ export function parseFormBody(text: string): Record<string, unknown> {
     setPath(root, path, value);
   }
   return compactLists(root) as Record<string, unknown>;
+}
+
+/**
+ * Issue 21, DESIGN §14: `curl -d '{"amount":"1999"}'` without `-H 'Content-Type: application/json'`
+ * sends JSON labelled as a form, which would otherwise be read as one field named by the whole
+ * text. A form's first field name never starts with `{` or `[` (no field of the API does, and
+ * formKeyPath refuses a leading bracket), so the forms existing clients send (the Java SDK's
+ * `paymentId=…&cancellationReason=…`) are untouched.
+ */
+function refuseJsonText(text: string): void {
+  if (!/^\s*[[{]/.test(text)) return;
+  throw invalidField(
+    'body',
+    'The request body looks like JSON but its Content-Type is application/x-www-form-urlencoded (what curl -d sends ' +
+      "by default): send it with the header Content-Type: application/json (curl -H 'Content-Type: application/json')",
+    'content_type',
+  );
 }
 
 function setPath(root: Record<string, unknown>, path: string[], value: string): void {

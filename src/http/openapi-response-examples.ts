@@ -74,6 +74,17 @@ const payment = {
   recurring: null,
   paymentMethodTypes: ['card'],
   paymentMethodType: 'card',
+  paymentMethodDetails: {
+    type: 'card',
+    card: {
+      brand: 'visa',
+      last4: '4242',
+      expMonth: '12',
+      expYear: '2030',
+      country: 'US',
+      fingerprint: 'Xq3vJ8kP2sLmN5tR7wYz-1aB4cD6eF9g',
+    },
+  },
   clientSecret: `${id('pt')}_secret_5c1e0f7a9b3d2e4f6a8c0b1d3e5f7a9c2b4d6e8f0a1c3e5d7f9b2a4c6e8d0f1b`,
   canceledAt: null,
   cancellationReason: null,

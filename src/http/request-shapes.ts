@@ -5,8 +5,9 @@
  * schema does not know is left for validation to refuse, naming it.
  *
  * - `""` for an optional field that is not free text (an id, an enum, a URL, a number, a flag,
- *   an object or a list) means "not given"; free text keeps `""`. A text field opts in with
- *   `x-empty-is-absent` on its schema (ids and URLs).
+ *   an object or a list, or text whose pattern or format refuses `""`, such as a phone, an
+ *   e-mail or a country) means "not given"; free text keeps `""`. A text field opts in
+ *   with `x-empty-is-absent` on its schema (ids and URLs).
  * - `null` or `""` items of an optional list are dropped (`images: [""]`,
  *   `paymentMethodTypes: [null, "card"]`); a list of nothing but those is not given.
  * - A number field takes a numeric string (`quantity: "2"`); in a form body, whose values are all
@@ -30,6 +31,8 @@ interface Schema {
   oneOf?: Schema[];
   enum?: unknown[];
   const?: unknown;
+  pattern?: string;
+  format?: string;
   'x-empty-is-absent'?: boolean;
   'x-any-case'?: boolean;
 }
@@ -60,12 +63,24 @@ function jsonType(value: unknown): string {
   return typeof value;
 }
 
-/** Free text is a string branch without a closed list of values. */
+/**
+ * Whether a string branch's pattern or format refuses `""`: such a field is not free text, and
+ * `""` can only mean "not given" (DESIGN §10: WooCommerce sends `billingDetails.phone: ""` for an
+ * order without a phone). A name that must not be empty (minLength) is free text: `""` stays refused.
+ */
+function refusesEmpty(branch: Schema): boolean {
+  if (branch.format !== undefined) return true;
+  return branch.pattern !== undefined && !new RegExp(branch.pattern, 'u').test('');
+}
+
+/** Free text is a string branch without a closed list of values, whose rule takes `""`. */
 function emptyIsAbsent(schema: Schema): boolean {
   if (schema['x-empty-is-absent']) return true;
   const parts = branches(schema);
   if (parts.some((branch) => branch['x-empty-is-absent'])) return true;
-  return !parts.some((branch) => hasType(branch, 'string') && !branch.enum && branch.const === undefined);
+  return !parts.some(
+    (branch) => hasType(branch, 'string') && !branch.enum && branch.const === undefined && !refusesEmpty(branch),
+  );
 }
 
 function listSchema(schema: Schema): Schema | undefined {

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { distance } from 'fastest-levenshtein';
 import { ApiError } from './errors.js';
 import { looksLikeCardNumber } from '../redact.js';
 
@@ -38,11 +39,77 @@ function toApiError(validate: ValidateFunction, httpPart: string | undefined): E
   // reported last, carries the rule; the branch errors before it would only confuse.
   const error = errors.find((candidate) => candidate.keyword === 'anyOf' || candidate.keyword === 'oneOf') ?? errors[0];
   if (!error) return new ApiError('invalid_request', 'The request is not valid');
-  const { param, message } = describe(error, httpPart);
-  return new ApiError('invalid_request', message, { param, rule: error.keyword });
+  const unknown = error.keyword === 'required' ? unknownFieldBeside(error) : undefined;
+  if (unknown !== undefined) return unknown;
+  const { param, message, suggestion } = describe(error, httpPart);
+  return new ApiError('invalid_request', message, {
+    param,
+    rule: error.keyword,
+    ...(suggestion === undefined ? {} : { suggestion }),
+  });
 }
 
-function describe(error: ErrorObject, httpPart: string | undefined): { param: string; message: string } {
+interface ObjectSchema {
+  properties?: Record<string, unknown>;
+  additionalProperties?: unknown;
+}
+
+/** Spelling aside: `customer_id`, `CustomerID` and `customerId` are one name to a reader. */
+const folded = (name: string) => name.toLowerCase().replace(/[_\-\s]/g, '');
+
+/**
+ * The known field nearest to an unknown name, when near enough to be a typo (issue 21, DESIGN §14):
+ * `ammount` → `amount`, `customer_id` → `customerId`. At most a third of the letters may differ.
+ */
+export function closestField(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const apart = distance(folded(name), folded(candidate));
+    if (apart < bestDistance) [best, bestDistance] = [candidate, apart];
+  }
+  if (best === undefined) return undefined;
+  return bestDistance <= Math.max(1, Math.floor(Math.max(name.length, best.length) / 3)) ? best : undefined;
+}
+
+/**
+ * A missing required field is often a misspelt one (`ammount` for `amount`): Ajv reports the
+ * missing field first, so the object's unknown fields are looked for here and the one nearest to
+ * the missing field is named instead, with the field it was meant to be.
+ */
+function unknownFieldBeside(error: ErrorObject): ApiError | undefined {
+  const schema = error.parentSchema as ObjectSchema | undefined;
+  const data: unknown = error.data;
+  if (!schema?.properties || schema.additionalProperties !== false) return undefined;
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return undefined;
+  const known = Object.keys(schema.properties);
+  const unknown = Object.keys(data).filter((key) => !Object.hasOwn(schema.properties!, key));
+  if (unknown.length === 0) return undefined;
+  const missing = String((error.params as { missingProperty?: unknown }).missingProperty);
+  const name = unknown.find((key) => closestField(key, [missing]) === missing) ?? unknown[0]!;
+  const parent = pointerToParam(error.instancePath);
+  const param = parent ? `${parent}.${name}` : name;
+  if (looksLikeCardNumber(name)) {
+    const at = parent || 'body';
+    return new ApiError('invalid_request', `${at} has an unknown field whose name looks like a card number`, {
+      param: at,
+      rule: 'additionalProperties',
+    });
+  }
+  const suggestion = closestField(name, known);
+  const missingParam = parent ? `${parent}.${missing}` : missing;
+  const hint = suggestion === undefined ? '' : `: did you mean ${suggestion}?`;
+  return new ApiError('invalid_request', `${param} is not a recognized field${hint} (${missingParam} is required)`, {
+    param,
+    rule: 'additionalProperties',
+    ...(suggestion === undefined ? {} : { suggestion }),
+  });
+}
+
+function describe(
+  error: ErrorObject,
+  httpPart: string | undefined,
+): { param: string; message: string; suggestion?: string } {
   let param = pointerToParam(error.instancePath);
   const params = error.params as Record<string, unknown>;
   const join = (child: string) => (param ? `${param}.${child}` : child);
@@ -60,9 +127,14 @@ function describe(error: ErrorObject, httpPart: string | undefined): { param: st
         param ||= httpPart === 'body' ? 'body' : (httpPart ?? 'request');
         return { param, message: `${param} has an unknown field whose name looks like a card number` };
       }
-      param = join(String(params.additionalProperty));
-      rule = 'is not a recognized field';
-      break;
+      {
+        const name = String(params.additionalProperty);
+        const known = Object.keys((error.parentSchema as ObjectSchema | undefined)?.properties ?? {});
+        const suggestion = closestField(name, known);
+        param = join(name);
+        if (suggestion === undefined) return { param, message: `${param} is not a recognized field` };
+        return { param, message: `${param} is not a recognized field: did you mean ${suggestion}?`, suggestion };
+      }
     case 'type':
       rule = schemaRule ?? `must be ${article(String(params.type))}`;
       break;

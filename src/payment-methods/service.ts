@@ -40,6 +40,8 @@ export interface PaymentMethodForPayment {
     last4: string;
     expMonth: string;
     expYear: string;
+    country: string;
+    fingerprint: string;
     securityCode: string | null;
   };
 }
@@ -343,6 +345,8 @@ export function createPaymentMethodService({
           last4: row.card_last4,
           expMonth: row.card_exp_month,
           expYear: row.card_exp_year,
+          country: row.card_country,
+          fingerprint: row.card_fingerprint,
           securityCode,
         },
       };

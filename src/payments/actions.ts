@@ -16,7 +16,7 @@ import {
 import { jobKinds } from './job-kinds.js';
 import type * as queries from './queries.js';
 import { applySeries, sameSeries, seriesRoleOf } from './recurring.js';
-import { checkRules, requireAllowedNotifyUrl, threeDSecureFor } from './rules.js';
+import { checkRules, requireAllowedNotifyUrl, threeDSecureFor, withMethodDetails } from './rules.js';
 import type { CancelPaymentBody, ConfirmPaymentBody, Payment, UpdatePaymentBody } from './schemas.js';
 import {
   change,
@@ -63,7 +63,7 @@ export async function updatePayment(
     setupFutureUsage: changes.setupFutureUsage ?? null,
     subsequentInitialType: requested.subsequent_initial_type,
   });
-  await checkRules(ctx, ctx.db, merchant, merged);
+  const method = await checkRules(ctx, ctx.db, merchant, merged);
   // The first payment method moves the payment on to requires_confirmation.
   const providesMethod = current.payment_method_id === null && merged.payment_method_id !== null;
   try {
@@ -77,7 +77,7 @@ export async function updatePayment(
       pre_auth: merged.pre_auth,
       setup_future_usage: merged.setup_future_usage,
       subsequent_initial_type: merged.subsequent_initial_type,
-      details: merged.details,
+      details: withMethodDetails(merged, method).details,
     });
     return ctx.view.toPayment(updated);
   } catch (err) {
@@ -113,7 +113,7 @@ export async function confirmPayment(
   const claimed = await claim(ctx, ctx.db, current, 'confirm', {
     status: 'processing',
     payment_method_id: next.payment_method_id,
-    details: next.details,
+    details: withMethodDetails(next, method).details,
   });
   return ctx.view.toPayment(await authorize(ctx, claimed, method, threeDSecureFor(claimed)));
 }

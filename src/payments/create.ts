@@ -18,7 +18,7 @@ import {
 } from './fields.js';
 import * as queries from './queries.js';
 import { applySeries } from './recurring.js';
-import { checkRules, requireAllowedNotifyUrl, threeDSecureFor } from './rules.js';
+import { checkRules, requireAllowedNotifyUrl, threeDSecureFor, withMethodDetails } from './rules.js';
 import type { CreatePaymentBody, Payment } from './schemas.js';
 import type { PaymentStatus } from './states.js';
 
@@ -136,8 +136,9 @@ async function createNew(
     subsequentInitialType: requested.subsequent_initial_type,
   });
   if (confirm && series.payment_method_id === null) throw paymentMethodRequired();
-  const row = { ...series, status: startingStatus(confirm, series.payment_method_id) };
-  const method = await checkRules(ctx, ctx.db, merchant, row);
+  const checked = { ...series, status: startingStatus(confirm, series.payment_method_id) };
+  const method = await checkRules(ctx, ctx.db, merchant, checked);
+  const row = withMethodDetails(checked, method);
   if (confirm && method !== null && ctx.processor.statelessAuthorize) {
     return ctx.view.toPayment(await authorize(ctx, row, method, threeDSecureFor(row), 'new_row'));
   }

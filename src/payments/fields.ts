@@ -82,5 +82,7 @@ export function detailsOf(input: Partial<CreatePaymentBody>, base: PaymentDetail
     fromChannel: keep(input.fromChannel, base?.fromChannel),
     // The orderNo is answered exactly as sent: as a number when it came as one.
     orderNoIsNumber: input.orderNo !== undefined ? typeof input.orderNo === 'number' : (base?.orderNoIsNumber ?? false),
+    // Set from the payment method by withMethodDetails (rules.ts) whenever the rules load it.
+    paymentMethodDetails: base?.paymentMethodDetails ?? null,
   };
 }

@@ -15,7 +15,7 @@ import { authorize } from './authorize.js';
 import type { PaymentContext } from './context.js';
 import { newPaymentRow } from './create.js';
 import * as queries from './queries.js';
-import { checkRules, threeDSecureFor } from './rules.js';
+import { checkRules, threeDSecureFor, withMethodDetails } from './rules.js';
 import type { Payment } from './schemas.js';
 import { change, ignoreConflict, inTransaction, record } from './state-changes.js';
 import type { PaymentStatus } from './states.js';
@@ -53,7 +53,7 @@ export async function createInvoicePayment(
   request: InvoicePaymentRequest,
   claimInvoice: InvoiceClaim,
 ): Promise<Payment> {
-  const row: queries.PaymentRow = {
+  const requested: queries.PaymentRow = {
     ...newPaymentRow(
       merchant,
       {
@@ -70,8 +70,9 @@ export async function createInvoicePayment(
     ),
     invoice_id: request.invoiceId,
   };
-  const method = await checkRules(ctx, ctx.db, merchant, row);
-  if (method === null) throw new Error(`Invoice payment ${row.id} has no payment method`);
+  const method = await checkRules(ctx, ctx.db, merchant, requested);
+  if (method === null) throw new Error(`Invoice payment ${requested.id} has no payment method`);
+  const row = withMethodDetails(requested, method);
   await ctx.db.transaction(async (tx) => {
     await queries.insertPayment(tx, row);
     await claimInvoice(tx, row.id);

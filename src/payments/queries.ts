@@ -3,7 +3,7 @@ import type { Queryable } from '../db/db.js';
 import { listFilter, selectPage, type PageRequest, type CreatedRange } from '../db/pagination.js';
 import type { ShippingOut } from '../http/common-schemas.js';
 import type { Transition } from '../state-table.js';
-import type { LineItemOut, RecurringOut } from './schemas.js';
+import type { LineItemOut, PaymentMethodDetails, RecurringOut } from './schemas.js';
 import type { PaymentStatus } from './states.js';
 
 /** The request fields that are only echoed back, kept together in payments.details. */
@@ -29,6 +29,8 @@ export interface PaymentDetails {
   fromChannel: string | null;
   /** The orderNo came as a JSON number (DESIGN §10); absent in payments stored before. */
   orderNoIsNumber?: boolean;
+  /** The card as the payment last used it (DESIGN §10), set with the method; absent without one. */
+  paymentMethodDetails?: PaymentMethodDetails | null;
 }
 
 export interface PaymentRow {

@@ -3,6 +3,7 @@ import { envelope, listOf, ok } from '../http/envelope.js';
 import { ApiError, invalidField } from '../http/errors.js';
 import type { Idempotency } from '../http/idempotency.js';
 import { randomHex } from '../ids.js';
+import { withQueryParameters } from '../return-url.js';
 import { merchantOf, type App } from '../http/server.js';
 import { CancelPaymentQuery, ListPaymentsQuery, PaymentParams } from './params-schemas.js';
 import {
@@ -193,16 +194,11 @@ const text = (value: unknown): string => (typeof value === 'string' ? value : ''
  * its query, after a `&` when it has one already; the rest of the URL is kept as the merchant wrote it.
  */
 export function returnTarget(returnUrl: string, paymentId: string, clientSecret: string): string {
-  const hashAt = returnUrl.indexOf('#');
-  const base = hashAt === -1 ? returnUrl : returnUrl.slice(0, hashAt);
-  const fragment = hashAt === -1 ? '' : returnUrl.slice(hashAt);
-  const query = new URLSearchParams({
+  return withQueryParameters(returnUrl, {
     payment_id: paymentId,
     payment_client_secret: clientSecret,
     source_redirect_slug: `src_${randomHex(12)}`,
-  }).toString();
-  const separator = !base.includes('?') ? '?' : base.endsWith('?') || base.endsWith('&') ? '' : '&';
-  return `${base}${separator}${query}${fragment}`;
+  });
 }
 
 /**

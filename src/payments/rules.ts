@@ -25,6 +25,32 @@ export function methodIdOf(row: Pick<PaymentRow, 'id' | 'payment_method_id'>): s
   return row.payment_method_id;
 }
 
+/**
+ * DESIGN §10: the payment keeps the card as the rules loaded it, answered as
+ * `paymentMethodDetails` (a snapshot, as Stripe's charge keeps it): a later change of the
+ * payment method's expiry does not rewrite what an earlier payment was made with.
+ */
+export function withMethodDetails<T extends Pick<PaymentRow, 'details'>>(
+  row: T,
+  method: PaymentMethodForPayment | null,
+): T {
+  const { card } = method ?? {};
+  const paymentMethodDetails = card
+    ? {
+        type: 'card' as const,
+        card: {
+          brand: card.brand,
+          last4: card.last4,
+          expMonth: card.expMonth,
+          expYear: card.expYear,
+          country: card.country,
+          fingerprint: card.fingerprint,
+        },
+      }
+    : null;
+  return { ...row, details: { ...row.details, paymentMethodDetails } };
+}
+
 export function threeDSecureFor(row: PaymentRow): ThreeDSecureState {
   if (row.three_d_secure !== null) return row.three_d_secure;
   return row.details.use3DRequested && initiatorOf(row) !== 'mit' ? 'requested' : 'not_requested';

@@ -340,6 +340,26 @@ export const NextAction = Type.Object({
   redirectToUrl: Type.String({ description: 'The hosted 3-D Secure page; send the customer there' }),
 });
 
+/** DESIGN §10: the card as it was when the payment used it; store plugins print `type` and `brand`. */
+export const PaymentMethodDetails = Type.Object(
+  {
+    type: Type.Literal('card'),
+    card: Type.Object({
+      brand: Type.String({ examples: ['visa'] }),
+      last4: Type.String({ pattern: '^\\d{4}$', examples: ['4242'] }),
+      expMonth: Type.String({ examples: ['12'] }),
+      expYear: Type.String({ examples: ['2030'] }),
+      country: Type.String({ description: 'Two-letter country of the issuer', examples: ['US'] }),
+      fingerprint: Type.String({ description: 'The same for the same card number, as on the payment method' }),
+    }),
+  },
+  {
+    description:
+      "The payment method as the payment used it (a snapshot, as Stripe's `payment_method_details`); null while the payment has no payment method",
+  },
+);
+export type PaymentMethodDetails = Static<typeof PaymentMethodDetails>;
+
 const paymentObjectFields = {
   id: Type.String({ pattern: '^pt_\\d{19}$' }),
   // SPEC §2.5 request fields, echoed under their exact names; null when not given.
@@ -383,6 +403,7 @@ const paymentObjectFields = {
   // SPEC §2.5 response fields.
   paymentMethodTypes: Type.Array(Type.String(), { examples: [['card']] }),
   paymentMethodType: Type.Literal('card'),
+  paymentMethodDetails: Nullable(PaymentMethodDetails),
   clientSecret: Type.String({ description: 'The payment id + `_secret_` + hex; give it only to this payer' }),
   canceledAt: Nullable(Timestamp),
   cancellationReason: Nullable(

@@ -65,6 +65,7 @@ export function createPaymentView({ vault, publicUrl }: { vault: Vault; publicUr
       recurring: details.recurring,
       paymentMethodTypes: ['card'],
       paymentMethodType: 'card',
+      paymentMethodDetails: row.payment_method_id === null ? null : (details.paymentMethodDetails ?? null),
       clientSecret: clientSecretOf(row.id),
       canceledAt: row.canceled_at === null ? null : isoTimestamp(row.canceled_at),
       cancellationReason: row.cancellation_reason,
