@@ -190,7 +190,9 @@ export async function createTessera({
     events.onRecorded((tx, event, object) => webhookDeliveries.plan(tx, event, object));
     events.onPublished(() => webhookDispatcher.wake());
     events.onPublished((published) => metrics.observeEvents(published));
-    webhookEndpoints.onTokenRolled((endpointId, ciphertext) => webhookDispatcher.tokenRolled(endpointId, ciphertext));
+    webhookEndpoints.onTokenRolled((endpointId, ciphertext, previous) =>
+      webhookDispatcher.tokenRolled(endpointId, ciphertext, previous),
+    );
     // Deleting a customer detaches its payment methods, and the end of an invoice's payment
     // changes its invoice: the services know each other only through these hooks, bound once
     // both exist.

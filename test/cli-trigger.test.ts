@@ -59,18 +59,43 @@ describe(`tessera trigger against a started service (${databaseKind})`, () => {
     });
   }
 
-  test('trigger prints the ids as lines on a terminal and refuses an unknown event naming the choices', async () => {
+  test('trigger prints the ids as lines on a terminal, with what endpoints receive', async () => {
     const text = await runCli(['trigger', 'payment.succeeded'], cliEnv);
     assert.equal(text.code, 0, text.stderr);
     assert.match(
       text.stdout,
-      /^Triggered payment\.succeeded\n {2}paymentMethod {2}pm_\d{19}\n {2}payment +pt_\d{19}\n {2}event +evt_\d{19}\n$/,
+      /^Triggered payment\.succeeded\n {2}paymentMethod {2}pm_\d{19}\n {2}payment +pt_\d{19}\n {2}event +evt_\d{19}\n {2}sent as +endpoint_payment\.payment_succeeded \(and payment\.succeeded to endpoints with legacyNotifications on\)\n$/,
     );
-    const unknown = await runCli(['trigger', 'payment.done'], cliEnv);
-    assert.equal(unknown.code, 1);
-    assert.match(
-      unknown.stderr,
-      /trigger takes one of: payment\.succeeded, .*Invoice\.voided.* \(not 'payment\.done'\)/,
-    );
+  });
+
+  test('trigger takes the endpoint_ name too, and answers a misspelt code with "did you mean"', async () => {
+    const byEndpointName = await runCli(['trigger', 'endpoint_refund.refund_pending', '--json'], cliEnv);
+    assert.equal(byEndpointName.code, 0, byEndpointName.stderr);
+    assert.equal(JSON.parse(byEndpointName.stdout).type, 'refund.pending');
+
+    const wrongCase = await runCli(['trigger', 'invoice.sent'], cliEnv);
+    assert.equal(wrongCase.code, 1);
+    assert.match(wrongCase.stderr, /'invoice\.sent' is not an event code; did you mean `Invoice\.sent`\?/);
+    const typo = await runCli(['trigger', 'payment.faild'], cliEnv);
+    assert.equal(typo.code, 1);
+    assert.match(typo.stderr, /did you mean `payment\.failed`\?/);
+    const nothingClose = await runCli(['trigger', 'shipment'], cliEnv);
+    assert.equal(nothingClose.code, 1);
+    assert.match(nothingClose.stderr, /event codes are payment\.processing, .*Invoice\.voided/);
+    const none = await runCli(['trigger'], cliEnv);
+    assert.equal(none.code, 1);
+    assert.match(none.stderr, /trigger takes one of: payment\.processing, .*Invoice\.voided/);
+  });
+
+  test('events list --type takes either name and suggests a code instead of printing "No events"', async () => {
+    const listed = await runCli(['events', 'list', '--type', 'endpoint_payment.payment_succeeded', '--json'], cliEnv);
+    assert.equal(listed.code, 0, listed.stderr);
+    const page = JSON.parse(listed.stdout) as { data: Array<{ type: string }> };
+    assert.ok(page.data.length > 0);
+    assert.ok(page.data.every((event) => event.type === 'payment.succeeded'));
+    const typo = await runCli(['events', 'list', '--type', 'payment.faild'], cliEnv);
+    assert.equal(typo.code, 1);
+    assert.doesNotMatch(typo.stdout, /No events/);
+    assert.match(typo.stderr, /--type: 'payment\.faild' is not an event code; did you mean `payment\.failed`\?/);
   });
 });

@@ -90,7 +90,12 @@ describe(`webhook delivery (${databaseKind})`, () => {
     url: string,
     options: { legacyNotifications?: boolean; enabledEvents?: string[] } = {},
   ): Promise<{ id: string; token: string }> {
-    const response = await merchant.call('POST', '/webhook_endpoints/create', { url, ...options });
+    // These tests follow both notification kinds (SPEC §6.4); DESIGN §12 makes the legacy one opt-in.
+    const response = await merchant.call('POST', '/webhook_endpoints/create', {
+      url,
+      legacyNotifications: true,
+      ...options,
+    });
     assert.equal(response.status, 200, response.raw);
     return { id: response.body.data.id, token: response.body.data.token };
   }
@@ -169,7 +174,7 @@ describe(`webhook delivery (${databaseKind})`, () => {
     assert.equal(legacyKind.body, canonicalJson(event));
     assert.equal(endpointKind.body, canonicalJson({ ...event, type: 'endpoint_payment.payment_succeeded' }));
     const parsed = JSON.parse(endpointKind.body);
-    assert.deepEqual(Object.keys(parsed), ['id', 'apiVersion', 'type', 'created', 'data']);
+    assert.deepEqual(Object.keys(parsed), ['id', 'apiVersion', 'type', 'created', 'sequence', 'data']);
     assert.equal(parsed.id, event.id);
     assert.equal(parsed.apiVersion, 'v1');
     assert.equal(parsed.data.id, payment.id);
@@ -231,10 +236,21 @@ describe(`webhook delivery (${databaseKind})`, () => {
     const merchant = await ctx.merchant();
     const hook = await receiver();
     const notifyUrl = hook.url('/notify/order-42?source=tessera');
+    // DESIGN §12: a new merchant's dynamic endpoint sends the endpoint_ kind only, unless asked.
+    const before = await pay(merchant, { notifyUrl });
+    await run();
+    assert.deepEqual(hook.requests.map(typeOf), ['endpoint_payment.payment_succeeded']);
+    assert.equal((await deliveriesOf(merchant, before.event.id)).length, 1);
+    hook.requests.length = 0;
+
+    const dynamic = await dynamicEndpointToken(merchant);
+    const legacyOn = await merchant.call('POST', `/webhook_endpoints/${dynamic.id}/update`, {
+      legacyNotifications: true,
+    });
+    assert.equal(legacyOn.status, 200, legacyOn.raw);
     const { event } = await pay(merchant, { notifyUrl });
     await run();
     assert.equal(hook.requests.length, 2);
-    const dynamic = await dynamicEndpointToken(merchant);
     for (const request of hook.requests) {
       assert.equal(request.path, '/notify/order-42?source=tessera');
       const isEndpointKind = typeOf(request).startsWith('endpoint_');
@@ -544,6 +560,8 @@ describe(`webhook delivery (${databaseKind})`, () => {
     const notify = await receiver();
     const one = await createEndpoint(merchant, first.url());
     await createEndpoint(merchant, second.url(), { legacyNotifications: false });
+    const { id: dynamicId } = await dynamicEndpointToken(merchant);
+    await merchant.call('POST', `/webhook_endpoints/${dynamicId}/update`, { legacyNotifications: true });
     const { event } = await pay(merchant, { notifyUrl: notify.url('/notify') });
     await run();
     assert.deepEqual([first.requests.length, second.requests.length, notify.requests.length], [2, 1, 2]);

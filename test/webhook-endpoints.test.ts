@@ -78,8 +78,10 @@ describe(`webhook endpoints (${databaseKind})`, () => {
       url: receiver,
       description: null,
       enabledEvents: ['*'],
-      legacyNotifications: true,
+      // DESIGN §12: the legacy kind is opt-in for endpoints created from now on.
+      legacyNotifications: false,
       signatureCase: 'upper',
+      format: 'moneycollect',
       status: 'enabled',
       health: 'healthy',
       failingSince: null,
@@ -127,8 +129,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
 
   const badEvents: Array<[string, unknown, string]> = [
     ['an unknown event code', ['payment.exploded'], 'enabledEvents[0]'],
-    ['a code in the wrong case', ['payment.succeeded', 'invoice.sent'], 'enabledEvents[1]'],
-    ['the endpoint_ form', ['endpoint_payment.payment_succeeded'], 'enabledEvents[0]'],
+    ['a misspelt code', ['payment.succeeded', 'payment.faild'], 'enabledEvents[1]'],
     ['an empty list', [], 'enabledEvents'],
     ['a string instead of a list', 'payment.succeeded', 'enabledEvents'],
     ['a number in the list', [1], 'enabledEvents[0]'],
@@ -146,6 +147,29 @@ describe(`webhook endpoints (${databaseKind})`, () => {
       }
     });
   }
+
+  test('subscribes by either name of a code, in any letter case, stored and answered as SPEC §6.2 writes it', async () => {
+    const merchant = await ctx.merchant();
+    const names = ['endpoint_payment.payment_succeeded', 'INVOICE.SENT', 'refund.Pending', 'payment.succeeded'];
+    const created = await merchant.call('POST', '/webhook_endpoints/create', { url: receiver, enabledEvents: names });
+    assert.equal(created.status, 200, created.raw);
+    assert.deepEqual(created.body.data.enabledEvents, ['payment.succeeded', 'Invoice.sent', 'refund.pending']);
+    const updated = await merchant.call('POST', `/webhook_endpoints/${created.body.data.id}/update`, {
+      enabledEvents: ['endpoint_Invoice.Invoice_voided', 'Endpoint_Refund.Refund_Failed'],
+    });
+    assert.equal(updated.status, 200, updated.raw);
+    assert.deepEqual(updated.body.data.enabledEvents, ['Invoice.voided', 'refund.failed']);
+  });
+
+  test('answers a misspelt code in enabledEvents with the closest code', async () => {
+    const merchant = await ctx.merchant();
+    const response = await merchant.call('POST', '/webhook_endpoints/create', {
+      url: receiver,
+      enabledEvents: ['payment.faild'],
+    });
+    assert.equal(response.status, 400, response.raw);
+    assert.match(response.body.msg, /did you mean `payment\.failed`\?/);
+  });
 
   const badUrls: Array<[string, unknown]> = [
     ['an ftp URL', 'ftp://example.com/hooks'],
@@ -210,8 +234,10 @@ describe(`webhook endpoints (${databaseKind})`, () => {
       url: null,
       description: null,
       enabledEvents: ['*'],
-      legacyNotifications: true,
+      // DESIGN §12: a new merchant's dynamic endpoint sends no legacy kind unless asked.
+      legacyNotifications: false,
       signatureCase: 'upper',
+      format: 'moneycollect',
       status: 'enabled',
       health: 'healthy',
       failingSince: null,
@@ -248,7 +274,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
     assert.equal(rows.length, 1);
     assert.deepEqual(await service.ensureDynamicEndpoint(ctx.tessera.db, scope), {
       id: results[0]!.id,
-      legacyNotifications: true,
+      legacyNotifications: false,
       enabled: true,
     });
   });
@@ -328,7 +354,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
     const newToken = remember(rolled.body.data.token);
     assert.match(newToken, tokenForm);
     assert.notEqual(newToken, endpoint.token);
-    assert.deepEqual(Object.keys(rolled.body.data), ['token']);
+    assert.deepEqual(rolled.body.data, { token: newToken, previousTokenExpiresAt: null });
     assert.equal(rolled.headers['cache-control'], 'no-store');
     assert.equal(await service.tokenFor(endpoint.id), newToken, 'the delivery engine signs with the new token');
     const revealed = await merchant.call('POST', `/webhook_endpoints/${endpoint.id}/reveal_token`);
@@ -545,7 +571,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
     const other = await ctx.merchant();
     const scope = { merchantId: merchant.id, mode: 'test' };
     await service.ensureDynamicEndpoint(ctx.tessera.db, scope);
-    const all = await createEndpoint(merchant);
+    const all = await createEndpoint(merchant, { legacyNotifications: true });
     ctx.clock.advance(1000);
     const succeeded = await createEndpoint(merchant, {
       enabledEvents: ['payment.succeeded', 'Invoice.sent'],

@@ -34,6 +34,10 @@ function delivery(overrides: Partial<ClaimedDelivery> = {}): ClaimedDelivery {
     endpoint_state: 'enabled',
     token_ciphertext: 'cipher-1',
     signature_case: 'upper',
+    event_id: 'evt_1',
+    format: 'moneycollect',
+    previous_token_ciphertext: null,
+    previous_token_expires_at: null,
     time_factor: 1,
     ...overrides,
   };
@@ -365,7 +369,13 @@ describe("the scheduler's token cache", () => {
         return `token-of-${ciphertext}`;
       },
       async tokenCiphertexts(endpointIds: readonly string[]) {
-        return new Map(endpointIds.flatMap((id) => (stored.has(id) ? [[id, stored.get(id)!] as const] : [])));
+        const row = (id: string) => ({
+          id,
+          token_encrypted: stored.get(id)!,
+          previous_token_encrypted: null,
+          previous_token_expires_at: null,
+        });
+        return new Map(endpointIds.flatMap((id) => (stored.has(id) ? [[id, row(id)] as const] : [])));
       },
       async legacyKeyFor(merchantId: string) {
         return `legacy-of-${merchantId}`;

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { colorWanted, ConfigError } from '../config.js';
 import { merchantCall } from './webhooks.js';
+import { cliEventCode } from './event-codes.js';
 
 /**
  * `tessera events list|get|resend` and `tessera deliveries tail` (issue 12): the merchant's events
@@ -89,7 +90,8 @@ async function list(argv: string[]): Promise<number> {
     options: { ...options, type: { type: 'string' }, object: { type: 'string' }, limit: { type: 'string' } },
   });
   const query = new URLSearchParams({ limit: values.limit ?? '20' });
-  if (values.type) query.set('type', values.type);
+  // The API filters by the code as SPEC §6.2 writes it; the endpoint_ form names the same events.
+  if (values.type) query.set('type', cliEventCode('--type', values.type));
   if (values.object) query.set('objectId', values.object);
   const page = (await merchantCall(values, 'GET', `/events?${query}`)) as { data: Event[]; hasMore: boolean };
   if (values.json) return json(page);

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.js';
 import { ConfigError, loadClientConfig } from '../config.js';
-import { eventTypes } from '../events/schemas.js';
+import { cliEventCode } from './event-codes.js';
 import { isoTimestamp } from '../time.js';
 import { generateSecret } from '../webhooks/endpoints/service.js';
 import { formatRequestTime, signWebhook } from '../webhooks/signature.js';
@@ -27,11 +27,10 @@ interface StreamedEvent {
 
 function parseEventFilter(raw: string | undefined): string | undefined {
   if (raw === undefined) return undefined;
-  const types = raw.split(',').map((type) => type.trim());
-  const unknown = types.find((type) => !(eventTypes as readonly string[]).includes(type));
-  if (unknown !== undefined)
-    throw new ConfigError(`--events: '${unknown}' is not an event code (${eventTypes.join(', ')})`);
-  return types.join(',');
+  return raw
+    .split(',')
+    .map((type) => cliEventCode('--events', type.trim()))
+    .join(',');
 }
 
 function parseForwardUrl(raw: string | undefined): string {

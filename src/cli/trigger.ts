@@ -3,6 +3,8 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../config.js';
 import { merchantCall } from './webhooks.js';
 import type { EventType } from '../events/schemas.js';
+import { cliEventCode } from './event-codes.js';
+import { endpointEventType } from '../webhooks/event-types.js';
 
 /**
  * `tessera trigger <event code>` (issue 12): makes the event happen for real, through the merchant
@@ -146,23 +148,27 @@ export async function triggerCommand(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: { url: { type: 'string' }, key: { type: 'string' }, json: { type: 'boolean' } },
   });
-  const type = positionals[0];
-  const recipe = type === undefined ? undefined : recipes[type as EventType];
-  if (!recipe) {
-    throw new ConfigError(`trigger takes one of: ${triggerTypes.join(', ')}${type ? ` (not '${type}')` : ''}`);
-  }
+  if (positionals[0] === undefined) throw new ConfigError(`trigger takes one of: ${triggerTypes.join(', ')}`);
+  const type = cliEventCode('trigger', positionals[0]);
+  const recipe = recipes[type];
   const call: Call = async (method, route, body) => (await merchantCall(values, method, route, body)) as Answer;
   const result = await recipe(call);
   const query = `type=${encodeURIComponent(type!)}&objectId=${encodeURIComponent(result.objectId)}&limit=1`;
   const events = (await merchantCall(values, 'GET', `/events?${query}`)) as { data: Array<{ id: string }> };
   const eventId = events.data[0]?.id ?? null;
   if (values.json) {
-    process.stdout.write(`${JSON.stringify({ type, ids: result.ids, event: eventId }, null, 2)}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ type, sentAs: endpointEventType(type), ids: result.ids, event: eventId }, null, 2)}\n`,
+    );
     return 0;
   }
   const width = Math.max(...Object.keys(result.ids).map((name) => name.length), 5);
   const lines = Object.entries(result.ids).map(([name, id]) => `  ${name.padEnd(width)}  ${id}`);
   const event = eventId ?? `(${result.later ?? 'not recorded yet'})`;
-  process.stdout.write(`Triggered ${type}\n${lines.join('\n')}\n  ${'event'.padEnd(width)}  ${event}\n`);
+  // DESIGN §12: what endpoints receive is the endpoint_ kind; the legacy kind only where it was asked for.
+  const sentAs = `${endpointEventType(type)} (and ${type} to endpoints with legacyNotifications on)`;
+  process.stdout.write(
+    `Triggered ${type}\n${lines.join('\n')}\n  ${'event'.padEnd(width)}  ${event}\n  ${'sent as'.padEnd(width)}  ${sentAs}\n`,
+  );
   return 0;
 }

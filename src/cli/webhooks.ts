@@ -9,8 +9,13 @@ import { ConfigError, loadClientConfig } from '../config.js';
 export const webhooksUsage = `  webhooks list                  the merchant's webhook endpoints (the dynamic notifyUrl endpoint too)
   webhooks update ID [--signature-case upper|lower] [--legacy true|false] [--status enabled|disabled]
                      [--endpoint-url URL] [--description TEXT] [--events a.b,c.d|*]
+                     [--format moneycollect|standard]
                                  change an endpoint; --signature-case lower for verifiers that compare
-                                 a lower-case HMAC (the provider's Java SDK)`;
+                                 a lower-case HMAC (the provider's Java SDK); --format standard for
+                                 Standard Webhooks headers (the token stays the same)
+  webhooks roll ID [--expires-in SECONDS]
+                                 a new token; standard format: the old one keeps signing beside it for
+                                 SECONDS (up to 86400), else it stops at once`;
 
 const options = {
   url: { type: 'string' },
@@ -74,6 +79,7 @@ export async function webhooksCommand(argv: string[]): Promise<unknown> {
         'endpoint-url': { type: 'string' },
         description: { type: 'string' },
         events: { type: 'string' },
+        format: { type: 'string' },
       },
     });
     const id = positionals[0];
@@ -86,7 +92,27 @@ export async function webhooksCommand(argv: string[]): Promise<unknown> {
       url: values['endpoint-url'],
       description: values.description,
       enabledEvents: values.events?.split(',').map((type) => type.trim()),
+      format: oneOf(values.format, ['moneycollect', 'standard'], 'format'),
     });
   }
-  throw new ConfigError(`webhooks takes list, update, check or doctor\n\n${webhooksUsage}`);
+  if (action === 'roll') {
+    const { values, positionals } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: { ...options, 'expires-in': { type: 'string' } },
+    });
+    const id = positionals[0];
+    if (!id) throw new ConfigError('webhooks roll needs the endpoint id (we_…)');
+    const expiresIn = values['expires-in'];
+    if (expiresIn !== undefined && !/^\d{1,6}$/.test(expiresIn)) {
+      throw new ConfigError('--expires-in takes a number of seconds (0 to 86400)');
+    }
+    return merchantCall(
+      values,
+      'POST',
+      `/webhook_endpoints/${encodeURIComponent(id)}/roll_token`,
+      expiresIn === undefined ? {} : { expiresInSeconds: Number(expiresIn) },
+    );
+  }
+  throw new ConfigError(`webhooks takes list, update, roll, check or doctor\n\n${webhooksUsage}`);
 }

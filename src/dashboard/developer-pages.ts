@@ -1,6 +1,7 @@
 import type { App } from '../http/server.js';
 import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody, signatureCases } from '../webhooks/endpoints/schemas.js';
 import type { WebhookEndpoint } from '../webhooks/endpoints/schemas.js';
+import type { WebhookDelivery } from '../webhooks/deliveries/schemas.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
@@ -180,15 +181,34 @@ export function developerPages(app: App, deps: DashboardDeps): void {
           : ''
       }`;
 
+  // One row per event (DESIGN §12: each event once): its endpoint_ notification, with the legacy
+  // kind, when the endpoint receives it, as a line of the same row.
   const deliveryLog = async (ctx: PageContext, endpointId: string) => {
-    const deliveries = await deps.webhookDeliveries.list(ctx.merchant, { endpointId, limit: 20 });
-    const rows: SafeHtml[] = [];
+    const deliveries = await deps.webhookDeliveries.list(ctx.merchant, { endpointId, limit: 40 });
+    const byEvent = new Map<string, WebhookDelivery[]>();
     for (const delivery of deliveries.data) {
-      const attempts = await deps.webhookDeliveries.listAttempts(ctx.merchant, delivery.id);
+      const group = byEvent.get(delivery.eventId);
+      if (group) group.push(delivery);
+      else byEvent.set(delivery.eventId, [delivery]);
+    }
+    const rows: SafeHtml[] = [];
+    for (const group of [...byEvent.values()].slice(0, 20)) {
+      const main = group.find((delivery) => delivery.kind === 'endpoint') ?? group[0]!;
+      const legacy = group.find((delivery) => delivery.kind === 'legacy');
+      const attempts = await deps.webhookDeliveries.listAttempts(ctx.merchant, main.id);
       rows.push(
         html`<tr>
-          <td>${when(delivery.created)}<br /><a href="${base}/events/${delivery.eventId}">${delivery.type}</a></td>
-          <td class="status-${delivery.status}">${delivery.status}</td>
+          <td>${when(main.created)}<br /><a href="${base}/events/${main.eventId}">${main.type}</a></td>
+          <td>
+            <span class="status-${main.status}">${main.status}</span>
+            ${
+              legacy
+                ? html`<br /><span class="hint"
+                      >legacy ${legacy.type}: <span class="status-${legacy.status}">${legacy.status}</span></span
+                    >`
+                : ''
+            }
+          </td>
           <td>
             ${attempts.data.map(
               (attempt) =>
@@ -200,11 +220,11 @@ export function developerPages(app: App, deps: DashboardDeps): void {
             )}
           </td>
           <td>
-            <form method="post" action="${base}/deliveries/${delivery.id}/resend">
+            <form method="post" action="${base}/deliveries/${main.id}/resend">
               ${csrfField(ctx.session.csrfToken)}<button
                 class="secondary"
                 type="submit"
-                aria-label="Resend delivery ${delivery.id}"
+                aria-label="Resend delivery ${main.id}"
               >
                 Resend
               </button>

@@ -10,22 +10,51 @@ export interface EventRow {
   object_id: string | null;
   body: string;
   created_at: Date;
+  /** DESIGN §12: the event's place among the events of its object; null only for an event without an object. */
+  sequence: string | number | null;
 }
 
-const columns = 'id, merchant_id, mode, type, object_id, body, created_at';
+const columns = 'id, merchant_id, mode, type, object_id, body, created_at, sequence';
 
-/** A new event; `notify_url` only when the event goes to a notifyUrl that is not its object's own. */
-export async function insertEvent(db: Queryable, row: EventRow & { notify_url: string | null }): Promise<void> {
-  await db.execute(`INSERT INTO events (${columns}, notify_url) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, [
-    row.id,
-    row.merchant_id,
-    row.mode,
-    row.type,
-    row.object_id,
-    row.body,
-    row.created_at,
-    row.notify_url,
-  ]);
+/**
+ * A new event with the next `sequence` of its object (DESIGN §12), in one statement: the object's
+ * counter row is bumped (INSERT … ON CONFLICT DO UPDATE, which locks it until the transaction
+ * commits, so concurrent changes of one object are numbered in commit order) and the event row is
+ * written with its body completed by that number: `bodyHead` + sequence + `bodyTail`. Answers the
+ * sequence. `notify_url` only when the event goes to a notifyUrl that is not its object's own.
+ */
+export async function insertEvent(
+  db: Queryable,
+  row: Omit<EventRow, 'body' | 'sequence' | 'object_id'> & {
+    object_id: string;
+    bodyHead: string;
+    bodyTail: string;
+    notify_url: string | null;
+  },
+): Promise<number> {
+  const [inserted] = await db.query<{ sequence: string | number }>(
+    `WITH counter AS (
+       INSERT INTO event_sequences (merchant_id, mode, object_id, last_value) VALUES ($2, $3, $5, 1)
+       ON CONFLICT (merchant_id, mode, object_id) DO UPDATE SET last_value = event_sequences.last_value + 1
+       RETURNING last_value
+     )
+     INSERT INTO events (${columns}, notify_url)
+     SELECT $1, $2, $3, $4, $5, $6 || counter.last_value::text || $7, $8, counter.last_value, $9 FROM counter
+     RETURNING sequence`,
+    [
+      row.id,
+      row.merchant_id,
+      row.mode,
+      row.type,
+      row.object_id,
+      row.bodyHead,
+      row.bodyTail,
+      row.created_at,
+      row.notify_url,
+    ],
+  );
+  if (!inserted) throw new Error(`The event ${row.id} was not written`);
+  return Number(inserted.sequence);
 }
 
 export async function selectEvent(

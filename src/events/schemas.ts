@@ -27,19 +27,32 @@ export const EventParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 export const ListEventsQuery = Type.Object(
   {
     ...ListQuery,
-    type: Type.Optional(Type.String({ maxLength: 64 })),
+    type: Type.Optional(
+      Type.String({
+        maxLength: 64,
+        description:
+          'Events of this code, by either name (`payment.succeeded`, `endpoint_payment.payment_succeeded`), any letter case',
+      }),
+    ),
     objectId: Type.Optional(Type.String({ maxLength: 64, description: 'Events about this object, e.g. a payment id' })),
   },
   { additionalProperties: false },
 );
 export type ListEventsQuery = Static<typeof ListEventsQuery>;
 
-/** SPEC §6.3 body plus `id`; `data` is the object as it was when the event happened. */
+/** SPEC §6.3 body plus `id` and `sequence` (DESIGN §12); `data` is the object as it was when the event happened. */
 export const Event = Type.Object({
   id: Type.String({ pattern: '^evt_\\d{19}$' }),
   apiVersion: Type.Literal('v1'),
   type: Type.String(),
   created: Timestamp,
+  sequence: Type.Integer({
+    minimum: 1,
+    description:
+      'Grows with each event of the same object (per object id): 1 for its first event, then 2, 3, … in the ' +
+      'order the changes were committed. A receiver that has processed a higher sequence for the object ' +
+      'ignores an event with a lower one: it is stale (SPEC §6.1.4).',
+  }),
   data: Type.Object({}, { additionalProperties: true }),
 });
 export type Event = Static<typeof Event>;

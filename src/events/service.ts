@@ -5,6 +5,7 @@ import { notFound } from '../http/errors.js';
 import type { Page } from '../http/envelope.js';
 import { newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
+import { resolveEventCode } from '../webhooks/event-types.js';
 import { canonicalJson } from './canonical-json.js';
 import * as queries from './queries.js';
 import type { Event, EventType, ListEventsQuery } from './schemas.js';
@@ -37,6 +38,19 @@ export type EventListener = (events: RecordedEvent[]) => void;
  */
 export type EventRecorder = (tx: Queryable, event: RecordedEvent, object: Record<string, unknown>) => Promise<void>;
 
+/**
+ * The event as sent. Events recorded before `sequence` existed have none in their stored body
+ * (it was signed and sent as it is); their number, given by the migration, comes from the column.
+ */
+function toEvent(row: queries.EventRow): Event {
+  const event = JSON.parse(row.body) as Event;
+  if (event.sequence === undefined && row.sequence !== null) {
+    const { data, ...head } = event;
+    return { ...head, sequence: Number(row.sequence), data };
+  }
+  return event;
+}
+
 export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
   const listeners: EventListener[] = [];
   const recorders: EventRecorder[] = [];
@@ -56,18 +70,24 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
     ): Promise<RecordedEvent> {
       const now = clock.now();
       const id = newId('evt');
-      const body = canonicalJson({ id, apiVersion: 'v1', type, created: isoTimestamp(now), data: object });
+      // DESIGN §12: `sequence` is known only inside the insert (the object's counter), so the body is
+      // written around it: {id, apiVersion, type, created, sequence, data} in canonical form.
+      const head = canonicalJson({ id, apiVersion: 'v1', type, created: isoTimestamp(now) });
+      const bodyHead = `${head.slice(0, -1)},"sequence":`;
+      const bodyTail = `,${canonicalJson({ data: object }).slice(1)}`;
       const notifyUrl = options.notifyUrl ?? null;
-      await queries.insertEvent(tx, {
+      const sequence = await queries.insertEvent(tx, {
         id,
         merchant_id: merchant.merchantId,
         mode: merchant.mode,
         type,
         object_id: object.id,
-        body,
+        bodyHead,
+        bodyTail,
         notify_url: notifyUrl,
         created_at: now,
       });
+      const body = `${bodyHead}${sequence}${bodyTail}`;
       const recorded: RecordedEvent = {
         id,
         type,
@@ -103,12 +123,15 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
     async retrieve(merchant: MerchantContext, id: string): Promise<Event> {
       const row = await queries.selectEvent(db, merchant.merchantId, merchant.mode, id);
       if (!row) throw notFound('event', id);
-      return JSON.parse(row.body) as Event;
+      return toEvent(row);
     },
 
     async list(merchant: MerchantContext, query: ListEventsQuery): Promise<Page<Event>> {
-      const { rows, hasMore } = await queries.selectEventPage(db, merchant.merchantId, merchant.mode, query, query);
-      return { data: rows.map((row) => JSON.parse(row.body) as Event), hasMore };
+      // DESIGN §12: a code by either name, in any letter case, filters by the code as stored.
+      const type = query.type === undefined ? undefined : (resolveEventCode(query.type) ?? query.type);
+      const filters = { type, objectId: query.objectId };
+      const { rows, hasMore } = await queries.selectEventPage(db, merchant.merchantId, merchant.mode, filters, query);
+      return { data: rows.map(toEvent), hasMore };
     },
   };
 }

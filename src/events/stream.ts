@@ -3,7 +3,7 @@ import { Type, type Static } from 'typebox';
 import { invalidField } from '../http/errors.js';
 import { merchantOf, type App } from '../http/server.js';
 import { endpointBodyOf } from '../webhooks/deliveries/service.js';
-import { eventTypes } from './schemas.js';
+import { resolveEventCode, unknownEventCodeHint } from '../webhooks/event-types.js';
 import type { EventService, RecordedEvent } from './service.js';
 
 /**
@@ -17,7 +17,8 @@ export const EventStreamQuery = Type.Object(
     types: Type.Optional(
       Type.String({
         maxLength: 2000,
-        description: 'Only these event codes, separated by commas (SPEC §6.2). Default: every event.',
+        description:
+          'Only these event codes, separated by commas (SPEC §6.2; either name of a code, any letter case). Default: every event.',
         example: 'payment.succeeded,payment.failed',
       }),
     ),
@@ -31,17 +32,20 @@ const keepAliveMs = 15_000;
 
 function parseTypes(raw: string | undefined): Set<string> | null {
   if (raw === undefined || raw.trim() === '') return null;
-  const types = raw.split(',').map((type) => type.trim());
-  for (const type of types) {
-    if (!(eventTypes as readonly string[]).includes(type)) {
+  const types = new Set<string>();
+  // DESIGN §12: either name of a code, in any letter case.
+  for (const name of raw.split(',').map((type) => type.trim())) {
+    const code = resolveEventCode(name);
+    if (code === undefined) {
       throw invalidField(
         'types',
-        `types must be event codes separated by commas (${eventTypes.join(', ')}); '${type.slice(0, 64)}' is not one`,
+        `types must be event codes separated by commas; '${name.slice(0, 64)}' is not one: ${unknownEventCodeHint(name)}`,
         'event_type',
       );
     }
+    types.add(code);
   }
-  return new Set(types);
+  return types;
 }
 
 /** One server-sent event: `id`, `event` (the event code) and the delivery body as `data`. */

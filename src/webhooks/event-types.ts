@@ -1,3 +1,4 @@
+import { distance as levenshtein } from 'fastest-levenshtein';
 import { eventTypes, type EventType } from '../events/schemas.js';
 
 /**
@@ -22,3 +23,53 @@ export function endpointEventType(code: string): string {
 export const endpointEventTypes: ReadonlyArray<readonly [EventType, string]> = eventTypes.map(
   (code) => [code, endpointEventType(code)] as const,
 );
+
+/** Each name an event code may be given by, lower-cased, to the code as SPEC §6.2 writes it. */
+const codesByName = new Map<string, EventType>(
+  endpointEventTypes.flatMap(([code, endpointForm]) => [
+    [code.toLowerCase(), code],
+    [endpointForm.toLowerCase(), code],
+  ]),
+);
+
+/**
+ * DESIGN §12: an event code given by either of its names (`payment.succeeded` or
+ * `endpoint_payment.payment_succeeded`), in any letter case, as SPEC §6.2 writes it; undefined
+ * when it names no event.
+ */
+export function resolveEventCode(name: string): EventType | undefined {
+  return codesByName.get(name.trim().toLowerCase());
+}
+
+/**
+ * The code closest to a name that is none (a typo, a plural, a wrong group), for a "did you mean"
+ * hint; undefined when nothing is close enough to be a likely intent.
+ */
+export function closestEventCode(name: string): EventType | undefined {
+  const wanted = name.trim().toLowerCase();
+  let best: { code: EventType; distance: number } | undefined;
+  for (const [known, code] of codesByName) {
+    const distance = levenshtein(wanted, known);
+    if (!best || distance < best.distance) best = { code, distance };
+  }
+  // Within a third of the name's length: `payment.faild` → payment.failed, not `refund.pending` for `x`.
+  return best && best.distance <= Math.max(2, Math.floor(wanted.length / 3)) ? best.code : undefined;
+}
+
+/** "did you mean `Invoice.sent`?" when a code is close, else the list of codes; for error messages. */
+export function unknownEventCodeHint(name: string): string {
+  const closest = closestEventCode(name);
+  return closest !== undefined
+    ? `did you mean \`${closest}\`?`
+    : `event codes are ${eventTypes.join(', ')} (or their endpoint_ forms)`;
+}
+
+/**
+ * The command line takes a code as written, by either name (`Invoice.sent` or
+ * `endpoint_Invoice.Invoice_sent`), so that what it prints and makes is exactly what was asked;
+ * any other spelling is answered with a "did you mean" (unknownEventCodeHint).
+ */
+export function exactEventCode(name: string): EventType | undefined {
+  const code = resolveEventCode(name);
+  return code !== undefined && (name === code || name === endpointEventType(code)) ? code : undefined;
+}

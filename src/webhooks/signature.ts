@@ -30,3 +30,38 @@ export function signWebhook(
   const hex = createHmac('sha256', token).update(`${requestTime}.${body}`).digest('hex');
   return letterCase === 'upper' ? hex.toUpperCase() : hex;
 }
+
+/** DESIGN §12: how an endpoint's notifications are signed and which headers carry it. */
+export const webhookFormats = ['moneycollect', 'standard'] as const;
+export type WebhookFormat = (typeof webhookFormats)[number];
+
+const standardSecretPrefix = 'whsec_';
+
+/**
+ * Standard Webhooks (https://www.standardwebhooks.com, DESIGN §12): the secret `whsec_<base64>`
+ * keys the HMAC with the bytes its base64 part decodes to. An endpoint token is `whsec_` and 48
+ * base62 characters, all of them base64 characters (48 = 36 bytes, no padding), so the token a
+ * merchant already has is a valid Standard Webhooks secret as it is: changing an endpoint's format
+ * keeps its token, and a Standard Webhooks library takes it unchanged.
+ */
+export function standardWebhookKey(token: string): Buffer {
+  const encoded = token.startsWith(standardSecretPrefix) ? token.slice(standardSecretPrefix.length) : token;
+  return Buffer.from(encoded, 'base64');
+}
+
+/**
+ * Standard Webhooks `webhook-signature`: `v1,` + base64 HMAC-SHA256 over `<id>.<timestamp>.<body>`,
+ * one per key, separated by spaces (DESIGN §12: during a roll's grace period the new and the old
+ * token both sign, so a receiver verifying with either accepts the notification).
+ */
+export function signStandardWebhook(
+  tokens: readonly string[],
+  messageId: string,
+  timestampSeconds: number,
+  body: string,
+): string {
+  const signed = `${messageId}.${timestampSeconds}.${body}`;
+  return tokens
+    .map((token) => `v1,${createHmac('sha256', standardWebhookKey(token)).update(signed).digest('base64')}`)
+    .join(' ');
+}

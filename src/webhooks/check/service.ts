@@ -12,7 +12,13 @@ import type { CheckCaseName, ListChecksQuery, RunCheckBody, WebhookCheck, Webhoo
 import type { WebhookEndpointService } from '../endpoints/service.js';
 import { generateSecret } from '../endpoints/service.js';
 import type { WebhookHttpClient, WebhookPostOutcome } from '../http-client.js';
-import { formatRequestTime, signWebhook, type SignatureCase } from '../signature.js';
+import {
+  formatRequestTime,
+  signStandardWebhook,
+  signWebhook,
+  type SignatureCase,
+  type WebhookFormat,
+} from '../signature.js';
 import { sendingAddressesView } from '../egress/sending-addresses.js';
 
 /*
@@ -22,8 +28,11 @@ import { sendingAddressesView } from '../egress/sending-addresses.js';
  * take them for real payments.
  */
 
-/** SPEC §6.3 advises three minutes either way; the check's skewed cases are a minute beyond that. */
-const skewSeconds = 4 * 60;
+/**
+ * SPEC §6.3 advises three minutes either way; the check's skewed cases are a minute beyond that.
+ * Standard Webhooks libraries accept five minutes: the standard format's skewed cases are six.
+ */
+const skewSecondsOf: Record<WebhookFormat, number> = { moneycollect: 4 * 60, standard: 6 * 60 };
 
 export interface WebhookCheckServiceDeps {
   db: Db;
@@ -40,9 +49,39 @@ export interface WebhookCheckServiceDeps {
 interface TestDelivery {
   name: Exclude<CheckCaseName, 'within_timeout'>;
   wantSuccess: boolean;
-  requestTime: string;
-  signature: string;
+  /** The headers of a real delivery in the endpoint's format (DESIGN §5, §12). */
+  headers: Record<string, string>;
   body: string;
+}
+
+/** What the check signs with, and how (the endpoint's format and letter case). */
+interface Signing {
+  token: string;
+  legacyKey: string;
+  letterCase: SignatureCase;
+  format: WebhookFormat;
+}
+
+/** SPEC §6.3 headers, as the legacy kind and moneycollect-format endpoints get them. */
+function moneycollectHeaders(key: string, at: Date, body: string, letterCase: SignatureCase): Record<string, string> {
+  const requestTime = formatRequestTime(at);
+  return {
+    'Content-Type': 'application/json',
+    'Request-Time': requestTime,
+    Signature: signWebhook(key, requestTime, body, letterCase),
+  };
+}
+
+/** Standard Webhooks headers (DESIGN §12); the message id is the test event's id. */
+function standardHeaders(key: string, at: Date, body: string): Record<string, string> {
+  const messageId = (JSON.parse(body) as { id: string }).id;
+  const timestamp = Math.floor(at.getTime() / 1000);
+  return {
+    'Content-Type': 'application/json',
+    'webhook-id': messageId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signStandardWebhook([key], messageId, timestamp, body),
+  };
 }
 
 interface Sent {
@@ -63,18 +102,25 @@ function testEvent(eventId: string, objectId: string, type: string, created: str
   };
 }
 
-function plan(now: Date, token: string, legacyKey: string, letterCase: SignatureCase): TestDelivery[] {
+/**
+ * `legacyOn`: the endpoint receives the legacy kind (legacyNotifications). DESIGN §12: it must then
+ * acknowledge it (`success`, without processing it), or every event's legacy notification is
+ * retried for 25 hours; without it, a notification that does not verify is refused like any other.
+ */
+function plan(now: Date, signing: Signing, legacyOn: boolean): TestDelivery[] {
+  const { token, legacyKey, letterCase, format } = signing;
   const created = isoTimestamp(now);
   const objectId = newId('chk');
   const eventId = newId('chk');
   const body = canonicalJson(testEvent(eventId, objectId, 'endpoint_payment.payment_succeeded', created, '100'));
   const legacyBody = canonicalJson(testEvent(newId('chk'), objectId, 'payment.succeeded', created, '100'));
-  const at = (offsetSeconds: number) => formatRequestTime(new Date(now.getTime() + offsetSeconds * 1000));
-  const signed = (name: TestDelivery['name'], wantSuccess: boolean, key: string, time: string, text = body) => ({
+  const skewSeconds = skewSecondsOf[format];
+  const at = (offsetSeconds: number) => new Date(now.getTime() + offsetSeconds * 1000);
+  const signed = (name: TestDelivery['name'], wantSuccess: boolean, key: string, time: Date, text = body) => ({
     name,
     wantSuccess,
-    requestTime: time,
-    signature: signWebhook(key, time, text, letterCase),
+    headers:
+      format === 'standard' ? standardHeaders(key, time, text) : moneycollectHeaders(key, time, text, letterCase),
     body: text,
   });
   // Each negative case has its own event id, so that a receiver that deduplicates by id before it
@@ -94,7 +140,13 @@ function plan(now: Date, token: string, legacyKey: string, letterCase: Signature
       // Signed, then a field altered, as a man in the middle would.
       body: changedFrom.replace('"amount":"100"', '"amount":"100000"'),
     },
-    signed('legacy_kind', false, legacyKey, at(0), legacyBody),
+    // The legacy kind is always sent as SPEC §6.3 writes (DESIGN §12), whatever the endpoint's format.
+    {
+      name: 'legacy_kind',
+      wantSuccess: legacyOn,
+      headers: moneycollectHeaders(legacyKey, at(0), legacyBody, letterCase),
+      body: legacyBody,
+    },
   ];
 }
 
@@ -102,15 +154,24 @@ const wrongAnswerReasons: Record<TestDelivery['name'], string> = {
   valid: 'a correctly signed delivery',
   duplicate: 'a repeat of the valid delivery (same body and id); it must be acknowledged again',
   bad_signature: 'a delivery whose Signature was made with another token',
-  stale_request_time: 'a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most)',
+  stale_request_time:
+    'a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; ' +
+    'standard format: webhook-timestamp 6 minutes old, 5 at most)',
   future_request_time:
-    'a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most)',
+    'a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; ' +
+    'standard format: webhook-timestamp 6 minutes ahead, 5 at most)',
   changed_body: 'a delivery whose body was altered after it was signed',
   legacy_kind: 'the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it)',
 };
 
+/** The legacy kind to an endpoint that asked for it (legacyNotifications on). */
+const legacyOnReason =
+  'the legacy notification kind, which this endpoint receives (legacyNotifications on): it is acknowledged ' +
+  'with "success" and not processed (SPEC §6.4), or it is retried for 25 hours';
+
 function judge({ delivery, outcome, latencyMs }: Sent): WebhookCheckCase {
-  const what = wrongAnswerReasons[delivery.name];
+  const what =
+    delivery.name === 'legacy_kind' && delivery.wantSuccess ? legacyOnReason : wrongAnswerReasons[delivery.name];
   const base = { name: delivery.name, httpStatus: outcome.ok ? outcome.status : null, latencyMs };
   if (!outcome.ok) {
     return {
@@ -196,14 +257,11 @@ export function createWebhookCheckService({
       const token = await webhookEndpoints.tokenFor(endpoint.id);
       const legacyKey = await webhookEndpoints.legacyKeyFor(merchant.merchantId);
       const sent: Sent[] = [];
-      for (const delivery of plan(clock.now(), token, legacyKey, endpoint.signatureCase)) {
+      const signing = { token, legacyKey, letterCase: endpoint.signatureCase, format: endpoint.format };
+      for (const delivery of plan(clock.now(), signing, endpoint.legacyNotifications)) {
         const started = performance.now();
-        const outcome = await httpClient.post(
-          url,
-          // The headers of a real delivery, with DESIGN §5's capitalisations.
-          { 'Content-Type': 'application/json', 'Request-Time': delivery.requestTime, Signature: delivery.signature },
-          delivery.body,
-        );
+        // The headers of a real delivery, with DESIGN §5's capitalisations.
+        const outcome = await httpClient.post(url, delivery.headers, delivery.body);
         sent.push({ delivery, outcome, latencyMs: Math.round(performance.now() - started) });
       }
       const cases = [...sent.map(judge), timeoutCase(sent, timeoutMs)];

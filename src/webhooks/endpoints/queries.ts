@@ -1,6 +1,7 @@
 import { ownRowCondition } from '../../db/by-id.js';
 import type { Queryable } from '../../db/db.js';
 import { selectPage, type PageRequest } from '../../db/pagination.js';
+import type { WebhookFormat } from '../signature.js';
 
 export interface WebhookEndpointRow {
   id: string;
@@ -13,6 +14,8 @@ export interface WebhookEndpointRow {
   legacy_notifications: boolean;
   status: 'enabled' | 'disabled';
   signature_case: 'upper' | 'lower';
+  /** DESIGN §12: SPEC §6.3 headers (`moneycollect`) or Standard Webhooks headers (`standard`). */
+  format: WebhookFormat;
   created_at: Date;
   /** Endpoint health (docs/decisions/0016); absent on a row not yet written. */
   failing_since?: Date | null;
@@ -25,7 +28,7 @@ export interface WebhookEndpointRow {
 // The token ciphertext is not among the columns: it is read only by the statements that need it,
 // so that an endpoint row passed around the code never carries it.
 const columns =
-  'id, merchant_id, mode, kind, url, description, enabled_events, legacy_notifications, status, created_at, signature_case';
+  'id, merchant_id, mode, kind, url, description, enabled_events, legacy_notifications, status, created_at, signature_case, format';
 
 /**
  * What a read answers besides the stored fields: health, and the next attempt of the endpoint's
@@ -46,7 +49,7 @@ export async function insertWebhookEndpoint(
 ): Promise<void> {
   await db.query(
     `INSERT INTO webhook_endpoints (${columns}, token_encrypted, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $10)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $10)`,
     [...endpointValues(row), tokenEncrypted],
   );
 }
@@ -63,7 +66,7 @@ export async function insertDynamicEndpointIfMissing(
 ): Promise<boolean> {
   const inserted = await db.query(
     `INSERT INTO webhook_endpoints (${columns}, token_encrypted, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $10)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $10)
      ON CONFLICT DO NOTHING RETURNING id`,
     [...endpointValues(row), tokenEncrypted],
   );
@@ -83,6 +86,7 @@ function endpointValues(row: WebhookEndpointRow): unknown[] {
     row.status,
     row.created_at,
     row.signature_case,
+    row.format,
   ];
 }
 
@@ -119,7 +123,7 @@ export async function updateWebhookEndpoint(
 ): Promise<WebhookEndpointRow | undefined> {
   const [updated] = await db.query<WebhookEndpointRow>(
     `UPDATE webhook_endpoints SET url = $4, description = $5, enabled_events = $6, legacy_notifications = $7,
-       status = $8, updated_at = $9, signature_case = $10
+       status = $8, updated_at = $9, signature_case = $10, format = $11
      WHERE ${ownEndpoint} RETURNING ${readColumns}`,
     [
       row.merchant_id,
@@ -132,6 +136,7 @@ export async function updateWebhookEndpoint(
       row.status,
       now,
       row.signature_case,
+      row.format,
     ],
   );
   return updated;
@@ -221,26 +226,54 @@ export async function selectTokenCiphertextById(db: Queryable, id: string): Prom
   return row?.token_encrypted;
 }
 
-export function selectTokenCiphertextsByIds(
-  db: Queryable,
-  ids: readonly string[],
-): Promise<Array<{ id: string; token_encrypted: string }>> {
-  return db.query('SELECT id, token_encrypted FROM webhook_endpoints WHERE id = ANY($1::text[])', [ids]);
+/** An endpoint's stored tokens: the current one and, during a roll's grace period, the one it replaced. */
+export interface TokenCiphertexts {
+  id: string;
+  token_encrypted: string;
+  previous_token_encrypted: string | null;
+  previous_token_expires_at: Date | null;
 }
 
+export function selectTokenCiphertextsByIds(db: Queryable, ids: readonly string[]): Promise<TokenCiphertexts[]> {
+  return db.query(
+    `SELECT id, token_encrypted, previous_token_encrypted, previous_token_expires_at
+     FROM webhook_endpoints WHERE id = ANY($1::text[])`,
+    [ids],
+  );
+}
+
+/**
+ * A roll: the new token, and the one it replaces kept until `previousExpiresAt` (DESIGN §12 grace
+ * period), or dropped at once when that is null. Answers the endpoint's format, undefined when
+ * there is no such endpoint. The format is checked in the same statement, so that a grace period is
+ * only ever given to a standard-format endpoint (`requireStandard`).
+ */
 export async function updateTokenCiphertext(
   db: Queryable,
-  merchantId: string,
-  mode: string,
-  id: string,
-  tokenEncrypted: string,
-  now: Date,
-): Promise<boolean> {
-  const rows = await db.query(
-    `UPDATE webhook_endpoints SET token_encrypted = $4, updated_at = $5 WHERE ${ownEndpoint} RETURNING id`,
-    [merchantId, mode, id, tokenEncrypted, now],
+  roll: {
+    merchantId: string;
+    mode: string;
+    id: string;
+    tokenEncrypted: string;
+    previousExpiresAt: Date | null;
+    now: Date;
+  },
+): Promise<{ format: WebhookFormat; rolled: boolean; previous_token_encrypted: string | null } | undefined> {
+  const [row] = await db.query<{ format: WebhookFormat; rolled: boolean; previous_token_encrypted: string | null }>(
+    `WITH current AS (SELECT id, format FROM webhook_endpoints WHERE ${ownEndpoint}),
+     rolled AS (
+       UPDATE webhook_endpoints e SET token_encrypted = $4, updated_at = $5,
+         previous_token_encrypted = CASE WHEN $6::timestamptz IS NULL THEN NULL ELSE e.token_encrypted END,
+         previous_token_expires_at = $6
+       FROM current WHERE e.id = current.id AND ($6::timestamptz IS NULL OR current.format = 'standard')
+       RETURNING e.id, e.previous_token_encrypted
+     )
+     SELECT current.format, EXISTS (SELECT 1 FROM rolled) AS rolled,
+       (SELECT previous_token_encrypted FROM rolled) AS previous_token_encrypted
+     FROM current`,
+    [roll.merchantId, roll.mode, roll.id, roll.tokenEncrypted, roll.now, roll.previousExpiresAt],
   );
-  return rows.length > 0;
+  return row;
 }
 
 /** undefined: no such merchant; null: the merchant has no legacy key yet. */

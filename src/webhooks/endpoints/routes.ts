@@ -1,10 +1,13 @@
 import type { FastifyReply } from 'fastify';
+import { Type } from 'typebox';
 import { envelope, listOf, ok } from '../../http/envelope.js';
 import { merchantOf, type App } from '../../http/server.js';
 import {
   CreateWebhookEndpointBody,
   DeletedWebhookEndpoint,
   ListWebhookEndpointsQuery,
+  RolledWebhookEndpointToken,
+  RollTokenBody,
   UpdateWebhookEndpointBody,
   WebhookEndpoint,
   WebhookEndpointParams,
@@ -113,14 +116,17 @@ export function webhookEndpointRoutes(webhookEndpoints: WebhookEndpointService) 
           tags,
           description:
             'Replaces the token (SPEC §5.3): the old one stops signing at once, including retries of earlier ' +
-            'deliveries. Written to the audit log.',
+            'deliveries; or, for a standard-format endpoint with expiresInSeconds (up to 24 h), after that grace ' +
+            'period, both signing meanwhile (DESIGN §12). Written to the audit log.',
           params: WebhookEndpointParams,
-          response: { 200: envelope(WebhookEndpointToken) },
+          body: Type.Optional(RollTokenBody),
+          response: { 200: envelope(RolledWebhookEndpointToken) },
         },
       },
       async (request, reply) => {
         noStore(reply);
-        return ok(await webhookEndpoints.rollToken(merchantOf(request), request.params.id, { traceId: request.id }));
+        const actor = { traceId: request.id };
+        return ok(await webhookEndpoints.rollToken(merchantOf(request), request.params.id, actor, request.body ?? {}));
       },
     );
   };

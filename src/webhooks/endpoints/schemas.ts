@@ -3,20 +3,23 @@ import { eventTypes } from '../../events/schemas.js';
 import { ListQuery } from '../../http/envelope.js';
 import { HttpUrl, Nullable, Timestamp } from '../../http/common-schemas.js';
 import { disabledReasons, endpointHealths, endpointStatuses } from '../health/states.js';
+import { webhookFormats } from '../signature.js';
 
 /** Subscribes an endpoint to every event type, present and future. */
 export const allEvents = '*';
 
 export { endpointStatuses, type EndpointStatus } from '../health/states.js';
 
-// SPEC §6.2 codes exactly as the spec writes them (three invoice codes start upper case), or '*'.
+// DESIGN §12: either name of a SPEC §6.2 code, in any letter case, or '*'; stored (and answered) as
+// SPEC §6.2 writes the code. An unknown name is refused by the service with a "did you mean".
 const enabledEvents = (defaultNote: string) =>
-  Type.Array(Type.Enum([...eventTypes, allEvents]), {
+  Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
     minItems: 1,
     maxItems: 32,
     description:
-      'Event codes of SPEC §6.2 exactly as written (e.g. `payment.succeeded`, `Invoice.sent`), or `["*"]` for all; ' +
-      `each event is sent in both notification kinds (SPEC §6.4).${defaultNote}`,
+      'Event codes of SPEC §6.2 by either name (`payment.succeeded` or `endpoint_payment.payment_succeeded`), ' +
+      'in any letter case, or `["*"]` for all; answered as SPEC §6.2 writes them (e.g. `Invoice.sent`). Each ' +
+      `event is sent as its endpoint_ notification (and the legacy kind when legacyNotifications is on).${defaultNote}`,
   });
 
 const Description = Type.String({ maxLength: 500, description: 'May be empty' });
@@ -36,13 +39,28 @@ const signatureCase = (defaultNote: string) =>
       `Webhook.constructEvent).${defaultNote}`,
   });
 
+const format = (defaultNote: string) =>
+  Type.Enum(webhookFormats, {
+    description:
+      'How notifications are signed (DESIGN §12): `moneycollect`, the `Request-Time` and `Signature` headers of ' +
+      'SPEC §6.3; `standard`, Standard Webhooks (`webhook-id` = the event id, `webhook-timestamp` = Unix seconds, ' +
+      '`webhook-signature` = `v1,` + base64 HMAC-SHA256 over `id.timestamp.body`), verifiable with any Standard ' +
+      'Webhooks library. The token (`whsec_…`) is the same in both: a change of format keeps it. The legacy kind ' +
+      `is always sent in the moneycollect format.${defaultNote}`,
+  });
+
 export const CreateWebhookEndpointBody = Type.Object(
   {
     url: HttpUrl,
     description: Type.Optional(Description),
     enabledEvents: Type.Optional(enabledEvents(' Default `["*"]`.')),
-    legacyNotifications: Type.Optional(legacyNotifications(' Default true.')),
+    legacyNotifications: Type.Optional(
+      legacyNotifications(
+        ' Default false (DESIGN §12: opt-in; endpoints created before that change keep the value they had).',
+      ),
+    ),
     signatureCase: Type.Optional(signatureCase(' Default `upper`.')),
+    format: Type.Optional(format(' Default `moneycollect`.')),
   },
   { additionalProperties: false },
 );
@@ -55,6 +73,7 @@ export const UpdateWebhookEndpointBody = Type.Object(
     enabledEvents: Type.Optional(enabledEvents('')),
     legacyNotifications: Type.Optional(legacyNotifications('')),
     signatureCase: Type.Optional(signatureCase('')),
+    format: Type.Optional(format('')),
     status: Type.Optional(
       Type.Enum(endpointStatuses, { description: 'A disabled endpoint receives nothing until enabled again' }),
     ),
@@ -84,6 +103,7 @@ const endpointFields = {
   enabledEvents: Type.Array(Type.String()),
   legacyNotifications: Type.Boolean(),
   signatureCase: signatureCase(''),
+  format: format(''),
   status: Type.Enum(endpointStatuses),
   health: Type.Enum(endpointHealths, {
     description:
@@ -126,5 +146,35 @@ export type WebhookEndpointWithToken = Static<typeof WebhookEndpointWithToken>;
 
 export const WebhookEndpointToken = Type.Object({ token: Token });
 export type WebhookEndpointToken = Static<typeof WebhookEndpointToken>;
+
+/** DESIGN §12: a roll may keep the old token signing beside the new one for up to 24 hours. */
+export const maxRollGraceSeconds = 24 * 60 * 60;
+
+export const RollTokenBody = Type.Object(
+  {
+    expiresInSeconds: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: maxRollGraceSeconds,
+        description:
+          'Standard format only: the old token keeps signing, beside the new one (two `v1,` signatures in ' +
+          '`webhook-signature`), for this many seconds (at most 86400, 24 h), so receivers can switch without ' +
+          'losing a notification. Default 0: the old token stops at once.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RollTokenBody = Static<typeof RollTokenBody>;
+
+export const RolledWebhookEndpointToken = Type.Object({
+  token: Token,
+  previousTokenExpiresAt: Nullable(
+    Type.String({
+      description: 'Until when the replaced token still signs (expiresInSeconds); null when it stopped at once',
+    }),
+  ),
+});
+export type RolledWebhookEndpointToken = Static<typeof RolledWebhookEndpointToken>;
 
 export const DeletedWebhookEndpoint = Type.Object({ id: Type.String(), deleted: Type.Boolean() });

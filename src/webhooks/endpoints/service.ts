@@ -12,6 +12,8 @@ import {
   allEvents,
   type CreateWebhookEndpointBody,
   type ListWebhookEndpointsQuery,
+  type RolledWebhookEndpointToken,
+  type RollTokenBody,
   type UpdateWebhookEndpointBody,
   type WebhookEndpoint,
   type WebhookEndpointToken,
@@ -19,6 +21,7 @@ import {
 } from './schemas.js';
 import { checkWebhookUrl } from '../url-safety.js';
 import { endpointHealth } from '../health/states.js';
+import { resolveEventCode, unknownEventCodeHint } from '../event-types.js';
 import { legacyKeyContext } from '../../vault/secrets-at-rest.js';
 
 /*
@@ -57,6 +60,7 @@ export function toWebhookEndpoint(row: queries.WebhookEndpointRow): WebhookEndpo
     enabledEvents: row.enabled_events,
     legacyNotifications: row.legacy_notifications,
     signatureCase: row.signature_case,
+    format: row.format,
     status: row.status,
     health: endpointHealth(row.status, row.failing_since),
     failingSince: row.failing_since && row.status === 'enabled' ? isoTimestamp(row.failing_since) : null,
@@ -67,10 +71,24 @@ export function toWebhookEndpoint(row: queries.WebhookEndpointRow): WebhookEndpo
   };
 }
 
-/** '*' stands for every type, so it absorbs the rest; a code listed twice counts once. */
+/**
+ * '*' stands for every type, so it absorbs the rest; either name of a code, in any letter case,
+ * stands for the code as SPEC §6.2 writes it (DESIGN §12); a code listed twice counts once.
+ */
 function normalizeEnabledEvents(events: readonly string[] | undefined): string[] {
   if (events === undefined || events.includes(allEvents)) return [allEvents];
-  return [...new Set(events)];
+  const codes = events.map((name, index) => {
+    const code = resolveEventCode(name);
+    if (code === undefined) {
+      throw invalidField(
+        `enabledEvents[${index}]`,
+        `enabledEvents[${index}] '${name}' is not an event code: ${unknownEventCodeHint(name)}`,
+        'event_type',
+      );
+    }
+    return code;
+  });
+  return [...new Set(codes)];
 }
 
 /** Who acts, for audit_log: the merchant API key stands for an Owner, Administrator or Developer (DESIGN §7). */
@@ -96,8 +114,17 @@ export interface WebhookEndpointServiceDeps {
 /** The delivery engine knows an event's merchant and mode as plain strings (RecordedEvent). */
 type MerchantScope = { merchantId: string; mode: string };
 
-/** Told after a roll has committed: the endpoint's new token, as stored (encrypted). */
-export type TokenRolledListener = (endpointId: string, ciphertext: string) => void;
+/**
+ * Told after a roll has committed: the endpoint's new token, as stored (encrypted), and when the
+ * token it replaced stops signing (a grace period, DESIGN §12), or null when it stopped at once.
+ */
+export type TokenRolledListener = (endpointId: string, ciphertext: string, previous: PreviousToken | null) => void;
+
+/** The token a roll replaced, still signing until `expiresAt` (DESIGN §12 grace period), as stored. */
+export interface PreviousToken {
+  ciphertext: string;
+  expiresAt: Date;
+}
 
 export function createWebhookEndpointService({ db, clock, vault, production, lookup }: WebhookEndpointServiceDeps) {
   // The legacy key never changes once committed (there is no roll for it), so a decrypted copy
@@ -131,9 +158,11 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
       url: null,
       description: null,
       enabled_events: [allEvents],
-      legacy_notifications: true,
+      // DESIGN §12: the legacy kind is opt-in for endpoints created from now on.
+      legacy_notifications: false,
       status: 'enabled',
       signature_case: 'upper',
+      format: 'moneycollect',
       created_at: clock.now(),
     };
     if (await queries.insertDynamicEndpointIfMissing(source, row, vault.encrypt(generateSecret(tokenPrefix), row.id)))
@@ -173,9 +202,10 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
         url: input.url,
         description: input.description ?? null,
         enabled_events: normalizeEnabledEvents(input.enabledEvents),
-        legacy_notifications: input.legacyNotifications ?? true,
+        legacy_notifications: input.legacyNotifications ?? false,
         status: 'enabled',
         signature_case: input.signatureCase ?? 'upper',
+        format: input.format ?? 'moneycollect',
         created_at: clock.now(),
       };
       const token = generateSecret(tokenPrefix);
@@ -215,6 +245,8 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
           changes.enabledEvents === undefined ? current.enabled_events : normalizeEnabledEvents(changes.enabledEvents),
         legacy_notifications: changes.legacyNotifications ?? current.legacy_notifications,
         signature_case: changes.signatureCase ?? current.signature_case,
+        // DESIGN §12: the token is kept; it is a valid Standard Webhooks secret as it is.
+        format: changes.format ?? current.format,
         status: changes.status ?? current.status,
       };
       const reenabled = current.status === 'disabled' && merged.status === 'enabled';
@@ -256,17 +288,44 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
      * delivery engine is told after the commit (onTokenRolled), also for the notifications it has
      * already claimed; other processes read the new token with their next claim or token refresh.
      */
-    async rollToken(merchant: MerchantContext, id: string, actor: Actor): Promise<WebhookEndpointToken> {
+    async rollToken(
+      merchant: MerchantContext,
+      id: string,
+      actor: Actor,
+      options: RollTokenBody = {},
+    ): Promise<RolledWebhookEndpointToken> {
       const token = generateSecret(tokenPrefix);
       const now = clock.now();
+      const graceSeconds = options.expiresInSeconds ?? 0;
+      const previousExpiresAt = graceSeconds > 0 ? new Date(now.getTime() + graceSeconds * 1000) : null;
       const ciphertext = vault.encrypt(token, id);
+      let previousCiphertext: string | null = null;
       await db.transaction(async (tx) => {
-        if (!(await queries.updateTokenCiphertext(tx, merchant.merchantId, merchant.mode, id, ciphertext, now)))
-          throw notFound('webhook endpoint', id);
+        const roll = { merchantId: merchant.merchantId, mode: merchant.mode, id, tokenEncrypted: ciphertext };
+        const result = await queries.updateTokenCiphertext(tx, { ...roll, previousExpiresAt, now });
+        if (!result) throw notFound('webhook endpoint', id);
+        if (!result.rolled) {
+          // DESIGN §12: only the standard format carries two signatures at once (webhook-signature);
+          // SPEC §6.3's Signature header holds one, so a moneycollect roll is a cut-over.
+          throw invalidField(
+            'expiresInSeconds',
+            'expiresInSeconds needs an endpoint in the standard format: the moneycollect Signature header carries one ' +
+              'signature, so the old token stops at once (leave expiresInSeconds out, or set format to standard first)',
+            'standard_format_only',
+          );
+        }
+        previousCiphertext = result.previous_token_encrypted;
         await queries.insertAuditEntry(tx, audit(merchant, 'webhook_endpoint.token_rolled', id, actor));
       });
-      for (const listener of tokenRolledListeners) listener(id, ciphertext);
-      return { token };
+      const previous =
+        previousExpiresAt === null || previousCiphertext === null
+          ? null
+          : { ciphertext: previousCiphertext, expiresAt: previousExpiresAt };
+      for (const listener of tokenRolledListeners) listener(id, ciphertext, previous);
+      return {
+        token,
+        previousTokenExpiresAt: previousExpiresAt === null ? null : isoTimestamp(previousExpiresAt),
+      };
     },
 
     /** Writes an audit_log row for an action on an endpoint (recover, say) done by another part of webhooks. */
@@ -320,9 +379,9 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
     },
 
     /** The stored (encrypted) tokens of these endpoints, deleted or not, by endpoint id. */
-    async tokenCiphertexts(endpointIds: readonly string[]): Promise<Map<string, string>> {
+    async tokenCiphertexts(endpointIds: readonly string[]): Promise<Map<string, queries.TokenCiphertexts>> {
       const rows = await queries.selectTokenCiphertextsByIds(db, endpointIds);
-      return new Map(rows.map((row) => [row.id, row.token_encrypted]));
+      return new Map(rows.map((row) => [row.id, row]));
     },
 
     /** The merchant's legacy signing key (SPEC §6.4), created on first use (race-safe). */

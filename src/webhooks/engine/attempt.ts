@@ -1,6 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import type { WebhookHttpClient, WebhookPostOutcome } from '../http-client.js';
-import { formatRequestTime, signWebhook, type SignatureCase } from '../signature.js';
+import {
+  formatRequestTime,
+  signStandardWebhook,
+  signWebhook,
+  type SignatureCase,
+  type WebhookFormat,
+} from '../signature.js';
 
 /*
  * The attempt (Svix's worker "call"): sign one delivery, POST it, classify the answer. It touches no
@@ -20,6 +26,15 @@ export interface AttemptRequest {
   attemptedAt: Date;
   /** The signing key: the endpoint's newest token, or the merchant's legacy key for the legacy kind. */
   signingKey: () => Promise<string>;
+  /**
+   * DESIGN §12: `standard` sends Standard Webhooks headers (the endpoint kind only; the legacy kind
+   * is always sent as SPEC §6.3 writes). Default `moneycollect`.
+   */
+  format?: WebhookFormat;
+  /** The event id: `webhook-id` in the standard format. */
+  eventId?: string;
+  /** Standard format, during a roll's grace period: the replaced token, which signs beside the newest. */
+  previousSigningKey?: () => Promise<string | null>;
 }
 
 /** How an attempt ended. */
@@ -47,24 +62,42 @@ export async function attemptDelivery(httpClient: WebhookHttpClient, request: At
     return { ...notSent, giveUp: true, error: `Not sent: the webhook endpoint was ${request.endpointState}` };
   }
   let signingKey: string;
+  let previousKey: string | null = null;
   try {
     signingKey = await request.signingKey();
+    if (request.format === 'standard') previousKey = (await request.previousSigningKey?.()) ?? null;
   } catch (err) {
     return { ...notSent, error: 'Not sent: Tessera could not read the signing key (internal error)', keyError: err };
   }
-  // SPEC §6.3 with DESIGN §5's capitalisations, which PHP verifiers read case-sensitively.
-  const requestTime = formatRequestTime(request.attemptedAt);
+  const headers =
+    request.format === 'standard'
+      ? standardHeaders(request, previousKey === null ? [signingKey] : [signingKey, previousKey])
+      : moneycollectHeaders(request, signingKey);
   const sentAt = performance.now();
-  const outcome = await httpClient.post(
-    request.url,
-    {
-      'Content-Type': 'application/json',
-      'Request-Time': requestTime,
-      Signature: signWebhook(signingKey, requestTime, request.body, request.signatureCase),
-    },
-    request.body,
-  );
+  const outcome = await httpClient.post(request.url, headers, request.body);
   return classifyAnswer(outcome, Math.round(performance.now() - sentAt));
+}
+
+/** SPEC §6.3 with DESIGN §5's capitalisations, which PHP verifiers read case-sensitively. */
+function moneycollectHeaders(request: AttemptRequest, signingKey: string): Record<string, string> {
+  const requestTime = formatRequestTime(request.attemptedAt);
+  return {
+    'Content-Type': 'application/json',
+    'Request-Time': requestTime,
+    Signature: signWebhook(signingKey, requestTime, request.body, request.signatureCase),
+  };
+}
+
+/** Standard Webhooks (DESIGN §12): the event id, Unix seconds, and one `v1,` signature per signing token. */
+function standardHeaders(request: AttemptRequest, signingKeys: readonly string[]): Record<string, string> {
+  const messageId = request.eventId ?? '';
+  const timestamp = Math.floor(request.attemptedAt.getTime() / 1000);
+  return {
+    'Content-Type': 'application/json',
+    'webhook-id': messageId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signStandardWebhook(signingKeys, messageId, timestamp, request.body),
+  };
 }
 
 /** SPEC §6.1.2 / DESIGN §5: delivered only when a 2xx answer says `success`; anything else fails. */

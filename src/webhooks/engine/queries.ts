@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/db.js';
 import type { DeliveryKind, DeliveryStatus } from '../deliveries/schemas.js';
+import type { WebhookFormat } from '../signature.js';
 
 /*
  * The engine's statements on webhook_deliveries and webhook_attempts (DESIGN §5): claim due
@@ -28,6 +29,13 @@ export interface ClaimedDelivery {
   token_ciphertext: string;
   /** The endpoint's hex letter case for the Signature header (DESIGN §5), read with each claim. */
   signature_case: 'upper' | 'lower';
+  /** The event's id: Standard Webhooks' `webhook-id` (DESIGN §12). */
+  event_id: string;
+  /** The endpoint's format (DESIGN §12), read with each claim. */
+  format: WebhookFormat;
+  /** During a roll's grace period (standard format): the replaced token, as stored, and its expiry. */
+  previous_token_ciphertext: string | null;
+  previous_token_expires_at: Date | null;
   /** Test-mode fast-forward: each wait of the retry schedule is divided by this (1: as SPEC §6.1). */
   time_factor: number;
 }
@@ -36,7 +44,8 @@ export interface ClaimedDelivery {
 const claimedColumns = `claimed.id, claimed.merchant_id, claimed.endpoint_id, claimed.kind, claimed.body, claimed.attempts,
   claimed.url AS target, COALESCE(e.url, claimed.url) AS send_url,
   CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' ELSE e.status END AS endpoint_state,
-  e.token_encrypted AS token_ciphertext, e.signature_case, claimed.time_factor`;
+  e.token_encrypted AS token_ciphertext, e.signature_case, claimed.time_factor, claimed.event_id, e.format,
+  e.previous_token_encrypted AS previous_token_ciphertext, e.previous_token_expires_at`;
 
 export interface ClaimRequest {
   now: Date;

@@ -9,6 +9,7 @@ import type { ClaimedDelivery } from './queries.js';
 import { createRecorder, recordOf } from './recorder.js';
 import { createSlots } from './slots.js';
 import { createTokenCache, type TokenSource } from './token-cache.js';
+import type { PreviousToken } from '../endpoints/service.js';
 
 /*
  * The delivery loop (Svix's worker): the claimer leases due deliveries, the attempt signs and POSTs
@@ -98,6 +99,10 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
       signatureCase: delivery.signature_case,
       attemptedAt,
       signingKey: () => tokens.signingKeyOf(delivery),
+      // DESIGN §12: the legacy kind is always sent as SPEC §6.3 writes, whatever the endpoint's format.
+      format: delivery.kind === 'legacy' ? 'moneycollect' : delivery.format,
+      eventId: delivery.event_id,
+      previousSigningKey: () => tokens.previousKeyOf(delivery, attemptedAt),
     }).finally(answered);
     if (result.keyError !== undefined) {
       logger.error({ err: result.keyError, deliveryId: delivery.id }, 'webhook signing key could not be read');
@@ -109,7 +114,7 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
 
   /** Claimed deliveries join their targets' queues and are sent as slots allow. */
   function enqueue(deliveries: readonly ClaimedDelivery[], leaseUntil: Date, learnt: number): Map<string, number> {
-    for (const delivery of deliveries) tokens.learn(delivery.endpoint_id, delivery.token_ciphertext, learnt);
+    for (const delivery of deliveries) tokens.learnClaimed(delivery, learnt);
     const claimedByTarget = slots.enqueue(deliveries, leaseUntil);
     for (const target of claimedByTarget.keys()) startQueued(target);
     return claimedByTarget;
@@ -297,8 +302,8 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
     wake,
 
     /** A roll of an endpoint's token has committed in this process: attempts from now on use it. */
-    tokenRolled(endpointId: string, ciphertext: string): void {
-      tokens.rolled(endpointId, ciphertext);
+    tokenRolled(endpointId: string, ciphertext: string, previous: PreviousToken | null = null): void {
+      tokens.rolled(endpointId, ciphertext, previous);
     },
 
     /**

@@ -1,4 +1,4 @@
-import type { WebhookEndpointService } from '../endpoints/service.js';
+import type { PreviousToken, WebhookEndpointService } from '../endpoints/service.js';
 import type { ClaimedDelivery } from './queries.js';
 
 /*
@@ -9,6 +9,9 @@ import type { ClaimedDelivery } from './queries.js';
  * was claimed with, so a rolled token also signs the notifications claimed before the roll
  * (DESIGN §5: the old token stops working at once).
  *
+ * With the newest token comes the one it replaced when the roll gave a grace period (DESIGN §12,
+ * standard format): it signs too, beside the newest, until its expiry.
+ *
  * `learnt` orders what is known: a number taken when a claim or read starts (startLearning), or
  * when a roll is told. A read that started before a roll was told may have seen the old token, so
  * it does not replace what the roll told.
@@ -18,21 +21,49 @@ const maxTokens = 10_000;
 
 export type TokenSource = Pick<WebhookEndpointService, 'decryptToken' | 'tokenCiphertexts' | 'legacyKeyFor'>;
 
+interface KnownToken {
+  ciphertext: string;
+  previous: PreviousToken | null;
+  learnt: number;
+}
+
 export function createTokenCache(webhookEndpoints: TokenSource) {
-  const latestTokens = new Map<string, { ciphertext: string; learnt: number }>();
+  const latestTokens = new Map<string, KnownToken>();
   let learning = 0;
   /** Decrypted tokens by ciphertext: decrypted once, whichever deliveries they sign. */
   const decrypted = new Map<string, Promise<string>>();
 
-  function learn(endpointId: string, ciphertext: string, learnt: number): void {
+  function learn(endpointId: string, ciphertext: string, learnt: number, previous: PreviousToken | null = null): void {
     const known = latestTokens.get(endpointId);
     if (known && known.learnt > learnt) return;
     if (!known && latestTokens.size >= maxTokens) latestTokens.clear();
-    latestTokens.set(endpointId, { ciphertext, learnt });
+    latestTokens.set(endpointId, { ciphertext, previous, learnt });
+  }
+
+  function decrypt(endpointId: string, ciphertext: string): Promise<string> {
+    const known = decrypted.get(ciphertext);
+    if (known) return known;
+    const token = webhookEndpoints.decryptToken(endpointId, ciphertext);
+    if (decrypted.size >= maxTokens) decrypted.clear();
+    decrypted.set(ciphertext, token);
+    // A failed decryption is not kept: the next attempt tries again.
+    token.catch(() => {
+      if (decrypted.get(ciphertext) === token) decrypted.delete(ciphertext);
+    });
+    return token;
   }
 
   return {
     learn,
+
+    /** Learns the tokens a claim read with its deliveries. */
+    learnClaimed(delivery: ClaimedDelivery, learnt: number): void {
+      const previous =
+        delivery.previous_token_ciphertext !== null && delivery.previous_token_expires_at !== null
+          ? { ciphertext: delivery.previous_token_ciphertext, expiresAt: delivery.previous_token_expires_at }
+          : null;
+      learn(delivery.endpoint_id, delivery.token_ciphertext, learnt, previous);
+    },
 
     /** The `learnt` number of a claim or read that starts now. */
     startLearning(): number {
@@ -40,32 +71,37 @@ export function createTokenCache(webhookEndpoints: TokenSource) {
     },
 
     /** A roll of an endpoint's token has committed in this process: attempts from now on use it. */
-    rolled(endpointId: string, ciphertext: string): void {
-      learn(endpointId, ciphertext, ++learning);
+    rolled(endpointId: string, ciphertext: string, previous: PreviousToken | null = null): void {
+      learn(endpointId, ciphertext, ++learning, previous);
     },
 
     /** The key that signs the delivery's next attempt: its endpoint's newest token, or the legacy key. */
     signingKeyOf(delivery: ClaimedDelivery): Promise<string> {
       if (delivery.kind === 'legacy') return webhookEndpoints.legacyKeyFor(delivery.merchant_id);
       const ciphertext = latestTokens.get(delivery.endpoint_id)?.ciphertext ?? delivery.token_ciphertext;
-      const known = decrypted.get(ciphertext);
-      if (known) return known;
-      const token = webhookEndpoints.decryptToken(delivery.endpoint_id, ciphertext);
-      if (decrypted.size >= maxTokens) decrypted.clear();
-      decrypted.set(ciphertext, token);
-      // A failed decryption is not kept: the next attempt tries again.
-      token.catch(() => {
-        if (decrypted.get(ciphertext) === token) decrypted.delete(ciphertext);
-      });
-      return token;
+      return decrypt(delivery.endpoint_id, ciphertext);
+    },
+
+    /** The replaced token that still signs beside the newest at `at` (a roll's grace period), or null. */
+    async previousKeyOf(delivery: ClaimedDelivery, at: Date): Promise<string | null> {
+      if (delivery.kind === 'legacy') return null;
+      const previous = latestTokens.get(delivery.endpoint_id)?.previous;
+      if (!previous || previous.expiresAt.getTime() <= at.getTime()) return null;
+      return decrypt(delivery.endpoint_id, previous.ciphertext);
     },
 
     /** Reads again the tokens of these endpoints (those whose claimed deliveries wait to be sent). */
     async refresh(endpointIds: ReadonlySet<string>): Promise<void> {
       if (endpointIds.size === 0) return;
       const learnt = ++learning;
-      const ciphertexts = await webhookEndpoints.tokenCiphertexts([...endpointIds]);
-      for (const [endpointId, ciphertext] of ciphertexts) learn(endpointId, ciphertext, learnt);
+      const stored = await webhookEndpoints.tokenCiphertexts([...endpointIds]);
+      for (const [endpointId, row] of stored) {
+        const previous =
+          row.previous_token_encrypted !== null && row.previous_token_expires_at !== null
+            ? { ciphertext: row.previous_token_encrypted, expiresAt: row.previous_token_expires_at }
+            : null;
+        learn(endpointId, row.token_encrypted, learnt, previous);
+      }
     },
   };
 }

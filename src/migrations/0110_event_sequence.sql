@@ -1,0 +1,29 @@
+-- Issue 20 / DESIGN §12: every event carries `sequence`, an integer that grows with each event of
+-- the same object (per merchant, mode and object id), so that a receiver can ignore a stale event
+-- (SPEC §6.1.4). One counter row per object: the event insert bumps it with
+-- INSERT … ON CONFLICT DO UPDATE … RETURNING in the event's own transaction, and the row lock that
+-- takes is held until commit, so two transactions changing one object get 1, 2 in commit order,
+-- on any number of processes.
+CREATE TABLE event_sequences (
+  merchant_id  text NOT NULL,
+  mode         text NOT NULL,
+  object_id    text NOT NULL,
+  last_value   bigint NOT NULL,
+  PRIMARY KEY (merchant_id, mode, object_id)
+);
+
+ALTER TABLE events ADD COLUMN sequence bigint;
+
+-- Events recorded before this migration: numbered in the order they were recorded, and the
+-- counters continue from there. Their stored bodies (already signed and sent) are not rewritten;
+-- GET /events answers the number from this column.
+UPDATE events SET sequence = numbered.sequence
+FROM (
+  SELECT id, row_number() OVER (PARTITION BY merchant_id, mode, object_id ORDER BY created_at, id) AS sequence
+  FROM events WHERE object_id IS NOT NULL
+) AS numbered
+WHERE events.id = numbered.id;
+
+INSERT INTO event_sequences (merchant_id, mode, object_id, last_value)
+SELECT merchant_id, mode, object_id, max(sequence) FROM events WHERE object_id IS NOT NULL
+GROUP BY merchant_id, mode, object_id;
