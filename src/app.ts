@@ -289,6 +289,7 @@ export async function createTessera({
           webhookDeliveries,
           webhookChecks,
           requestLogs,
+          clock,
           publicUrl: () => publicUrl,
         }),
       ],

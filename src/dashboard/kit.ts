@@ -21,6 +21,7 @@ import type { WebhookCheckService } from '../webhooks/check/service.js';
 import type { RequestLogService } from '../request-logs/service.js';
 import type { CustomerService } from '../customers/service.js';
 import type { InvoiceService } from '../invoices/service.js';
+import type { Clock } from '../clock.js';
 import type { SafeHtml } from './html.js';
 import { dashboardBase, type FieldErrors } from './layout.js';
 
@@ -37,6 +38,8 @@ export interface DashboardDeps {
   webhookDeliveries: WebhookDeliveryService;
   webhookChecks: WebhookCheckService;
   requestLogs: RequestLogService;
+  /** The service's clock: quick date ranges and the home's periods are days of its "now". */
+  clock: Clock;
   /** Cookies are Secure when the public URL is https. */
   publicUrl: () => string;
 }
