@@ -358,6 +358,7 @@ export async function createTessera({
           recovery,
           requestLogs,
           sendingAddresses: sendingAddressesView(config.webhookSendingAddresses),
+          clock,
           publicUrl: () => publicUrl,
         }),
       ],

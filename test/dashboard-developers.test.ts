@@ -114,13 +114,13 @@ describe('dashboard: webhook endpoint settings, the go-live check and events (is
     assert.equal(answer.status, 200, answer.body);
     assert.match(answer.body, /Ready to go live: every case passed/);
     for (const name of ['valid', 'duplicate', 'bad signature', 'stale request time', 'changed body', 'legacy kind'])
-      assert.match(answer.body, new RegExp(`<td>${name}</td>\\s*<td class="status-succeeded">passed</td>`));
+      assert.match(answer.body, new RegExp(`<td[^>]*>${name}</td>\\s*<td[^>]*class="status-succeeded">passed</td>`));
     assert.doesNotMatch(answer.body, new RegExp(token));
     // A receiver that acknowledges everything fails the forged cases.
     receiver.respond(() => ({ status: 200, body: 'success' }));
     const careless = await owner.post(`${base}/webhooks/${id}/check`);
     assert.match(careless.body, /Not ready: 5 of 8 cases failed/);
-    assert.match(careless.body, /<td>bad signature<\/td>\s*<td class="status-failed">failed<\/td>/);
+    assert.match(careless.body, /<td[^>]*>bad signature<\/td>\s*<td[^>]*class="status-failed">failed<\/td>/);
     const later = await owner.get(`${base}/webhooks/${id}`);
     assert.equal((later.body.match(/<details class="card">/g) ?? []).length, 2);
     const audited = await ctx.tessera.db.query<{ action: string }>(
@@ -160,7 +160,7 @@ describe('dashboard: webhook endpoint settings, the go-live check and events (is
     assert.doesNotMatch(answer.body, new RegExp(secondId));
     assert.match(answer.body, new RegExp(`id="f-objectId"[^>]*value="${firstId}"`));
     const none = await owner.get(`${base}/events?objectId=${firstId}&type=payment.succeeded`);
-    assert.match(none.body, /No events\./);
+    assert.match(none.body, /No events match these filters/);
     const tooLong = await owner.get(`${base}/events?objectId=${'x'.repeat(80)}`);
     assert.equal(tooLong.status, 400);
     assert.match(tooLong.body, /id="f-objectId-error"/);

@@ -114,3 +114,17 @@ export async function selectCustomerPage(
     .created(filters);
   return selectPage<CustomerRow>(db, { table: 'customers', columns, where: filter.where, params: filter.params }, page);
 }
+
+/** Who each of these customers of the merchant is (name and e-mail), for the dashboard's lists. */
+export async function selectCustomerPeople(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  ids: readonly string[],
+): Promise<Array<{ id: string; first_name: string | null; last_name: string | null; email: string | null }>> {
+  if (ids.length === 0) return [];
+  return db.query(
+    `SELECT id, first_name, last_name, email FROM customers WHERE id = ANY($3) AND merchant_id = $1 AND mode = $2`,
+    [merchantId, mode, ids],
+  );
+}

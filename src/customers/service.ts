@@ -86,6 +86,20 @@ export function createCustomerService({
       return toCustomer(await load(db, merchant, id));
     },
 
+    /** Name and e-mail of each of these customers (deleted ones too: their payments stay), by id. */
+    async peopleOf(
+      merchant: MerchantContext,
+      ids: readonly string[],
+    ): Promise<Map<string, { name: string | null; email: string | null }>> {
+      const rows = await queries.selectCustomerPeople(db, merchant.merchantId, merchant.mode, [...new Set(ids)]);
+      return new Map(
+        rows.map((row) => {
+          const name = [row.first_name, row.last_name].filter(Boolean).join(' ');
+          return [row.id, { name: name || null, email: row.email }];
+        }),
+      );
+    },
+
     /** For other domains: the customer row, or resource_missing naming `param`. */
     async require(tx: Queryable, merchant: MerchantContext, id: string, param = 'customerId'): Promise<Customer> {
       const row = await queries.selectCustomer(tx, merchant.merchantId, merchant.mode, id);

@@ -7,6 +7,7 @@ import { field, formError, layout, money, select, table, when, type FieldErrors 
 import { fieldErrors, page, type DashboardDeps } from './kit.js';
 import { given, validated } from './validate.js';
 import { exportLink } from './csv.js';
+import { emptyState, moneyCell, statusBadge, statusWords } from './ui.js';
 
 const base = '/dashboard';
 
@@ -26,10 +27,14 @@ export function customerPages(app: App, deps: DashboardDeps): void {
       rows = customers.data.map(
         (customer) =>
           html`<tr>
-            <td><a href="${base}/customers/${customer.id}">${customer.id}</a></td>
-            <td>${[customer.firstName, customer.lastName].filter(Boolean).join(' ')}</td>
-            <td>${customer.email ?? ''}</td>
-            <td class="hide-narrow">${when(customer.created)}</td>
+            <td>
+              <a href="${base}/customers/${customer.id}"
+                >${[customer.firstName, customer.lastName].filter(Boolean).join(' ') || customer.email || customer.id}</a
+              >
+            </td>
+            <td>${customer.email ?? '—'}</td>
+            <td class="hide-narrow">${customer.id}</td>
+            <td>${when(customer.created)}</td>
           </tr>`,
       );
     } catch (err) {
@@ -44,7 +49,20 @@ export function customerPages(app: App, deps: DashboardDeps): void {
           <button type="submit">Filter</button>
         </form>
         ${formError(errors)} ${exportLink(ctx, '/customers', { email })}
-        ${table(['Customer', 'Name', 'E-mail', 'Created'], rows, 'No customers.')}`,
+        ${table(
+          ['Customer', 'E-mail', 'Id', 'Created'],
+          rows,
+          email
+            ? emptyState({
+                title: 'No customer has this e-mail',
+                body: html`<a href="${base}/customers">Show every customer</a>`,
+              })
+            : emptyState({
+                title: 'No customers yet',
+                body: 'Customers are created with the API (POST /api/services/v1/customers/create) or by a checkout that saves the card.',
+              }),
+          'Customers',
+        )}`,
     );
   });
 
@@ -91,9 +109,9 @@ export function customerPages(app: App, deps: DashboardDeps): void {
           payments.data.map(
             (payment) =>
               html`<tr>
+                ${moneyCell(payment.amount, payment.currency)}
+                <td>${statusBadge(payment.displayStatus)}</td>
                 <td><a href="${base}/payments/${payment.id}">${payment.id}</a></td>
-                <td class="num">${money(payment.amount, payment.currency)}</td>
-                <td>${payment.status}</td>
                 <td>${when(payment.created)}</td>
               </tr>`,
           ),
@@ -118,9 +136,9 @@ export function customerPages(app: App, deps: DashboardDeps): void {
       rows = refunds.data.map(
         (refund) =>
           html`<tr>
+            ${moneyCell(refund.amount, refund.currency)}
+            <td>${statusBadge(refund.status)}</td>
             <td><a href="${base}/refunds/${refund.id}">${refund.id}</a></td>
-            <td class="num">${money(refund.amount, refund.currency)}</td>
-            <td class="status-${refund.status}">${refund.status}</td>
             <td class="hide-narrow"><a href="${base}/payments/${refund.paymentId}">${refund.paymentId}</a></td>
             <td>${when(refund.created)}</td>
           </tr>`,
@@ -135,11 +153,19 @@ export function customerPages(app: App, deps: DashboardDeps): void {
       html`<h1>Refunds</h1>
         <form class="filters" method="get" action="${base}/refunds" novalidate>
           ${field({ name: 'payment', label: 'Payment id', value: filters.payment, errors })}
-          ${select({ name: 'status', label: 'Status', value: filters.status, errors, choices: [['', 'Any'], ...refundStatuses.map((status) => [status, status] as const)] })}
+          ${select({ name: 'status', label: 'Status', value: filters.status, errors, choices: [['', 'Any'], ...refundStatuses.map((status) => [status, statusWords(status)] as const)] })}
           <button type="submit">Filter</button>
         </form>
         ${formError(errors)} ${exportLink(ctx, '/refunds', filters)}
-        ${table(['Refund', 'Amount', 'Status', 'Payment', 'Created'], rows, 'No refunds.')}`,
+        ${table(
+          ['Amount', 'Status', 'Refund', 'Payment', 'Created'],
+          rows,
+          emptyState({
+            title: filters.payment || filters.status ? 'No refunds match these filters' : 'No refunds yet',
+            body: 'A refund is made from a payment’s page (Refund), or with POST /api/services/v1/refunds/create.',
+          }),
+          'Refunds',
+        )}`,
     );
   });
 
@@ -148,7 +174,7 @@ export function customerPages(app: App, deps: DashboardDeps): void {
     return layout(
       { title: `Refund ${refund.id}`, session: ctx.session, current: '/refunds' },
       html`<p><a href="${base}/refunds">← Refunds</a></p>
-        <h1>${money(refund.amount, refund.currency)} · ${refund.status}</h1>
+        <h1>${money(refund.amount, refund.currency)} ${statusBadge(refund.status)}</h1>
         <dl class="facts card">
           <dt>Id</dt>
           <dd>${refund.id}</dd>

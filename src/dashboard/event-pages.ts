@@ -1,5 +1,6 @@
 import type { App } from '../http/server.js';
 import { ListEventsQuery } from '../events/schemas.js';
+import { emptyState } from './ui.js';
 import { html, type SafeHtml } from './html.js';
 import { field, formError, layout, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, type DashboardDeps } from './kit.js';
@@ -43,7 +44,22 @@ export function eventPages(app: App, deps: DashboardDeps): void {
           ${field({ name: 'objectId', label: 'Object id', value: filters.objectId, errors, hint: 'e.g. a payment id' })}
           <button type="submit">Filter</button>
         </form>
-        ${formError(errors)} ${table(['Event', 'Type', 'Object', 'Created'], rows, 'No events.')}`,
+        ${formError(errors)}
+        ${table(
+          ['Event', 'Type', 'Object', 'Created'],
+          rows,
+          filters.type || filters.objectId
+            ? emptyState({
+                title: 'No events match these filters',
+                body: html`<a href="${base}/events">Show every event</a>`,
+              })
+            : emptyState({
+                title: 'No events yet',
+                body: 'Events are written when payments, refunds and invoices change. Make one from your terminal:',
+                command: 'npx tessera trigger payment.succeeded',
+              }),
+          'Events',
+        )}`,
     );
   });
 

@@ -6,7 +6,7 @@ import { ListCustomersQuery } from '../customers/schemas.js';
 import { ListRefundsQuery } from '../refunds/schemas.js';
 import { ListInvoicesQuery } from '../invoices/schemas.js';
 import { csvLine } from './csv.js';
-import { paymentQuery } from './payment-pages.js';
+import { paymentQuery } from './payment-search.js';
 import { page, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 

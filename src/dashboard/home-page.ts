@@ -5,6 +5,7 @@ import { barChart } from './chart.js';
 import { html, type SafeHtml } from './html.js';
 import { layout, money, table, when } from './layout.js';
 import { page, type DashboardDeps } from './kit.js';
+import { comparison, emptyState, statusBadge } from './ui.js';
 
 const days = 30;
 
@@ -67,24 +68,111 @@ function charts(summary: readonly DaySummary[]): SafeHtml[] {
   ];
 }
 
-/** Home (issue 11): today's figures, the last 30 days as charts and as a table, failed deliveries. */
+/** The home's period choices, in days: the figures of the period and of the one before it. */
+const periods = [7, 30] as const;
+
+/** The sums of a run of days: payments, decided ones, and the volume per currency. */
+function totalsOf(run: readonly DaySummary[]) {
+  const volume: Record<string, bigint> = {};
+  let count = 0;
+  let succeeded = 0;
+  let failed = 0;
+  for (const day of run) {
+    count += day.count;
+    succeeded += day.succeeded;
+    failed += day.failed;
+    for (const [currency, amount] of Object.entries(day.volume))
+      volume[currency] = (volume[currency] ?? 0n) + BigInt(amount);
+  }
+  return { count, succeeded, failed, volume };
+}
+
+/** The chosen period compared with the one before it (issue 22): volume per currency, count, success rate. */
+function periodFigures(summary: readonly DaySummary[], period: number): SafeHtml {
+  const current = totalsOf(summary.slice(-period));
+  const previous = totalsOf(summary.slice(-2 * period, -period));
+  const against = `the previous ${period} days`;
+  const currencies = [...new Set([...Object.keys(current.volume), ...Object.keys(previous.volume)])].sort();
+  const rate = successRate(current);
+  const previousRate = successRate(previous);
+  return html`<div class="figures" id="period-figures">
+    ${(currencies.length === 0 ? ['USD'] : currencies).map(
+      (currency) =>
+        html`<p class="card">
+          Volume (${currency})
+          <span class="value">${money((current.volume[currency] ?? 0n).toString(), currency)}</span>
+          ${comparison(Number(current.volume[currency] ?? 0n), Number(previous.volume[currency] ?? 0n), against)}
+        </p>`,
+    )}
+    <p class="card">
+      Payments <span class="value" id="period-count">${current.count}</span>
+      ${comparison(current.count, previous.count, against)}
+    </p>
+    <p class="card">
+      Success rate <span class="value" id="period-rate">${percent(rate)}</span>
+      ${
+        rate !== null && previousRate !== null
+          ? html`<span class="delta ${rate >= previousRate ? 'up' : 'down'}"
+              >${rate >= previousRate ? '+' : '−'}${Math.abs(rate - previousRate).toFixed(1)} points vs ${against}</span
+            >`
+          : html`<span class="delta neutral">Nothing to compare with ${against}</span>`
+      }
+    </p>
+  </div>`;
+}
+
+/** Home (issues 11, 22): the period against the previous one, today, the last 30 days, deliveries in trouble. */
 export function homePage(app: App, deps: DashboardDeps): void {
   page(app, deps, 'GET', '/', 'payments.read', async (ctx) => {
-    const summary = await deps.payments.dailySummary(ctx.merchant, days);
+    const asked = Number((ctx.request.query as Record<string, string>).period);
+    const period = (periods as readonly number[]).includes(asked) ? asked : periods[0];
+    const history = await deps.payments.dailySummary(ctx.merchant, 2 * Math.max(...periods));
+    const summary = history.slice(-days);
     const today = summary[summary.length - 1]!;
-    const failed = can(ctx.actor.role, 'webhooks.read')
-      ? await deps.webhookDeliveries.list(ctx.merchant, { status: 'failed', limit: 5 })
+    // Deliveries given up and deliveries still being retried: both need a look (issue 22).
+    const troubled = can(ctx.actor.role, 'webhooks.read')
+      ? await Promise.all([
+          deps.webhookDeliveries.list(ctx.merchant, { status: 'failed', limit: 5 }),
+          deps.webhookDeliveries.list(ctx.merchant, { status: 'pending', limit: 20 }),
+        ]).then(([failed, pending]) => [
+          ...pending.data.filter((delivery) => delivery.attempts > 0).slice(0, 5),
+          ...failed.data,
+        ])
       : null;
+    const anyPayment = history.some((day) => day.count > 0);
     return layout(
       { title: 'Home', session: ctx.session, current: '/' },
       html`<h1>Home</h1>
+        ${
+          anyPayment
+            ? ''
+            : emptyState({
+                title: 'No payments yet',
+                body: 'Make a test payment with the API (the card 4242 4242 4242 4242 succeeds in test mode), or send a sample event from your terminal:',
+                command: 'npx tessera trigger payment.succeeded',
+              })
+        }
+        <h2>The last ${period} days</h2>
+        <nav class="tabs" aria-label="Period">
+          <ul>
+            ${periods.map(
+              (choice) =>
+                html`<li>
+                  <a href="/dashboard?period=${choice}" ${choice === period ? html`aria-current="page"` : ''}
+                    >${choice} days</a
+                  >
+                </li>`,
+            )}
+          </ul>
+        </nav>
+        ${periodFigures(history, period)}
         <h2>Today (${today.day}, UTC)</h2>
         <div class="figures">
           <p class="card">Volume <span class="value" id="today-volume">${volumeText(today.volume)}</span></p>
           <p class="card">Payments <span class="value" id="today-count">${today.count}</span></p>
           <p class="card">Success rate <span class="value" id="today-rate">${percent(successRate(today))}</span></p>
         </div>
-        <h2>The last ${days} days</h2>
+        <h2>The last ${days} days, day by day</h2>
         ${charts(summary)}
         <details>
           <summary>The same figures as a table</summary>
@@ -105,19 +193,23 @@ export function homePage(app: App, deps: DashboardDeps): void {
           )}
         </details>
         ${
-          failed
-            ? html`<h2>Recent failed deliveries</h2>
+          troubled
+            ? html`<h2>Deliveries failed or being retried</h2>
                 ${table(
-                  ['Delivery', 'Target', 'Created'],
-                  failed.data.map(
+                  ['Delivery', 'Status', 'Target', 'Attempts', 'Next attempt'],
+                  troubled.map(
                     (delivery) =>
                       html`<tr>
                         <td><a href="/dashboard/developers/webhooks/${delivery.endpointId}">${delivery.id}</a></td>
+                        <td>
+                          ${delivery.status === 'pending' ? statusBadge('retrying', 'Retrying') : statusBadge(delivery.status)}
+                        </td>
                         <td>${delivery.url}</td>
-                        <td>${when(delivery.created)}</td>
+                        <td class="num">${delivery.attempts}</td>
+                        <td>${when(delivery.nextAttemptAt)}</td>
                       </tr>`,
                   ),
-                  'None.',
+                  'Every delivery went through: none failed, none is being retried.',
                 )}`
             : ''
         }`,

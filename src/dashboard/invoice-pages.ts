@@ -7,6 +7,7 @@ import { csrfField, field, formError, layout, money, select, table, when, type F
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 import { exportLink } from './csv.js';
+import { emptyState, moneyCell, personText, statusBadge, statusWords } from './ui.js';
 
 const base = '/dashboard/invoices';
 /** Line item rows of the draft form; empty rows are left out. */
@@ -28,13 +29,22 @@ export function invoicePages(app: App, deps: DashboardDeps): void {
         { limit: 50, ...given({ customerId: filters.customer, status: filters.status }) },
         'querystring',
       );
-      rows = (await deps.invoices.list(ctx.merchant, listQuery)).data.map(
+      const invoices = (await deps.invoices.list(ctx.merchant, listQuery)).data;
+      const people = await deps.customers.peopleOf(
+        ctx.merchant,
+        invoices.map((invoice) => invoice.customerId),
+      );
+      rows = invoices.map(
         (invoice) =>
           html`<tr>
+            ${moneyCell(invoice.amountDue, invoice.currency)}
+            <td>${statusBadge(invoice.status)}</td>
             <td><a href="${base}/${invoice.id}">${invoice.number ?? invoice.id}</a></td>
-            <td class="num">${money(invoice.amountDue, invoice.currency)}</td>
-            <td>${invoice.status}</td>
-            <td class="hide-narrow"><a href="/dashboard/customers/${invoice.customerId}">${invoice.customerId}</a></td>
+            <td>
+              <a href="/dashboard/customers/${invoice.customerId}"
+                >${personText(people.get(invoice.customerId), invoice.customerId)}</a
+              >
+            </td>
             <td>${when(invoice.created)}</td>
           </tr>`,
       );
@@ -49,11 +59,21 @@ export function invoicePages(app: App, deps: DashboardDeps): void {
       html`<h1>Invoices</h1>
         <form class="filters" method="get" action="${base}" novalidate>
           ${field({ name: 'customer', label: 'Customer id', value: filters.customer, errors: filterErrors })}
-          ${select({ name: 'status', label: 'Status', value: filters.status, errors: filterErrors, choices: [['', 'Any'], ...invoiceStatuses.map((status) => [status, status] as const)] })}
+          ${select({ name: 'status', label: 'Status', value: filters.status, errors: filterErrors, choices: [['', 'Any'], ...invoiceStatuses.map((status) => [status, statusWords(status)] as const)] })}
           <button type="submit">Filter</button>
         </form>
         ${formError(filterErrors)} ${exportLink(ctx, '/invoices', filters)}
-        ${table(['Invoice', 'Amount due', 'Status', 'Customer', 'Created'], rows, 'No invoices.')}
+        ${table(
+          ['Amount due', 'Status', 'Invoice', 'Customer', 'Created'],
+          rows,
+          emptyState({
+            title: filters.customer || filters.status ? 'No invoices match these filters' : 'No invoices yet',
+            body: manage
+              ? 'Create a draft below, or with POST /api/services/v1/invoices/create.'
+              : 'Invoices appear here once an Owner or Administrator creates them.',
+          }),
+          'Invoices',
+        )}
         ${manage ? draftForm(ctx, values, errors) : ''}`,
     );
   };

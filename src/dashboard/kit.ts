@@ -24,6 +24,7 @@ import type { RequestLogService } from '../request-logs/service.js';
 import type { CustomerService } from '../customers/service.js';
 import type { InvoiceService } from '../invoices/service.js';
 import type { SendingAddresses } from '../webhooks/egress/sending-addresses.js';
+import type { Clock } from '../clock.js';
 import type { SafeHtml } from './html.js';
 import { dashboardBase, type FieldErrors } from './layout.js';
 
@@ -44,6 +45,8 @@ export interface DashboardDeps {
   /** Recover: send an endpoint what it missed. */
   recovery: RecoveryService;
   requestLogs: RequestLogService;
+  /** The service's clock: quick date ranges and the home's periods are days of its "now". */
+  clock: Clock;
   /** Cookies are Secure when the public URL is https. */
   publicUrl: () => string;
   /** DESIGN §15: where webhooks come from, shown on the webhook pages. */

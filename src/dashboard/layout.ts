@@ -1,7 +1,7 @@
 import type { SessionView } from '../team/service.js';
 import { can, roleNames, type Permission } from '../team/permissions.js';
 import { formatAmount } from '../money.js';
-import { html, type HtmlValue, type SafeHtml } from './html.js';
+import { escapeHtml, html, SafeHtml, type HtmlValue } from './html.js';
 
 export const dashboardBase = '/dashboard';
 
@@ -43,21 +43,27 @@ export function layout(options: PageOptions, body: HtmlValue): SafeHtml {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>${options.title} · Tessera dashboard</title>
         <link rel="stylesheet" href="${dashboardBase}/assets/dashboard.css" />
+        <script src="${dashboardBase}/assets/dashboard.js" defer></script>
       </head>
-      <body>
+      <body class="${session ? 'signed-in' : 'signed-out'}">
         <a class="skip" href="#content">Skip to content</a>
-        ${session ? topBar(session, options.current) : html`<header class="top"><span class="brand">Tessera</span></header>`}
-        <main id="content">
-          ${options.notice ? html`<p class="notice" role="status">${options.notice}</p>` : ''} ${body}
-        </main>
+        ${session ? topBar(session) : html`<header class="top"><span class="brand">Tessera</span></header>`}
+        <div class="frame">
+          ${session ? sideNavigation(session, options.current) : ''}
+          <main id="content" tabindex="-1">
+            <div aria-live="polite" role="status" class="live">
+              ${options.notice ? html`<p class="notice">${options.notice}</p>` : ''}
+            </div>
+            ${body}
+          </main>
+        </div>
       </body>
     </html>`;
 }
 
-function topBar(session: SessionView, current: string | undefined): SafeHtml {
-  const role = session.member.role;
-  const links = navigation
-    .filter((entry) => entry.permission === null || can(role, entry.permission))
+function navigationLinks(session: SessionView, current: string | undefined): SafeHtml[] {
+  return navigation
+    .filter((entry) => entry.permission === null || can(session.member.role, entry.permission))
     .map(
       (entry) =>
         html`<li>
@@ -68,21 +74,44 @@ function topBar(session: SessionView, current: string | undefined): SafeHtml {
           >
         </li>`,
     );
+}
+
+/**
+ * The side navigation at desktop widths and, on phones, the same links behind a "Menu" button
+ * (a <details>, so it opens without script). One of the two is display:none at any width, so
+ * a screen reader meets one navigation landmark.
+ */
+function sideNavigation(session: SessionView, current: string | undefined): SafeHtml {
+  const links = navigationLinks(session, current);
+  return html`<details class="menu">
+      <summary>Menu</summary>
+      <nav aria-label="Main">
+        <ul>
+          ${links}
+        </ul>
+      </nav>
+    </details>
+    <aside class="side">
+      <nav aria-label="Main">
+        <ul>
+          ${links}
+        </ul>
+      </nav>
+    </aside>`;
+}
+
+function topBar(session: SessionView): SafeHtml {
+  const role = session.member.role;
   const other = session.mode === 'test' ? 'live' : 'test';
   return html`<header class="top">
     <span class="brand">Tessera</span>
-    <nav class="main" aria-label="Main">
-      <ul>
-        ${links}
-      </ul>
-    </nav>
+    <span class="mode-${session.mode}">${session.mode === 'test' ? 'Test data' : 'Live data'}</span>
     <form class="inline" method="post" action="${dashboardBase}/mode">
       ${csrfField(session.csrfToken)}
-      <span class="mode-${session.mode}">${session.mode === 'test' ? 'Test data' : 'Live data'}</span>
       <input type="hidden" name="mode" value="${other}" />
       <button class="secondary" type="submit">Show ${other} data</button>
     </form>
-    <span>${session.member.name} (${roleNames[role]})</span>
+    <span class="who">${session.member.name} (${roleNames[role]})</span>
     <form class="inline" method="post" action="${dashboardBase}/sign-out">
       ${csrfField(session.csrfToken)}
       <button class="secondary" type="submit">Sign out</button>
@@ -148,17 +177,46 @@ export function formError(errors: FieldErrors | undefined): SafeHtml | '' {
   return errors?.form ? html`<p class="form-error" role="alert">${errors.form}</p>` : '';
 }
 
-export function table(headers: readonly string[], rows: readonly SafeHtml[], empty: string): SafeHtml {
-  if (rows.length === 0) return html`<p>${empty}</p>`;
+/**
+ * A list as a table; at phone widths each row becomes a stacked card whose cells carry their
+ * column's name (the `data-label` the stylesheet shows), so nothing scrolls sideways. The labels
+ * are added here to every row's cells in order: rows are `html` output, in which a literal `<td`
+ * can only be markup (text is escaped), so pages keep writing plain `<tr><td>…` rows.
+ */
+export function table(
+  headers: readonly string[],
+  rows: readonly SafeHtml[],
+  empty: string | SafeHtml,
+  caption?: string,
+): SafeHtml {
+  if (rows.length === 0) return typeof empty === 'string' ? html`<p class="empty">${empty}</p>` : empty;
+  const labelled = rows.map((row) => {
+    let cell = 0;
+    return new SafeHtml(
+      row.text
+        .replace(/<tr\b/g, () => ((cell = 0), '<tr'))
+        .replace(/<td\b/g, () => {
+          const header = headers[cell++] ?? '';
+          return `<td data-label="${escapeHtml(header)}"`;
+        }),
+    );
+  });
   return html`<div class="table-wrap">
-    <table>
+    <table class="list">
+      ${
+        caption
+          ? html`<caption class="visually-hidden">
+              ${caption}
+            </caption>`
+          : ''
+      }
       <thead>
         <tr>
           ${headers.map((header) => html`<th scope="col">${header}</th>`)}
         </tr>
       </thead>
       <tbody>
-        ${rows}
+        ${labelled}
       </tbody>
     </table>
   </div>`;

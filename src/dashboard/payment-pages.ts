@@ -1,79 +1,62 @@
 import type { App } from '../http/server.js';
-import { ListPaymentsQuery } from '../payments/params-schemas.js';
 import { CreateRefundBody, refundReasons } from '../refunds/schemas.js';
-import { formatAmount } from '../money.js';
 import { paymentStatuses } from '../payments/states.js';
-import type { PaymentSearch } from '../payments/service.js';
+import { can } from '../team/permissions.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 import { exportLink } from './csv.js';
+import { dayBound, minorUnitsOf, paymentQuery } from './payment-search.js';
+import {
+  dateRanges,
+  emptyState,
+  moneyCell,
+  moneyText,
+  personText,
+  statusBadge,
+  statusTabs,
+  statusWords,
+  timeline,
+  type Person,
+  type StatusTab,
+  type TimelineEntry,
+  type Tone,
+} from './ui.js';
 
 const base = '/dashboard/payments';
 
-/** A field of the search form refused with its message (shown beside it). */
-const refuse = (name: string, message: string) => Object.assign(new Error(message), { field: name });
+/** Status tab counts stop at this many rows a status, shown as "99+" (docs/decisions/0022). */
+export const statusCountCap = 100;
 
-/**
- * The search box and the status and amount filters, as the payment service's search (issue 11):
- * a payment id finds that payment, an e-mail address the payments of that customer or card
- * holder, anything else an order number.
- */
-function searchOf(filters: Record<string, string>): PaymentSearch {
-  const search: PaymentSearch = {};
-  const q = filters.q?.trim() ?? '';
-  if (q.length > 254) throw refuse('q', 'q must be at most 254 characters');
-  if (/^pt_\d{19}$/.test(q)) search.ids = [q];
-  else if (q.includes('@')) search.email = q;
-  if (filters.status) {
-    if (!(paymentStatuses as readonly string[]).includes(filters.status))
-      throw refuse('status', `status must be one of: ${paymentStatuses.join(', ')}`);
-    search.statuses = [filters.status];
-  }
-  for (const [name, key] of [
-    ['amountMin', 'amountGte'],
-    ['amountMax', 'amountLte'],
-  ] as const) {
-    const value = filters[name]?.trim() ?? '';
-    if (!value) continue;
-    if (!/^\d{1,18}$/.test(value)) throw refuse(name, `${name} must be a whole number of minor units`);
-    search[key] = BigInt(value);
-  }
-  return search;
-}
+/** The tabs always shown; the others appear when they have payments or are selected. */
+const alwaysShown = new Set(['succeeded', 'requires_capture', 'failed']);
 
-/** Search text that is neither a payment id nor an e-mail address is an order number. */
-function orderNoOf(q: string): string {
-  const text = q.trim();
-  return /^pt_\d{19}$/.test(text) || text.includes('@') ? '' : text;
-}
+const tabLabels: Record<string, string> = {
+  requires_payment_method: 'Incomplete',
+  requires_confirmation: 'Unconfirmed',
+  requires_action: 'Needs action',
+  requires_capture: 'Uncaptured',
+};
 
-/** The list's filters (the page's query) as the payment service's query and search; the export uses the same. */
-export function paymentQuery(filters: Record<string, string>, limit: number) {
-  const dateOf = (value: string | undefined, name: string, endOfDay: boolean) => {
-    if (!value) return undefined;
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(Date.parse(value)))
-      throw refuse(name, `${name} must be a date (YYYY-MM-DD)`);
-    return `${value}T${endOfDay ? '23:59:59.999' : '00:00:00.000'}Z`;
+/** Who paid: the customer's name and e-mail, else the card holder's billing name and e-mail. */
+async function peopleOf(
+  deps: DashboardDeps,
+  ctx: PageContext,
+  payments: ReadonlyArray<{ customerId: string | null; paymentMethod: string | null }>,
+): Promise<(payment: { customerId: string | null; paymentMethod: string | null }) => Person | undefined> {
+  const customerIds = payments.flatMap((payment) => (payment.customerId ? [payment.customerId] : []));
+  const methodIds = payments.flatMap((payment) => (payment.paymentMethod ? [payment.paymentMethod] : []));
+  const [customers, holders] = await Promise.all([
+    deps.customers.peopleOf(ctx.merchant, customerIds),
+    deps.paymentMethods.billingPeopleOf(ctx.merchant, methodIds),
+  ]);
+  return (payment) => {
+    const customer = payment.customerId ? customers.get(payment.customerId) : undefined;
+    if (customer && (customer.name || customer.email)) return customer;
+    return payment.paymentMethod ? holders.get(payment.paymentMethod) : undefined;
   };
-  const listQuery = validated<ListPaymentsQuery>(
-    ListPaymentsQuery,
-    {
-      limit,
-      ...given({
-        customerId: filters.customer,
-        orderNo: filters.orderNo || orderNoOf(filters.q ?? ''),
-        'created[gte]': dateOf(filters.from, 'from', false),
-        'created[lte]': dateOf(filters.to, 'to', true),
-      }),
-    },
-    'querystring',
-  );
-  return { listQuery, search: searchOf(filters) };
 }
-
-const money = (amount: string, currency: string) => `${formatAmount(BigInt(amount), currency)} ${currency}`;
 
 /** Payments: list with filters, detail with its timeline, and the refund action (the refund service's). */
 export function paymentPages(app: App, deps: DashboardDeps): void {
@@ -84,6 +67,7 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
       status: query.status ?? '',
       customer: query.customer ?? '',
       orderNo: query.orderNo ?? '',
+      currency: query.currency ?? '',
       amountMin: query.amountMin ?? '',
       amountMax: query.amountMax ?? '',
       from: query.from ?? '',
@@ -91,16 +75,35 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
     };
     let errors: FieldErrors | undefined;
     let rows: SafeHtml[] = [];
+    let tabs: StatusTab[] = [];
     try {
       const { listQuery, search } = paymentQuery(filters, 50);
-      const payments = await deps.payments.list(ctx.merchant, listQuery, search);
+      const range = {
+        createdGte: filters.from ? new Date(dayBound(filters.from, 'from', false)!) : undefined,
+        createdLte: filters.to ? new Date(dayBound(filters.to, 'to', true)!) : undefined,
+      };
+      const [payments, counts] = await Promise.all([
+        deps.payments.list(ctx.merchant, listQuery, search),
+        deps.payments.countByStatus(ctx.merchant, range, statusCountCap),
+      ]);
+      tabs = [
+        { value: '', label: 'All', count: counts.total },
+        ...paymentStatuses
+          .filter((status) => alwaysShown.has(status) || status === filters.status || counts.byStatus[status]! > 0)
+          .map((status) => ({
+            value: status,
+            label: tabLabels[status] ?? statusWords(status),
+            count: counts.byStatus[status] ?? 0,
+          })),
+      ];
+      const personOf = await peopleOf(deps, ctx, payments.data);
       rows = payments.data.map(
         (payment) =>
           html`<tr>
-            <td><a href="${base}/${payment.id}">${payment.id}</a></td>
-            <td class="num">${money(payment.amount, payment.currency)}</td>
-            <td>${payment.status}</td>
-            <td class="hide-narrow">${payment.customerId ?? ''}</td>
+            ${moneyCell(payment.amount, payment.currency)}
+            <td>${statusBadge(payment.displayStatus)}</td>
+            <td><a href="${base}/${payment.id}">${payment.description ?? payment.id}</a></td>
+            <td>${personText(personOf(payment), payment.customerId)}</td>
             <td class="hide-narrow">${payment.orderNo === null ? '' : String(payment.orderNo)}</td>
             <td>${when(payment.created)}</td>
           </tr>`,
@@ -111,22 +114,52 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
       if (errors.customerId) errors = { customer: errors.customerId };
       ctx.reply.code(400);
     }
+    const filtered = Object.entries(filters).some(([name, value]) => name !== 'status' && value !== '');
+    const { status: _status, ...keepForTabs } = filters;
+    const { from: _from, to: _to, ...keepForRanges } = filters;
+    const empty = filtered
+      ? emptyState({
+          title: 'No payments match these filters',
+          body: html`<a href="${base}">Clear the filters</a> or widen the date range.`,
+        })
+      : emptyState({
+          title: ctx.session.mode === 'test' ? 'No test payments yet' : 'No payments yet',
+          body: 'Make a test payment with the API, or send a sample event from your terminal:',
+          command: 'npx tessera trigger payment.succeeded',
+        });
     return layout(
       { title: 'Payments', session: ctx.session, current: '/payments' },
       html`<h1>Payments</h1>
+        ${
+          tabs.length > 0
+            ? statusTabs({
+                path: base,
+                name: 'status',
+                selected: filters.status,
+                tabs,
+                keep: keepForTabs,
+                cap: statusCountCap,
+                label: 'Payments by status',
+              })
+            : ''
+        }
+        ${dateRanges({ path: base, now: deps.clock.now(), keep: keepForRanges, from: filters.from, to: filters.to })}
         <form class="filters" method="get" action="${base}" novalidate>
+          <input type="hidden" name="status" value="${filters.status}" />
           ${field({ name: 'q', label: 'Search', value: filters.q, errors, hint: 'Payment id, order number or e-mail' })}
-          ${select({ name: 'status', label: 'Status', value: filters.status, errors, choices: [['', 'Any'], ...paymentStatuses.map((status) => [status, status.replace(/_/g, ' ')] as const)] })}
-          ${field({ name: 'amountMin', label: 'Amount from (minor units)', value: filters.amountMin, errors, inputmode: 'numeric' })}
-          ${field({ name: 'amountMax', label: 'Amount to (minor units)', value: filters.amountMax, errors, inputmode: 'numeric' })}
+          ${field({ name: 'currency', label: 'Currency', value: filters.currency, errors, hint: 'e.g. USD' })}
+          ${field({ name: 'amountMin', label: 'Amount from', value: filters.amountMin, errors, inputmode: 'decimal', hint: 'e.g. 10.00' })}
+          ${field({ name: 'amountMax', label: 'Amount to', value: filters.amountMax, errors, inputmode: 'decimal', hint: 'e.g. 99.99' })}
           ${field({ name: 'customer', label: 'Customer id', value: filters.customer, errors })}
           ${field({ name: 'orderNo', label: 'Order number', value: filters.orderNo, errors })}
           ${field({ name: 'from', label: 'From (date)', type: 'date', value: filters.from, errors })}
           ${field({ name: 'to', label: 'To (date)', type: 'date', value: filters.to, errors })}
           <button type="submit">Filter</button>
         </form>
-        ${formError(errors)} ${exportLink(ctx, '/payments', filters)}
-        ${table(['Payment', 'Amount', 'Status', 'Customer', 'Order', 'Created'], rows, 'No payments.')}`,
+        ${formError(errors)}
+        ${errors?.status ? html`<p class="form-error" id="f-status-error" role="alert">${errors.status}</p>` : ''}
+        ${exportLink(ctx, '/payments', filters)}
+        ${errors ? '' : table(['Amount', 'Status', 'Payment', 'Customer', 'Order', 'Created'], rows, empty, 'Payments')}`,
     );
   });
 
@@ -143,37 +176,60 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
           () => null,
         )
       : null;
+    const person = (await peopleOf(deps, ctx, [payment]))(payment);
+    // DESIGN §7: endpoint URLs and the delivery log are for the roles that see webhooks.
+    const seesWebhooks = can(ctx.actor.role, 'webhooks.read');
+    const seesEvents = can(ctx.actor.role, 'events.read');
+    const mayRefund = can(ctx.actor.role, 'refunds.create');
     const events = await deps.events.list(ctx.merchant, { limit: 100, objectId: id });
-    const timeline: SafeHtml[] = [];
-    for (const event of [...events.data].reverse()) {
-      const deliveries = await deps.webhookDeliveries.listForEvent(ctx.merchant, event.id, { limit: 20 });
-      timeline.push(
-        html`<tr>
-          <td>${when(event.created)}</td>
-          <td><a href="/dashboard/developers/events/${event.id}">${event.type}</a></td>
-          <td>
-            ${deliveries.data.map((delivery) => html`<div>${delivery.kind} → ${delivery.url}: <span class="status-${delivery.status}">${delivery.status}</span> (${delivery.attempts})</div>`)}
-          </td>
-        </tr>`,
-      );
+    const entries: TimelineEntry[] = [];
+    for (const event of events.data) {
+      const deliveries = seesWebhooks
+        ? (await deps.webhookDeliveries.listForEvent(ctx.merchant, event.id, { limit: 20 })).data
+        : [];
+      const outcome = event.type.slice(event.type.indexOf('.') + 1);
+      const tone: Tone = outcome === 'succeeded' ? 'good' : outcome === 'failed' ? 'bad' : 'info';
+      entries.push({
+        when: when(event.created),
+        tone,
+        title: html`${statusWords(outcome)}
+          <span class="muted">·</span>
+          ${seesEvents ? html`<a href="/dashboard/developers/events/${event.id}">${event.type}</a>` : event.type}`,
+        detail: deliveries.map(
+          (delivery) =>
+            html`<div>
+              ${delivery.kind} → <span class="url">${delivery.url}</span>: ${statusBadge(delivery.status)}
+              (${delivery.attempts} ${delivery.attempts === 1 ? 'attempt' : 'attempts'})
+            </div>`,
+        ),
+      });
     }
+    entries.push({ when: when(payment.created), title: 'Payment created', tone: 'neutral' });
     const { errors } = extra;
     const values = extra.values ?? {};
     return layout(
       { title: `Payment ${payment.id}`, session: ctx.session, current: '/payments', notice: extra.notice },
       html`<p><a href="${base}">← Payments</a></p>
-        <h1>${money(payment.amount, payment.currency)} · ${payment.status}</h1>
+        <h1>${moneyText(payment.amount, payment.currency)} ${statusBadge(payment.displayStatus)}</h1>
         <dl class="facts card">
           <dt>Id</dt>
           <dd>${payment.id}</dd>
           <dt>Received</dt>
-          <dd>${money(payment.amountReceived, payment.currency)}</dd>
+          <dd>${moneyText(payment.amountReceived, payment.currency)}</dd>
           <dt>Refunded</dt>
-          <dd>${money(payment.amountRefunded, payment.currency)}</dd>
+          <dd>${moneyText(payment.amountRefunded, payment.currency)}</dd>
           <dt>Card</dt>
           <dd>${card ? `${card.brand} •••• ${card.last4}` : '—'}</dd>
           <dt>Customer</dt>
-          <dd>${payment.customerId ?? '—'}</dd>
+          <dd>
+            ${
+              payment.customerId
+                ? html`<a href="/dashboard/customers/${payment.customerId}"
+                    >${personText(person, payment.customerId)}</a
+                  >`
+                : personText(person, null)
+            }
+          </dd>
           <dt>Order</dt>
           <dd>${payment.orderNo === null ? '—' : String(payment.orderNo)}</dd>
           <dt>Created</dt>
@@ -186,15 +242,19 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
           }
         </dl>
         <h2>Timeline</h2>
-        ${table(['When', 'Event', 'Deliveries'], timeline, 'No events yet.')}
-        <h2>Refund</h2>
-        <form class="card" method="post" action="${base}/${payment.id}/refund" novalidate>
-          ${csrfField(ctx.session.csrfToken)} ${formError(errors)}
-          ${field({ name: 'amount', label: `Amount in minor units (${payment.currency})`, value: values.amount, errors, inputmode: 'numeric', hint: 'Leave empty to refund everything that is left' })}
-          ${select({ name: 'reason', label: 'Reason', value: values.reason ?? 'requested_by_customer', errors, choices: refundReasons.map((reason) => [reason, reason.replace(/_/g, ' ')] as const) })}
-          ${field({ name: 'note', label: 'Note', value: values.note, errors, hint: 'Required with reason “other”' })}
-          <button type="submit">Refund</button>
-        </form>`,
+        ${timeline(entries, 'No events yet.')}
+        ${
+          mayRefund
+            ? html`<h2>Refund</h2>
+                <form class="card" method="post" action="${base}/${payment.id}/refund" novalidate>
+                  ${csrfField(ctx.session.csrfToken)} ${formError(errors)}
+                  ${field({ name: 'amount', label: `Amount (${payment.currency})`, value: values.amount, errors, inputmode: 'decimal', hint: 'Leave empty to refund everything that is left' })}
+                  ${select({ name: 'reason', label: 'Reason', value: values.reason ?? 'requested_by_customer', errors, choices: refundReasons.map((reason) => [reason, statusWords(reason)] as const) })}
+                  ${field({ name: 'note', label: 'Note', value: values.note, errors, hint: 'Required with reason “other”' })}
+                  <button type="submit">Refund</button>
+                </form>`
+            : ''
+        }`,
     );
   };
 
@@ -210,13 +270,18 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
       note: text(ctx.form, 'note'),
     };
     try {
-      const input = validated<CreateRefundBody>(CreateRefundBody, { paymentId: id, ...given(values) });
+      const payment = await deps.payments.retrieve(ctx.merchant, id);
+      // The form takes major units, as staff read money; the refund service takes minor units.
+      const amount = values.amount ? minorUnitsOf(values.amount, payment.currency, 'amount').toString() : '';
+      const input = validated<CreateRefundBody>(CreateRefundBody, { paymentId: id, ...given({ ...values, amount }) });
       const refund = await deps.refunds.create(ctx.merchant, input);
       await deps.team.audit(ctx.actor, 'refund.created', refund.id);
       return detailPage(ctx, id, { notice: `Refund ${refund.id} created (${refund.status}).` });
     } catch (err) {
       ctx.reply.code(400);
-      return detailPage(ctx, id, { values, errors: fieldErrors(err, 'amount') });
+      const refused = err as { field?: string; message?: string };
+      const errors = refused.field ? { [refused.field]: refused.message ?? '' } : fieldErrors(err, 'amount');
+      return detailPage(ctx, id, { values, errors });
     }
   });
 }

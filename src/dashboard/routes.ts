@@ -5,7 +5,7 @@ import { sameSecret } from '../team/service.js';
 import { html, type SafeHtml } from './html.js';
 import { dashboardBase, layout } from './layout.js';
 import { cookiesOf, formCookie, html200, sessionCookie, text, type DashboardDeps } from './kit.js';
-import { stylesheet } from './assets.js';
+import { script, stylesheet } from './assets.js';
 import { authPages } from './auth-pages.js';
 import { developerPages } from './developer-pages.js';
 import { eventPages } from './event-pages.js';
@@ -96,6 +96,9 @@ export function dashboardRoutes(deps: DashboardDeps) {
         );
         dashboard.get('/assets/dashboard.css', { schema: { hide: true } }, async (_request, reply) =>
           reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(stylesheet),
+        );
+        dashboard.get('/assets/dashboard.js', { schema: { hide: true } }, async (_request, reply) =>
+          reply.header('cache-control', 'public, max-age=3600').type('text/javascript; charset=utf-8').send(script),
         );
         authPages(dashboard, deps);
         developerPages(dashboard, deps);

@@ -281,3 +281,19 @@ export async function selectCustomerPaymentMethodPage(
     page,
   );
 }
+
+/** The card holders of these payment methods of the merchant (billing name and e-mail), for the dashboard's lists. */
+export async function selectBillingPeople(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  ids: readonly string[],
+): Promise<Array<{ id: string; name: string | null; email: string | null }>> {
+  if (ids.length === 0) return [];
+  return db.query(
+    `SELECT id, nullif(concat_ws(' ', billing_details ->> 'firstName', billing_details ->> 'lastName'), '') AS name,
+            billing_details ->> 'email' AS email
+       FROM payment_methods WHERE id = ANY($3) AND merchant_id = $1 AND mode = $2`,
+    [merchantId, mode, ids],
+  );
+}

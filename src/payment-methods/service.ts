@@ -180,6 +180,15 @@ export function createPaymentMethodService({
       return toPaymentMethod(await load(db, merchant, id));
     },
 
+    /** The billing name and e-mail of each of these payment methods, by id (never card data). */
+    async billingPeopleOf(
+      merchant: MerchantContext,
+      ids: readonly string[],
+    ): Promise<Map<string, { name: string | null; email: string | null }>> {
+      const rows = await queries.selectBillingPeople(db, merchant.merchantId, merchant.mode, [...new Set(ids)]);
+      return new Map(rows.map((row) => [row.id, { name: row.name, email: row.email }]));
+    },
+
     /** The customer's attached (not detached) methods; 404 when the customer does not exist. */
     async listOfCustomer(
       merchant: MerchantContext,

@@ -327,6 +327,7 @@ export interface PaymentFilters extends CreatedRange {
   statuses?: readonly string[];
   amountGte?: bigint;
   amountLte?: bigint;
+  currency?: string;
   /** The e-mail of the payment's customer, or of its payment method's billing details (any case). */
   email?: string;
 }
@@ -346,6 +347,7 @@ export async function selectPaymentPage(
     .add((p) => `status = ANY(${p})`, (filters.statuses?.length ?? 0) > 1 ? filters.statuses : undefined)
     .add((p) => `amount >= ${p}`, filters.amountGte?.toString())
     .add((p) => `amount <= ${p}`, filters.amountLte?.toString())
+    .add((p) => `currency = ${p}`, filters.currency)
     // The dashboard's search names a few payments (by id, or those of one e-mail address's
     // customers and payment methods, which are the merchant's: the outer conditions check it).
     .narrow((p) => `id = ANY(${p})`, filters.ids)
@@ -364,4 +366,41 @@ export async function selectPaymentPage(
     { table: filter.source('payments'), columns, where: filter.where, params: filter.params },
     page,
   );
+}
+
+/**
+ * How many of a merchant's payments in one mode have each status, each count read through
+ * payments_status_list (status, merchant, mode, created_at) and stopped at `cap` rows, so the
+ * dashboard's status tabs cost at most `cap` index entries a status whatever the table holds
+ * (docs/decisions/0022). `total` is counted the same way through payments_list.
+ */
+export async function countPaymentsByStatus(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  statuses: readonly string[],
+  range: { createdGte?: Date; createdLte?: Date },
+  cap: number,
+): Promise<{ total: number; byStatus: Record<string, number> }> {
+  const params: unknown[] = [merchantId, mode, cap, statuses];
+  // The range's bounds are written only when given, so each is an index condition, not a filter.
+  let rangeSql = '';
+  if (range.createdGte) rangeSql += ` AND created_at >= $${params.push(range.createdGte)}`;
+  if (range.createdLte) rangeSql += ` AND created_at <= $${params.push(range.createdLte)}`;
+  const rows = await db.query<{ status: string | null; count: string | number }>(
+    `SELECT s.status, (SELECT count(*) FROM (SELECT 1 FROM payments
+              WHERE status = s.status AND merchant_id = $1 AND mode = $2${rangeSql} LIMIT $3) AS capped) AS count
+       FROM unnest($4::text[]) AS s(status)
+     UNION ALL
+     SELECT NULL, (SELECT count(*) FROM (SELECT 1 FROM payments
+              WHERE merchant_id = $1 AND mode = $2${rangeSql} LIMIT $3) AS capped)`,
+    params,
+  );
+  const byStatus: Record<string, number> = {};
+  let total = 0;
+  for (const row of rows) {
+    if (row.status === null) total = Number(row.count);
+    else byStatus[row.status] = Number(row.count);
+  }
+  return { total, byStatus };
 }

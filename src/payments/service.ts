@@ -33,6 +33,7 @@ import type {
 import { refundLedger } from './refunds.js';
 import type { ListPaymentsQuery } from './params-schemas.js';
 import { dailySummary } from './daily-summary.js';
+import { paymentStatuses } from './states.js';
 import { loadPayment } from './state-changes.js';
 import { challengePage, completeChallenge } from './three-d-secure.js';
 import { createPaymentView } from './view.js';
@@ -51,7 +52,10 @@ export {
 } from './job-kinds.js';
 
 /** The dashboard's search of payments (issue 11), on top of the API's list filters. */
-export type PaymentSearch = Pick<queries.PaymentFilters, 'ids' | 'statuses' | 'amountGte' | 'amountLte' | 'email'>;
+export type PaymentSearch = Pick<
+  queries.PaymentFilters,
+  'ids' | 'statuses' | 'amountGte' | 'amountLte' | 'currency' | 'email'
+>;
 
 async function listPayments(
   ctx: PaymentContext,
@@ -85,6 +89,9 @@ export function createPaymentService(deps: PaymentServiceDeps) {
       ctx.view.toPayment(await loadPayment(ctx.db, merchant, id)),
     list: (merchant: MerchantContext, query: ListPaymentsQuery, search?: PaymentSearch) =>
       listPayments(ctx, merchant, query, search),
+    /** The dashboard's status tabs: payments of each status (and all), each count stopped at `cap`. */
+    countByStatus: (merchant: MerchantContext, range: { createdGte?: Date; createdLte?: Date }, cap: number) =>
+      queries.countPaymentsByStatus(ctx.db, merchant.merchantId, merchant.mode, paymentStatuses, range, cap),
     /** Count, successes and volume of each of the last `days` UTC days (the dashboard's home). */
     dailySummary: (merchant: MerchantContext, days: number) => dailySummary(ctx.db, ctx.clock, merchant, days),
     update: (merchant: MerchantContext, id: string, changes: UpdatePaymentBody) =>

@@ -1,5 +1,4 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { eventTypes } from '../../events/schemas.js';
 import { ListQuery } from '../../http/envelope.js';
 import { HttpUrl, Nullable, Timestamp } from '../../http/common-schemas.js';
 import { disabledReasons, endpointHealths, endpointStatuses } from '../health/states.js';
