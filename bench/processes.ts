@@ -13,12 +13,14 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { positiveInteger } from './settings.js';
 import { cores, machineBusyPct } from './cpu.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const exitWithParent = path.join(repoRoot, 'bench', 'exit-with-parent.mjs');
 
-const startTimeoutMs = 60_000;
+// A loaded machine can take minutes to start a service on a fresh PGlite folder (initdb).
+const startTimeoutMs = positiveInteger('BENCH_START_TIMEOUT_SECONDS', 60) * 1000;
 const stopTimeoutMs = 20_000;
 
 export class Cleanup {

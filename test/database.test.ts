@@ -135,6 +135,41 @@ describe(`one database code path (${databaseKind})`, () => {
     assert.equal(row!.value, 3);
   });
 
+  test('a statement that failed to prepare is prepared again: it runs once its table exists', async () => {
+    const read = 'SELECT id FROM worker_later WHERE id = $1';
+    const missing = await db.query(read, [1]).then(
+      () => assert.fail('read a table that does not exist'),
+      (caught: unknown) => caught as { code?: string },
+    );
+    assert.equal(missing.code, '42P01');
+    await db.execute('CREATE TABLE worker_later (id int PRIMARY KEY)');
+    await db.execute('INSERT INTO worker_later VALUES ($1)', [1]);
+    assert.deepEqual(await db.query(read, [1]), [{ id: 1 }]);
+  });
+
+  test('a transaction whose failed statement was caught is not reported as committed', async () => {
+    const counter = async () =>
+      (await db.query<{ value: number }>('SELECT value FROM worker_counter WHERE id = $1', [1]))[0]!.value;
+    const before = await counter();
+    const err = await rejectionOf(
+      db.transaction(async (tx) => {
+        await tx.query('UPDATE worker_counter SET value = $1 WHERE id = $2', [50, 1]);
+        await tx.query('SELECT 1 / $1::int AS never', [0]).catch(() => undefined);
+      }),
+    );
+    assert.match(String((err as Error).message), /rolled back/);
+    assert.equal(await counter(), before);
+  });
+
+  test('array parameters and array columns cross in both directions, with quotes and nulls', async () => {
+    const [row] = await db.query<{ words: unknown; counts: unknown }>(
+      'SELECT $1::text[] AS words, ARRAY[1, NULL, 3]::int8[] AS counts',
+      [['a "quoted", word', 'plain', null]],
+    );
+    assert.deepEqual(row!.words, ['a "quoted", word', 'plain', null]);
+    assert.deepEqual(row!.counts, ['1', null, '3']);
+  });
+
   test('a transaction that throws is rolled back and the error is the one thrown', async () => {
     const thrown = new Error('changed my mind');
     await assert.rejects(

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.js';
+import { abortedCommit } from './errors.js';
 import { heldInserts } from './held-inserts.js';
 import { connectPgliteWorker, type PgliteConnection } from './pglite-connection.js';
 
@@ -63,9 +64,11 @@ export async function openDb(options: {
 
 /**
  * PGlite in a worker thread of its own (pglite-worker.ts), through its public API only; see
- * docs/decisions/0006-one-database-code-path.md. PostgreSQL in WebAssembly runs on the machine's
- * other core while this thread handles HTTP. It is one connection: a transaction holds it until
- * it ends, and statements outside it wait.
+ * docs/decisions/0006-one-database-code-path.md and 0020-pglite-prepared-statements.md: each
+ * parameterized statement is parsed once under a name, then bound and executed, the protocol
+ * messages written and read on this thread (pglite-protocol.ts). PostgreSQL in WebAssembly runs
+ * on the machine's other core while this thread handles HTTP. It is one connection: a transaction
+ * holds it until it ends, and statements outside it wait.
  */
 async function openPglite(dataDir: string | undefined, template: string | undefined): Promise<Db> {
   // A folder on disk is locked first, so that a second process is refused before it opens it.
@@ -100,14 +103,20 @@ async function openPglite(dataDir: string | undefined, template: string | undefi
           execute: async (sql, params) => held.hold(sql, params),
         });
         if (open) {
-          await held.send((statement) => lite.query(statement.sql, statement.params, tx));
-          await lite.finish(tx, true);
+          // The held inserts go with the COMMIT, in one message.
+          let finished = false;
+          await held.send(async (statement) => {
+            finished = true;
+            await lite.finish(tx, true, statement);
+          });
+          if (!finished) await lite.finish(tx, true);
         } else {
           // Only held inserts: one statement, atomic by itself.
           await held.send((statement) => lite.query(statement.sql, statement.params));
         }
         return result;
       } catch (err) {
+        // Nothing, if the commit ended the transaction already.
         if (open) await lite.finish(tx, false).catch(() => {});
         throw err;
       }
@@ -207,7 +216,9 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> 
         if (open) {
           const connection = await open;
           await held.send((statement) => run(connection, statement.sql, statement.params));
-          await connection.query('COMMIT');
+          // COMMIT answers ROLLBACK when a statement of the transaction had failed (and its error
+          // was caught): nothing was written, which the caller must learn, as on PGlite.
+          if ((await connection.query('COMMIT')).command === 'ROLLBACK') throw new Error(abortedCommit);
         } else {
           // Only held inserts: one statement, atomic by itself.
           await held.send((statement) => run(pool, statement.sql, statement.params));

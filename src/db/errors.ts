@@ -52,3 +52,5 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (unavailableMessages.some((text) => message.includes(text))) return true;
   return candidate.cause !== undefined && candidate.cause !== err && isDatabaseUnavailable(candidate.cause);
 }
+/** The error of a commit that PostgreSQL answered with ROLLBACK (a statement of it had failed), on both stores. */
+export const abortedCommit = 'The transaction was rolled back: one of its statements had failed';

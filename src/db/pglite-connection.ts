@@ -1,12 +1,17 @@
 import { Worker } from 'node:worker_threads';
+import { abortedCommit } from './errors.js';
+import { concat, readReply, rowParsers, simpleQuery, statementWriter, type Reply } from './pglite-protocol.js';
 import type { PgliteReply, PgliteRequest, PgliteWorkerData, SerializedError } from './pglite-worker.js';
 
 /** The main thread's end of the PGlite worker: one statement, or one transaction's end, per call. */
 export interface PgliteConnection {
   /** Runs `sql` outside any transaction, or in transaction `tx`, which its first statement opens. */
   query<Row>(sql: string, params: readonly unknown[] | undefined, tx?: number): Promise<Row[]>;
-  /** Commits or rolls back transaction `tx`; nothing if no statement opened it. */
-  finish(tx: number, commit: boolean): Promise<void>;
+  /**
+   * Commits or rolls back transaction `tx`, after running `last` in it if given (with the commit,
+   * in the same message); nothing if no statement opened it.
+   */
+  finish(tx: number, commit: boolean, last?: { sql: string; params: readonly unknown[] }): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -79,7 +84,7 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
     if (ended) return Promise.resolve(ended);
     const replied = new Promise<PgliteReply | Error>((resolve) => pending.set(id, resolve));
     if (pending.size === 1) worker.ref();
-    if (request) worker.postMessage(request);
+    if (request) worker.postMessage(request, 'message' in request ? [request.message.buffer as ArrayBuffer] : []);
     return replied;
   };
   // The error is made here, after the await, so that its stack shows the caller's async frames.
@@ -90,21 +95,62 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
     return reply;
   };
 
+  let parsers: ReturnType<typeof rowParsers>;
   try {
     // The worker answers id 0 when PGlite is ready, or with the error that stopped it.
-    await call(0, undefined);
+    parsers = rowParsers((await call(0, undefined)).arrayTypes ?? []);
   } catch (err) {
     await worker.terminate();
     throw err;
   }
+  const writer = statementWriter();
+  // Transactions whose first statement has been sent (with BEGIN before it).
+  const open = new Set<number>();
+
+  /** Sends one message and reads its answer; a database error is thrown with this caller's stack. */
+  const exchange = async (parts: Uint8Array[], tx: number | undefined, end: boolean): Promise<Reply> => {
+    const id = ++lastId;
+    const { data } = await call(id, { id, message: concat(parts), tx, end });
+    const reply = readReply(data ?? new Uint8Array(0), parsers);
+    if (reply.error) throw Object.assign(new Error(reply.error.message), reply.error.fields);
+    return reply;
+  };
+  /** A statement's messages; a Parse that fails is forgotten, so that the text is parsed again. */
+  const run = async (
+    sql: string,
+    params: readonly unknown[] | undefined,
+    before: Uint8Array[],
+    after: Uint8Array[],
+    tx: number | undefined,
+    end: boolean,
+  ) => {
+    const { parts, parsedAs } = writer.statement(sql, params);
+    try {
+      return await exchange([...before, ...parts, ...after], tx, end);
+    } catch (err) {
+      if (parsedAs !== undefined) writer.forget(parsedAs);
+      throw err;
+    }
+  };
+
   return {
     async query<Row>(sql: string, params: readonly unknown[] | undefined, tx?: number) {
-      const id = ++lastId;
-      return (await call(id, { id, sql, params, tx })).rows as Row[];
+      const begin = tx !== undefined && !open.has(tx);
+      if (begin) open.add(tx);
+      return (await run(sql, params, begin ? [simpleQuery('BEGIN')] : [], [], tx, false)).rows as Row[];
     },
-    async finish(tx, commit) {
-      const id = ++lastId;
-      await call(id, { id, finish: tx, commit });
+    async finish(tx, commit, last) {
+      if (!open.delete(tx)) {
+        // Nothing opened it: the last statement alone is atomic.
+        if (last) await run(last.sql, last.params, [], [], undefined, false);
+        return;
+      }
+      const end = [simpleQuery(commit ? 'COMMIT' : 'ROLLBACK')];
+      const reply = last ? await run(last.sql, last.params, [], end, tx, true) : await exchange(end, tx, true);
+      // COMMIT answers ROLLBACK when a statement of the transaction had failed: nothing was written.
+      if (commit && reply.lastCommand === 'ROLLBACK') {
+        throw new Error(abortedCommit);
+      }
     },
     async close() {
       if (ended) return;

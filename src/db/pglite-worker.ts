@@ -1,27 +1,29 @@
 import { readFile } from 'node:fs/promises';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
+import type { ArrayType } from './pglite-protocol.js';
 
 /**
  * The thread that owns PGlite (see pglite-connection.ts, its other end). PostgreSQL in
- * WebAssembly and PGlite's protocol code run here, on their own core, while the main thread
- * handles HTTP; each statement is one message each way. Only PGlite's public API is used:
- * query(), transaction() and close() (docs/decisions/0006-one-database-code-path.md).
+ * WebAssembly runs here, on its own core, while the main thread handles HTTP. Each request is one
+ * buffer of PostgreSQL protocol messages that the main thread wrote (pglite-protocol.ts); it goes
+ * to PGlite's public `execProtocolRaw` inside its public `runExclusive`, and PGlite's answer goes
+ * back as one transferred buffer, parsed on the main thread
+ * (docs/decisions/0020-pglite-prepared-statements.md).
  */
 
 /**
- * What the main thread asks: one statement (in transaction `tx`, which its first statement
- * opens), the end of a transaction, or closing.
+ * What the main thread asks: one buffer of messages, outside any transaction or in transaction
+ * `tx` (whose first request begins it: from then on the connection is that transaction's until a
+ * request with `end` commits or rolls it back), or closing.
  */
 export type PgliteRequest =
-  | { id: number; sql: string; params: readonly unknown[] | undefined; tx: number | undefined }
-  | { id: number; finish: number; commit: boolean }
-  | { id: number; close: true };
+  { id: number; message: Uint8Array; tx: number | undefined; end: boolean } | { id: number; close: true };
 
-/** The answer to request `id`; id 0 answers the start. */
-export type PgliteReply = { id: number; rows?: unknown[]; error?: SerializedError };
+/** The answer to request `id`: PGlite's raw answer; id 0 answers the start with the array types. */
+export type PgliteReply = { id: number; data?: Uint8Array; arrayTypes?: ArrayType[]; error?: SerializedError };
 
-/** An error as it crosses the thread, with its own properties (PostgreSQL's code, constraint, detail, …). */
+/** An error as it crosses the thread, with its own properties. */
 export interface SerializedError {
   message: string;
   stack: string | undefined;
@@ -34,71 +36,76 @@ export interface PgliteWorkerData {
   template: string | undefined;
 }
 
-const INT8_OID = 20;
-const NUMERIC_OID = 1700;
-
 if (parentPort) await serve(parentPort, workerData as PgliteWorkerData);
 
 async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData): Promise<void> {
   let lite: PGlite;
+  let arrayTypes: ArrayType[];
   try {
-    const identity = (value: string) => value;
-    // int8 and numeric as strings, as on PostgreSQL, so that money never passes through a float.
-    const parsers = { [INT8_OID]: identity, [NUMERIC_OID]: identity };
     // The options object form: with the two-argument form an undefined dataDir drops the options.
-    lite = new PGlite({ dataDir, parsers, loadDataDir: await templateFor(dataDir, template) });
+    lite = new PGlite({ dataDir, loadDataDir: await templateFor(dataDir, template) });
     await lite.waitReady;
+    // The array types PGlite's own query() would parse (its _initArrayTypes reads the same list).
+    arrayTypes = (
+      await lite.query<ArrayType>(
+        `SELECT b.oid, b.typarray FROM pg_catalog.pg_type a
+           JOIN pg_catalog.pg_type b ON b.oid = a.typelem
+          WHERE a.typcategory = 'A' GROUP BY b.oid, b.typarray ORDER BY b.oid`,
+      )
+    ).rows;
   } catch (err) {
     // The main thread ends this thread when it reads the error.
     port.postMessage({ id: 0, error: serializeError(err) } satisfies PgliteReply);
     return;
   }
 
-  const run = async (target: Pick<PGlite, 'query'>, sql: string, params: readonly unknown[] | undefined) =>
-    (await target.query(sql, params as unknown[] | undefined)).rows;
-
-  // PGlite is one connection: its transaction() holds that connection exclusively until done;
-  // statements outside it wait for it.
-  const transactions = new Map<number, Promise<LiteTransaction>>();
+  // PGlite is one connection. While a transaction holds it, only that transaction's requests
+  // run; the others wait in arrival order.
+  const waiting: PgliteRequest[] = [];
+  let holder: number | undefined;
+  let busy = false;
 
   const answer = async (request: PgliteRequest): Promise<PgliteReply> => {
     try {
-      if ('finish' in request) {
-        const open = transactions.get(request.finish);
-        transactions.delete(request.finish);
-        // A transaction that failed to open has already answered its statement with the error.
-        const transaction = await open?.catch(() => undefined);
-        await transaction?.finish(request.commit);
+      if ('close' in request) {
+        await lite.close();
         return { id: request.id };
       }
-      if ('sql' in request) {
-        if (request.tx === undefined) return { id: request.id, rows: await run(lite, request.sql, request.params) };
-        let open = transactions.get(request.tx);
-        if (!open) {
-          open = openLiteTransaction(lite);
-          transactions.set(request.tx, open);
-        }
-        const { tx } = await open;
-        return { id: request.id, rows: await run(tx, request.sql, request.params) };
-      }
-      await lite.close();
-      return { id: request.id };
+      if (request.tx !== undefined) holder = request.end ? undefined : request.tx;
+      // Inside a transaction nothing is written to the data folder until it ends, as PGlite's
+      // own query() does.
+      const data = await lite.runExclusive(() =>
+        lite.execProtocolRaw(request.message, { syncToFs: holder === undefined }),
+      );
+      return { id: request.id, data };
     } catch (err) {
       return { id: request.id, error: serializeError(err) };
     }
   };
 
-  port.on('message', (request: PgliteRequest) => {
-    void answer(request).then((reply) => {
-      try {
-        port.postMessage(reply);
-      } catch (err) {
-        // Rows that cannot be cloned (none of PostgreSQL's types today) fail their statement only.
-        port.postMessage({ id: request.id, error: serializeError(err) } satisfies PgliteReply);
+  const next = (): PgliteRequest | undefined => {
+    const index = holder === undefined ? 0 : waiting.findIndex((each) => 'tx' in each && each.tx === holder);
+    return index < 0 ? undefined : waiting.splice(index, 1)[0];
+  };
+
+  const pump = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      for (let request = next(); request; request = next()) {
+        const reply = await answer(request);
+        port.postMessage(reply, reply.data ? [reply.data.buffer as ArrayBuffer] : []);
       }
-    });
+    } finally {
+      busy = false;
+    }
+  };
+
+  port.on('message', (request: PgliteRequest) => {
+    waiting.push(request);
+    void pump();
   });
-  port.postMessage({ id: 0 } satisfies PgliteReply);
+  port.postMessage({ id: 0, arrayTypes } satisfies PgliteReply);
 }
 
 /** The template's tar for a database in memory (which always starts empty); a folder on disk never uses it. */
@@ -108,44 +115,7 @@ async function templateFor(dataDir: string | undefined, template: string | undef
   return new Blob([await readFile(template)]);
 }
 
-interface LiteTransaction {
-  tx: Pick<PGlite, 'query'>;
-  /** Commits (true) or rolls back (false), and waits for PGlite to finish either. */
-  finish(commit: boolean): Promise<void>;
-}
-
-/** Opens a PGlite transaction that stays open until finish() is called. */
-function openLiteTransaction(lite: PGlite): Promise<LiteTransaction> {
-  const rollback = new Error('rollback');
-  let settle!: (commit: boolean) => void;
-  const decided = new Promise<boolean>((resolve) => (settle = resolve));
-  return new Promise<LiteTransaction>((resolveOpen, rejectOpen) => {
-    const done = lite
-      .transaction(async (tx) => {
-        resolveOpen({
-          tx,
-          async finish(commit) {
-            settle(commit);
-            await done.catch((err: unknown) => {
-              if (err !== rollback) throw err;
-            });
-          },
-        });
-        if (!(await decided)) throw rollback;
-      })
-      .catch((err: unknown) => {
-        rejectOpen(err);
-        throw err;
-      });
-    done.catch(() => {});
-  });
-}
-
-/**
- * Keeps the message and every own property with a plain value (PostgreSQL's code, constraint,
- * detail, table, …); values that cannot cross the thread (PGlite's copy of the query's params)
- * are left out.
- */
+/** Keeps the message and every own property with a plain value. */
 function serializeError(err: unknown): SerializedError {
   if (!(err instanceof Error)) return { message: String(err), stack: undefined, properties: {} };
   const properties: SerializedError['properties'] = {};

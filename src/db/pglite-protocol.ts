@@ -1,0 +1,214 @@
+import { createRequire } from 'node:module';
+import { protocol, types } from '@electric-sql/pglite';
+
+/**
+ * The main thread's half of the PGlite wire protocol (docs/decisions/0020-pglite-prepared-statements.md):
+ * it writes each statement as PostgreSQL's extended-protocol messages (a named statement is parsed
+ * once, then only bound and executed) and reads the worker's answer, one buffer of raw protocol
+ * messages, into rows. The worker only hands the bytes to PGlite's public `execProtocolRaw`, so
+ * the encoding and the row parsing run on this thread and the database thread does database work.
+ */
+
+// Parameters are written as the `pg` driver writes them on PostgreSQL (text, or binary for a
+// Buffer), so that both stores see the same values from the same code.
+const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as {
+  prepareValue(value: unknown): string | Buffer | null;
+};
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+/** An element type and its array type, as pg_type lists them (the worker reads them at start). */
+export interface ArrayType {
+  oid: number;
+  typarray: number;
+}
+
+type Parse = (text: string, typeId?: number) => unknown;
+
+/**
+ * PGlite's own parsers, as its query() used them: int8 and numeric as strings (money never passes
+ * through a float, as on PostgreSQL), and arrays of every listed element type.
+ */
+export function rowParsers(arrayTypes: readonly ArrayType[]): Map<number, Parse> {
+  const parsers = new Map<number, Parse>();
+  for (const [oid, parse] of Object.entries(types.parsers)) parsers.set(Number(oid), parse);
+  const identity = (value: string) => value;
+  parsers.set(INT8_OID, identity);
+  parsers.set(NUMERIC_OID, identity);
+  for (const { oid, typarray } of arrayTypes) {
+    const element = parsers.get(oid);
+    parsers.set(typarray, (value) => types.arrayParser(value, element ?? identity, typarray));
+  }
+  return parsers;
+}
+
+/** Most distinct statements kept prepared; past it, a new text runs as the unnamed statement. */
+const maxPrepared = 1000;
+
+/** Writes statements as protocol messages, naming each parameterized text once. */
+export function statementWriter() {
+  const prepared = new Map<string, string>();
+  let lastName = 0;
+  return {
+    /**
+     * One statement's messages, ending with Sync: Parse (the first time, or each time for a
+     * statement without parameters, which runs unnamed like BEGIN or DDL), Bind, Describe (so
+     * that the answer names its columns), Execute. `name` is the statement's, to be forgotten
+     * if the answer shows that Parse failed.
+     */
+    statement(sql: string, params: readonly unknown[] | undefined): { parts: Uint8Array[]; parsedAs?: string } {
+      const values = params && params.length > 0 ? params.map((value) => prepareValue(value)) : [];
+      let name = values.length > 0 ? prepared.get(sql) : '';
+      const parts: Uint8Array[] = [];
+      let parsedAs: string | undefined;
+      if (name === undefined) {
+        if (prepared.size < maxPrepared) {
+          name = `s${(lastName += 1)}`;
+          prepared.set(sql, name);
+          parsedAs = sql;
+        } else name = '';
+        parts.push(protocol.serialize.parse({ name, text: sql }));
+      } else if (name === '') parts.push(protocol.serialize.parse({ text: sql }));
+      parts.push(
+        protocol.serialize.bind({ statement: name, values }),
+        protocol.serialize.describe({ type: 'P' }),
+        protocol.serialize.execute({}),
+        protocol.serialize.sync(),
+      );
+      return { parts, parsedAs };
+    },
+    /** Forgets a text whose Parse failed, so that it is parsed again next time. */
+    forget(sql: string) {
+      prepared.delete(sql);
+    },
+  };
+}
+
+export const simpleQuery = (sql: string) => protocol.serialize.query(sql);
+
+export function concat(parts: readonly Uint8Array[]): Uint8Array {
+  let length = 0;
+  for (const part of parts) length += part.length;
+  const message = new Uint8Array(length);
+  let offset = 0;
+  for (const part of parts) {
+    message.set(part, offset);
+    offset += part.length;
+  }
+  return message;
+}
+
+/** The fields of PostgreSQL's ErrorResponse, named as the `pg` driver names them. */
+const errorFields: Record<string, string> = {
+  S: 'severity',
+  C: 'code',
+  D: 'detail',
+  H: 'hint',
+  P: 'position',
+  p: 'internalPosition',
+  q: 'internalQuery',
+  W: 'where',
+  s: 'schema',
+  t: 'table',
+  c: 'column',
+  d: 'dataType',
+  n: 'constraint',
+  F: 'file',
+  L: 'line',
+  R: 'routine',
+};
+
+export interface Reply {
+  rows: Record<string, unknown>[];
+  /** The first ErrorResponse: its message and its fields (code, constraint, detail, table, …). */
+  error?: { message: string; fields: Record<string, string> };
+  /** Whether a ParseComplete came back (a named statement's Parse succeeded). */
+  parsed: boolean;
+  /** The last CommandComplete's tag (COMMIT answers ROLLBACK when the transaction had failed). */
+  lastCommand?: string;
+}
+
+/**
+ * Reads the messages of one answer: the rows after the last RowDescription, parsed by their
+ * column types; the first error; whether a Parse completed; the last command tag.
+ */
+export function readReply(data: Uint8Array, parsers: ReadonlyMap<number, Parse>): Reply {
+  const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const reply: Reply = { rows: [], parsed: false };
+  let names: string[] = [];
+  let typeIds: number[] = [];
+  let offset = 0;
+  while (offset + 5 <= bytes.length) {
+    const type = bytes[offset]!;
+    const end = offset + 1 + bytes.readInt32BE(offset + 1);
+    let at = offset + 5;
+    switch (type) {
+      case 0x44: {
+        // DataRow
+        const count = bytes.readInt16BE(at);
+        at += 2;
+        const row: Record<string, unknown> = {};
+        for (let index = 0; index < count; index += 1) {
+          const length = bytes.readInt32BE(at);
+          at += 4;
+          if (length < 0) {
+            row[names[index]!] = null;
+            continue;
+          }
+          const text = bytes.toString('utf8', at, at + length);
+          at += length;
+          const typeId = typeIds[index]!;
+          const parse = parsers.get(typeId);
+          row[names[index]!] = parse ? parse(text, typeId) : text;
+        }
+        reply.rows.push(row);
+        break;
+      }
+      case 0x54: {
+        // RowDescription
+        const count = bytes.readInt16BE(at);
+        at += 2;
+        names = new Array<string>(count);
+        typeIds = new Array<number>(count);
+        reply.rows = [];
+        for (let index = 0; index < count; index += 1) {
+          const nameEnd = bytes.indexOf(0, at);
+          names[index] = bytes.toString('utf8', at, nameEnd);
+          at = nameEnd + 1 + 6;
+          typeIds[index] = bytes.readInt32BE(at);
+          at += 12;
+        }
+        break;
+      }
+      case 0x45: {
+        // ErrorResponse
+        if (reply.error) break;
+        const fields: Record<string, string> = {};
+        let message = '';
+        while (bytes[at] !== 0 && at < end) {
+          const code = String.fromCharCode(bytes[at]!);
+          const valueEnd = bytes.indexOf(0, at + 1);
+          const value = bytes.toString('utf8', at + 1, valueEnd);
+          at = valueEnd + 1;
+          if (code === 'M') message = value;
+          else if (errorFields[code]) fields[errorFields[code]] = value;
+        }
+        reply.error = { message, fields };
+        break;
+      }
+      case 0x43:
+        // CommandComplete
+        reply.lastCommand = bytes.toString('utf8', at, end - 1);
+        break;
+      case 0x31:
+        // ParseComplete
+        reply.parsed = true;
+        break;
+      default:
+        break;
+    }
+    offset = end;
+  }
+  return reply;
+}
