@@ -11,6 +11,7 @@ import { createLogger, prettyDestination } from './logger.js';
 import { resolveAdminKey, resolveMasterKey } from './secrets.js';
 import { createJobRunner, type JobRunner } from './jobs/runner.js';
 import { openVault, type Vault } from './vault/vault.js';
+import { registerProcess, type Heartbeat } from './ops/heartbeat.js';
 import { vaultRoutes } from './vault/routes.js';
 import type { Processor } from './processor/processor.js';
 import { createSandboxProcessor } from './processor/sandbox.js';
@@ -86,6 +87,8 @@ export interface TesseraOptions {
   clock?: Clock;
   logger?: Logger;
   processor?: Processor;
+  /** What this process is in tessera_processes: an API process (default) or a worker. */
+  processKind?: 'api' | 'worker';
 }
 
 /** Wiring only: config → database → services → HTTP server and background jobs. */
@@ -94,6 +97,7 @@ export async function createTessera({
   clock = systemClock,
   logger,
   processor,
+  processKind = 'api',
 }: TesseraOptions): Promise<Tessera> {
   const log = logger ?? serviceLogger(config);
   const db = await openDb({
@@ -103,18 +107,25 @@ export async function createTessera({
     pgliteTemplate: config.testPgliteTemplate,
   });
   let ready = false;
+  let heartbeat: Heartbeat | undefined;
   try {
     await migrate(db);
     const masterKey = await resolveMasterKey(config);
     const operatorKey = await resolveAdminKey(config);
     const vault = await openVault({ db, masterKey, clock });
-    const jobs = createJobRunner({ db, clock, logger: log, pollIntervalMs: config.jobPollIntervalMs });
+    // Deliveries released from a dead process are due at once: the dispatcher is woken for them.
+    let wakeDispatcher = () => {};
+    heartbeat = await registerProcess({ db, kind: processKind, logger: log, onReleased: () => wakeDispatcher() });
+    heartbeat.start();
+    const { processId } = heartbeat;
+    const jobs = createJobRunner({ db, clock, logger: log, pollIntervalMs: config.jobPollIntervalMs, processId });
     const idempotency = createIdempotency({
       db,
       clock,
       sealer: vault,
       leaseMs: config.idempotencyLeaseMs,
       answerDelayMs: config.testAnswerDelayMs,
+      processId,
     });
     jobs.every(10 * 60 * 1000, () => idempotency.purgeExpired());
 
@@ -141,7 +152,9 @@ export async function createTessera({
       concurrencyPerTarget: config.webhookConcurrencyPerTarget,
       maxInFlight: config.webhookMaxInFlight,
       pollIntervalMs: config.webhookPollIntervalMs,
+      processId,
     });
+    wakeDispatcher = () => webhookDispatcher.wake();
     const webhookDeliveries = createWebhookDeliveryService({
       db,
       clock,
@@ -241,10 +254,11 @@ export async function createTessera({
     jobs.every(60 * 60 * 1000, () => retention.prune());
 
     // The public-key routes and the hosted checkout form draw on the same buckets (card testing).
-    const publicKeyLimiter = createRateLimiter(clock, {
+    const publicKeyLimiter = createRateLimiter(db, clock, {
       perKeyPerMinute: config.publicKeyRequestsPerKeyPerMinute,
       perAddressPerMinute: config.publicKeyRequestsPerAddressPerMinute,
     });
+    jobs.every(60 * 1000, () => publicKeyLimiter.purgeFull());
     const server = await buildServer({
       logger: log,
       keys: merchants.keyLookup,
@@ -270,7 +284,7 @@ export async function createTessera({
       ],
       publicRoutes: [
         threeDSecureRoutes(payments),
-        hostedInvoiceRoutes(invoices),
+        hostedInvoiceRoutes(invoices, publicKeyLimiter),
         hostedCheckoutRoutes(
           { db, clock, merchants, paymentMethods, payments, publicUrl: () => publicUrl },
           publicKeyLimiter,
@@ -337,10 +351,12 @@ export async function createTessera({
         await server.close();
         // After the server: the last requests' rows are written before the database closes.
         await requestLogs.close();
+        await heartbeat!.stop();
         await db.close();
       },
     };
   } catch (err) {
+    await heartbeat?.stop();
     await db.close().catch(() => {});
     throw err;
   }

@@ -113,7 +113,7 @@ export async function startWorker(config: Config): Promise<Tessera> {
       'tessera worker needs DATABASE_URL (PostgreSQL): PGlite is the database of one process, and `tessera start` delivers webhooks itself',
     );
   }
-  const tessera = await createTessera({ config });
+  const tessera = await createTessera({ config, processKind: 'worker' });
   tessera.jobs.start();
   if (config.webhookDispatcher === 'on') tessera.webhookDispatcher.start();
   process.stdout.write(

@@ -634,6 +634,7 @@ describe(`webhook delivery (${databaseKind})`, () => {
       busyTargets: [],
       busyCounts: [],
       saturatedTargets: [],
+      claimedBy: 'proc_dead',
     });
     assert.equal(claimed.length, 1);
 

@@ -33,6 +33,8 @@ export interface DeliverySchedulerOptions {
   maxInFlight: number;
   /** How often due deliveries are looked for when nothing woke the scheduler (retries, lost wake-ups). */
   pollIntervalMs: number;
+  /** This process's heartbeat id, written with each lease (ops/heartbeat.ts). */
+  processId: string;
 }
 
 /**
@@ -49,7 +51,7 @@ const maxRacesLost = 3;
 export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
   const { db, clock, logger, httpClient, retryDelaysSeconds, timeoutMs } = options;
   const leaseLeftToStartMs = timeoutMs + recordMarginMs;
-  const claimer = createClaimer({ db, clock, timeoutMs });
+  const claimer = createClaimer({ db, clock, timeoutMs, processId: options.processId });
   const recorder = createRecorder({ db, logger, onGroupWritten });
   const slots = createSlots(options);
   const tokens = createTokenCache(options.webhookEndpoints);
