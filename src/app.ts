@@ -15,6 +15,7 @@ import { createLogger, prettyDestination } from './logger.js';
 import { resolveAdminKey, resolveMasterKey } from './secrets.js';
 import { createJobRunner, type JobRunner } from './jobs/runner.js';
 import { openVault, type Vault } from './vault/vault.js';
+import { registerProcess, type Heartbeat } from './ops/heartbeat.js';
 import { vaultRoutes } from './vault/routes.js';
 import type { Processor } from './processor/processor.js';
 import { createSandboxProcessor } from './processor/sandbox.js';
@@ -104,6 +105,8 @@ export interface TesseraOptions {
   clock?: Clock;
   logger?: Logger;
   processor?: Processor;
+  /** What this process is in tessera_processes: an API process (default) or a worker. */
+  processKind?: 'api' | 'worker';
 }
 
 /** Wiring only: config → database → services → HTTP server and background jobs. */
@@ -112,6 +115,7 @@ export async function createTessera({
   clock = systemClock,
   logger,
   processor,
+  processKind = 'api',
 }: TesseraOptions): Promise<Tessera> {
   const log = logger ?? serviceLogger(config);
   // DESIGN §15: an address the host does not have stops start-up with one line, before anything opens.
@@ -125,6 +129,7 @@ export async function createTessera({
     pgliteTemplate: config.testPgliteTemplate,
   });
   let phase: Phase = 'starting';
+  let heartbeat: Heartbeat | undefined;
   try {
     const migrations = await knownMigrations();
     if (config.autoMigrate) await migrate(db);
@@ -134,13 +139,19 @@ export async function createTessera({
     const vault = await openVault({ db, masterKey, previousMasterKey: config.previousMasterKey, clock });
     const health = createHealth({ db, knownMigrations: migrations, phase: () => phase });
     const metrics = createMetrics({ clock, gauges: createDatabaseGauges({ db, clock }) });
-    const jobs = createJobRunner({ db, clock, logger: log, pollIntervalMs: config.jobPollIntervalMs });
+    // Deliveries released from a dead process are due at once: the dispatcher is woken for them.
+    let wakeDispatcher = () => {};
+    heartbeat = await registerProcess({ db, kind: processKind, logger: log, onReleased: () => wakeDispatcher() });
+    heartbeat.start();
+    const { processId } = heartbeat;
+    const jobs = createJobRunner({ db, clock, logger: log, pollIntervalMs: config.jobPollIntervalMs, processId });
     const idempotency = createIdempotency({
       db,
       clock,
       sealer: vault,
       leaseMs: config.idempotencyLeaseMs,
       answerDelayMs: config.testAnswerDelayMs,
+      processId,
     });
     jobs.every(10 * 60 * 1000, () => idempotency.purgeExpired());
 
@@ -171,7 +182,9 @@ export async function createTessera({
       pollIntervalMs: config.webhookPollIntervalMs,
       onAttempt: (outcome) => metrics.observeAttempt(outcome),
       onEndpointGone: (endpointId) => late.endpointHealth!.endpointGone(endpointId),
+      processId,
     });
+    wakeDispatcher = () => webhookDispatcher.wake();
     const webhookDeliveries = createWebhookDeliveryService({
       db,
       clock,
@@ -302,12 +315,13 @@ export async function createTessera({
     jobs.every(60 * 60 * 1000, () => retention.prune());
 
     // The public-key routes and the hosted checkout form draw on the same buckets (card testing).
-    const publicKeyLimiter = createRateLimiter(clock, {
+    const publicKeyLimiter = createRateLimiter(db, clock, {
       perKeyPerMinute: config.publicKeyRequestsPerKeyPerMinute,
       perAddressPerMinute: config.publicKeyRequestsPerAddressPerMinute,
     });
     const operatorKeyHash = hashKey(operatorKey.value);
     const routes = opsRoutes({ health, metrics, operatorKeyHash, metricsToken: config.metricsToken });
+    jobs.every(60 * 1000, () => publicKeyLimiter.purgeFull());
     const server = await buildServer({
       logger: log,
       keys: merchants.keyLookup,
@@ -336,7 +350,7 @@ export async function createTessera({
       publicRoutes: [
         routes,
         threeDSecureRoutes(payments),
-        hostedInvoiceRoutes(invoices),
+        hostedInvoiceRoutes(invoices, publicKeyLimiter),
         hostedCheckoutRoutes(
           { db, clock, merchants, paymentMethods, payments, publicUrl: () => publicUrl },
           publicKeyLimiter,
@@ -412,10 +426,12 @@ export async function createTessera({
         mail.close();
         // After the server: the last requests' rows are written before the database closes.
         await requestLogs.close();
+        await heartbeat!.stop();
         await db.close();
       },
     };
   } catch (err) {
+    await heartbeat?.stop();
     await db.close().catch(() => {});
     throw err;
   }

@@ -115,7 +115,7 @@ export async function startWorker(config: Config): Promise<Tessera> {
       'tessera worker needs DATABASE_URL (PostgreSQL): PGlite is the database of one process, and `tessera start` delivers webhooks itself',
     );
   }
-  const tessera = await createTessera({ config });
+  const tessera = await createTessera({ config, processKind: 'worker' });
   // DESIGN §11: the worker's own small server: /health/live, /health/ready and /metrics. It also
   // holds the process, which the dispatcher's and the jobs' timers do not.
   const healthServer = Fastify({

@@ -652,6 +652,7 @@ describe(`webhook delivery (${databaseKind})`, () => {
       busyTargets: [],
       busyCounts: [],
       saturatedTargets: [],
+      claimedBy: 'proc_dead',
     });
     assert.equal(claimed.length, 1);
 

@@ -68,7 +68,17 @@ export function hostedCheckoutRoutes(deps: HostedCheckoutDeps, limiter?: RateLim
 
       scope.post('/checkout/:id/pay', { schema: { hide: true } }, async (request, reply) => {
         const id = (request.params as { id: string }).id;
-        const decision = limiter?.take([`address:${request.ip}`, `checkout:${id}`]) ?? { allowed: true };
+        const decision = limiter
+          ? await limiter.take([`address:${request.ip}`, `checkout:${id}`]).catch(() => 'unavailable' as const)
+          : { allowed: true as const };
+        // A limit that cannot be counted lets nothing through (DESIGN §11).
+        if (decision === 'unavailable') {
+          return sendPage(
+            reply,
+            503,
+            renderCheckoutMessage('Please try again', 'The payment page is briefly unavailable. Nothing was charged.'),
+          );
+        }
         if (!decision.allowed) {
           reply.header('Retry-After', String(decision.retryAfterSeconds));
           return sendPage(

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/db.js';
 import { newId, type IdPrefix } from '../ids.js';
 import { idempotencyContext } from '../vault/secrets-at-rest.js';
+import { beatEveryMs, staleAfterMs } from '../ops/heartbeat.js';
 import { ApiError } from './errors.js';
 import type { MerchantContext } from './auth.js';
 
@@ -48,17 +49,25 @@ export function createIdempotency({
   sealer,
   leaseMs = defaultLeaseMs,
   answerDelayMs = 0,
+  processId = null,
 }: {
   db: Queryable;
   clock: Clock;
   sealer: ResponseSealer;
   leaseMs?: number;
+  /**
+   * This process's heartbeat id (ops/heartbeat.ts), written with each claim: a claim whose process
+   * stopped beating is taken over at once, not after the lease. Without it, the lease alone.
+   */
+  processId?: string | null;
   /** Tests only: a pause between the effect and storing the answer, to kill the process there. */
   answerDelayMs?: number;
 }) {
   const contextOf = (merchant: MerchantContext, key: string) =>
     idempotencyContext(merchant.merchantId, merchant.mode, key);
   const claims = new WeakMap<FastifyRequest, Claim>();
+  // A claim is taken over once its lease ends or its process has missed its heartbeats.
+  const retryAfterSeconds = Math.ceil(Math.min(leaseMs, processId ? staleAfterMs + beatEveryMs : leaseMs) / 1000);
 
   async function begin(request: FastifyRequest, reply: FastifyReply, merchant: MerchantContext): Promise<boolean> {
     const header = request.headers['idempotency-key'];
@@ -86,21 +95,26 @@ export function createIdempotency({
     const claimedUntil = new Date(now.getTime() + leaseMs);
     const objectNumber = newObjectNumber();
     const claimed = await db.query(
-      `INSERT INTO idempotency_keys (merchant_id, mode, key, request_hash, created_at, claimed_until, object_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (merchant_id, mode, key) DO NOTHING RETURNING key`,
-      [merchant.merchantId, merchant.mode, key, requestHash, now, claimedUntil, objectNumber],
+      `INSERT INTO idempotency_keys (merchant_id, mode, key, request_hash, created_at, claimed_until, object_id, claimed_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (merchant_id, mode, key) DO NOTHING RETURNING key`,
+      [merchant.merchantId, merchant.mode, key, requestHash, now, claimedUntil, objectNumber, processId],
     );
     if (claimed.length > 0) {
       claims.set(request, { merchant, key, objectNumber, takenOver: false });
       return false;
     }
-    // A claim whose lease ran out without an answer: its process died. One retry takes it over.
+    // A claim without an answer whose lease ran out, or whose process stopped beating (DESIGN
+    // §11; liveness on the database's clock, ops/heartbeat.ts): its process died. One retry
+    // takes it over. A claim of this very process is never taken for dead.
     const [takenOver] = await db.query<{ object_id: string | null }>(
-      `UPDATE idempotency_keys SET claimed_until = $6
+      `UPDATE idempotency_keys SET claimed_until = $6, claimed_by = $7
        WHERE merchant_id = $1 AND mode = $2 AND key = $3 AND request_hash = $4 AND status_code IS NULL
-         AND (claimed_until IS NULL OR claimed_until <= $5)
+         AND (claimed_until IS NULL OR claimed_until <= $5
+              OR (claimed_by IS NOT NULL AND claimed_by IS DISTINCT FROM $7
+                  AND NOT EXISTS (SELECT 1 FROM tessera_processes p WHERE p.id = idempotency_keys.claimed_by
+                                    AND p.heartbeat_at >= now() - $8 * interval '1 millisecond')))
        RETURNING object_id`,
-      [merchant.merchantId, merchant.mode, key, requestHash, now, claimedUntil],
+      [merchant.merchantId, merchant.mode, key, requestHash, now, claimedUntil, processId, staleAfterMs],
     );
     if (takenOver) {
       claims.set(request, { merchant, key, objectNumber: takenOver.object_id, takenOver: true });
@@ -129,7 +143,7 @@ export function createIdempotency({
     if (existing.status_code === null || existing.response_body === null) {
       throw new ApiError(
         'idempotency_error',
-        `A request with this Idempotency-Key is still being processed; retry after ${Math.ceil(leaseMs / 1000)} seconds`,
+        `A request with this Idempotency-Key is still being processed; retry after ${retryAfterSeconds} seconds`,
         { param: 'Idempotency-Key' },
       );
     }

@@ -5,12 +5,16 @@
  * both; when either is empty it is refused with 429 `rate_limited` and `Retry-After`, and takes
  * nothing. Private keys are not limited here.
  *
- * The buckets live in this process's memory (docs/checkout.md#rate-limits): N processes behind one
- * load balancer allow up to N times the limits, and a restart refills every bucket.
+ * The buckets live in the database (DESIGN §11, docs/decisions/0011-shared-rate-limits.md), taken
+ * from by one statement (the function tessera_take_tokens, migration 0101), so that any number of
+ * processes on one PostgreSQL allow what one process does, and a restart refills nothing. When the
+ * database cannot be asked, the request is refused with 503 `service_unavailable`: a limit that
+ * cannot be counted lets nothing through.
  */
 
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
+import type { Queryable } from '../db/db.js';
 import { bearerToken, hashKey, type MerchantContext } from './auth.js';
 import { ApiError } from './errors.js';
 
@@ -21,51 +25,45 @@ export interface PublicKeyLimits {
   perAddressPerMinute: number;
 }
 
-interface Bucket {
-  tokens: number;
-  at: number;
-}
-
-/**
- * Above this many buckets, those that have refilled (and so say nothing) are dropped, at most once
- * a second, so that many addresses (IPv6 makes them cheap) cost memory for a minute only and never
- * a sweep on every request.
- */
-const sweepAboveBuckets = 10_000;
-const sweepEveryMs = 1000;
+/** A bucket untouched this long has refilled (every bucket refills fully within a minute). */
+const fullAfterMs = 60_000;
 
 export type RateDecision = { allowed: true } | { allowed: false; retryAfterSeconds: number };
 
-export function createRateLimiter(clock: Clock, limits: PublicKeyLimits) {
-  const buckets = new Map<string, Bucket>();
-  let sweptAtMs = 0;
+export function createRateLimiter(db: Queryable, clock: Clock, limits: PublicKeyLimits) {
   const capacityOf = (name: string) => (name.startsWith('key:') ? limits.perKeyPerMinute : limits.perAddressPerMinute);
 
-  /** The bucket's tokens now: it refills at capacity per minute, up to capacity. */
-  function level(name: string, nowMs: number): number {
-    const capacity = capacityOf(name);
-    const bucket = buckets.get(name);
-    if (!bucket) return capacity;
-    return Math.min(capacity, bucket.tokens + ((nowMs - bucket.at) * capacity) / 60_000);
-  }
-
-  function sweep(nowMs: number) {
-    if (buckets.size <= sweepAboveBuckets || nowMs - sweptAtMs < sweepEveryMs) return;
-    sweptAtMs = nowMs;
-    for (const name of buckets.keys()) if (level(name, nowMs) >= capacityOf(name)) buckets.delete(name);
-  }
-
   return {
-    /** Takes one token from each named bucket, or none when any is empty. */
-    take(names: string[]): RateDecision {
-      const nowMs = clock.now().getTime();
-      const levels = names.map((name) => level(name, nowMs));
-      const waitsMs = names.map((name, index) => ((1 - levels[index]!) * 60_000) / capacityOf(name));
-      const longestWaitMs = Math.max(0, ...waitsMs);
-      if (longestWaitMs > 0) return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(longestWaitMs / 1000)) };
-      sweep(nowMs);
-      names.forEach((name, index) => buckets.set(name, { tokens: levels[index]! - 1, at: nowMs }));
-      return { allowed: true };
+    /**
+     * Takes one token from each named bucket, or none when any is empty. Throws 503
+     * `service_unavailable` when the buckets cannot be read (fails closed).
+     */
+    async take(names: string[]): Promise<RateDecision> {
+      let waitMs: number;
+      try {
+        const [row] = await db.query<{ wait_ms: number }>(
+          'SELECT tessera_take_tokens($1::text[], $2::float8[], $3) AS wait_ms',
+          [names, names.map(capacityOf), clock.now()],
+        );
+        waitMs = Number(row!.wait_ms);
+      } catch (err) {
+        throw new ApiError(
+          'service_unavailable',
+          'The rate limit cannot be checked right now (its store does not answer), so the request was not run; retry shortly',
+          null,
+          `rate limit store: ${(err as Error).message}`,
+        );
+      }
+      if (waitMs <= 0) return { allowed: true };
+      return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(waitMs / 1000)) };
+    },
+
+    /** Forgets the buckets that have refilled (they say nothing): a housekeeping job. */
+    async purgeFull(): Promise<number> {
+      const rows = await db.query('DELETE FROM rate_limit_buckets WHERE updated_at < $1 RETURNING name', [
+        new Date(clock.now().getTime() - fullAfterMs),
+      ]);
+      return rows.length;
     },
   };
 }
@@ -77,14 +75,14 @@ export type RateLimiter = ReturnType<typeof createRateLimiter>;
  * identified by its hash, never kept as presented; the address is Fastify's `request.ip`, which
  * is the proxy's unless TESSERA_TRUST_PROXY names it.
  */
-export function limitPublicKeyRequest(
+export async function limitPublicKeyRequest(
   limiter: RateLimiter,
   merchant: MerchantContext,
   request: FastifyRequest,
   reply: FastifyReply,
-): void {
+): Promise<void> {
   if (merchant.keyKind !== 'public') return;
-  const decision = limiter.take([`key:${hashKey(bearerToken(request))}`, `address:${request.ip}`]);
+  const decision = await limiter.take([`key:${hashKey(bearerToken(request))}`, `address:${request.ip}`]);
   if (decision.allowed) return;
   reply.header('Retry-After', String(decision.retryAfterSeconds));
   throw new ApiError(

@@ -301,7 +301,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
           );
         }
         request.merchant = merchant;
-        if (options.publicKeyLimiter) limitPublicKeyRequest(options.publicKeyLimiter, merchant, request, reply);
+        if (options.publicKeyLimiter) await limitPublicKeyRequest(options.publicKeyLimiter, merchant, request, reply);
       });
       api.addHook('preHandler', async (request, reply) => {
         if (request.routeOptions.config.idempotent === false) return;

@@ -185,3 +185,16 @@ export function renderInvoiceErrorPage(): string {
 export function renderInvoiceBadRequestPage(): string {
   return layout('Bad request', '<h1>The form could not be read</h1><p>Go back to the invoice link and try again.</p>');
 }
+
+/** Too many card attempts from one address or on one invoice (card testing), or the limit cannot be counted. */
+export function renderInvoiceLimitedPage(retryAfterSeconds: number | null): string {
+  return retryAfterSeconds === null
+    ? layout(
+        'Please try again',
+        '<h1>Please try again</h1><p>The invoice page is briefly unavailable. Nothing was charged.</p>',
+      )
+    : layout(
+        'Too many attempts',
+        `<h1>Too many attempts</h1><p>Too many card attempts on this invoice page; go back and try again in ${retryAfterSeconds} seconds.</p>`,
+      );
+}

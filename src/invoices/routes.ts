@@ -5,6 +5,7 @@ import {
   invoicePageHeaders,
   renderInvoiceBadRequestPage,
   renderInvoiceErrorPage,
+  renderInvoiceLimitedPage,
   renderInvoiceNotFoundPage,
   renderInvoicePage,
 } from './hosted-page.js';
@@ -18,6 +19,7 @@ import {
   UpdateInvoiceBody,
 } from './schemas.js';
 import type { InvoiceService } from './service.js';
+import type { RateLimiter } from '../http/rate-limit.js';
 
 const tags = ['Invoices'];
 
@@ -144,7 +146,7 @@ const text = (value: unknown): string => (typeof value === 'string' ? value : ''
  * The hosted invoice page (DESIGN §4), outside the key-authenticated API: the customer's browser
  * holds no key, only the token in hostedInvoiceUrl.
  */
-export function hostedInvoiceRoutes(invoices: InvoiceService) {
+export function hostedInvoiceRoutes(invoices: InvoiceService, limiter?: RateLimiter) {
   return (app: App) => {
     // Encapsulated, so that the form content type is accepted by these routes only.
     app.register(async (scope) => {
@@ -171,6 +173,16 @@ export function hostedInvoiceRoutes(invoices: InvoiceService) {
       // decline beside the form), or the 3-D Secure page; a refused form is shown at once.
       scope.post('/invoice/:invoiceId/pay', { schema: { hide: true } }, async (request, reply) => {
         const { invoiceId } = request.params as { invoiceId: string };
+        // The card form is limited per client address and per invoice (card testing), on the
+        // public-key routes' buckets; a limit that cannot be counted lets nothing through.
+        const decision = limiter
+          ? await limiter.take([`address:${request.ip}`, `invoice:${invoiceId}`]).catch(() => 'unavailable' as const)
+          : { allowed: true as const };
+        if (decision === 'unavailable') return sendPage(reply, 503, renderInvoiceLimitedPage(null));
+        if (!decision.allowed) {
+          reply.header('Retry-After', String(decision.retryAfterSeconds));
+          return sendPage(reply, 429, renderInvoiceLimitedPage(decision.retryAfterSeconds));
+        }
         const form = (request.body ?? {}) as Record<string, unknown>;
         const result = await invoices.payOnHostedPage(invoiceId, typeof form === 'object' ? form : {});
         switch (result.kind) {

@@ -19,11 +19,14 @@ export function createJobRunner({
   clock,
   logger,
   pollIntervalMs,
+  processId,
 }: {
   db: Db;
   clock: Clock;
   logger: FastifyBaseLogger;
   pollIntervalMs: number;
+  /** This process's heartbeat id, written with each lease: a dead process's jobs are released at once. */
+  processId: string;
 }) {
   const handlers = new Map<string, JobHandler>();
   const periodic: Array<{ everyMs: number; nextAt: number; run: () => Promise<unknown> }> = [];
@@ -33,13 +36,13 @@ export function createJobRunner({
   async function claimDue(): Promise<Array<{ id: string; kind: string; object_id: string }>> {
     const now = clock.now();
     return db.query(
-      `UPDATE scheduled_jobs SET locked_until = $2, attempts = attempts + 1
+      `UPDATE scheduled_jobs SET locked_until = $2, locked_by = $3, attempts = attempts + 1
        WHERE id IN (
          SELECT id FROM scheduled_jobs
          WHERE done_at IS NULL AND run_at <= $1 AND (locked_until IS NULL OR locked_until <= $1)
          ORDER BY run_at LIMIT ${batchSize} FOR UPDATE SKIP LOCKED)
        RETURNING id, kind, object_id`,
-      [now, new Date(now.getTime() + leaseMs)],
+      [now, new Date(now.getTime() + leaseMs), processId],
     );
   }
 

@@ -227,12 +227,20 @@ export const dueQueries: ListQuery[] = [
         busyTargets: ['https://example.com/'],
         busyCounts: [1],
         saturatedTargets: [],
+        claimedBy: 'proc_plan',
       }),
   },
   {
     name: "claim a target's due deliveries",
     index: 'webhook_deliveries_target_due',
-    run: (db) => claimDueDeliveriesOf(db, { now, leaseUntil: now, targets: ['https://example.com/'], rooms: [4] }),
+    run: (db) =>
+      claimDueDeliveriesOf(db, {
+        now,
+        leaseUntil: now,
+        targets: ['https://example.com/'],
+        rooms: [4],
+        claimedBy: 'proc_plan',
+      }),
   },
   {
     name: 'retention: the oldest finished deliveries',

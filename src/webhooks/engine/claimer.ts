@@ -12,7 +12,8 @@ import * as queries from './queries.js';
 
 /**
  * How long a claim holds a delivery: the longest an attempt can take (the timeout) plus a minute for
- * signing and recording. A worker that dies mid-delivery delays that delivery by at most this.
+ * signing and recording. A worker that dies mid-delivery delays that delivery by at most this, and
+ * usually far less: once its heartbeat is stale its leases are released (ops/heartbeat.ts).
  */
 export function leaseMsFor(timeoutMs: number): number {
   return timeoutMs + 60_000;
@@ -55,9 +56,11 @@ export interface ClaimerDeps {
   clock: Clock;
   /** The client's deadline for one attempt: the lease is this plus a margin (leaseMsFor). */
   timeoutMs: number;
+  /** This process's heartbeat id, written with each lease (ops/heartbeat.ts). */
+  processId: string;
 }
 
-export function createClaimer({ db, clock, timeoutMs }: ClaimerDeps) {
+export function createClaimer({ db, clock, timeoutMs, processId }: ClaimerDeps) {
   const leaseMs = leaseMsFor(timeoutMs);
 
   function lease(): { now: Date; leaseUntil: Date } {
@@ -74,7 +77,7 @@ export function createClaimer({ db, clock, timeoutMs }: ClaimerDeps) {
     /** Claims due deliveries of every target below its share, the earliest first. */
     async claimAnyDue(request: AnyDueRequest): Promise<AnyDueClaim> {
       const { now, leaseUntil } = lease();
-      const claimed = await queries.claimDueDeliveries(db, { now, leaseUntil, ...request });
+      const claimed = await queries.claimDueDeliveries(db, { now, leaseUntil, ...request, claimedBy: processId });
       return { ...claimed, leaseUntil };
     },
 
@@ -84,7 +87,13 @@ export function createClaimer({ db, clock, timeoutMs }: ClaimerDeps) {
       rooms: readonly number[],
     ): Promise<{ deliveries: queries.ClaimedDelivery[]; leaseUntil: Date }> {
       const { now, leaseUntil } = lease();
-      const deliveries = await queries.claimDueDeliveriesOf(db, { now, leaseUntil, targets, rooms });
+      const deliveries = await queries.claimDueDeliveriesOf(db, {
+        now,
+        leaseUntil,
+        targets,
+        rooms,
+        claimedBy: processId,
+      });
       return { deliveries, leaseUntil };
     },
 

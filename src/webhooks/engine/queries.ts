@@ -59,6 +59,8 @@ export interface ClaimRequest {
   busyCounts: readonly number[];
   /** Targets already at perTargetLimit, left out so they do not use up the batch. */
   saturatedTargets: readonly string[];
+  /** The claiming process (its heartbeat row): its leases are released at once if it dies (ops/heartbeat.ts). */
+  claimedBy: string;
 }
 
 /** How many due rows a claim looks at for each row it may take, so that capped targets do not fill the batch. */
@@ -118,7 +120,7 @@ export async function claimDueDeliveries(
          AND (d.locked_until IS NULL OR d.locked_until <= $1)
        FOR UPDATE OF d SKIP LOCKED
      ), claimed AS (
-       UPDATE webhook_deliveries d SET locked_until = $2
+       UPDATE webhook_deliveries d SET locked_until = $2, locked_by = $9
        FROM locked WHERE d.id = locked.id
        RETURNING d.*
      )
@@ -134,6 +136,7 @@ export async function claimDueDeliveries(
       claim.busyCounts,
       claim.perTargetLimit,
       window,
+      claim.claimedBy,
     ],
   );
   const chosen = Number(rows[0]?.chosen ?? 0);
@@ -151,7 +154,7 @@ export async function claimDueDeliveries(
  */
 export async function claimDueDeliveriesOf(
   db: Queryable,
-  claim: { now: Date; leaseUntil: Date; targets: readonly string[]; rooms: readonly number[] },
+  claim: { now: Date; leaseUntil: Date; targets: readonly string[]; rooms: readonly number[]; claimedBy: string },
 ): Promise<ClaimedDelivery[]> {
   return db.query<ClaimedDelivery>(
     `WITH picked AS (
@@ -166,12 +169,12 @@ export async function claimDueDeliveriesOf(
          FOR UPDATE SKIP LOCKED
        ) AS next
      ), claimed AS (
-       UPDATE webhook_deliveries d SET locked_until = $2
+       UPDATE webhook_deliveries d SET locked_until = $2, locked_by = $5
        FROM picked WHERE d.id = picked.id
        RETURNING d.*
      )
      SELECT ${claimedColumns} FROM claimed JOIN webhook_endpoints e ON e.id = claimed.endpoint_id`,
-    [claim.now, claim.leaseUntil, claim.targets, claim.rooms],
+    [claim.now, claim.leaseUntil, claim.targets, claim.rooms, claim.claimedBy],
   );
 }
 

@@ -38,6 +38,8 @@ export interface DeliverySchedulerOptions {
   onAttempt?: (outcome: 'succeeded' | 'failed' | 'skipped') => void;
   /** An attempt was answered HTTP 410 Gone: endpoint health disables the endpoint (docs/decisions/0016). */
   onEndpointGone?: (endpointId: string) => Promise<void>;
+  /** This process's heartbeat id, written with each lease (ops/heartbeat.ts). */
+  processId: string;
 }
 
 /**
@@ -54,7 +56,7 @@ const maxRacesLost = 3;
 export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
   const { db, clock, logger, httpClient, retryDelaysSeconds, timeoutMs } = options;
   const leaseLeftToStartMs = timeoutMs + recordMarginMs;
-  const claimer = createClaimer({ db, clock, timeoutMs });
+  const claimer = createClaimer({ db, clock, timeoutMs, processId: options.processId });
   const recorder = createRecorder({ db, logger, onGroupWritten, onGone: options.onEndpointGone });
   const slots = createSlots(options);
   const tokens = createTokenCache(options.webhookEndpoints);
