@@ -84,6 +84,11 @@ export interface Config {
    * still opened, until `tessera vault rotate-master-key` re-wraps them under `masterKey`.
    */
   readonly previousMasterKey: Buffer | undefined;
+  /**
+   * After SIGTERM, how long the process goes on serving while readiness already answers 503
+   * ("stopping"), so that the load balancer's health check takes it out before it stops accepting.
+   */
+  readonly shutdownDelayMs: number;
 }
 
 /** SPEC §6.1.3: follow-ups after 30s, 1m, 2m, 5m, 10m, 15m, 30m, 1h, 2h, 4h, 8h, 8h. */
@@ -147,6 +152,7 @@ const knownTesseraVariables = new Set([
   'TESSERA_WORKER_HEALTH_PORT',
   'TESSERA_METRICS_TOKEN',
   'TESSERA_PREVIOUS_MASTER_KEY',
+  'TESSERA_SHUTDOWN_DELAY_MS',
   'TESSERA_TEST_PGLITE_TEMPLATE',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
@@ -252,6 +258,8 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     workerHealthPort: integer(source, 'TESSERA_WORKER_HEALTH_PORT', 8081, 0, 65535),
     metricsToken,
     previousMasterKey,
+    // With the 15 s a process has to stop (DESIGN §11), 10 s at most, leaving time to drain.
+    shutdownDelayMs: integer(source, 'TESSERA_SHUTDOWN_DELAY_MS', 2000, 0, 10_000),
   });
 }
 

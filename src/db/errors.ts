@@ -52,3 +52,11 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (unavailableMessages.some((text) => message.includes(text))) return true;
   return candidate.cause !== undefined && candidate.cause !== err && isDatabaseUnavailable(candidate.cause);
 }
+
+/**
+ * The log level of a background task's failure: a database outage is a warning (the task runs
+ * again when the database is back, and /health/ready already says so), anything else an error.
+ */
+export function failureLevel(err: unknown): 'warn' | 'error' {
+  return isDatabaseUnavailable(err) ? 'warn' : 'error';
+}
