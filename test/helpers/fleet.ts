@@ -85,14 +85,15 @@ export async function startFleet(
   try {
     const apis = await Promise.all(
       Array.from({ length: count }, async () => {
-        const api = await startAnyService(env);
+        // Four processes starting at once on a small shared machine: more time than one start gets.
+        const api = await startAnyService(env, 400_000);
         started.push(api);
         return api;
       }),
     );
     const worker = spawnCli(['worker'], { ...env, TESSERA_WORKER_HEALTH_PORT: '0' });
     started.push(worker);
-    const [, workerOrigin] = await worker.waitFor(/Health and metrics: (http:\/\/[\d.]+:\d+)\//, 120_000);
+    const [, workerOrigin] = await worker.waitFor(/Health and metrics: (http:\/\/[\d.]+:\d+)\//, 400_000);
 
     const balancerPort = await freePort();
     const haproxyConfig = path.join(work, 'haproxy.cfg');
