@@ -83,14 +83,14 @@ export async function startFleet(
     rmSync(work, { recursive: true, force: true });
   };
   try {
-    const apis = await Promise.all(
-      Array.from({ length: count }, async () => {
-        // Four processes starting at once on a small shared machine: more time than one start gets.
-        const api = await startAnyService(env, 400_000);
-        started.push(api);
-        return api;
-      }),
-    );
+    // One after another: development starts create the sandbox merchant, which two first starts at
+    // once race for (team_members_email).
+    const apis: Running[] = [];
+    for (let index = 0; index < count; index++) {
+      const api = await startAnyService(env, 400_000);
+      started.push(api);
+      apis.push(api);
+    }
     const worker = spawnCli(['worker'], { ...env, TESSERA_WORKER_HEALTH_PORT: '0' });
     started.push(worker);
     const [, workerOrigin] = await worker.waitFor(/Health and metrics: (http:\/\/[\d.]+:\d+)\//, 400_000);
