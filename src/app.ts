@@ -97,7 +97,11 @@ export interface Tessera {
   ops: { health: Health; metrics: Metrics; routes: ReturnType<typeof opsRoutes> };
   /** The address customers' browsers use (3-D Secure pages); known once the server listens. */
   publicUrl(): string;
-  close(): Promise<void>;
+  /**
+   * Stops: readiness answers 503 ("stopping") at once; after `delayMs` (SIGTERM: the load balancer's
+   * time to notice) the server stops accepting and finishes the requests under way.
+   */
+  close(options?: { delayMs?: number }): Promise<void>;
 }
 
 export interface TesseraOptions {
@@ -130,6 +134,8 @@ export async function createTessera({
   });
   let phase: Phase = 'starting';
   let heartbeat: Heartbeat | undefined;
+  // True once the server stops accepting: a request on a kept-alive connection then gets a 503.
+  let closing = false;
   try {
     const migrations = await knownMigrations();
     if (config.autoMigrate) await migrate(db);
@@ -376,7 +382,7 @@ export async function createTessera({
           publicUrl: () => publicUrl,
         }),
       ],
-      isStopping: () => phase === 'stopping',
+      isStopping: () => closing,
       observeRequest: (...args) => metrics.observeRequest(...args),
       publicKeyLimiter,
       ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
@@ -416,12 +422,23 @@ export async function createTessera({
       operatorKey,
       ops: { health, metrics, routes },
       publicUrl: () => publicUrl,
-      async close() {
-        // Readiness turns 503 at once ("stopping"); the server stops accepting and finishes the
-        // requests under way while the dispatcher hands back what it claimed ahead and waits for
-        // the attempts under way to be recorded.
+      async close({ delayMs = 0 } = {}) {
+        // Readiness turns 503 at once ("stopping") and the dispatcher hands back what it claimed
+        // ahead, waiting for the attempts under way to be recorded; after the delay the server
+        // stops accepting and finishes the requests under way.
         phase = 'stopping';
-        await Promise.all([jobs.stop(), webhookDispatcher.stop(), server.close()]);
+        const serverClosed = new Promise<void>((resolve) => setTimeout(resolve, delayMs)).then(async () => {
+          closing = true;
+          // A kept-alive connection idle now, or once its request is answered, would hold the
+          // close for the keep-alive timeout (72 s): such connections are closed as they go idle.
+          const sweep = setInterval(() => server.server.closeIdleConnections(), 100);
+          try {
+            await server.close();
+          } finally {
+            clearInterval(sweep);
+          }
+        });
+        await Promise.all([jobs.stop(), webhookDispatcher.stop(), serverClosed]);
         await webhookHttpClient.close();
         mail.close();
         // After the server: the last requests' rows are written before the database closes.

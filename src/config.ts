@@ -104,6 +104,11 @@ export interface Config {
   readonly endpointAlertAfterSeconds: number;
   /** DESIGN §12: a static endpoint with nothing but failures for this long is disabled (with an e-mail). */
   readonly endpointDisableAfterSeconds: number;
+  /**
+   * After SIGTERM, how long the process goes on serving while readiness already answers 503
+   * ("stopping"), so that the load balancer's health check takes it out before it stops accepting.
+   */
+  readonly shutdownDelayMs: number;
 }
 
 /** SPEC §6.1.3: follow-ups after 30s, 1m, 2m, 5m, 10m, 15m, 30m, 1h, 2h, 4h, 8h, 8h. */
@@ -172,6 +177,7 @@ const knownTesseraVariables = new Set([
   'TESSERA_PREVIOUS_MASTER_KEY',
   'TESSERA_ENDPOINT_ALERT_AFTER_SECONDS',
   'TESSERA_ENDPOINT_DISABLE_AFTER_SECONDS',
+  'TESSERA_SHUTDOWN_DELAY_MS',
   'TESSERA_TEST_PGLITE_TEMPLATE',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
@@ -282,6 +288,8 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     previousMasterKey,
     endpointAlertAfterSeconds: integer(source, 'TESSERA_ENDPOINT_ALERT_AFTER_SECONDS', 3600, 1, 31_536_000),
     endpointDisableAfterSeconds: integer(source, 'TESSERA_ENDPOINT_DISABLE_AFTER_SECONDS', 432_000, 1, 31_536_000),
+    // With the 15 s a process has to stop (DESIGN §11), 10 s at most, leaving time to drain.
+    shutdownDelayMs: integer(source, 'TESSERA_SHUTDOWN_DELAY_MS', 2000, 0, 10_000),
   });
 }
 

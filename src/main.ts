@@ -146,9 +146,9 @@ export async function startWorker(config: Config): Promise<Tessera> {
   );
   return {
     ...tessera,
-    async close() {
+    async close(options) {
       // Readiness says "stopping" while the deliveries under way finish; the health server goes last.
-      await tessera.close();
+      await tessera.close(options);
       await healthServer.close();
     },
   };

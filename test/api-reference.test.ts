@@ -250,7 +250,7 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
   test('health answers 200 once ready', async () => {
     const response = await injectRaw(ctx, { method: 'GET', url: '/health' });
     assert.equal(response.statusCode, 200);
-    assert.deepEqual(response.json(), { status: 'ok' });
+    assert.equal(response.json().status, 'ok');
   });
 
   test('the operator API refuses a missing or wrong operator key', async () => {

@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
-import { startFleet, type Fleet } from './helpers/fleet.js';
+import { startFleet, type Fleet } from './helpers/fleet-processes.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import type { Running } from './helpers/cli-process.js';
 

@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { apiBase, databaseKind, injectRaw, startTestApp, type TestContext } from './helpers/harness.js';
-import { startFleet, type Fleet } from './helpers/fleet.js';
+import { startFleet, type Fleet } from './helpers/fleet-processes.js';
 
 const cardBody = {
   type: 'card',

@@ -138,9 +138,10 @@ describe('vault', () => {
   });
 
   test('refuses to open with a wrong master key, saying so', async () => {
-    await assert.rejects(openVault({ db, masterKey: randomBytes(32), clock }), {
-      message: 'TESSERA_MASTER_KEY does not match the key that encrypted this vault',
-    });
+    await assert.rejects(
+      openVault({ db, masterKey: randomBytes(32), clock }),
+      /^ConfigError: TESSERA_MASTER_KEY does not match the key that encrypted this vault \(during a master-key rotation, set TESSERA_PREVIOUS_MASTER_KEY to the old key\)$/,
+    );
     await assert.rejects(openVault({ db, masterKey: randomBytes(16), clock }), /32 bytes/);
   });
 });

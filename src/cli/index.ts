@@ -62,7 +62,8 @@ async function main(argv: string[]): Promise<number> {
           tessera.logger.warn('stopped after 14 s with work still under way');
           process.exit(1);
         }, shutdownDeadlineMs).unref();
-        tessera.close().then(
+        // A person's Ctrl-C stops at once; SIGTERM (an orchestrator, a deploy) lets the balancer notice first.
+        tessera.close({ delayMs: signal === 'SIGTERM' ? config.shutdownDelayMs : 0 }).then(
           () => process.exit(0),
           (err: unknown) => {
             tessera.logger.error({ err }, 'stopping failed');

@@ -54,3 +54,11 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 }
 /** The error of a commit that PostgreSQL answered with ROLLBACK (a statement of it had failed), on both stores. */
 export const abortedCommit = 'The transaction was rolled back: one of its statements had failed';
+
+/**
+ * The log level of a background task's failure: a database outage is a warning (the task runs
+ * again when the database is back, and /health/ready already says so), anything else an error.
+ */
+export function failureLevel(err: unknown): 'warn' | 'error' {
+  return isDatabaseUnavailable(err) ? 'warn' : 'error';
+}

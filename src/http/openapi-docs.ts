@@ -111,6 +111,7 @@ const operations: Record<string, Doc> = {
     description: 'New test keys; the old ones stop working at once.',
   },
   'POST /admin/v1/vault/rotate_key': { summary: 'Rotate the vault key' },
+  'POST /admin/v1/vault/rotate_master_key': { summary: 'Re-wrap the vault under the new master key' },
 };
 
 const id = (prefix: string) => `${prefix}_7301542996317045834`;

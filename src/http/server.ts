@@ -157,6 +157,12 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       throw new ApiError('service_unavailable', 'The service is stopping; retry, another process will answer');
     }
   });
+  // A connection kept alive would hold the stopping server open: each answer given while it
+  // stops closes its connection, so the client's next request opens one to another process.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (options.isStopping()) void reply.header('Connection', 'close');
+    return payload;
+  });
   const observeRequest = options.observeRequest;
   if (observeRequest) {
     app.addHook('onResponse', async (request, reply) => {

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
+import { failureLevel } from '../db/errors.js';
 
 /** Work that falls due later; each kind has one handler, given the id of the object concerned. */
 export type JobHandler = (objectId: string) => Promise<void>;
@@ -52,7 +53,7 @@ export function createJobRunner({
     for (const task of periodic) {
       if (task.nextAt > nowMs) continue;
       task.nextAt = nowMs + task.everyMs;
-      await task.run().catch((err: unknown) => logger.error({ err }, 'periodic task failed'));
+      await task.run().catch((err: unknown) => logger[failureLevel(err)]({ err }, 'periodic task failed'));
     }
     for (;;) {
       const jobs = await claimDue();
@@ -68,7 +69,7 @@ export function createJobRunner({
           done++;
         } catch (err) {
           // The job stays due; it is tried again once its lease has run out.
-          logger.error({ err, jobId: job.id, kind: job.kind }, 'scheduled job failed');
+          logger[failureLevel(err)]({ err, jobId: job.id, kind: job.kind }, 'scheduled job failed');
           await db.query('UPDATE scheduled_jobs SET last_error = $2 WHERE id = $1', [
             job.id,
             String((err as Error).message).slice(0, 500),
@@ -89,7 +90,7 @@ export function createJobRunner({
   function arm(): void {
     timer = setTimeout(() => {
       runDue()
-        .catch((err: unknown) => logger.error({ err }, 'scheduled jobs could not be run'))
+        .catch((err: unknown) => logger[failureLevel(err)]({ err }, 'scheduled jobs could not be run'))
         .finally(() => {
           if (timer) arm();
         });

@@ -7,6 +7,7 @@ import type { Page } from '../http/envelope.js';
 import { newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './queries.js';
+import { failureLevel } from '../db/errors.js';
 
 /** What the HTTP layer knows of a finished merchant API request (never its URL, query or body). */
 export interface ApiRequestRecord {
@@ -65,7 +66,7 @@ export function createRequestLogService({
     // Batches are written one after the other, so that close() waits for every one.
     writing = writing.then(() =>
       queries.insertRequestLogs(db, batch).catch((err: unknown) => {
-        logger.error({ err, rows: batch.length }, 'request log batch not written');
+        logger[failureLevel(err)]({ err, rows: batch.length }, 'request log batch not written');
       }),
     );
     return writing;

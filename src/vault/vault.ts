@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import { ConfigError } from '../config.js';
 import type { Db, Queryable } from '../db/db.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { newId } from '../ids.js';
@@ -388,7 +389,7 @@ function unwrapWithAny(wrappingKeys: readonly Buffer[], keyId: string, wrapped: 
       if (at === wrappingKeys.length - 1) throw err;
     }
   }
-  throw new Error(wrongMasterKeyMessage);
+  throw new ConfigError(wrongMasterKeyMessage);
 }
 
 /** A data key wrapped under the master key, with its id as additional data so keys cannot be swapped. */
@@ -414,6 +415,6 @@ function unwrapKey(wrappingKey: Buffer, keyId: string, wrapped: string): Buffer 
     if (key.length !== dataKeyLength) throw new Error('wrong length');
     return key;
   } catch {
-    throw new Error(wrongMasterKeyMessage);
+    throw new ConfigError(wrongMasterKeyMessage);
   }
 }

@@ -107,7 +107,7 @@ export interface Running {
 }
 
 /** Runs `tessera start` as a newcomer would and reads what it prints (in production: no sandbox key). */
-export async function startAnyService(env: Record<string, string>): Promise<Running> {
+export async function startAnyService(env: Record<string, string>, startupTimeoutMs = 120_000): Promise<Running> {
   const child = spawn(process.execPath, [...cliArgs, 'start'], {
     env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -115,7 +115,7 @@ export async function startAnyService(env: Record<string, string>): Promise<Runn
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const deadline = Date.now() + 120_000; // generous: test files run four at a time
+  const deadline = Date.now() + startupTimeoutMs; // generous: test files run four at a time
   while (!/Try it:|API reference/.test(output) || (env.NODE_ENV !== 'production' && !output.includes('Try it:'))) {
     if (child.exitCode !== null) throw new Error(`tessera start exited: ${output}`);
     if (Date.now() > deadline) {

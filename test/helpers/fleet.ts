@@ -1,55 +1,192 @@
 /**
- * Several `tessera start` processes on the PostgreSQL database of a test's Tessera (DESIGN §11):
- * each is a real process, called directly (no balancer), sharing the test Tessera's keys, so that
- * merchants made with ctx.merchant() work on all of them.
+ * A fleet as a platform team runs one (DESIGN §11): N `tessera start` processes and a `tessera
+ * worker` on one PostgreSQL, behind a real HAProxy (round robin, health check on /health/ready),
+ * scraped by a real Prometheus. Each is a process started here with a generated configuration on
+ * free loopback ports; stop() ends them all and drops the database. Cases of test/fleet.test.ts
+ * use `fleet.baseUrl` (through the balancer) or `fleet.apis[i]` (one process).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { TestContext } from './harness.js';
-import { killService, startAnyService, type Running } from './cli-process.js';
+import { createTestDatabase } from './harness.js';
+import { killService, spawnCli, startAnyService, type LongRunningCli, type Running } from './cli-process.js';
 
 export interface Fleet {
-  processes: Running[];
-  /** Starts one more process on the same database (a replacement after a kill). */
-  add(extraEnv?: Record<string, string>): Promise<Running>;
-  kill(running: Running): Promise<void>;
+  /** The merchant API through the balancer. */
+  baseUrl: string;
+  balancerOrigin: string;
+  apis: Running[];
+  worker: LongRunningCli;
+  workerOrigin: string;
+  prometheusOrigin: string;
+  adminKey: string;
+  databaseUrl: string;
+  /** A new merchant, created through the balancer: its private key. */
+  merchantKey(): Promise<string>;
+  /** A PromQL instant query through Prometheus's HTTP API: the result vector. */
+  query(promql: string): Promise<Array<{ metric: Record<string, string>; value: [number, string] }>>;
   stop(): Promise<void>;
 }
 
-export async function startFleet(
-  ctx: TestContext,
-  count: number,
-  extraEnv: Record<string, string> = {},
-): Promise<Fleet> {
-  if (!ctx.config.databaseUrl) throw new Error('a fleet needs PostgreSQL (TESSERA_TEST_DATABASE_URL)');
-  const dataDirs: string[] = [];
-  const processes: Running[] = [];
-  async function add(moreEnv: Record<string, string> = {}): Promise<Running> {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-fleet-'));
-    dataDirs.push(dataDir);
-    const running = await startAnyService({
-      NODE_ENV: 'test',
-      DATABASE_URL: ctx.config.databaseUrl!,
-      TESSERA_DATA_DIR: dataDir,
-      TESSERA_MASTER_KEY: ctx.config.masterKey!.toString('hex'),
-      TESSERA_ADMIN_KEY: ctx.operatorKey,
-      ...extraEnv,
-      ...moreEnv,
-    });
-    processes.push(running);
-    return running;
-  }
-  for (let index = 0; index < count; index++) await add();
-  return {
-    processes,
-    add,
-    kill: killService,
-    async stop() {
-      // Killed, not stopped: these tests are about claims, and a graceful stop would wait for
-      // attempts still held by a receiver. killService skips a process that has exited already.
-      await Promise.all(processes.map((running) => killService(running)));
-      for (const dataDir of dataDirs) rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
+
+/** A long-running Debian tool (haproxy, prometheus) whose output is kept for failure messages. */
+function daemon(command: string, args: string[]): { child: ChildProcess; output: () => string } {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return { child, output: () => output };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, tries = 600): Promise<T> {
+  for (let attempt = 0; attempt < tries; attempt++) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${what}: not in time`);
+}
+
+export async function startFleet(
+  options: { apiProcesses?: number; env?: Record<string, string> } = {},
+): Promise<Fleet> {
+  const count = options.apiProcesses ?? 3;
+  const database = await createTestDatabase({ migrated: true });
+  const work = mkdtempSync(path.join(tmpdir(), 'tessera-fleet-'));
+  const adminKey = `operator_${randomBytes(16).toString('hex')}`;
+  const env = {
+    NODE_ENV: 'test',
+    DATABASE_URL: database.url,
+    TESSERA_MASTER_KEY: randomBytes(32).toString('hex'),
+    TESSERA_ADMIN_KEY: adminKey,
+    TESSERA_TRUST_PROXY: '127.0.0.1',
+    TESSERA_WEBHOOK_RETRY_DELAYS_SECONDS: '1,1,1',
+    TESSERA_SHUTDOWN_DELAY_MS: '1500',
+    ...options.env,
+  };
+  const started: Array<{ child: ChildProcess }> = [];
+  const stop = async () => {
+    for (const { child } of started) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await database.drop().catch(() => {});
+    rmSync(work, { recursive: true, force: true });
+  };
+  try {
+    // One after another: development starts create the sandbox merchant, which two first starts at
+    // once race for (team_members_email).
+    const apis: Running[] = [];
+    for (let index = 0; index < count; index++) {
+      const api = await startAnyService(env, 400_000);
+      started.push(api);
+      apis.push(api);
+    }
+    const worker = spawnCli(['worker'], { ...env, TESSERA_WORKER_HEALTH_PORT: '0' });
+    started.push(worker);
+    const [, workerOrigin] = await worker.waitFor(/Health and metrics: (http:\/\/[\d.]+:\d+)\//, 400_000);
+
+    const balancerPort = await freePort();
+    const haproxyConfig = path.join(work, 'haproxy.cfg');
+    writeFileSync(
+      haproxyConfig,
+      [
+        'global',
+        '  maxconn 2000',
+        'defaults',
+        '  mode http',
+        '  timeout connect 2s',
+        '  timeout client 30s',
+        '  timeout server 30s',
+        // A request refused by a process that died or stopped goes to another (nothing was done).
+        '  retries 3',
+        '  option redispatch',
+        '  retry-on conn-failure empty-response',
+        'frontend api',
+        `  bind 127.0.0.1:${balancerPort}`,
+        '  option forwardfor',
+        '  default_backend tessera',
+        'backend tessera',
+        '  balance roundrobin',
+        '  option httpchk GET /health/ready',
+        '  http-check expect status 200',
+        ...apis.map((api, index) => `  server api${index} ${new URL(api.origin).host} check inter 500ms fall 1 rise 2`),
+        '',
+      ].join('\n'),
+    );
+    const haproxy = daemon('haproxy', ['-db', '-f', haproxyConfig]);
+    started.push(haproxy);
+    const balancerOrigin = `http://127.0.0.1:${balancerPort}`;
+    await until('haproxy answers', async () => ((await fetch(`${balancerOrigin}/health/ready`)).ok ? true : undefined));
+
+    const prometheusPort = await freePort();
+    const prometheusConfig = path.join(work, 'prometheus.yml');
+    const targets = [...apis.map((api) => new URL(api.origin).host), new URL(workerOrigin!).host];
+    writeFileSync(
+      prometheusConfig,
+      [
+        'global:',
+        '  scrape_interval: 1s',
+        'scrape_configs:',
+        '  - job_name: tessera',
+        '    authorization:',
+        `      credentials: ${adminKey}`,
+        '    static_configs:',
+        `      - targets: [${targets.map((target) => `'${target}'`).join(', ')}]`,
+        '',
+      ].join('\n'),
+    );
+    const prometheus = daemon('prometheus', [
+      `--config.file=${prometheusConfig}`,
+      `--storage.tsdb.path=${path.join(work, 'prometheus-data')}`,
+      `--web.listen-address=127.0.0.1:${prometheusPort}`,
+    ]);
+    started.push(prometheus);
+    const prometheusOrigin = `http://127.0.0.1:${prometheusPort}`;
+    await until('prometheus is ready', async () =>
+      (await fetch(`${prometheusOrigin}/-/ready`)).ok ? true : undefined,
+    );
+
+    return {
+      baseUrl: `${balancerOrigin}/api/services/v1`,
+      balancerOrigin,
+      apis,
+      worker,
+      workerOrigin: workerOrigin!,
+      prometheusOrigin,
+      adminKey,
+      databaseUrl: database.url,
+      async merchantKey() {
+        const response = await fetch(`${balancerOrigin}/admin/v1/merchants/create`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: `Fleet ${randomBytes(3).toString('hex')}`, tokenization: true, mit: true }),
+        });
+        const body = (await response.json()) as any;
+        assert.equal(body.code, 'success', JSON.stringify(body));
+        return body.data.keys.privateKey as string;
+      },
+      async query(promql) {
+        const response = await fetch(`${prometheusOrigin}/api/v1/query?query=${encodeURIComponent(promql)}`);
+        const body = (await response.json()) as any;
+        assert.equal(body.status, 'success', JSON.stringify(body));
+        return body.data.result;
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+export { killService };

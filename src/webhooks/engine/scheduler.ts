@@ -10,6 +10,7 @@ import { createRecorder, recordOf } from './recorder.js';
 import { createSlots } from './slots.js';
 import { createTokenCache, type TokenSource } from './token-cache.js';
 import type { PreviousToken } from '../endpoints/service.js';
+import { failureLevel } from '../../db/errors.js';
 
 /*
  * The delivery loop (Svix's worker): the claimer leases due deliveries, the attempt signs and POSTs
@@ -138,7 +139,7 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
       track(
         send(leased, onAnswer).catch((err: unknown) => {
           // The delivery stays leased and is tried again when the lease runs out.
-          logger.error({ err, deliveryId: leased.delivery.id }, 'webhook attempt could not be recorded');
+          logger[failureLevel(err)]({ err, deliveryId: leased.delivery.id }, 'webhook attempt could not be recorded');
         }),
       );
     }
@@ -176,7 +177,7 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
         .then(then)
         .catch((err: unknown) => {
           // They are claimed again when their leases run out.
-          logger.error({ err }, 'webhook deliveries could not be handed back');
+          logger[failureLevel(err)]({ err }, 'webhook deliveries could not be handed back');
         }),
     );
   }
@@ -263,7 +264,7 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
         await claimAndStart();
       } while (pumpAgain && (started || draining > 0));
     })()
-      .catch((err: unknown) => logger.error({ err }, 'webhook deliveries could not be claimed'))
+      .catch((err: unknown) => logger[failureLevel(err)]({ err }, 'webhook deliveries could not be claimed'))
       .finally(() => {
         pumping = undefined;
       });
@@ -285,7 +286,7 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
       anyDueWanted = true;
       void tokens
         .refresh(slots.queuedEndpointIds())
-        .catch((err: unknown) => logger.error({ err }, 'webhook endpoint tokens could not be read again'));
+        .catch((err: unknown) => logger[failureLevel(err)]({ err }, 'webhook endpoint tokens could not be read again'));
       void pump().finally(() => {
         // Only the timer of the current start re-arms (a stop and start in between made a new one).
         if (started && timer === current) arm();
