@@ -29,7 +29,10 @@ describe(`webhook verification doctor (${databaseKind})`, () => {
     ctx = await startTestApp({ env: { TESSERA_WEBHOOK_POLL_INTERVAL_MS: '600000' } });
     merchant = await ctx.merchant();
     receiver = await startReceiver();
-    endpoint = (await merchant.call('POST', '/webhook_endpoints/create', { url: receiver.url('/a') })).body.data;
+    // The legacy kind is opt-in (DESIGN §12): this endpoint asks for it, so the doctor can be shown one.
+    endpoint = (
+      await merchant.call('POST', '/webhook_endpoints/create', { url: receiver.url('/a'), legacyNotifications: true })
+    ).body.data;
     other = (
       await merchant.call('POST', '/webhook_endpoints/create', {
         url: receiver.url('/b'),

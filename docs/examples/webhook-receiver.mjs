@@ -1,6 +1,8 @@
 // The smallest webhook receiver (README, "Webhooks"): it verifies each notification over the raw
 // body with the SDK's verifyWebhook, answers exactly "success" (anything else is retried), prints
 // what it verified, and exits after the first payment.succeeded, or after 30 seconds without one.
+// Endpoints send only the endpoint_ kind unless legacyNotifications is on (docs/webhooks.md), so
+// everything that does not verify is refused.
 // In your own project the import is '@tessera/node/webhook'; here it is this repository's build of it.
 // Run: TESSERA_WEBHOOK_TOKEN=whsec_… RECEIVER_PORT=3000 node docs/examples/webhook-receiver.mjs
 import { createServer } from 'node:http';
@@ -24,9 +26,11 @@ const server = createServer((req, res) => {
       event = verifyWebhook({ headers: req.headers, rawBody: Buffer.concat(chunks), token });
     } catch (error) {
       console.error(`rejected: ${error.reason ?? error.message}`);
+      res.statusCode = 400;
       return res.end('rejected');
     }
-    console.log(JSON.stringify({ verified: true, id: event.id, type: event.type, payment: event.data.id }));
+    const { id, type, sequence } = event;
+    console.log(JSON.stringify({ verified: true, id, type, sequence, payment: event.data.id }));
     res.end('success', () => {
       if (event.type !== 'endpoint_payment.payment_succeeded') return;
       clearTimeout(giveUp);

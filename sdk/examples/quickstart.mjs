@@ -20,7 +20,10 @@ const receiver = createServer((req, res) => {
       if (event.type === 'endpoint_payment.payment_succeeded') onPaymentSucceeded(event);
       res.end('success');
     } catch {
-      res.end('rejected'); // e.g. the legacy notification, signed with another key (docs/webhooks.md)
+      // Not signed with this endpoint's token. The endpoint gets only the endpoint_ kind: the legacy
+      // kind is sent only to endpoints created with legacyNotifications: true (docs/webhooks.md).
+      res.statusCode = 400;
+      res.end('rejected');
     }
   });
 });

@@ -15,6 +15,10 @@ const base = '/dashboard/developers';
 const signatureCaseChoices = signatureCases.map(
   (letterCase) => [letterCase, letterCase === 'upper' ? 'Upper-case hex (default)' : 'Lower-case hex'] as const,
 );
+const formatChoices = [
+  ['moneycollect', 'moneycollect: Request-Time and Signature headers (default)'],
+  ['standard', 'Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature'],
+] as const;
 
 /** Developers (SPEC §5.3–§5.4): webhook endpoints, their tokens, go-live checks and delivery logs. */
 export function developerPages(app: App, deps: DashboardDeps): void {
@@ -93,6 +97,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
       status: endpoint.status,
       legacyNotifications: endpoint.legacyNotifications ? 'on' : 'off',
       signatureCase: endpoint.signatureCase,
+      format: endpoint.format,
     };
     return layout(
       { title: `Endpoint ${endpoint.id}`, session: ctx.session, current: '/developers/webhooks', notice: extra.notice },
@@ -109,6 +114,8 @@ export function developerPages(app: App, deps: DashboardDeps): void {
           <dd>${endpoint.legacyNotifications ? 'on' : 'off'}</dd>
           <dt>Signature letter case</dt>
           <dd>${endpoint.signatureCase}</dd>
+          <dt>Format</dt>
+          <dd>${endpoint.format === 'standard' ? 'Standard Webhooks' : 'moneycollect (Request-Time, Signature)'}</dd>
           <dt>Created</dt>
           <dd>${when(endpoint.created)}</dd>
         </dl>
@@ -171,6 +178,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
           ],
         })}
         ${select({ name: 'signatureCase', label: 'Signature letter case', value: values.signatureCase, errors, choices: signatureCaseChoices })}
+        ${select({ name: 'format', label: 'Format', value: values.format, errors, choices: formatChoices })}
         <button type="submit">Save</button>
       </form>
       ${
@@ -249,12 +257,18 @@ export function developerPages(app: App, deps: DashboardDeps): void {
       status: text(ctx.form, 'status'),
       legacyNotifications: text(ctx.form, 'legacyNotifications'),
       signatureCase: text(ctx.form, 'signatureCase'),
+      format: text(ctx.form, 'format'),
     };
     // The dynamic endpoint's form has no url, description or event types: what is not sent is not changed.
     const sent = (name: string) => ctx.form[name] !== undefined;
     try {
       const changes = validated<UpdateWebhookEndpointBody>(UpdateWebhookEndpointBody, {
-        ...given({ url: values.url, status: values.status, signatureCase: values.signatureCase }),
+        ...given({
+          url: values.url,
+          status: values.status,
+          signatureCase: values.signatureCase,
+          format: values.format,
+        }),
         ...(sent('description') ? { description: values.description } : {}),
         ...(sent('enabledEvents') ? { enabledEvents: splitList(values.enabledEvents) } : {}),
         legacyNotifications: values.legacyNotifications === 'on',
@@ -316,7 +330,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
 /** The dynamic endpoint's form shows three fields: a refusal of any other is shown above the form. */
 function asFormError(errors: FieldErrors | undefined): FieldErrors | undefined {
   const other = Object.entries(errors ?? {}).find(
-    ([name]) => !['status', 'legacyNotifications', 'signatureCase'].includes(name),
+    ([name]) => !['status', 'legacyNotifications', 'signatureCase', 'format'].includes(name),
   );
   return other ? { ...errors, form: other[1] } : errors;
 }

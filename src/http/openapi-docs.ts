@@ -65,7 +65,8 @@ const operations: Record<string, Doc> = {
   'POST /checkout/session/{id}/expire': { summary: 'Expire a checkout session' },
   'GET /events/{id}': {
     summary: 'Retrieve an event',
-    description: 'An event by its id (evt_…): `{id, apiVersion, type, created, data}`, data as it was then.',
+    description:
+      'An event by its id (evt_…): `{id, apiVersion, type, created, sequence, data}`, data as it was then; sequence grows with each event of the same object.',
   },
   'GET /events': {
     summary: 'List events',

@@ -188,7 +188,9 @@ export function createWebhookDoctor({ db, clock, webhookEndpoints }: WebhookDoct
           severity: 'problem',
           message:
             "Signed with the merchant's legacy key: this is the legacy notification kind (type without " +
-            '`endpoint_`, SPEC §6.4). New integrations ignore it; it never verifies with an endpoint token.',
+            '`endpoint_`, SPEC §6.4), sent only to endpoints with legacyNotifications on (off by default for ' +
+            'endpoints created since it became opt-in). It never verifies with an endpoint token: acknowledge it ' +
+            'with "success" without processing it, or switch legacyNotifications off.',
         });
       } else if (intended && key.secret !== intended.secret) {
         findings.push({
