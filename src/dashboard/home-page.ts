@@ -4,7 +4,8 @@ import { can } from '../team/permissions.js';
 import { barChart } from './chart.js';
 import { html, type SafeHtml } from './html.js';
 import { layout, money, table, when } from './layout.js';
-import { page, type DashboardDeps } from './kit.js';
+import { page, type DashboardDeps, type PageContext } from './kit.js';
+import { healthBadge } from './webhook-recover-pages.js';
 
 const days = 30;
 
@@ -67,14 +68,62 @@ function charts(summary: readonly DaySummary[]): SafeHtml[] {
   ];
 }
 
-/** Home (issue 11): today's figures, the last 30 days as charts and as a table, failed deliveries. */
+/**
+ * Issue 20: the endpoints that need attention (failing, or disabled by Tessera), and the deliveries
+ * given up or still being retried: while deliveries retry, the home page never says "None".
+ */
+async function webhookAttention(deps: DashboardDeps, merchant: PageContext['merchant']): Promise<SafeHtml> {
+  const [endpoints, failed, pending] = await Promise.all([
+    deps.endpointHealth.needingAttention(merchant),
+    deps.webhookDeliveries.list(merchant, { status: 'failed', limit: 5 }),
+    deps.webhookDeliveries.list(merchant, { status: 'pending', limit: 50 }),
+  ]);
+  // Pending with an attempt made: a failed attempt, waiting for the next one.
+  const retrying = pending.data.filter((delivery) => delivery.attempts > 0).slice(0, 5);
+  const deliveries = [
+    ...retrying.map((delivery) => ({ delivery, state: `retrying, next attempt ${when(delivery.nextAttemptAt)}` })),
+    ...failed.data.map((delivery) => ({ delivery, state: 'failed (given up)' })),
+  ];
+  return html`<h2>Endpoints that need attention</h2>
+    ${table(
+      ['Endpoint', 'Health', 'Last error', 'Next attempt'],
+      endpoints.map(
+        (endpoint) =>
+          html`<tr>
+            <td>
+              <a href="/dashboard/developers/webhooks/${endpoint.id}"
+                >${endpoint.kind === 'dynamic' ? 'notifyUrl (dynamic)' : endpoint.url}</a
+              >
+            </td>
+            ${healthBadge(endpoint, 'td')}
+            <td>${endpoint.lastError ?? ''}</td>
+            <td>${endpoint.nextAttemptAt ? when(endpoint.nextAttemptAt) : '—'}</td>
+          </tr>`,
+      ),
+      'None: every endpoint is healthy.',
+    )}
+    <h2>Recent failed and retrying deliveries</h2>
+    ${table(
+      ['Delivery', 'Target', 'State', 'Created'],
+      deliveries.map(
+        ({ delivery, state }) =>
+          html`<tr>
+            <td><a href="/dashboard/developers/webhooks/${delivery.endpointId}">${delivery.id}</a></td>
+            <td>${delivery.url}</td>
+            <td class="${delivery.status === 'failed' ? 'status-failed' : 'status-pending'}">${state}</td>
+            <td>${when(delivery.created)}</td>
+          </tr>`,
+      ),
+      'None: no delivery has failed or is being retried.',
+    )}`;
+}
+
+/** Home (issue 11): today's figures, the last 30 days as charts and as a table, webhooks needing attention. */
 export function homePage(app: App, deps: DashboardDeps): void {
   page(app, deps, 'GET', '/', 'payments.read', async (ctx) => {
     const summary = await deps.payments.dailySummary(ctx.merchant, days);
     const today = summary[summary.length - 1]!;
-    const failed = can(ctx.actor.role, 'webhooks.read')
-      ? await deps.webhookDeliveries.list(ctx.merchant, { status: 'failed', limit: 5 })
-      : null;
+    const webhooks = can(ctx.actor.role, 'webhooks.read') ? await webhookAttention(deps, ctx.merchant) : null;
     return layout(
       { title: 'Home', session: ctx.session, current: '/' },
       html`<h1>Home</h1>
@@ -104,23 +153,7 @@ export function homePage(app: App, deps: DashboardDeps): void {
             'No payments.',
           )}
         </details>
-        ${
-          failed
-            ? html`<h2>Recent failed deliveries</h2>
-                ${table(
-                  ['Delivery', 'Target', 'Created'],
-                  failed.data.map(
-                    (delivery) =>
-                      html`<tr>
-                        <td><a href="/dashboard/developers/webhooks/${delivery.endpointId}">${delivery.id}</a></td>
-                        <td>${delivery.url}</td>
-                        <td>${when(delivery.created)}</td>
-                      </tr>`,
-                  ),
-                  'None.',
-                )}`
-            : ''
-        }`,
+        ${webhooks ?? ''}`,
     );
   });
 }
