@@ -83,7 +83,7 @@ describe(`tessera command (${databaseKind})`, () => {
       const lowered = await runCli(['webhooks', 'update', endpointId, '--signature-case', 'lower'], merchantEnv);
       assert.equal(lowered.code, 0, lowered.stderr);
       assert.equal((JSON.parse(lowered.stdout) as { signatureCase: string }).signatureCase, 'lower');
-      const endpoints = await runCli(['webhooks', 'list'], merchantEnv);
+      const endpoints = await runCli(['webhooks', 'list', '--json'], merchantEnv);
       assert.equal(endpoints.code, 0, endpoints.stderr);
       const listedEndpoint = (
         JSON.parse(endpoints.stdout) as { data: Array<{ id: string; signatureCase: string }> }

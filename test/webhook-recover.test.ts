@@ -136,12 +136,16 @@ describe(`webhook endpoint recover (${databaseKind})`, () => {
     assert.equal(audit[0]?.object_id, id);
   });
 
-  test('until bounds the window, and legacy notifications are re-sent where the endpoint takes them', async () => {
+  test('the window ends at until and starts no earlier than the endpoint; legacy notifications are re-sent where taken', async () => {
     const merchant = await ctx.merchant();
     const hook = await receiver();
+    const since = ctx.clock.now().toISOString();
+    // Made before the endpoint existed: it cannot have missed it.
+    await pay(merchant);
+    ctx.clock.advance(minuteMs);
+    const createdAt = ctx.clock.now().toISOString();
     const id = await createEndpoint(merchant, hook.url(), true);
     await setStatus(merchant, id, 'disabled');
-    const since = ctx.clock.now().toISOString();
     const inside = await pay(merchant);
     ctx.clock.advance(minuteMs);
     const until = ctx.clock.now().toISOString();
@@ -151,7 +155,15 @@ describe(`webhook endpoint recover (${databaseKind})`, () => {
 
     const recovered = await merchant.call('POST', `/webhook_endpoints/${id}/recover`, { since, until });
     assert.equal(recovered.status, 200, recovered.raw);
-    assert.deepEqual([recovered.body.data.events, recovered.body.data.deliveriesCreated], [1, 2]);
+    assert.deepEqual(
+      [
+        recovered.body.data.since,
+        recovered.body.data.until,
+        recovered.body.data.events,
+        recovered.body.data.deliveriesCreated,
+      ],
+      [createdAt, until, 1, 2],
+    );
     assert.equal(await run(), 2);
     assert.deepEqual(eventIdsOf(hook), [inside, inside]);
     const types = hook.requests.map((request) => (JSON.parse(request.body) as { type: string }).type).sort();

@@ -49,7 +49,7 @@ interface Attempt {
 const options = { url: { type: 'string' }, key: { type: 'string' }, json: { type: 'boolean' } } as const;
 
 /** ANSI colors when wanted, else the text unchanged. */
-function painter() {
+export function painter() {
   const on = colorWanted(process.stdout.isTTY === true);
   const paint = (code: number) => (text: string) => (on ? `\u001b[${code}m${text}\u001b[0m` : text);
   return { dim: paint(2), bold: paint(1), green: paint(32), red: paint(31), yellow: paint(33), cyan: paint(36) };

@@ -6,6 +6,7 @@ import { ConfigError, loadClientConfig, loadConfig } from '../config.js';
 import { openDb } from '../db/db.js';
 import { migrate } from '../db/migrate.js';
 import { webhooksCommand, webhooksUsage } from './webhooks.js';
+import { webhooksHealthActions, webhooksHealthCommand, webhooksHealthUsage } from './webhooks-health.js';
 import { goLiveActions, goLiveCommand, goLiveUsage } from './webhooks-golive.js';
 import { listenCommand, listenUsage } from './listen.js';
 import { triggerCommand, triggerUsage } from './trigger.js';
@@ -26,6 +27,7 @@ Commands:
   vault rotate-key               new vault data key; every secret at rest is re-encrypted
   vault rotate-master-key        re-wrap every data key under TESSERA_MASTER_KEY (the new master key), once
                                  every process runs with it and TESSERA_PREVIOUS_MASTER_KEY (docs/operations.md)
+${webhooksHealthUsage}
 ${webhooksUsage}
 ${goLiveUsage}
 ${listenUsage}
@@ -92,6 +94,7 @@ async function main(argv: string[]): Promise<number> {
       return vaultCommand(rest);
     case 'webhooks':
       // The go-live tools print their own lines and exit codes; the rest print the API's answer.
+      if ((webhooksHealthActions as readonly string[]).includes(rest[0] ?? '')) return webhooksHealthCommand(rest);
       return (goLiveActions as readonly string[]).includes(rest[0] ?? '')
         ? goLiveCommand(rest)
         : print(await webhooksCommand(rest));

@@ -6,13 +6,13 @@ import { ConfigError, loadClientConfig } from '../config.js';
  * API of a running service with the merchant's private key (so it works against a service on
  * another host, PGlite or PostgreSQL alike).
  */
-export const webhooksUsage = `  webhooks list                  the merchant's webhook endpoints (the dynamic notifyUrl endpoint too)
-  webhooks update ID [--signature-case upper|lower] [--legacy true|false] [--status enabled|disabled]
+export const webhooksUsage = `  webhooks update ID [--signature-case upper|lower] [--legacy true|false] [--status enabled|disabled]
                      [--endpoint-url URL] [--description TEXT] [--events a.b,c.d|*]
                      [--format moneycollect|standard]
                                  change an endpoint; --signature-case lower for verifiers that compare
                                  a lower-case HMAC (the provider's Java SDK); --format standard for
-                                 Standard Webhooks headers (the token stays the same)
+                                 Standard Webhooks headers (the token stays the same); --status enabled on
+                                 a disabled endpoint prints how to recover what it missed
   webhooks roll ID [--expires-in SECONDS]
                                  a new token; standard format: the old one keeps signing beside it for
                                  SECONDS (up to 86400), else it stops at once`;
@@ -63,10 +63,6 @@ function oneOf<T extends string>(value: string | undefined, allowed: readonly T[
 
 export async function webhooksCommand(argv: string[]): Promise<unknown> {
   const [action, ...rest] = argv;
-  if (action === 'list') {
-    const { values } = parseArgs({ args: rest, options: { ...options, limit: { type: 'string' } } });
-    return merchantCall(values, 'GET', `/webhook_endpoints?limit=${encodeURIComponent(values.limit ?? '100')}`);
-  }
   if (action === 'update') {
     const { values, positionals } = parseArgs({
       args: rest,
@@ -85,7 +81,13 @@ export async function webhooksCommand(argv: string[]): Promise<unknown> {
     const id = positionals[0];
     if (!id) throw new ConfigError('webhooks update needs the endpoint id (we_…)');
     const legacy = oneOf(values.legacy, ['true', 'false'], 'legacy');
-    return merchantCall(values, 'POST', `/webhook_endpoints/${encodeURIComponent(id)}/update`, {
+    const route = `/webhook_endpoints/${encodeURIComponent(id)}`;
+    // Re-enabling offers to recover what was missed (DESIGN §12): since it began failing, if it did.
+    const before =
+      values.status === 'enabled'
+        ? ((await merchantCall(values, 'GET', route)) as { status: string; failingSince: string | null })
+        : undefined;
+    const updated = await merchantCall(values, 'POST', `${route}/update`, {
       signatureCase: oneOf(values['signature-case'], ['upper', 'lower'], 'signature-case'),
       legacyNotifications: legacy === undefined ? undefined : legacy === 'true',
       status: oneOf(values.status, ['enabled', 'disabled'], 'status'),
@@ -94,6 +96,14 @@ export async function webhooksCommand(argv: string[]): Promise<unknown> {
       enabledEvents: values.events?.split(',').map((type) => type.trim()),
       format: oneOf(values.format, ['moneycollect', 'standard'], 'format'),
     });
+    if (before?.status === 'disabled') {
+      const since = before.failingSince ?? '24h';
+      // On stderr, so that stdout stays the endpoint's JSON.
+      process.stderr.write(
+        `Enabled. To send what it missed while disabled: tessera webhooks recover ${id} --since ${since}\n`,
+      );
+    }
+    return updated;
   }
   if (action === 'roll') {
     const { values, positionals } = parseArgs({

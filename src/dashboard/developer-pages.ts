@@ -8,6 +8,13 @@ import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext
 import { given, validated } from './validate.js';
 import { sendingAddressesSection } from './sending-addresses.js';
 import { checkSection, webhookCheckPages, type CheckView } from './webhook-check-pages.js';
+import {
+  healthBadge,
+  healthFacts,
+  recoverSection,
+  webhookRecoverPages,
+  type RecoverView,
+} from './webhook-recover-pages.js';
 
 const base = '/dashboard/developers';
 
@@ -33,14 +40,14 @@ export function developerPages(app: App, deps: DashboardDeps): void {
             >
           </td>
           <td class="hide-narrow">${endpoint.description ?? ''}</td>
-          <td class="status-${endpoint.status}">${endpoint.status}</td>
+          ${healthBadge(endpoint, 'td')}
           <td class="hide-narrow">${endpoint.enabledEvents.join(', ')}</td>
         </tr>`,
     );
     return layout(
       { title: 'Webhook endpoints', session: ctx.session, current: '/developers/webhooks' },
       html`<h1>Webhook endpoints</h1>
-        ${table(['Endpoint', 'Description', 'Status', 'Events'], rows, 'No endpoints yet.')}
+        ${table(['Endpoint', 'Description', 'Health', 'Events'], rows, 'No endpoints yet.')}
         ${sendingAddressesSection(deps.sendingAddresses)}
         <h2>Add an endpoint</h2>
         <form class="card" method="post" action="${base}/webhooks" novalidate>
@@ -86,6 +93,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
       errors?: FieldErrors;
       notice?: string;
       check?: CheckView;
+      recover?: RecoverView;
     } = {},
   ) => {
     const endpoint = await deps.webhookEndpoints.retrieve(ctx.merchant, id);
@@ -106,8 +114,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
         <dl class="facts card">
           <dt>Id</dt>
           <dd>${endpoint.id}</dd>
-          <dt>Status</dt>
-          <dd class="status-${endpoint.status}">${endpoint.status}</dd>
+          ${healthFacts(endpoint)}
           <dt>Events</dt>
           <dd>${endpoint.enabledEvents.join(', ')}</dd>
           <dt>Legacy notifications</dt>
@@ -132,7 +139,8 @@ export function developerPages(app: App, deps: DashboardDeps): void {
           </div>
           <p class="hint">Rolling makes a new token; the old one stops working at once.</p>
         </div>
-        ${editForm(ctx, endpoint, values, errors)} ${await checkSection(ctx, deps, endpoint, extra.check)}
+        ${recoverSection(ctx, deps, endpoint, extra.recover)} ${editForm(ctx, endpoint, values, errors)}
+        ${await checkSection(ctx, deps, endpoint, extra.check)}
         <h2>Deliveries</h2>
         ${await deliveryLog(ctx, endpoint.id)}`,
     );
@@ -273,8 +281,16 @@ export function developerPages(app: App, deps: DashboardDeps): void {
         ...(sent('enabledEvents') ? { enabledEvents: splitList(values.enabledEvents) } : {}),
         legacyNotifications: values.legacyNotifications === 'on',
       });
-      await deps.webhookEndpoints.update(ctx.merchant, id, changes);
+      const before = await deps.webhookEndpoints.retrieve(ctx.merchant, id);
+      const after = await deps.webhookEndpoints.update(ctx.merchant, id, changes);
       await deps.team.audit(ctx.actor, 'webhook_endpoint.updated', id);
+      // DESIGN §12: re-enabling offers to recover what was missed, from when it began failing.
+      if (before.status === 'disabled' && after.status === 'enabled') {
+        return detailPage(ctx, id, {
+          notice: 'Saved. The endpoint is enabled again: recover the events it missed below.',
+          recover: { values: { since: deps.recovery.suggestedSince(before.failingSince) } },
+        });
+      }
       return detailPage(ctx, id, { notice: 'Saved.' });
     } catch (err) {
       ctx.reply.code(400);
@@ -318,6 +334,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
   }
 
   webhookCheckPages(app, deps, (ctx, id, check) => detailPage(ctx, id, { check }));
+  webhookRecoverPages(app, deps, (ctx, id, recover) => detailPage(ctx, id, { recover }));
 
   page(app, deps, 'POST', '/developers/deliveries/:id/resend', 'webhooks.resend', async (ctx) => {
     const id = (ctx.request.params as { id: string }).id;

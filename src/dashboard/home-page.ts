@@ -6,6 +6,7 @@ import { html, type SafeHtml } from './html.js';
 import { layout, money, table, when } from './layout.js';
 import { page, type DashboardDeps } from './kit.js';
 import { comparison, emptyState, statusBadge } from './ui.js';
+import { healthBadge } from './webhook-recover-pages.js';
 
 const days = 30;
 
@@ -121,6 +122,31 @@ function periodFigures(summary: readonly DaySummary[], period: number): SafeHtml
   </div>`;
 }
 
+/**
+ * Issue 20: the endpoints that need attention (failing, or disabled by Tessera), with why and when
+ * the next attempt is due.
+ */
+function attentionTable(endpoints: Awaited<ReturnType<DashboardDeps['endpointHealth']['needingAttention']>>): SafeHtml {
+  return html`<h2>Endpoints that need attention</h2>
+    ${table(
+      ['Endpoint', 'Health', 'Last error', 'Next attempt'],
+      endpoints.map(
+        (endpoint) =>
+          html`<tr>
+            <td>
+              <a href="/dashboard/developers/webhooks/${endpoint.id}"
+                >${endpoint.kind === 'dynamic' ? 'notifyUrl (dynamic)' : endpoint.url}</a
+              >
+            </td>
+            ${healthBadge(endpoint, 'td')}
+            <td>${endpoint.lastError ?? ''}</td>
+            <td>${endpoint.nextAttemptAt ? when(endpoint.nextAttemptAt) : '—'}</td>
+          </tr>`,
+      ),
+      'None: every endpoint is healthy.',
+    )}`;
+}
+
 /** Home (issues 11, 22): the period against the previous one, today, the last 30 days, deliveries in trouble. */
 export function homePage(app: App, deps: DashboardDeps): void {
   page(app, deps, 'GET', '/', 'payments.read', async (ctx) => {
@@ -140,6 +166,9 @@ export function homePage(app: App, deps: DashboardDeps): void {
         ])
       : null;
     const anyPayment = history.some((day) => day.count > 0);
+    const attention = can(ctx.actor.role, 'webhooks.read')
+      ? await deps.endpointHealth.needingAttention(ctx.merchant)
+      : null;
     return layout(
       { title: 'Home', session: ctx.session, current: '/' },
       html`<h1>Home</h1>
@@ -192,6 +221,7 @@ export function homePage(app: App, deps: DashboardDeps): void {
             'No payments.',
           )}
         </details>
+        ${attention ? attentionTable(attention) : ''}
         ${
           troubled
             ? html`<h2>Deliveries failed or being retried</h2>

@@ -83,6 +83,7 @@ const operations: Record<string, Doc> = {
   'GET /webhook_endpoints/{id}/reveal_token': { summary: "Reveal an endpoint's token" },
   'POST /webhook_endpoints/{id}/reveal_token': { summary: "Reveal an endpoint's token (POST)" },
   'POST /webhook_endpoints/{id}/roll_token': { summary: "Roll an endpoint's token" },
+  'POST /webhook_endpoints/{id}/recover': { summary: 'Recover the events an endpoint missed' },
   'GET /events/{id}/deliveries': { summary: "List an event's deliveries" },
   'GET /events/{id}/attempts': { summary: "List an event's delivery attempts" },
   'POST /events/{id}/resend': { summary: 'Resend an event' },

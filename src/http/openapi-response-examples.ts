@@ -156,6 +156,11 @@ const webhookEndpoint = {
   signatureCase: 'upper',
   format: 'moneycollect',
   status: 'enabled',
+  health: 'healthy',
+  failingSince: null,
+  lastError: null,
+  disabledReason: null,
+  nextAttemptAt: null,
   created,
   token: 'whsec_9fQ2rT7vXk1LmN3pB8sD4gH6jW0yZ5cA2eR7tU1iO3pK9sL4',
 };

@@ -63,8 +63,9 @@ export function toWebhookEndpoint(row: queries.WebhookEndpointRow): WebhookEndpo
     format: row.format,
     status: row.status,
     health: endpointHealth(row.status, row.failing_since),
-    failingSince: row.failing_since && row.status === 'enabled' ? isoTimestamp(row.failing_since) : null,
-    lastError: row.status === 'enabled' ? (row.last_error ?? null) : null,
+    // Kept while disabled: when it began failing is where a recover after re-enabling starts.
+    failingSince: row.failing_since ? isoTimestamp(row.failing_since) : null,
+    lastError: row.last_error ?? null,
     disabledReason: row.status === 'disabled' ? (row.disabled_reason ?? null) : null,
     nextAttemptAt: row.next_attempt_at && row.status === 'enabled' ? isoTimestamp(row.next_attempt_at) : null,
     created: isoTimestamp(row.created_at),

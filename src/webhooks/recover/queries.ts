@@ -39,7 +39,7 @@ export async function selectUnacknowledgedEvents(
             (SELECT count(*) FROM webhook_deliveries d
               WHERE d.event_id = ev.id AND d.endpoint_id = $3 AND d.status = 'pending') AS pending_deliveries
      FROM events ev
-     WHERE ev.merchant_id = $1 AND ev.mode = $2 AND ev.created_at >= $4 AND ev.created_at < $5
+     WHERE ev.merchant_id = $1 AND ev.mode = $2 AND ev.created_at >= $4 AND ev.created_at <= $5
        AND ($8::timestamptz IS NULL OR ev.created_at > $8 OR (ev.created_at = $8 AND ev.id > $9))
        AND CASE WHEN $6::boolean
              THEN ev.notify_url IS NOT NULL OR ev.body LIKE '%"notifyUrl":"%'

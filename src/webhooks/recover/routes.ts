@@ -15,7 +15,7 @@ export function recoverRoutes(recovery: RecoveryService) {
         schema: {
           tags: ['Webhook endpoints'],
           description:
-            'Sends the endpoint again, oldest first, every event created in [since, until) that it has not ' +
+            'Sends the endpoint again, oldest first, every event created from since to until (both included) that it has not ' +
             'acknowledged (no delivery of it to this endpoint succeeded), including events made while it was ' +
             'disabled. Deliveries still retrying fall due at once instead of being doubled. `since` in the future ' +
             'or older than retention: 400 naming it. A disabled endpoint: 409 endpoint_disabled (enable it ' +

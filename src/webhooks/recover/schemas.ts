@@ -15,7 +15,7 @@ export const RecoverBody = Type.Object(
       'Events created at or after this time. Not in the future, and not older than the retention of events and ' +
         'deliveries (TESSERA_EVENT_RETENTION_DAYS, TESSERA_DELIVERY_RETENTION_DAYS; 30 days by default).',
     ),
-    until: Type.Optional(WindowBound('Events created before this time; default now. After `since`.')),
+    until: Type.Optional(WindowBound('Events created at or before this time; default now. After `since`.')),
   },
   { additionalProperties: false },
 );

@@ -18,7 +18,8 @@ import type { RecoverBody, Recovery } from './schemas.js';
  *   legacy kind when legacyNotifications is on), due at the event's creation time, so that the
  *   dispatcher's earliest-first claim sends them in the events' order.
  * - A disabled endpoint is refused (endpoint_disabled, 409): it would receive nothing.
- * - The window is bounded by retention: an older event, or its deliveries, may be gone.
+ * - The window is bounded by retention (an older event, or its deliveries, may be gone), and starts no
+ *   earlier than the endpoint's creation: it cannot have missed what was made before it existed.
  */
 
 const dayMs = 24 * 60 * 60 * 1000;
@@ -48,7 +49,7 @@ export function createRecoveryService(deps: RecoveryDeps) {
   const { db, clock } = deps;
   const retentionDays = Math.min(deps.eventRetentionDays, deps.deliveryRetentionDays);
 
-  function window(input: RecoverBody, now: Date): { since: Date; until: Date } {
+  function requestedWindow(input: RecoverBody, now: Date): { since: Date; until: Date } {
     const since = new Date(input.since);
     if (Number.isNaN(since.getTime())) throw invalidField('since', 'since must be an ISO 8601 timestamp', 'format');
     if (since.getTime() > now.getTime()) {
@@ -75,6 +76,11 @@ export function createRecoveryService(deps: RecoveryDeps) {
   }
 
   return {
+    /** Where a recover starts unless told: when the endpoint began failing, else a day ago. */
+    suggestedSince(failingSince: string | null): string {
+      return failingSince ?? isoTimestamp(new Date(clock.now().getTime() - dayMs));
+    },
+
     async recover(merchant: MerchantContext, endpointId: string, input: RecoverBody, actor: Actor): Promise<Recovery> {
       const now = clock.now();
       const endpoint = await deps.webhookEndpoints.retrieve(merchant, endpointId);
@@ -86,11 +92,16 @@ export function createRecoveryService(deps: RecoveryDeps) {
           { param: 'id', status: endpoint.status },
         );
       }
-      const { since, until } = window(input, now);
+      const window_ = requestedWindow(input, now);
+      // An endpoint cannot have missed the events made before it existed.
+      const created = new Date(endpoint.created);
+      const since = created > window_.since ? created : window_.since;
+      const until = window_.until;
       const kinds = endpoint.legacyNotifications ? (['endpoint', 'legacy'] as const) : (['endpoint'] as const);
       const result = { events: 0, deliveriesCreated: 0, deliveriesRescheduled: 0 };
       let after: { created: Date; id: string } | null = null;
-      for (;;) {
+      // Nothing to look at when the endpoint was created after the window.
+      while (since.getTime() <= until.getTime()) {
         const events = await queries.selectUnacknowledgedEvents(db, {
           merchantId: merchant.merchantId,
           mode: merchant.mode,
