@@ -12,11 +12,14 @@ import * as queries from './queries.js';
 
 /**
  * How long a claim holds a delivery: the longest an attempt can take (the timeout) plus a minute for
- * signing and recording. A worker that dies mid-delivery delays that delivery by at most this.
+ * signing and recording (`marginMs`; shorter only in tests). A worker that dies mid-delivery delays
+ * that delivery by at most this.
  */
-export function leaseMsFor(timeoutMs: number): number {
-  return timeoutMs + 60_000;
+export function leaseMsFor(timeoutMs: number, marginMs = defaultLeaseMarginMs): number {
+  return timeoutMs + marginMs;
 }
+
+export const defaultLeaseMarginMs = 60_000;
 
 /** At most this many deliveries in one claim of any due delivery. */
 export const claimBatchSize = 100;
@@ -55,10 +58,12 @@ export interface ClaimerDeps {
   clock: Clock;
   /** The client's deadline for one attempt: the lease is this plus a margin (leaseMsFor). */
   timeoutMs: number;
+  /** What the lease adds to the timeout (leaseMsFor). */
+  leaseMarginMs: number;
 }
 
-export function createClaimer({ db, clock, timeoutMs }: ClaimerDeps) {
-  const leaseMs = leaseMsFor(timeoutMs);
+export function createClaimer({ db, clock, timeoutMs, leaseMarginMs }: ClaimerDeps) {
+  const leaseMs = leaseMsFor(timeoutMs, leaseMarginMs);
 
   function lease(): { now: Date; leaseUntil: Date } {
     const now = clock.now();
