@@ -183,6 +183,7 @@ export async function createTessera({
       httpClient: webhookHttpClient,
       retryDelaysSeconds: config.webhookRetryDelaysSeconds,
       timeoutMs: config.webhookTimeoutMs,
+      leaseMarginMs: config.testWebhookLeaseMarginMs,
       concurrencyPerTarget: config.webhookConcurrencyPerTarget,
       maxInFlight: config.webhookMaxInFlight,
       pollIntervalMs: config.webhookPollIntervalMs,

@@ -37,6 +37,11 @@ export interface Config {
    * harness makes one with every migration applied (test/helpers/templates.ts).
    */
   readonly testPgliteTemplate: string | undefined;
+  /**
+   * Tests only (refused in production): what a webhook delivery's lease adds to the attempt's
+   * timeout (60 s by default), so that a test of a killed process waits seconds, not a minute.
+   */
+  readonly testWebhookLeaseMarginMs: number | undefined;
   /** How often background jobs (settlements, reversals, expiries) are looked for. */
   readonly jobPollIntervalMs: number;
   readonly databasePoolSize: number;
@@ -179,6 +184,7 @@ const knownTesseraVariables = new Set([
   'TESSERA_ENDPOINT_DISABLE_AFTER_SECONDS',
   'TESSERA_SHUTDOWN_DELAY_MS',
   'TESSERA_TEST_PGLITE_TEMPLATE',
+  'TESSERA_TEST_WEBHOOK_LEASE_MARGIN_MS',
   // Read by the test suite and the CLI, not by the service.
   'TESSERA_TEST_DATABASE_URL',
   'TESSERA_URL',
@@ -264,6 +270,7 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     idempotencyLeaseMs: integer(source, 'TESSERA_IDEMPOTENCY_LEASE_MS', 60_000, 100, 3_600_000),
     testAnswerDelayMs: nodeEnv === 'test' ? integer(source, 'TESSERA_TEST_ANSWER_DELAY_MS', 0, 0, 600_000) : 0,
     testPgliteTemplate: pgliteTemplate(source, nodeEnv),
+    testWebhookLeaseMarginMs: testLeaseMargin(source, nodeEnv),
     jobPollIntervalMs: integer(source, 'TESSERA_JOB_POLL_INTERVAL_MS', 1000, 10, 3_600_000),
     databasePoolSize: integer(source, 'TESSERA_DATABASE_POOL_SIZE', 10, 1, 500),
     webhookRetryDelaysSeconds: retryDelays(source, nodeEnv),
@@ -379,6 +386,14 @@ function pgliteTemplate(source: Source, nodeEnv: Config['nodeEnv']): string | un
   if (raw === undefined) return undefined;
   if (nodeEnv === 'production') throw new ConfigError(`${name} is for tests; production databases start empty`);
   return path.resolve(raw);
+}
+
+/** TESSERA_TEST_WEBHOOK_LEASE_MARGIN_MS: for tests only, so production refuses it. */
+function testLeaseMargin(source: Source, nodeEnv: Config['nodeEnv']): number | undefined {
+  const name = 'TESSERA_TEST_WEBHOOK_LEASE_MARGIN_MS';
+  if (blankToUndefined(source[name]) === undefined) return undefined;
+  if (nodeEnv === 'production') throw new ConfigError(`${name} is for tests; production leases keep their minute`);
+  return integer(source, name, 60_000, 1000, 60_000);
 }
 
 /** `memory://` keeps PGlite in memory (nothing persisted); anything else is a folder. */

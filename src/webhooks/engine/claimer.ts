@@ -12,12 +12,15 @@ import * as queries from './queries.js';
 
 /**
  * How long a claim holds a delivery: the longest an attempt can take (the timeout) plus a minute for
- * signing and recording. A worker that dies mid-delivery delays that delivery by at most this, and
- * usually far less: once its heartbeat is stale its leases are released (ops/heartbeat.ts).
+ * signing and recording (`marginMs`; shorter only in tests). A worker that dies mid-delivery delays
+ * that delivery by at most this, and usually far less: once its heartbeat is stale its leases are
+ * released (ops/heartbeat.ts).
  */
-export function leaseMsFor(timeoutMs: number): number {
-  return timeoutMs + 60_000;
+export function leaseMsFor(timeoutMs: number, marginMs = defaultLeaseMarginMs): number {
+  return timeoutMs + marginMs;
 }
+
+export const defaultLeaseMarginMs = 60_000;
 
 /** At most this many deliveries in one claim of any due delivery. */
 export const claimBatchSize = 100;
@@ -58,10 +61,12 @@ export interface ClaimerDeps {
   timeoutMs: number;
   /** This process's heartbeat id, written with each lease (ops/heartbeat.ts). */
   processId: string;
+  /** What the lease adds to the timeout (leaseMsFor). */
+  leaseMarginMs: number;
 }
 
-export function createClaimer({ db, clock, timeoutMs, processId }: ClaimerDeps) {
-  const leaseMs = leaseMsFor(timeoutMs);
+export function createClaimer({ db, clock, timeoutMs, processId, leaseMarginMs }: ClaimerDeps) {
+  const leaseMs = leaseMsFor(timeoutMs, leaseMarginMs);
 
   function lease(): { now: Date; leaseUntil: Date } {
     const now = clock.now();

@@ -4,7 +4,7 @@ import type { Db } from '../../db/db.js';
 import { newId } from '../../ids.js';
 import type { WebhookHttpClient } from '../http-client.js';
 import { attemptDelivery } from './attempt.js';
-import { claimBatchSize, createClaimer, type Leased } from './claimer.js';
+import { claimBatchSize, createClaimer, defaultLeaseMarginMs, type Leased } from './claimer.js';
 import type { ClaimedDelivery } from './queries.js';
 import { createRecorder, recordOf } from './recorder.js';
 import { createSlots } from './slots.js';
@@ -41,23 +41,26 @@ export interface DeliverySchedulerOptions {
   onEndpointGone?: (endpointId: string) => Promise<void>;
   /** This process's heartbeat id, written with each lease (ops/heartbeat.ts). */
   processId: string;
+  /** Tests only: what a lease adds to the timeout (a minute when unset; claimer.ts, leaseMsFor). */
+  leaseMarginMs?: number;
 }
 
 /**
  * A prefetched delivery is sent only while its lease has at least the timeout and this margin left,
  * so that its attempt is answered and recorded before the lease can run out (and another worker
- * takes it over). The lease is the timeout plus a minute, so a delivery may wait half a minute in
- * this process's queue (it waits for at most two attempts of its target); one that waited longer
- * is handed back.
+ * takes it over). The lease is the timeout plus a minute, so a delivery may wait half a minute (half
+ * the lease's margin) in this process's queue (it waits for at most two attempts of its target);
+ * one that waited longer is handed back.
  */
-const recordMarginMs = 30_000;
+const recordShareOfMargin = 0.5;
 /** A claim that chose rows another worker locked first is tried again this many times at most. */
 const maxRacesLost = 3;
 
 export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
   const { db, clock, logger, httpClient, retryDelaysSeconds, timeoutMs } = options;
-  const leaseLeftToStartMs = timeoutMs + recordMarginMs;
-  const claimer = createClaimer({ db, clock, timeoutMs, processId: options.processId });
+  const leaseMarginMs = options.leaseMarginMs ?? defaultLeaseMarginMs;
+  const leaseLeftToStartMs = timeoutMs + leaseMarginMs * recordShareOfMargin;
+  const claimer = createClaimer({ db, clock, timeoutMs, processId: options.processId, leaseMarginMs });
   const recorder = createRecorder({ db, logger, onGroupWritten, onGone: options.onEndpointGone });
   const slots = createSlots(options);
   const tokens = createTokenCache(options.webhookEndpoints);
