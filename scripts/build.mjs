@@ -14,6 +14,8 @@ const stamp = 'dist/.build-stamp';
 if (force || stale(stamp, 'src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json')) {
   // The stamp carries the time the compile began, so that a file saved while tsc ran counts as newer.
   const began = new Date();
+  // The first compile takes about a minute on a small machine: say so, rather than sit silent.
+  console.log('build: compiling src/ to dist/ with tsc (the first build takes about a minute) …');
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
   cpSync('src/migrations', 'dist/migrations', { recursive: true });

@@ -231,11 +231,92 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
     assert.equal(response.headers.location, '/docs');
   });
 
-  test('renders a readable API reference page at /docs', async () => {
+  test('renders the API reference at /docs from this origin only: Redoc and the merchant document', async () => {
     const response = await injectRaw(ctx, { method: 'GET', url: '/docs/' });
     assert.equal(response.statusCode, 200);
     assert.match(String(response.headers['content-type']), /text\/html/);
-    assert.match(response.body, /swagger/i);
+    assert.match(response.body, /<redoc spec-url="\/api\/services\/v1\/openapi\.json"/);
+    // Every address the page names is of this origin: no CDN, no font host.
+    assert.deepEqual(response.body.match(/(?:src|href)="(?!\/)[^"]*"|https?:\/\//g), null);
+    const script = await injectRaw(ctx, { method: 'GET', url: '/docs/redoc.standalone.js' });
+    assert.equal(script.statusCode, 200);
+    assert.match(String(script.headers['content-type']), /javascript/);
+    assert.ok(script.rawPayload.length > 100_000);
+  });
+
+  test('the merchant reference offers a private and a public key, never the operator key', async () => {
+    const merchant = await documentAt('/api/services/v1/openapi.json');
+    const schemes = (merchant as unknown as { components: { securitySchemes: Record<string, unknown> } }).components
+      .securitySchemes;
+    assert.deepEqual(Object.keys(schemes).sort(), ['privateKey', 'publicKey']);
+    const operations = merchant.paths as unknown as Record<string, Record<string, { security?: unknown }>>;
+    assert.deepEqual(operations['/api/services/v1/payment_methods/create']!.post!.security, [
+      { privateKey: [] },
+      { publicKey: [] },
+    ]);
+    assert.equal(operations['/api/services/v1/customers/create']!.post!.security, undefined);
+    const operator = await documentAt('/admin/v1/openapi.json');
+    const operatorSchemes = (operator as unknown as { components: { securitySchemes: Record<string, unknown> } })
+      .components.securitySchemes;
+    assert.deepEqual(Object.keys(operatorSchemes), ['operatorKey']);
+  });
+
+  test('every merchant operation has curl and @tessera/node samples, and every JSON one a request, answer and error example', async () => {
+    const merchant = await documentAt('/api/services/v1/openapi.json');
+    type Media = { example?: unknown };
+    type Operation = {
+      'x-codeSamples'?: Array<{ label: string; source: string }>;
+      requestBody?: { content: Record<string, Media> };
+      responses: Record<string, { content?: Record<string, Media> }>;
+    };
+    const problems: string[] = [];
+    for (const [path, item] of Object.entries(merchant.paths as unknown as Record<string, Record<string, Operation>>)) {
+      for (const [method, operation] of Object.entries(item)) {
+        const name = `${method.toUpperCase()} ${path}`;
+        const labels = (operation['x-codeSamples'] ?? []).map((sample) => sample.label);
+        if (labels.join() !== 'curl,@tessera/node') problems.push(`${name}: samples ${labels.join()}`);
+        if (path.endsWith('/events/stream')) continue;
+        if (operation.responses['200']?.content?.['application/json']?.example === undefined) {
+          problems.push(`${name}: no 200 example`);
+        }
+        const errors = Object.entries(operation.responses).filter(
+          ([status, response]) => status !== '200' && response.content?.['application/json']?.example !== undefined,
+        );
+        if (errors.length === 0) problems.push(`${name}: no error example`);
+        const body = operation.requestBody?.content['application/json'];
+        if (
+          method === 'post' &&
+          body &&
+          body.example === undefined &&
+          !/\/(detach|capture|finalize|send|void|pay|mark_uncollectible|roll_token|reveal_token|check|resend|fast_forward|expire)$|\/invoices\/\{id\}$/.test(
+            path,
+          )
+        ) {
+          problems.push(`${name}: no request example`);
+        }
+      }
+    }
+    assert.deepEqual(problems, []);
+  });
+
+  test('the reference holds the guides and the error catalog as sections of its own', async () => {
+    const merchant = await documentAt('/api/services/v1/openapi.json');
+    const intro = (merchant as unknown as { info: { description: string } }).info.description;
+    for (const guide of [
+      'Quickstart',
+      'Authentication',
+      'Errors',
+      'Idempotency',
+      'Pagination',
+      'Webhooks',
+      'Test cards',
+      'Going live',
+    ]) {
+      assert.match(intro, new RegExp(`^# ${guide}$`, 'm'), guide);
+    }
+    for (const code of ['invalid_request', 'idempotency_error', 'resource_missing', 'rate_limited', 'internal_error']) {
+      assert.match(intro, new RegExp(`^\\| \`${code}\` \\| \\d{3} \\|`, 'm'), code);
+    }
   });
 
   test('answers an unknown route with the envelope and 404 resource_missing', async () => {

@@ -1,5 +1,19 @@
-import { ApiError } from '../http/errors.js';
 import type { Queryable } from './db.js';
+
+/**
+ * A page request the list cannot answer (both cursors, or a cursor naming no object of the
+ * list): the caller's mistake, which the HTTP layer answers as 400 invalid_request naming
+ * `param` (src/http/error-responses.ts). The database layer knows nothing of HTTP.
+ */
+export class PageRequestError extends Error {
+  override readonly name = 'PageRequestError';
+  constructor(
+    message: string,
+    readonly param: 'startingAfter' | 'endingBefore',
+  ) {
+    super(message);
+  }
+}
 
 export interface PageRequest {
   limit?: number;
@@ -21,7 +35,7 @@ export async function selectPage<Row extends { id: string }>(
   const params = [...query.params];
   const where = [...query.where];
   if (page.startingAfter !== undefined && page.endingBefore !== undefined) {
-    throw new ApiError('invalid_request', 'Send startingAfter or endingBefore, not both', { param: 'startingAfter' });
+    throw new PageRequestError('Send startingAfter or endingBefore, not both', 'startingAfter');
   }
   const cursorId = page.startingAfter ?? page.endingBefore;
   const forward = page.endingBefore === undefined;
@@ -35,7 +49,7 @@ export async function selectPage<Row extends { id: string }>(
       [...params, cursorId],
     );
     const param = forward ? 'startingAfter' : 'endingBefore';
-    if (!cursor) throw new ApiError('invalid_request', `${param} names no object of this list`, { param });
+    if (!cursor) throw new PageRequestError(`${param} names no object of this list`, param);
     params.push(cursor.created_at, cursorId);
     // (created_at, id) < (a, b), written so that created_at has a bound of its own: a row
     // comparison's selectivity is guessed so small without statistics that the planner expects

@@ -3,6 +3,7 @@
  * OpenAPI document, and the mapping of any thrown error to a status and body, card numbers masked.
  */
 import type { FastifyError } from 'fastify';
+import { PageRequestError } from '../db/pagination.js';
 import { maskCardNumbers } from '../redact.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { ApiError, errorStatus, type ErrorCode } from './errors.js';
@@ -46,6 +47,9 @@ export interface ErrorBody {
 export function toErrorResponse(error: FastifyError | ApiError | Error): { status: number; body: ErrorBody } {
   if (error instanceof ApiError) {
     return { status: error.status, body: { code: error.code, msg: error.message, data: error.details } };
+  }
+  if (error instanceof PageRequestError) {
+    return { status: 400, body: { code: 'invalid_request', msg: error.message, data: { param: error.param } } };
   }
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {

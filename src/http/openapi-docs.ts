@@ -6,7 +6,9 @@
  * openapi-response-examples.ts), and the operator API in a document of its own.
  */
 import { responseExamples } from './openapi-response-examples.js';
-import { adminBasePath, apiBasePath } from './server.js';
+import { adminBasePath, apiBasePath } from './app-types.js';
+import { codeSamples, type ExampleRequest } from './openapi-samples.js';
+import { capturedExamples } from './reference-examples.js';
 
 type Doc = { summary: string; description?: string };
 
@@ -207,6 +209,8 @@ type Node = Record<string, unknown>;
 type Operation = {
   summary?: string;
   description?: string;
+  security?: Array<Record<string, string[]>>;
+  'x-codeSamples'?: unknown;
   requestBody?: { content?: Record<string, Node> };
   responses?: Record<string, { content?: Record<string, Node> }>;
 };
@@ -230,22 +234,44 @@ function addExamples(node: unknown, property?: string): void {
   }
 }
 
-/** Summaries, descriptions and examples into the generated document, in place. */
-export function documentOperations(document: OpenApiDocument): void {
+/** Routes a public key may call (DESIGN §2): path → methods, as the server collects them. */
+type PublicRoutes = ReadonlyMap<string, ReadonlySet<string>>;
+
+/**
+ * Summaries, descriptions, examples, code samples and security into the generated document, in
+ * place. The examples of a merchant operation are those captured from a real run of the service
+ * (src/http/reference-examples.ts, written by test/api-reference-examples.test.ts): its request,
+ * its 200 answer and one real error answer; the hand-written ones remain for operations it lacks.
+ */
+export function documentOperations(document: OpenApiDocument, publicRoutes: PublicRoutes = new Map()): void {
   for (const [path, item] of Object.entries(document.paths ?? {})) {
     for (const [method, operation] of Object.entries(item)) {
-      const key = `${method.toUpperCase()} ${path.startsWith(apiBasePath) ? path.slice(apiBasePath.length) : path}`;
+      const merchantPath = path.startsWith(apiBasePath) ? path.slice(apiBasePath.length) : path;
+      const key = `${method.toUpperCase()} ${merchantPath}`;
       const doc = operations[key];
       if (doc) {
         operation.summary ??= doc.summary;
         if (!operation.description && doc.description) operation.description = doc.description;
       }
-      const example = requestExamples[key];
+      if (path.startsWith(adminBasePath)) continue;
+      const captured = capturedExamples[key];
+      const request: ExampleRequest = captured?.request ?? {
+        path: merchantPath,
+        ...(requestExamples[key] === undefined ? {} : { body: requestExamples[key] }),
+      };
       const json = operation.requestBody?.content?.['application/json'];
-      if (example && json) json.example = example;
-      const answer = responseExamples[key];
+      if (json && request.body !== undefined) json.example = request.body;
+      const answer = captured?.answer ?? responseExamples[key];
       const answerJson = operation.responses?.['200']?.content?.['application/json'];
       if (answer && answerJson) answerJson.example = answer;
+      if (captured) {
+        const errorJson = operation.responses?.[String(captured.error.status)]?.content?.['application/json'];
+        if (errorJson) errorJson.example = captured.error.answer;
+      }
+      operation['x-codeSamples'] = codeSamples(key, request);
+      if (publicRoutes.get(path)?.has(method.toUpperCase())) {
+        operation.security = [{ privateKey: [] }, { publicKey: [] }];
+      }
     }
   }
   addExamples(document.paths);
@@ -257,11 +283,17 @@ export function splitDocument(document: OpenApiDocument): { merchant: OpenApiDoc
   const paths = Object.entries(document.paths ?? {});
   const admin = Object.fromEntries(paths.filter(([path]) => path.startsWith(adminBasePath)));
   const merchant = Object.fromEntries(paths.filter(([path]) => !path.startsWith(adminBasePath)));
+  const components = (document.components ?? {}) as Node & { securitySchemes?: Record<string, unknown> };
+  const { operatorKey, ...merchantSchemes } = components.securitySchemes ?? {};
   return {
-    merchant: { ...document, paths: merchant },
+    merchant: { ...document, components: { ...components, securitySchemes: merchantSchemes }, paths: merchant },
     admin: {
       ...document,
       info: { ...document.info, title: 'Tessera operator API', description: operatorDescription },
+      components: {
+        ...components,
+        securitySchemes: { operatorKey },
+      },
       security: [{ operatorKey: [] }],
       paths: admin,
     },

@@ -1,5 +1,5 @@
 import type { ApiRequestRecord } from '../request-logs/service.js';
-import type { App } from './server.js';
+import type { App } from './app-types.js';
 
 /**
  * Hands every finished merchant API request to the request log (issue 11). onResponse runs after

@@ -3,13 +3,11 @@ import Fastify, {
   LogController,
   type FastifyBaseLogger,
   type FastifyError,
-  type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
 import { ApiError, errorStatus } from './errors.js';
 import {
   errorResponses,
@@ -35,17 +33,11 @@ import { answerClientError } from './client-errors.js';
 import { bodyText } from './body-text.js';
 import { apiIntro } from './openapi-intro.js';
 import { documentOperations, splitDocument, type OpenApiDocument } from './openapi-docs.js';
+import { referencePath, registerApiReference } from './api-reference.js';
 
-export const apiBasePath = '/api/services/v1';
-export const adminBasePath = '/admin/v1';
+import { adminBasePath, apiBasePath, type App } from './app-types.js';
 
-export type App = FastifyInstance<
-  import('node:http').Server,
-  import('node:http').IncomingMessage,
-  import('node:http').ServerResponse,
-  FastifyBaseLogger,
-  TypeBoxTypeProvider
->;
+export { adminBasePath, apiBasePath, type App };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -256,9 +248,21 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       },
       servers: [{ url: '/' }],
       components: {
+        // The merchant reference offers a merchant's two keys, never the operator key: splitDocument
+        // keeps that one for the operator's document (/admin/v1/openapi.json) only.
         securitySchemes: {
-          privateKey: { type: 'http', scheme: 'bearer', description: 'A private key: test_pr_…' },
           operatorKey: { type: 'http', scheme: 'bearer', description: 'The operator key (TESSERA_ADMIN_KEY)' },
+          privateKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'A private key (`test_pr_…`, `live_pr_…`), for your server: every operation',
+          },
+          publicKey: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              "A public key (`test_pu_…`, `live_pu_…`), for the customer's browser or app: creating and reading payment methods, and confirming or reading a payment with its `clientSecret` header",
+          },
         },
       },
       security: [{ privateKey: [] }],
@@ -278,7 +282,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
         }
       }
       // The operator API gets a document of its own (/admin/v1/openapi.json), out of the merchants' /docs.
-      documentOperations(openapiObject as OpenApiDocument);
+      documentOperations(openapiObject as OpenApiDocument, publicKeyRoutes);
       const { merchant, admin } = splitDocument(openapiObject as OpenApiDocument);
       operatorDocument = admin;
       return merchant as typeof openapiObject;
@@ -349,9 +353,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     app.swagger();
     return operatorDocument;
   });
-  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect('/docs', 302));
-
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  app.get('/', { schema: { hide: true } }, async (_request, reply) => reply.redirect(referencePath, 302));
+  registerApiReference(app, () => app.swagger());
   return app;
 }
 
