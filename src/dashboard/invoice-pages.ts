@@ -167,6 +167,7 @@ export function invoicePages(app: App, deps: DashboardDeps): void {
         ? action('void', 'Void', 'danger')
         : '',
     ];
+    const people = await deps.customers.peopleOf(ctx.merchant, [invoice.customerId]);
     return layout(
       {
         title: `Invoice ${invoice.number ?? invoice.id}`,
@@ -175,14 +176,20 @@ export function invoicePages(app: App, deps: DashboardDeps): void {
         notice: extra.notice,
       },
       html`<p><a href="${base}">← Invoices</a></p>
-        <h1>${invoice.number ?? 'Draft'} · ${money(invoice.amountDue, invoice.currency)} · ${invoice.status}</h1>
+        <h1>
+          ${invoice.number ?? 'Draft'} · ${money(invoice.amountDue, invoice.currency)} ${statusBadge(invoice.status)}
+        </h1>
         ${formError(extra.errors)}
         <div class="actions">${actions}</div>
         <dl class="facts card">
           <dt>Id</dt>
           <dd>${invoice.id}</dd>
           <dt>Customer</dt>
-          <dd><a href="/dashboard/customers/${invoice.customerId}">${invoice.customerId}</a></dd>
+          <dd>
+            <a href="/dashboard/customers/${invoice.customerId}"
+              >${personText(people.get(invoice.customerId), invoice.customerId)}</a
+            >
+          </dd>
           <dt>Collection</dt>
           <dd>${invoice.collectionMethod.replace('_', ' ')}</dd>
           <dt>Paid</dt>

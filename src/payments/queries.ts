@@ -388,12 +388,17 @@ export async function countPaymentsByStatus(
   if (range.createdGte) rangeSql += ` AND created_at >= $${params.push(range.createdGte)}`;
   if (range.createdLte) rangeSql += ` AND created_at <= $${params.push(range.createdLte)}`;
   const rows = await db.query<{ status: string | null; count: string | number }>(
+    // The ORDER BY is the indexes' own: without it, and without statistics, the planner takes a
+    // LIMIT for a reason to scan the table in any order, which reads every row of a status that
+    // has none (measured: 9× slower at 100,000 payments).
     `SELECT s.status, (SELECT count(*) FROM (SELECT 1 FROM payments
-              WHERE status = s.status AND merchant_id = $1 AND mode = $2${rangeSql} LIMIT $3) AS capped) AS count
+              WHERE status = s.status AND merchant_id = $1 AND mode = $2${rangeSql}
+              ORDER BY created_at DESC, id DESC LIMIT $3) AS capped) AS count
        FROM unnest($4::text[]) AS s(status)
      UNION ALL
      SELECT NULL, (SELECT count(*) FROM (SELECT 1 FROM payments
-              WHERE merchant_id = $1 AND mode = $2${rangeSql} LIMIT $3) AS capped)`,
+              WHERE merchant_id = $1 AND mode = $2${rangeSql}
+              ORDER BY created_at DESC, id DESC LIMIT $3) AS capped)`,
     params,
   );
   const byStatus: Record<string, number> = {};
