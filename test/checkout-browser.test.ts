@@ -120,7 +120,7 @@ describe(`hosted checkout page in a browser (${databaseKind})`, () => {
     assert.match(lines, /Earl Grey, 250 g\s+2\s+\$12\.00/);
     assert.match(lines, /Tea strainer\s+1\s+\$7\.50/);
     assert.match(await page.locator('#total').innerText(), /\$31\.50/);
-    // The documentation's picture (docs/images/checkout-page.png) is taken here, the form empty.
+    // A picture for people checking a run (docs/checkout.md's are taken by checkout-shopper-browser.test.ts).
     await page.screenshot({ path: `${screenshots}/checkout-page.png`, fullPage: true });
     await fillCard(cards.good);
     const paymentId = await paymentIdOnReturn();
