@@ -29,13 +29,13 @@ export const WebsiteOrigins = Type.Array(Type.String({ maxLength: 200 }), {
 
 const BrandColor = Type.Union([Type.String({ maxLength: 7 }), Type.Null()], {
   description:
-    "The hosted pages' accent and Pay button colour, `#rrggbb`; `null` removes it (Tessera's blue). The button's text is black or white, whichever reads better on it.",
+    "The hosted pages' accent and Pay button colour, `#rrggbb`; an empty string removes it (Tessera's blue). The button's text is black or white, whichever reads better on it.",
   examples: ['#1f5fbf'],
 });
 
 const LogoUrl = Type.Union([Type.String({ maxLength: 2048 }), Type.Null()], {
   description:
-    'An https URL of the logo shown above the hosted pages (at most 40 px high); `null` removes it. The pages allow images from its origin only (CSP img-src).',
+    'An https URL of the logo shown above the hosted pages (at most 40 px high); an empty string removes it. The pages allow images from its origin only (CSP img-src).',
   examples: ['https://shop.example/logo.png'],
 });
 
