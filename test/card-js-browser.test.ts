@@ -14,6 +14,7 @@ import { databaseKind, startTestApp, type TestContext, type TestMerchant } from 
 import { dynamicEndpointToken, launchChromium } from './helpers/browser.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
+import { seriousViolations } from './helpers/axe-audit.js';
 
 const screenshots = '.test-screenshots';
 const goodCard = '4242424242424242';
@@ -175,15 +176,20 @@ describe(`tessera.js in a browser (${databaseKind})`, () => {
     // Only a field already typed in is judged: the number is empty, the expiry wrong.
     await frame.getByLabel('Expiry').fill('13/30');
     await frame.getByLabel('Expiry').blur();
-    await frame.locator('#error').filter({ hasText: 'card.expMonth must be a month from 01 to 12' }).waitFor();
-    await page.locator('#result').filter({ hasText: 'card.expMonth must be a month from 01 to 12' }).waitFor();
+    // In the shopper's words, never the API's (`card.expMonth must be…`).
+    await frame.locator('#error').filter({ hasText: 'The expiry month must be from 01 to 12.' }).waitFor();
+    await page.locator('#result').filter({ hasText: 'The expiry month must be from 01 to 12.' }).waitFor();
     // docs/images/tessera-js-card-field.png is this picture: the field mounted, no card number in it.
     await page.screenshot({ path: `${screenshots}/tessera-js-card-field.png` });
     await frame.getByLabel('Card number').fill('4242424242424241');
     await frame.getByLabel('Card number').blur();
     // The first wrong field is named, in the frame and to the page, without any digit of the card.
-    await frame.locator('#error').filter({ hasText: 'card.cardNo must pass the Luhn check' }).waitFor();
-    await page.locator('#result').filter({ hasText: 'card.cardNo must pass the Luhn check' }).waitFor();
+    await frame.locator('#error').filter({ hasText: 'Your card number is invalid.' }).waitFor();
+    await page.locator('#result').filter({ hasText: 'Your card number is invalid.' }).waitFor();
+    // Spaced in fours, the brand shown as typed.
+    assert.equal(await frame.getByLabel('Card number').inputValue(), '4242 4242 4242 4241');
+    await frame.locator('#card-brand').filter({ hasText: 'Visa' }).waitFor();
+    assert.deepEqual(await seriousViolations(frame), []);
     await typeCard(frame, challengeCard);
     const popupOpened = page.waitForEvent('popup');
     await page.getByRole('button', { name: 'Pay 25.00 USD' }).click();

@@ -36,7 +36,12 @@ describe(`tessera.js and the card frame (${databaseKind})`, () => {
     assert.equal(answer.headers['x-content-type-options'], 'nosniff');
     assert.equal(answer.headers['access-control-allow-origin'], '*');
     assert.match(answer.body, /window\.Tessera = Tessera/);
-    for (const asset of ['/js/v1/card-frame.js', '/js/v1/card-frame.css']) {
+    for (const asset of [
+      '/js/v1/card-frame.js',
+      '/js/v1/card-frame.css',
+      '/js/v1/card-input.js',
+      '/js/v1/hosted-form.js',
+    ]) {
       const file = await get(asset);
       assert.equal(file.statusCode, 200, asset);
       assert.match(String(file.headers['content-type']), asset.endsWith('.js') ? /^text\/javascript/ : /^text\/css/);
@@ -56,7 +61,10 @@ describe(`tessera.js and the card frame (${databaseKind})`, () => {
     assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
     assert.equal(frameAncestors(csp), '*');
     // One script, from a file of Tessera's origin; no inline script or event handler.
-    assert.deepEqual(answer.body.match(/<script[^>]*>/g), ['<script src="/js/v1/card-frame.js">']);
+    assert.deepEqual(answer.body.match(/<script[^>]*>/g), [
+      '<script src="/js/v1/card-input.js">',
+      '<script src="/js/v1/card-frame.js">',
+    ]);
     assert.doesNotMatch(answer.body, /\son[a-z]+=/);
     assert.match(answer.body, /data-parent-origin="http:\/\/127\.0\.0\.1:8080"/);
   });

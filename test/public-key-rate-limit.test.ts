@@ -200,7 +200,7 @@ describe('public-key rate limit per client address', () => {
     const limited = await postDeclined(second, address);
     assert.equal(limited.statusCode, 429);
     assert.equal(limited.headers['retry-after'], '10');
-    assert.match(limited.body, /Too many card attempts on this checkout page; go back and try again in 10 seconds/);
+    assert.match(limited.body, /Too many card attempts on this page\. Try again in 10 seconds/);
     assert.ok(!limited.body.includes('4000000000000002'));
     assertLimited(await read(ctx, method, { key: shop.publicKey, address }), 10);
     ctx.clock.advance(10_000);

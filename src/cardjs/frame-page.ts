@@ -5,6 +5,8 @@
  * X-Frame-Options. Everything from the request is escaped; the card is never written into it.
  */
 import { escapeHtml } from '../payments/three-d-secure-page.js';
+import { textDirection, type ShopperLocale } from '../shopper/locales.js';
+import { browserMessages, translate, type MessageKey } from '../shopper/messages.js';
 
 /** Who may frame the page: the merchant's website origins, or any page in development. */
 export type FrameAncestors = { any: true } | { any: false; origins: readonly string[] };
@@ -33,11 +35,11 @@ export function cardFrameHeaders(ancestors: FrameAncestors): Record<string, stri
   };
 }
 
-function page(body: string): string {
+function page(locale: ShopperLocale, body: string): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${locale}" dir="${textDirection(locale)}">
 <head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>Card details</title>
+<meta name="robots" content="noindex"><title>${escapeHtml(translate(locale, 'cardDetails'))}</title>
 <link rel="stylesheet" href="/js/v1/card-frame.css"></head>
 <body>
 ${body}
@@ -47,26 +49,38 @@ ${body}
 }
 
 export interface CardFrameView {
+  locale: ShopperLocale;
   publicKey: string;
   parentOrigin: string;
   frameId: string;
 }
 
+/**
+ * The field in the shopper's language (tessera.js's `locale`, else the browser's): labels here,
+ * and the messages the frame's script shows as the shopper types in data-messages.
+ */
 export function renderCardFrame(view: CardFrameView): string {
-  return page(`<form id="card-form" novalidate autocomplete="on" data-key="${escapeHtml(view.publicKey)}"
- data-parent-origin="${escapeHtml(view.parentOrigin)}" data-frame-id="${escapeHtml(view.frameId)}">
-<div class="row"><label for="cardNo">Card number
-<input id="cardNo" name="cardNo" inputmode="numeric" autocomplete="cc-number" maxlength="23" placeholder="1234 1234 1234 1234" spellcheck="false"></label></div>
-<div class="row two"><label for="expiry">Expiry
-<input id="expiry" name="expiry" autocomplete="cc-exp" maxlength="7" placeholder="MM / YY"></label>
-<label for="securityCode">Security code
-<input id="securityCode" name="securityCode" inputmode="numeric" autocomplete="cc-csc" maxlength="4" placeholder="CVC"></label></div>
+  const t = (key: MessageKey) => escapeHtml(translate(view.locale, key));
+  const messages = escapeHtml(JSON.stringify(browserMessages(view.locale)));
+  return page(
+    view.locale,
+    `<form id="card-form" novalidate autocomplete="on" data-key="${escapeHtml(view.publicKey)}"
+ data-parent-origin="${escapeHtml(view.parentOrigin)}" data-frame-id="${escapeHtml(view.frameId)}" data-messages="${messages}">
+<div class="row"><label for="cardNo">${t('cardNumber')}</label>
+<div class="number"><input id="cardNo" name="cardNo" inputmode="numeric" autocomplete="cc-number" maxlength="23" placeholder="1234 1234 1234 1234" spellcheck="false" aria-describedby="error">
+<span class="brand" id="card-brand" aria-live="polite" data-label="${t('cardBrand')}"></span></div></div>
+<div class="row two"><div class="row"><label for="expiry">${t('expiry')}</label>
+<input id="expiry" name="expiry" inputmode="numeric" autocomplete="cc-exp" maxlength="7" placeholder="${t('expiryPlaceholder')}" aria-describedby="error"></div>
+<div class="row"><label for="securityCode">${t('securityCode')}</label>
+<input id="securityCode" name="securityCode" inputmode="numeric" autocomplete="cc-csc" maxlength="4" placeholder="CVC" aria-describedby="error"></div></div>
 <p id="error" class="error" role="alert"></p>
 </form>
-<script src="/js/v1/card-frame.js"></script>`);
+<script src="/js/v1/card-input.js"></script>
+<script src="/js/v1/card-frame.js"></script>`,
+  );
 }
 
 /** What a developer sees in the frame when the key or the page's origin is refused. */
 export function renderRefusedFrame(message: string): string {
-  return page(`<p class="refused" id="refused" role="alert">${escapeHtml(message)}</p>`);
+  return page('en', `<p class="refused" id="refused" role="alert">${escapeHtml(message)}</p>`);
 }

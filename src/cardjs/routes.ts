@@ -9,6 +9,7 @@ import { hashKey, type KeyLookup } from '../http/auth.js';
 import type { App } from '../http/server.js';
 import type { MerchantService } from '../merchants/service.js';
 import { isOrigin } from '../merchants/origins.js';
+import { shopperLocale } from '../shopper/locales.js';
 import { cardFrameHeaders, renderCardFrame, renderRefusedFrame, type FrameAncestors } from './frame-page.js';
 
 export interface CardJsDeps {
@@ -42,6 +43,8 @@ export function cardJsRoutes(deps: CardJsDeps) {
     script: staticFile('tessera.js'),
     frameScript: staticFile('card-frame.js'),
     frameStyle: staticFile('card-frame.css'),
+    cardInput: staticFile('card-input.js'),
+    hostedForm: staticFile('hosted-form.js'),
   };
 
   /** The merchant's website origins; with none registered, any page outside production (test keys). */
@@ -60,6 +63,13 @@ export function cardJsRoutes(deps: CardJsDeps) {
     );
     app.get('/js/v1/card-frame.js', { schema: { hide: true } }, async (_request, reply) =>
       reply.headers(frameAssetHeaders).type('text/javascript; charset=utf-8').send(files.frameScript),
+    );
+    // The card checks as typed, shared by the card frame and the hosted checkout and invoice pages.
+    app.get('/js/v1/card-input.js', { schema: { hide: true } }, async (_request, reply) =>
+      reply.headers(frameAssetHeaders).type('text/javascript; charset=utf-8').send(files.cardInput),
+    );
+    app.get('/js/v1/hosted-form.js', { schema: { hide: true } }, async (_request, reply) =>
+      reply.headers(frameAssetHeaders).type('text/javascript; charset=utf-8').send(files.hostedForm),
     );
     app.get('/js/v1/card-frame.css', { schema: { hide: true } }, async (_request, reply) =>
       reply.headers(frameAssetHeaders).type('text/css; charset=utf-8').send(files.frameStyle),
@@ -86,9 +96,15 @@ export function cardJsRoutes(deps: CardJsDeps) {
           ancestors,
           "This page's origin is not one of the merchant's website origins (dashboard → Settings).",
         );
-      return reply
-        .headers(cardFrameHeaders(ancestors))
-        .send(renderCardFrame({ publicKey: key, parentOrigin, frameId }));
+      return reply.headers(cardFrameHeaders(ancestors)).send(
+        renderCardFrame({
+          // tessera.js's locale (Tessera(key, { locale }) or mountCard), else the shopper's browser.
+          locale: shopperLocale(text(query.locale), request.headers['accept-language']),
+          publicKey: key,
+          parentOrigin,
+          frameId,
+        }),
+      );
     });
   };
 }

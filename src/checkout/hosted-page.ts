@@ -1,120 +1,111 @@
 /**
- * The hosted checkout page (DESIGN §9): who is paid, the order lines, the total, and while the
- * session is open a card form posted back to Tessera. Plain HTML with no script at all (the CSP
- * forbids it) and no external resource; everything from the merchant is escaped. The card number
- * and security code are never written into a page, not even after a refused form.
+ * The hosted checkout page (DESIGN §9, §13): who is paid (the merchant's name, logo and colour),
+ * the order lines, the total, and while the session is open a card form posted back to Tessera,
+ * its Pay button carrying the amount, all in the shopper's language (src/shopper/). No inline
+ * script and no external resource but the merchant's logo; everything from the merchant is escaped.
  */
-import type { CardField, CardFormState } from '../invoices/hosted-page.js';
-import { currencyExponent, formatAmount } from '../money.js';
 import { escapeHtml } from '../payments/three-d-secure-page.js';
+import { renderCardForm, type CardFormState } from '../shopper/card-form.js';
+import type { ShopperLocale } from '../shopper/locales.js';
+import { translate, type MessageKey } from '../shopper/messages.js';
+import { formatMoney, shopperPage, shopperPageHeaders, type ShopperBrand } from '../shopper/page.js';
+import { parseAmount, currencyExponent } from '../money.js';
 import type { CheckoutSessionRow } from './queries.js';
 
 /** An origin as CSP writes it: scheme, host and port, nothing that could end the directive. */
 const cspOrigin = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;
 
 /**
- * Nothing cached, no referrer, no script, no framing (clickjacking), the form posted to Tessera
- * only. form-action also governs the redirects that follow a post (browsers block the last hop
- * otherwise), so a paid form's redirect to the shop needs the origin of the session's returnUrl.
+ * Nothing cached, no referrer, scripts of this origin only, no framing (clickjacking), the form
+ * posted to Tessera only. form-action also governs the redirects that follow a post (browsers
+ * block the last hop otherwise), so a paid form's redirect to the shop needs the origin of the
+ * session's returnUrl.
  */
-export function checkoutPageHeaders(returnUrl?: string): Record<string, string> {
+export function checkoutPageHeaders(brand: ShopperBrand | null, returnUrl?: string): Record<string, string> {
   const shop = returnUrl === undefined ? '' : new URL(returnUrl).origin;
-  const formAction = cspOrigin.test(shop) ? `'self' ${shop}` : "'self'";
-  return {
-    'content-type': 'text/html; charset=utf-8',
-    'cache-control': 'no-store',
-    'referrer-policy': 'no-referrer',
-    'x-content-type-options': 'nosniff',
-    'x-frame-options': 'DENY',
-    'content-security-policy': `default-src 'none'; style-src 'unsafe-inline'; form-action ${formAction}; frame-ancestors 'none'; base-uri 'none'`,
-  };
+  return shopperPageHeaders(brand, cspOrigin.test(shop) ? `'self' ${shop}` : "'self'");
 }
 
 export interface CheckoutPageView {
   session: CheckoutSessionRow;
-  merchantName: string;
+  brand: ShopperBrand;
   /** An attempt is under way (another tab's post, or a payment awaiting 3-D Secure). */
   pending: boolean;
   /** Why the last card did not go through, for the shopper to read. */
-  declined?: string;
+  declined?: MessageKey;
 }
 
-const css = `body { font-family: system-ui, sans-serif; background: #f4f5f7; color: #1f2933; margin: 0; }
-main { max-width: 34rem; margin: 3rem auto; background: #fff; border-radius: 8px; padding: 2rem; }
-table { width: 100%; border-collapse: collapse; margin: 1rem 0; }
-td { padding: 0.4rem 0.25rem; border-bottom: 1px solid #e4e7eb; } td.num { text-align: right; }
-form { display: grid; gap: 0.75rem; } label { display: grid; gap: 0.25rem; }
-input { font-size: 1rem; padding: 0.5rem; } .error { color: #a61b1b; }
-button { font-size: 1rem; padding: 0.75rem; background: #1f5fbf; color: #fff; border: 0; border-radius: 6px; }`;
-
-export function layout(title: string, body: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>${escapeHtml(title)}</title><style>${css}</style></head>
-<body><main>
-${body}
-</main></body>
-</html>
-`;
-}
-
-/** A line's unit price as the shop gave it (a number, decimals allowed: DESIGN §2), in the currency's digits. */
-function unitPrice(amount: number | string, currency: string): string {
+/** A line's unit price as the shop gave it (a number in major units, decimals allowed: DESIGN §2). */
+function unitPrice(locale: ShopperLocale, amount: number | string, currency: string): string {
   const value = Number(amount);
   if (!Number.isFinite(value)) return `${amount} ${currency}`;
-  return `${value.toFixed(currencyExponent(currency))} ${currency}`;
+  const minor = parseAmount(value.toFixed(currencyExponent(currency)).replace('.', ''));
+  return minor === undefined ? `${amount} ${currency}` : formatMoney(locale, minor, currency);
 }
 
-function lines(session: CheckoutSessionRow): string {
-  const items = session.details.lineItems ?? [];
-  const rows = items.map((item) => {
+function lines(locale: ShopperLocale, session: CheckoutSessionRow): string {
+  const t = (key: MessageKey) => escapeHtml(translate(locale, key));
+  const rows = (session.details.lineItems ?? []).map((item) => {
     const quantity = item.quantity ?? 1;
-    const price = item.amount === null ? '' : unitPrice(item.amount, item.currency ?? session.currency);
-    return `<tr><td>${escapeHtml(item.name ?? item.description ?? 'Item')}</td><td class="num">${quantity}</td><td class="num">${escapeHtml(price)}</td></tr>`;
+    const price = item.amount === null ? '' : unitPrice(locale, item.amount, item.currency ?? session.currency);
+    const name = item.name ?? item.description ?? translate(locale, 'item');
+    return `<tr><td>${escapeHtml(name)}</td><td class="num">${quantity}</td><td class="num">${escapeHtml(price)}</td></tr>`;
   });
-  const total = `${formatAmount(BigInt(session.amount_total), session.currency)} ${session.currency}`;
-  return `<table><tbody>${rows.join('\n')}</tbody>
-<tfoot><tr><td colspan="2">Total</td><td class="num" id="total">${escapeHtml(total)}</td></tr></tfoot></table>`;
-}
-
-const fieldError = (state: CardFormState | undefined, field: CardField | 'form') => {
-  const message = state?.errors[field];
-  return message ? `<span class="error" id="${field}-error">${escapeHtml(message)}</span>` : '';
-};
-
-function cardForm(view: CheckoutPageView, state?: CardFormState): string {
-  const { session } = view;
-  const cancel = session.details.cancelUrl
-    ? `<p><a href="${escapeHtml(`/checkout/${session.id}/cancel`)}">Cancel and return to the shop</a></p>`
+  const total = formatMoney(locale, BigInt(session.amount_total), session.currency);
+  const head = rows.length
+    ? `<thead><tr><th scope="col">${t('item')}</th><th scope="col" class="num">${t('quantity')}</th><th scope="col" class="num">${t('unitPrice')}</th></tr></thead>`
     : '';
-  return `${view.declined ? `<p class="error" id="declined">The card was not accepted: ${escapeHtml(view.declined)}</p>` : ''}
-${fieldError(state, 'form')}
-<form method="post" action="/checkout/${escapeHtml(session.id)}/pay" autocomplete="on">
-<label>Card number <input name="cardNo" inputmode="numeric" autocomplete="cc-number" maxlength="23" required>
-${fieldError(state, 'cardNo')}</label>
-<label>Expiry (MM/YY) <input name="expiry" autocomplete="cc-exp" maxlength="7" required value="${escapeHtml(state?.expiry ?? '')}">
-${fieldError(state, 'expiry')}</label>
-<label>Security code <input name="securityCode" inputmode="numeric" autocomplete="cc-csc" maxlength="4" required>
-${fieldError(state, 'securityCode')}</label>
-<label>Name on card <input name="name" autocomplete="cc-name" maxlength="100" required value="${escapeHtml(state?.name ?? '')}">
-${fieldError(state, 'name')}</label>
-<button type="submit">Pay</button>
-</form>
-${cancel}`;
+  return `<table><caption>${t('orderSummary')}</caption>${head}<tbody>${rows.join('\n')}</tbody>
+<tfoot><tr><td colspan="2">${t('total')}</td><td class="num" id="total">${escapeHtml(total)}</td></tr></tfoot></table>`;
 }
 
-export function renderCheckoutPage(view: CheckoutPageView, state?: CardFormState): string {
+function cardForm(locale: ShopperLocale, view: CheckoutPageView, state?: CardFormState): string {
   const { session } = view;
-  let tail: string;
-  if (session.status === 'complete') tail = '<p id="state">This order has been paid. Thank you.</p>';
-  else if (session.status === 'expired') tail = '<p id="state">This checkout has expired; return to the shop.</p>';
-  else if (view.pending) tail = '<p id="state">A payment is being processed. Reload this page in a moment.</p>';
-  else tail = cardForm(view, state);
-  const heading = `<h1>${escapeHtml(view.merchantName)}</h1>`;
-  return layout(`Pay ${view.merchantName}`, `${heading}\n${lines(session)}\n${tail}`);
+  const amount = formatMoney(locale, BigInt(session.amount_total), session.currency);
+  const cancel = session.details.cancelUrl
+    ? `<p><a href="${escapeHtml(`/checkout/${session.id}/cancel`)}">${escapeHtml(translate(locale, 'cancel'))}</a></p>`
+    : '';
+  const declined = view.declined
+    ? `<p class="error" id="declined" role="alert">${escapeHtml(translate(locale, view.declined))}</p>`
+    : '';
+  const form = renderCardForm({
+    locale,
+    action: `/checkout/${session.id}/pay`,
+    payLabel: translate(locale, 'pay', { amount }),
+    state,
+  });
+  return `${declined}\n${form}\n${cancel}`;
 }
 
-export function renderCheckoutMessage(title: string, text: string): string {
-  return layout(title, `<h1>${escapeHtml(title)}</h1><p>${escapeHtml(text)}</p>`);
+export function renderCheckoutPage(locale: ShopperLocale, view: CheckoutPageView, state?: CardFormState): string {
+  const { session } = view;
+  const note = (key: MessageKey) => `<p id="state" role="status">${escapeHtml(translate(locale, key))}</p>`;
+  let tail: string;
+  const open = session.status === 'open' && !view.pending;
+  if (session.status === 'complete') tail = note('checkoutPaid');
+  else if (session.status === 'expired') tail = note('checkoutExpired');
+  else if (view.pending) tail = note('checkoutPending');
+  else tail = cardForm(locale, view, state);
+  return shopperPage({
+    locale,
+    title: translate(locale, 'checkoutTitle', { merchant: view.brand.name }),
+    brand: view.brand,
+    body: `${lines(locale, session)}\n${tail}`,
+    cardScripts: open,
+  });
+}
+
+/** A page without a form (not found, too many attempts…), in the shopper's language. */
+export function renderCheckoutMessage(
+  locale: ShopperLocale,
+  title: MessageKey,
+  text: MessageKey,
+  values: Record<string, string> = {},
+): string {
+  return shopperPage({
+    locale,
+    title: translate(locale, title),
+    brand: { name: translate(locale, title), brandColor: null, logoUrl: null },
+    body: `<p>${escapeHtml(translate(locale, text, values))}</p>`,
+  });
 }

@@ -20,12 +20,12 @@ import type { MerchantContext } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
 import { isId } from '../ids.js';
 import { withQueryParameters } from '../return-url.js';
-import type { CardFormState } from '../invoices/hosted-page.js';
-import { cardRefusal, readCardForm, type CardForm } from '../invoices/hosted-payment.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { PaymentMethodService } from '../payment-methods/service.js';
 import type { CreatePaymentBody, Payment } from '../payments/schemas.js';
 import type { PaymentService } from '../payments/service.js';
+import { cardRefusal, readCardForm, type CardForm, type CardFormState } from '../shopper/card-form.js';
+import { declineMessageKey, type MessageKey } from '../shopper/messages.js';
 import type { CheckoutPageView } from './hosted-page.js';
 import * as queries from './queries.js';
 
@@ -61,25 +61,26 @@ async function merchantOfSession(deps: HostedCheckoutDeps, row: queries.Checkout
     tokenizationEnabled: merchant.tokenization,
     mitEnabled: merchant.mit,
   };
-  return { context, name: merchant.name };
+  const brand = { name: merchant.name, brandColor: merchant.brandColor, logoUrl: merchant.logoUrl };
+  return { context, brand };
 }
 
 /** The page of a session as it is now (a missing id and a malformed one look the same). */
 export async function checkoutPage(
   deps: HostedCheckoutDeps,
   id: string,
-  declined?: string,
+  declined?: MessageKey,
 ): Promise<CheckoutPageView | null> {
   if (!isId('cs', id)) return null;
   const row = await queries.selectSessionById(deps.db, id);
   if (!row) return null;
-  const { name } = await merchantOfSession(deps, row);
+  const { brand } = await merchantOfSession(deps, row);
   const now = deps.clock.now();
   const expired = row.status === 'open' && row.expires_at <= now;
   const session = expired ? { ...row, status: 'expired' as const } : row;
   // A post in flight; a payment awaiting 3-D Secure may be replaced by a new card.
   const pending = !row.pending_payment_id && !!row.attempt_until && row.attempt_until > now;
-  return { session, merchantName: name, pending, ...(declined ? { declined } : {}) };
+  return { session, brand, pending, ...(declined ? { declined } : {}) };
 }
 
 /** The session's fields as a payment request (DESIGN §9: as through the API). */
@@ -150,7 +151,8 @@ async function settle(
     return paid;
   }
   await queries.releaseSession(deps.db, row.id);
-  const view = await checkoutPage(deps, row.id, payment.errorMessage ?? 'The payment did not go through');
+  // The shopper reads what the decline means for them, not the processor's words.
+  const view = await checkoutPage(deps, row.id, declineMessageKey(payment.errorCode));
   return view ? { kind: 'page', status: 200, view } : { kind: 'not_found' };
 }
 
@@ -193,7 +195,7 @@ export async function payOnCheckoutPage(
     // Another payment of the session went through meanwhile (this one was refused): the shop hears of that one.
     const paid = await paidOrPageAgain(deps, id);
     if (paid.location !== `/checkout/${id}`) return paid;
-    return { kind: 'page', status: 400, view, state: { errors: { form: err.message } } };
+    return { kind: 'page', status: 400, view, state: { errors: { form: 'paymentFailed' } } };
   }
 }
 

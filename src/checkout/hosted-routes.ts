@@ -1,6 +1,8 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimiter } from '../http/rate-limit.js';
 import type { App } from '../http/server.js';
+import { shopperLocale, type ShopperLocale } from '../shopper/locales.js';
+import type { MessageKey } from '../shopper/messages.js';
 import { checkoutPageHeaders, renderCheckoutMessage, renderCheckoutPage } from './hosted-page.js';
 import {
   checkoutPage,
@@ -10,23 +12,38 @@ import {
   type HostedCheckoutResult,
 } from './hosted-payment.js';
 
-function sendPage(reply: FastifyReply, status: number, html: string, returnUrl?: string) {
-  return reply.code(status).headers(checkoutPageHeaders(returnUrl)).send(html);
+/** The browser's languages; the session's `locale`, when set, comes first (DESIGN §13). */
+const acceptLanguage = (request: FastifyRequest) => request.headers['accept-language'];
+
+function sendMessage(
+  reply: FastifyReply,
+  status: number,
+  locale: ShopperLocale,
+  title: MessageKey,
+  text: MessageKey,
+  values?: Record<string, string>,
+) {
+  return reply
+    .code(status)
+    .headers(checkoutPageHeaders(null))
+    .send(renderCheckoutMessage(locale, title, text, values));
 }
 
-const notFoundPage = () => renderCheckoutMessage('Not found', 'This checkout page does not exist.');
+const notFound = (reply: FastifyReply, request: FastifyRequest) =>
+  sendMessage(reply, 404, shopperLocale(null, acceptLanguage(request)), 'notFoundTitle', 'checkoutNotFound');
 
-function answer(reply: FastifyReply, result: HostedCheckoutResult) {
+function answer(request: FastifyRequest, reply: FastifyReply, result: HostedCheckoutResult) {
   switch (result.kind) {
     case 'not_found':
-      return sendPage(reply, 404, notFoundPage());
-    case 'page':
-      return sendPage(
-        reply,
-        result.status,
-        renderCheckoutPage(result.view, result.state),
-        result.view.session.details.returnUrl,
-      );
+      return notFound(reply, request);
+    case 'page': {
+      const { session, brand } = result.view;
+      const locale = shopperLocale(session.details.locale, acceptLanguage(request));
+      return reply
+        .code(result.status)
+        .headers(checkoutPageHeaders(brand, session.details.returnUrl))
+        .send(renderCheckoutPage(locale, result.view, result.state));
+    }
     case 'redirect':
       return reply.code(303).header('cache-control', 'no-store').redirect(result.location, 303);
   }
@@ -49,21 +66,16 @@ export function hostedCheckoutRoutes(deps: HostedCheckoutDeps, limiter?: RateLim
       );
       // A shopper's browser gets a page, never the API's JSON envelope; the log line carries no form field.
       scope.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
-        if ((error.statusCode ?? 500) < 500) {
-          return sendPage(reply, 400, renderCheckoutMessage('Bad request', 'The form could not be read.'));
-        }
+        const locale = shopperLocale(null, acceptLanguage(request));
+        if ((error.statusCode ?? 500) < 500) return sendMessage(reply, 400, locale, 'badRequestTitle', 'badRequest');
         request.log.error({ err: error }, 'hosted checkout page failed');
-        return sendPage(
-          reply,
-          500,
-          renderCheckoutMessage('Something went wrong', 'Nothing was charged twice. Reload the checkout page.'),
-        );
+        return sendMessage(reply, 500, locale, 'errorTitle', 'errorText');
       });
 
       scope.get('/checkout/:id', { schema: { hide: true } }, async (request, reply) => {
         const view = await checkoutPage(deps, (request.params as { id: string }).id);
-        if (!view) return sendPage(reply, 404, notFoundPage());
-        return sendPage(reply, 200, renderCheckoutPage(view), view.session.details.returnUrl);
+        if (!view) return notFound(reply, request);
+        return answer(request, reply, { kind: 'page', status: 200, view });
       });
 
       scope.post('/checkout/:id/pay', { schema: { hide: true } }, async (request, reply) => {
@@ -73,36 +85,34 @@ export function hostedCheckoutRoutes(deps: HostedCheckoutDeps, limiter?: RateLim
           : { allowed: true as const };
         // A limit that cannot be counted lets nothing through (DESIGN §11).
         if (decision === 'unavailable') {
-          return sendPage(
+          return sendMessage(
             reply,
             503,
-            renderCheckoutMessage('Please try again', 'The payment page is briefly unavailable. Nothing was charged.'),
+            shopperLocale(null, acceptLanguage(request)),
+            'unavailableTitle',
+            'unavailable',
           );
         }
         if (!decision.allowed) {
           reply.header('Retry-After', String(decision.retryAfterSeconds));
-          return sendPage(
-            reply,
-            429,
-            renderCheckoutMessage(
-              'Too many attempts',
-              `Too many card attempts on this checkout page; go back and try again in ${decision.retryAfterSeconds} seconds.`,
-            ),
-          );
+          const locale = shopperLocale(null, acceptLanguage(request));
+          return sendMessage(reply, 429, locale, 'tooManyTitle', 'tooMany', {
+            seconds: String(decision.retryAfterSeconds),
+          });
         }
         const form = request.body;
         const fields = form && typeof form === 'object' ? (form as Record<string, unknown>) : {};
-        return answer(reply, await payOnCheckoutPage(deps, id, fields));
+        return answer(request, reply, await payOnCheckoutPage(deps, id, fields));
       });
 
       scope.get('/checkout/:id/return', { schema: { hide: true } }, async (request, reply) =>
-        answer(reply, await returnFromChallenge(deps, (request.params as { id: string }).id)),
+        answer(request, reply, await returnFromChallenge(deps, (request.params as { id: string }).id)),
       );
 
       // "Cancel" goes back to the shop's cancelUrl; the session stays open until it expires.
       scope.get('/checkout/:id/cancel', { schema: { hide: true } }, async (request, reply) => {
         const view = await checkoutPage(deps, (request.params as { id: string }).id);
-        if (!view) return sendPage(reply, 404, notFoundPage());
+        if (!view) return notFound(reply, request);
         const target = view.session.details.cancelUrl ?? `/checkout/${view.session.id}`;
         return reply.code(303).header('cache-control', 'no-store').redirect(target, 303);
       });

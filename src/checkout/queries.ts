@@ -21,6 +21,8 @@ export interface CheckoutDetails {
   returnUrl: string;
   cancelUrl: string | null;
   notifyUrl: string | null;
+  /** The hosted page's language (a tag of src/shopper/locales.ts); null (or absent, older rows): the browser's. */
+  locale?: string | null;
 }
 
 export interface CheckoutSessionRow {

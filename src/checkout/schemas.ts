@@ -3,6 +3,7 @@ import { ListQuery } from '../http/envelope.js';
 import { Email, Nullable, ShippingOut, Timestamp, emptyIsAbsent } from '../http/common-schemas.js';
 import { BillingDetails, BillingDetailsOut } from '../payment-methods/schemas.js';
 import { CreatePaymentBody, LineItemOut } from '../payments/schemas.js';
+import { requestableLocales } from '../shopper/locales.js';
 import { checkoutStatuses } from './states.js';
 
 /** The payment fields a session shares with POST /payment/create: the same rules, the same words. */
@@ -51,6 +52,14 @@ export const CreateCheckoutSessionBody = Type.Object(
     returnUrl: Url('Required. Where the shopper goes once the session is paid, with `payment_id` added to the query'),
     cancelUrl: Type.Optional(Url('Where the "cancel" link of the hosted page goes; without it, the page has none')),
     notifyUrl: payment.notifyUrl,
+    locale: Type.Optional(
+      Type.Enum([...requestableLocales], {
+        'x-rule': `must be one of ${requestableLocales.join(', ')}`,
+        description:
+          "The hosted page's language: one of the listed tags (`ar` is written right to left), or `auto` (the default): the shopper's browser language (Accept-Language), English when none of these",
+        ...emptyIsAbsent,
+      }),
+    ),
     expiresAt: Type.Optional(
       Type.Union([Type.String({ format: 'date-time' }), Type.Integer({ minimum: 0 })], {
         'x-rule': 'must be an ISO 8601 time or Unix seconds, from 30 minutes to 24 hours from now',
@@ -98,6 +107,7 @@ export const CheckoutSession = Type.Object(
     returnUrl: Type.String(),
     cancelUrl: Nullable(Type.String()),
     notifyUrl: Nullable(Type.String()),
+    locale: Type.String({ description: 'The language of the hosted page, `auto` when the browser decides' }),
     paymentId: Nullable(Type.String({ description: 'The payment that paid the session, once it is complete' })),
     expiresAt: Timestamp,
     created: Timestamp,

@@ -63,6 +63,7 @@ export function toCheckoutSession(deps: Pick<CheckoutDeps, 'publicUrl'>, row: qu
     returnUrl: details.returnUrl,
     cancelUrl: details.cancelUrl,
     notifyUrl: details.notifyUrl,
+    locale: details.locale ?? 'auto',
     paymentId: row.payment_id,
     expiresAt: isoTimestamp(row.expires_at),
     created: isoTimestamp(row.created_at),
@@ -137,6 +138,7 @@ async function detailsOf(deps: CheckoutDeps, input: CreateCheckoutSessionBody): 
     returnUrl: input.returnUrl,
     cancelUrl: input.cancelUrl ?? null,
     notifyUrl: input.notifyUrl ?? null,
+    locale: input.locale && input.locale !== 'auto' ? input.locale : null,
   };
 }
 

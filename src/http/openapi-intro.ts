@@ -21,8 +21,11 @@ const errorMeanings: Record<keyof typeof errorStatus, string> = {
   tokenization_not_enabled: '`setupFutureUsage: on` without the tokenization capability (ask your account manager)',
   mit_not_enabled: '`subsequentInitialType: mit` without the MIT capability',
   resource_missing: "No such object for this key (another merchant's objects included)",
+  endpoint_disabled: 'Recover of a disabled webhook endpoint: enable it first',
   rate_limited: 'Too many public-key requests; retry after `Retry-After` seconds',
   internal_error: "Our fault; logged with the request's `X-TraceId`, which support asks for",
+  service_unavailable:
+    'The database or the rate limit store cannot be reached, or the process is stopping; nothing was done: retry after `Retry-After`',
 };
 
 const errorCatalog = Object.entries(errorStatus)

@@ -12,7 +12,8 @@ import type { MerchantContext } from '../http/auth.js';
 import { ApiError } from '../http/errors.js';
 import { isId } from '../ids.js';
 import { claimFor } from './collection.js';
-import type { CardField, CardFormState } from './hosted-page.js';
+import { cardRefusal, readCardForm, type CardField, type CardForm, type CardFormState } from '../shopper/card-form.js';
+import type { MessageKey } from '../shopper/messages.js';
 import * as queries from './queries.js';
 import {
   hostedInvoiceUrl,
@@ -27,64 +28,14 @@ export type HostedPayResult =
   | { kind: 'refused'; row: queries.InvoiceRow; state: CardFormState }
   | { kind: 'redirect'; location: string };
 
-export interface CardForm {
-  cardNo: string;
-  expMonth: string;
-  expYear: string;
-  securityCode: string;
-  firstName: string;
-  lastName: string | undefined;
-}
-
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
-
-/** The form as typed by a person: spaces in the number, MM/YY or MM/YYYY; each problem named by field. */
-export function readCardForm(form: Record<string, unknown>): { card: CardForm } | { state: CardFormState } {
-  const cardNo = text(form.cardNo).replace(/[\s-]/g, '');
-  const expiry = text(form.expiry).trim();
-  const securityCode = text(form.securityCode).trim();
-  const name = text(form.name).trim().replace(/\s+/g, ' ');
-  const errors: CardFormState['errors'] = {};
-  if (!/^\d{12,19}$/.test(cardNo)) errors.cardNo = 'Enter the card number: 12 to 19 digits';
-  const parts = /^(0?[1-9]|1[0-2])\s*\/\s*(\d{2}|\d{4})$/.exec(expiry);
-  if (!parts) errors.expiry = 'Enter the expiry date as MM/YY, the month from 01 to 12';
-  if (!/^\d{3,4}$/.test(securityCode)) errors.securityCode = 'Enter the security code: 3 or 4 digits';
-  if (name.length === 0 || name.length > 200) errors.name = 'Enter the name on the card';
-  // Only what is not secret is shown again.
-  if (Object.keys(errors).length > 0 || !parts) return { state: { errors, expiry, name } };
-  const words = name.split(' ');
-  const lastName = words.length > 1 ? words.pop() : undefined;
-  return {
-    card: {
-      cardNo,
-      expMonth: parts[1]!.padStart(2, '0'),
-      expYear: parts[2]!.length === 2 ? `20${parts[2]}` : parts[2]!,
-      securityCode,
-      firstName: words.join(' ').slice(0, 100),
-      lastName: lastName?.slice(0, 100),
-    },
-  };
-}
-
-/** The vault's refusal of a card, as a sentence for the cardholder beside the field concerned. */
-export function cardRefusal(err: ApiError): { field: CardField; message: string } | null {
-  const param = err.details?.param ?? '';
-  if (param === 'card.cardNo') return { field: 'cardNo', message: 'Check the card number: this one is not valid' };
-  if (param === 'card.expMonth' || param === 'card.expYear') {
-    return { field: 'expiry', message: 'Check the expiry date: the card must not have expired' };
-  }
-  if (param === 'card.securityCode') {
-    return { field: 'securityCode', message: 'Check the security code: 3 digits (4 on American Express)' };
-  }
-  return null;
-}
 
 /** The card as a new payment method of the merchant (the vault checks it as any card), or why not. */
 async function cardMethod(
   deps: InvoiceDeps,
   merchant: MerchantContext,
   card: CardForm,
-): Promise<{ id: string } | { field: CardField; message: string }> {
+): Promise<{ id: string } | { field: CardField; message: MessageKey }> {
   try {
     return await deps.paymentMethods.create(merchant, {
       type: 'card',
@@ -142,7 +93,7 @@ export async function payOnHostedPage(
     // Another post won the claim: the page shows that payment.
     if (err instanceof InvoiceConflict) return page;
     if (!(err instanceof ApiError)) throw err;
-    return { kind: 'refused', row, state: { errors: { form: err.message } } };
+    return { kind: 'refused', row, state: { errors: { form: 'paymentFailed' } } };
   }
   // Paid, or declined: the page shows which (a decline with its reason).
   return page;

@@ -1,14 +1,9 @@
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { envelope, listOf, ok } from '../http/envelope.js';
 import { merchantOf, type App } from '../http/server.js';
-import {
-  invoicePageHeaders,
-  renderInvoiceBadRequestPage,
-  renderInvoiceErrorPage,
-  renderInvoiceLimitedPage,
-  renderInvoiceNotFoundPage,
-  renderInvoicePage,
-} from './hosted-page.js';
+import { shopperLocale } from '../shopper/locales.js';
+import type { ShopperBrand } from '../shopper/page.js';
+import { invoicePageHeaders, renderInvoiceMessage, renderInvoicePage } from './hosted-page.js';
 import {
   CreateInvoiceBody,
   DeletedInvoice,
@@ -136,8 +131,11 @@ export function invoiceRoutes(invoices: InvoiceService) {
   };
 }
 
-function sendPage(reply: FastifyReply, status: number, html: string) {
-  return reply.code(status).headers(invoicePageHeaders).send(html);
+/** The customer's browser languages decide the page's (an invoice has no locale of its own). */
+const localeOf = (request: FastifyRequest) => shopperLocale(null, request.headers['accept-language']);
+
+function sendPage(reply: FastifyReply, status: number, html: string, brand: ShopperBrand | null = null) {
+  return reply.code(status).headers(invoicePageHeaders(brand)).send(html);
 }
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
@@ -157,16 +155,21 @@ export function hostedInvoiceRoutes(invoices: InvoiceService, limiter?: RateLimi
       );
       // A customer's browser gets a page, never the API's JSON envelope; the log line carries no form field.
       scope.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
-        if ((error.statusCode ?? 500) < 500) return sendPage(reply, 400, renderInvoiceBadRequestPage());
+        const locale = localeOf(request);
+        if ((error.statusCode ?? 500) < 500) {
+          return sendPage(reply, 400, renderInvoiceMessage(locale, 'badRequestTitle', 'badRequest'));
+        }
         request.log.error({ err: error }, 'hosted invoice page failed');
-        return sendPage(reply, 500, renderInvoiceErrorPage());
+        return sendPage(reply, 500, renderInvoiceMessage(locale, 'errorTitle', 'errorText'));
       });
+      const notFound = (request: FastifyRequest, reply: FastifyReply) =>
+        sendPage(reply, 404, renderInvoiceMessage(localeOf(request), 'notFoundTitle', 'invoiceNotFound'));
 
       scope.get('/invoice/:invoiceId', { schema: { hide: true } }, async (request, reply) => {
         const { invoiceId } = request.params as { invoiceId: string };
         const view = await invoices.hostedPage(invoiceId, text((request.query as Record<string, unknown>).token));
-        if (!view) return sendPage(reply, 404, renderInvoiceNotFoundPage());
-        return sendPage(reply, 200, renderInvoicePage(view));
+        if (!view) return notFound(request, reply);
+        return sendPage(reply, 200, renderInvoicePage(localeOf(request), view), view.brand);
       });
 
       // Post/redirect/get: the answer to the card form is the invoice page again (paid, or the
@@ -178,18 +181,30 @@ export function hostedInvoiceRoutes(invoices: InvoiceService, limiter?: RateLimi
         const decision = limiter
           ? await limiter.take([`address:${request.ip}`, `invoice:${invoiceId}`]).catch(() => 'unavailable' as const)
           : { allowed: true as const };
-        if (decision === 'unavailable') return sendPage(reply, 503, renderInvoiceLimitedPage(null));
+        if (decision === 'unavailable')
+          return sendPage(reply, 503, renderInvoiceMessage(localeOf(request), 'unavailableTitle', 'unavailable'));
         if (!decision.allowed) {
           reply.header('Retry-After', String(decision.retryAfterSeconds));
-          return sendPage(reply, 429, renderInvoiceLimitedPage(decision.retryAfterSeconds));
+          return sendPage(
+            reply,
+            429,
+            renderInvoiceMessage(localeOf(request), 'tooManyTitle', 'tooMany', {
+              seconds: String(decision.retryAfterSeconds),
+            }),
+          );
         }
         const form = (request.body ?? {}) as Record<string, unknown>;
         const result = await invoices.payOnHostedPage(invoiceId, typeof form === 'object' ? form : {});
         switch (result.kind) {
           case 'not_found':
-            return sendPage(reply, 404, renderInvoiceNotFoundPage());
+            return notFound(request, reply);
           case 'refused':
-            return sendPage(reply, 400, renderInvoicePage(result.view, result.state));
+            return sendPage(
+              reply,
+              400,
+              renderInvoicePage(localeOf(request), result.view, result.state),
+              result.view.brand,
+            );
           case 'redirect':
             return reply.code(303).header('cache-control', 'no-store').redirect(result.location, 303);
         }

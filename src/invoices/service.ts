@@ -2,7 +2,6 @@ import type { MerchantContext } from '../http/auth.js';
 import type { Page } from '../http/envelope.js';
 import { createdBounds } from '../http/common-schemas.js';
 import { isId } from '../ids.js';
-import { formatAmount } from '../money.js';
 import type { Queryable } from '../db/db.js';
 import type { RecordedEvent } from '../events/service.js';
 import type { InvoicePaymentEnd } from '../payments/service.js';
@@ -11,7 +10,6 @@ import { collectInvoice, collectJobKind, payInvoice, paymentEnded } from './coll
 import { createInvoice, deleteInvoice, updateInvoice } from './editing.js';
 import type { HostedInvoiceView } from './hosted-page.js';
 import { paymentUnderWay, payOnHostedPage } from './hosted-payment.js';
-import { formatDueDate } from './invoice-email.js';
 import { lineTotal } from './line-items.js';
 import * as queries from './queries.js';
 import { hostedTokenMatches, hostedTokenOf, loadInvoice, toInvoice, type InvoiceDeps } from './records.js';
@@ -80,29 +78,29 @@ export function createInvoiceService(deps: InvoiceDeps) {
   };
 }
 
-/** What the hosted page shows of an invoice, amounts and dates written for people. */
+/** What the hosted page shows of an invoice; the page writes amounts and dates in the customer's language. */
 export async function hostedView(deps: InvoiceDeps, row: queries.InvoiceRow): Promise<HostedInvoiceView> {
-  const { name } = await deps.merchants.retrieve(row.merchant_id);
-  const money = (amount: bigint) => `${formatAmount(amount, row.currency)} ${row.currency}`;
+  const merchant = await deps.merchants.retrieve(row.merchant_id);
   return {
     invoiceId: row.id,
     token: hostedTokenOf(deps, row.id),
-    merchantName: name,
+    brand: { name: merchant.name, brandColor: merchant.brandColor, logoUrl: merchant.logoUrl },
     number: row.number ?? '',
     status: row.status === 'draft' ? 'open' : row.status,
     description: row.description,
+    currency: row.currency,
     lines: row.line_items.map((item) => ({
       description: item.description,
       quantity: item.quantity,
-      unitText: money(BigInt(item.amount)),
-      totalText: money(lineTotal(item)),
+      unitAmount: BigInt(item.amount),
+      total: lineTotal(item),
     })),
-    totalText: money(BigInt(row.amount_due)),
-    remainingText: money(BigInt(row.amount_remaining)),
-    dueDateText: row.due_date === null ? null : formatDueDate(row.due_date),
-    paidAtText: row.paid_at === null ? null : formatDueDate(row.paid_at),
+    total: BigInt(row.amount_due),
+    remaining: BigInt(row.amount_remaining),
+    dueDate: row.due_date,
+    paidAt: row.paid_at,
     paymentPending: await paymentUnderWay(deps, row),
-    lastError: row.last_error_message,
+    lastError: row.last_error_message === null && row.last_error_code === null ? null : { code: row.last_error_code },
   };
 }
 

@@ -8,10 +8,13 @@ export interface MerchantRow {
   mit_enabled: boolean;
   /** Origins whose pages may frame the card field (issue 14), e.g. `https://shop.example`. */
   website_origins: string[];
+  /** The hosted pages' colour (`#rrggbb`) and logo (https URL), issue 22; null: none. */
+  brand_color: string | null;
+  logo_url: string | null;
   created_at: Date;
 }
 
-const columns = 'id, name, tokenization_enabled, mit_enabled, website_origins, created_at';
+const columns = 'id, name, tokenization_enabled, mit_enabled, website_origins, brand_color, logo_url, created_at';
 
 export async function insertMerchant(db: Queryable, row: MerchantRow): Promise<void> {
   await db.query(
@@ -24,15 +27,36 @@ export async function insertMerchant(db: Queryable, row: MerchantRow): Promise<v
 export async function updateMerchant(
   db: Queryable,
   id: string,
-  changes: { name?: string; tokenization?: boolean; mit?: boolean; websiteOrigins?: string[] },
+  changes: {
+    name?: string;
+    tokenization?: boolean;
+    mit?: boolean;
+    websiteOrigins?: string[];
+    brandColor?: string | null;
+    logoUrl?: string | null;
+  },
   now: Date,
 ): Promise<MerchantRow | undefined> {
   const origins = changes.websiteOrigins === undefined ? null : JSON.stringify(changes.websiteOrigins);
+  // The branding may be set to null (removed), so "not given" is a flag of its own, not a NULL.
   const [row] = await db.query<MerchantRow>(
     `UPDATE merchants SET name = COALESCE($2, name), tokenization_enabled = COALESCE($3, tokenization_enabled),
-       mit_enabled = COALESCE($4, mit_enabled), website_origins = COALESCE($5::jsonb, website_origins), updated_at = $6
+       mit_enabled = COALESCE($4, mit_enabled), website_origins = COALESCE($5::jsonb, website_origins), updated_at = $6,
+       brand_color = CASE WHEN $7::boolean THEN $8::text ELSE brand_color END,
+       logo_url = CASE WHEN $9::boolean THEN $10::text ELSE logo_url END
      WHERE id = $1 RETURNING ${columns}`,
-    [id, changes.name ?? null, changes.tokenization ?? null, changes.mit ?? null, origins, now],
+    [
+      id,
+      changes.name ?? null,
+      changes.tokenization ?? null,
+      changes.mit ?? null,
+      origins,
+      now,
+      changes.brandColor !== undefined,
+      changes.brandColor ?? null,
+      changes.logoUrl !== undefined,
+      changes.logoUrl ?? null,
+    ],
   );
   return row;
 }

@@ -27,12 +27,26 @@ export const WebsiteOrigins = Type.Array(Type.String({ maxLength: 200 }), {
   examples: [['https://shop.example', 'https://www.shop.example']],
 });
 
+const BrandColor = Type.Union([Type.String({ maxLength: 7 }), Type.Null()], {
+  description:
+    "The hosted pages' accent and Pay button colour, `#rrggbb`; an empty string removes it (Tessera's blue). The button's text is black or white, whichever reads better on it.",
+  examples: ['#1f5fbf'],
+});
+
+const LogoUrl = Type.Union([Type.String({ maxLength: 2048 }), Type.Null()], {
+  description:
+    'An https URL of the logo shown above the hosted pages (at most 40 px high); an empty string removes it. The pages allow images from its origin only (CSP img-src).',
+  examples: ['https://shop.example/logo.png'],
+});
+
 export const UpdateMerchantBody = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     tokenization: Type.Optional(Type.Boolean()),
     mit: Type.Optional(Type.Boolean()),
     websiteOrigins: Type.Optional(WebsiteOrigins),
+    brandColor: Type.Optional(BrandColor),
+    logoUrl: Type.Optional(LogoUrl),
   },
   { additionalProperties: false },
 );
@@ -46,6 +60,10 @@ export const Merchant = Type.Object({
   websiteOrigins: Type.Array(Type.String(), {
     description: 'The origins whose pages may frame the card field of tessera.js (CSP frame-ancestors)',
   }),
+  brandColor: Type.Union([Type.String(), Type.Null()], {
+    description: 'The colour of the hosted pages (`#rrggbb`), null for Tessera’s',
+  }),
+  logoUrl: Type.Union([Type.String(), Type.Null()], { description: 'The logo of the hosted pages, null for none' }),
   created: Type.String({ format: 'date-time' }),
 });
 export type Merchant = Static<typeof Merchant>;

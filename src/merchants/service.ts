@@ -6,6 +6,7 @@ import { notFound } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './queries.js';
+import { checkBrandColor, checkLogoUrl } from './branding.js';
 import { checkWebsiteOrigins } from './origins.js';
 import type { CreateMerchantBody, Merchant, MerchantWithKeys, UpdateMerchantBody } from './schemas.js';
 
@@ -26,6 +27,8 @@ function toMerchant(row: queries.MerchantRow): Merchant {
     tokenization: row.tokenization_enabled,
     mit: row.mit_enabled,
     websiteOrigins: row.website_origins,
+    brandColor: row.brand_color ?? null,
+    logoUrl: row.logo_url ?? null,
     created: isoTimestamp(row.created_at),
   };
 }
@@ -84,7 +87,12 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
 
   async function update(id: string, changes: UpdateMerchantBody): Promise<Merchant> {
     if (changes.websiteOrigins) checkWebsiteOrigins(changes.websiteOrigins);
-    const row = await queries.updateMerchant(db, id, changes, clock.now());
+    const checked = {
+      ...changes,
+      ...(changes.brandColor !== undefined ? { brandColor: checkBrandColor(changes.brandColor) } : {}),
+      ...(changes.logoUrl !== undefined ? { logoUrl: checkLogoUrl(changes.logoUrl) } : {}),
+    };
+    const row = await queries.updateMerchant(db, id, checked, clock.now());
     forgetKeys();
     if (!row) throw notFound('merchant', id);
     return toMerchant(row);
@@ -105,6 +113,8 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
         tokenization_enabled: input.tokenization ?? false,
         mit_enabled: input.mit ?? false,
         website_origins: [],
+        brand_color: null,
+        logo_url: null,
         created_at: now,
       };
       const { keys, owner } = await db.transaction(async (tx) => {
@@ -122,6 +132,11 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
       const row = await queries.selectMerchant(db, id);
       if (!row) throw notFound('merchant', id);
       return toMerchant(row);
+    },
+
+    /** The dashboard's settings page: the hosted pages' colour and logo (null removes each). */
+    async setBranding(id: string, branding: { brandColor: string | null; logoUrl: string | null }): Promise<Merchant> {
+      return update(id, branding);
     },
 
     /** The dashboard's settings page: replaces the list (checked as the API checks it). */

@@ -27,88 +27,39 @@
     window.parent.postMessage(message, parentOrigin);
   }
 
-  function digits(text) {
-    return text.replace(/[\s-]/g, '');
-  }
+  var card = window.TesseraCardInput;
+  var messages = JSON.parse(form.getAttribute('data-messages') || '{}');
+  var badge = document.getElementById('card-brand');
 
-  function brandOf(number) {
-    var two = Number(number.slice(0, 2));
-    var four = Number(number.slice(0, 4));
-    if (number.charAt(0) === '4') return 'visa';
-    if ((two >= 51 && two <= 55) || (four >= 2221 && four <= 2720)) return 'mastercard';
-    if (two === 34 || two === 37) return 'amex';
-    if (four === 6011 || two === 65 || (Number(number.slice(0, 3)) >= 644 && Number(number.slice(0, 3)) <= 649))
-      return 'discover';
-    if (four >= 3528 && four <= 3589) return 'jcb';
-    if (
-      two === 36 ||
-      two === 38 ||
-      two === 39 ||
-      (Number(number.slice(0, 3)) >= 300 && Number(number.slice(0, 3)) <= 305)
-    )
-      return 'diners';
-    if (two === 62) return 'unionpay';
-    return null;
-  }
-
-  function passesLuhn(number) {
-    var sum = 0;
-    for (var index = 0; index < number.length; index += 1) {
-      var digit = Number(number.charAt(number.length - 1 - index));
-      if (index % 2 === 1) {
-        digit *= 2;
-        if (digit > 9) digit -= 9;
-      }
-      sum += digit;
-    }
-    return sum % 10 === 0;
-  }
-
-  function refusal(param, msg) {
-    return { code: 'invalid_request', msg: msg, param: param };
-  }
-
-  function checkNumber(number) {
-    if (!/^\d{12,19}$/.test(number)) return refusal('card.cardNo', 'card.cardNo must be a string of 12 to 19 digits');
-    if (brandOf(number) === null) return refusal('card.cardNo', 'card.cardNo is not a supported card brand');
-    if (!passesLuhn(number)) return refusal('card.cardNo', 'card.cardNo must pass the Luhn check');
-    return null;
-  }
-
-  function parseExpiry(text) {
-    var expiry = /^\s*(\d{1,2})\s*\/\s*(\d{2}|\d{4})\s*$/.exec(text);
-    if (!expiry) return { error: refusal('card.expMonth', 'The expiry must be written MM/YY') };
-    var month = Number(expiry[1]);
-    var year = Number(expiry[2].length === 2 ? '20' + expiry[2] : expiry[2]);
-    if (month < 1 || month > 12)
-      return { error: refusal('card.expMonth', 'card.expMonth must be a month from 01 to 12') };
-    var now = new Date();
-    if (year < now.getUTCFullYear()) return { error: refusal('card.expYear', 'card.expYear must not be in the past') };
-    if (year === now.getUTCFullYear() && month < now.getUTCMonth() + 1)
-      return { error: refusal('card.expMonth', 'card.expMonth must not be in the past: the card has expired') };
-    return { expMonth: String(month).padStart(2, '0'), expYear: String(year) };
-  }
-
-  function checkSecurityCode(code, brand) {
-    var lengths = brand === 'amex' ? [4] : brand ? [3] : [3, 4];
-    if (!/^\d+$/.test(code) || lengths.indexOf(code.length) === -1)
-      return refusal('card.securityCode', 'card.securityCode must be ' + lengths.join(' or ') + ' digits');
-    return null;
+  /** A refusal as the API shapes it (code, param), its message for the shopper, in their language. */
+  function refusal(param, key) {
+    return { code: 'invalid_request', msg: messages[key] || key, param: param };
   }
 
   /**
-   * The same rules, field names and messages as the API (src/payment-methods/card.ts), field by
-   * field in the form's order; the API decides in the end.
+   * The API's rules (src/payment-methods/card.ts), field by field in the form's order, with
+   * shopper-facing messages; the API decides in the end. `final`: the card is being sent (or the
+   * field was left), so an unfinished field is wrong too.
    */
-  function checkCard() {
-    var number = digits(fields.cardNo.value);
-    var brand = brandOf(number);
-    var expiry = parseExpiry(fields.expiry.value);
-    var code = fields.securityCode.value.trim();
-    var errors = [checkNumber(number), expiry.error || null, checkSecurityCode(code, brand)].filter(Boolean);
-    if (errors.length > 0) return { errors: errors };
+  function checkCard(final) {
+    var number = card.digits(fields.cardNo.value);
+    var brand = card.brandOf(number);
+    var numberError = card.checkNumber(fields.cardNo.value, final);
+    var expiry = card.checkExpiry(fields.expiry.value, final);
+    var codeError = card.checkSecurityCode(fields.securityCode.value, brand, final);
+    var errors = [
+      numberError && refusal('card.cardNo', numberError),
+      expiry.error && refusal(expiry.error === 'expiryPast' ? 'card.expYear' : 'card.expMonth', expiry.error),
+      codeError && refusal('card.securityCode', codeError),
+    ].filter(Boolean);
+    if (errors.length > 0 || !expiry.expMonth) return { errors: errors };
     return {
-      card: { cardNo: number, expMonth: expiry.expMonth, expYear: expiry.expYear, securityCode: code },
+      card: {
+        cardNo: number,
+        expMonth: expiry.expMonth,
+        expYear: expiry.expYear,
+        securityCode: fields.securityCode.value.trim(),
+      },
       brand: brand,
     };
   }
@@ -121,7 +72,9 @@
   };
 
   function showError(error) {
-    errorLine.textContent = error ? error.msg : '';
+    var text = error ? error.msg : '';
+    // Written only when it changes, so that the alert is read out once.
+    if (errorLine.textContent !== text) errorLine.textContent = text;
     Object.keys(fields).forEach(function (name) {
       var wrong = Boolean(error && fieldOfParam[error.param] === name);
       if (wrong) fields[name].setAttribute('aria-invalid', 'true');
@@ -134,34 +87,59 @@
     send({ type: 'resize', height: Math.ceil(document.documentElement.scrollHeight) });
   }
 
-  /** What the parent may know while the shopper types: whether the card looks complete, its brand. */
-  function reportChange(showErrors) {
-    var checked = checkCard();
-    var error = checked.card ? null : checked.errors[0];
-    // A field not typed yet is not wrong yet: the first mistake in a field already filled is shown.
-    var shown =
-      (checked.errors || []).filter(function (candidate) {
-        return fields[fieldOfParam[candidate.param]].value !== '';
-      })[0] || null;
-    if (showErrors) showError(shown);
-    var number = digits(fields.cardNo.value);
+  function showBrand(number) {
+    var brand = card.brandOf(number);
+    badge.textContent = '';
+    if (!brand || number.length < 2) return null;
+    var label = document.createElement('span');
+    label.className = 'sr-only';
+    label.textContent = badge.getAttribute('data-label') + ': ';
+    badge.appendChild(label);
+    badge.appendChild(document.createTextNode(card.brandName(brand)));
+    return brand;
+  }
+
+  /**
+   * What the parent may know while the shopper types: whether the card looks complete, its brand,
+   * and the first mistake in a field already left (`blurred`) or one certain as typed.
+   */
+  function reportChange(blurred) {
+    var complete = Boolean(checkCard(true).card);
+    var asTyped = checkCard(false).errors || [];
+    var onLeaving = blurred
+      ? (checkCard(true).errors || []).filter(function (candidate) {
+          return fields[fieldOfParam[candidate.param]].value !== '';
+        })
+      : [];
+    var shown = onLeaving[0] || asTyped[0] || null;
+    showError(shown);
+    var number = card.digits(fields.cardNo.value);
     send({
       type: 'change',
-      complete: !error,
+      complete: complete,
       empty: number === '' && fields.expiry.value === '' && fields.securityCode.value === '',
-      brand: /^\d{2,}$/.test(number) ? brandOf(number) : null,
-      error: showErrors ? shown : null,
+      brand: /^\d{2,}$/.test(number) ? showBrand(number) : showBrand(''),
+      error: shown,
     });
   }
 
+  /** The API's refusal with a message for the shopper (the field it names says which); never the API's words. */
   function apiError(body, status) {
-    if (body && typeof body.code === 'string' && typeof body.msg === 'string')
-      return { code: body.code, msg: body.msg, param: (body.data && body.data.param) || null };
-    return { code: 'api_error', msg: 'Tessera answered HTTP ' + status, param: null };
+    if (body && typeof body.code === 'string' && typeof body.msg === 'string') {
+      var param = (body.data && body.data.param) || null;
+      var key = {
+        'card.cardNo': /brand/i.test(body.msg) ? 'cardBrandUnsupported' : 'cardNumberInvalid',
+        'card.expMonth': 'expiryPast',
+        'card.expYear': 'expiryPast',
+        'card.securityCode': 'securityCodeIncomplete',
+      }[param];
+      return { code: body.code, msg: messages[key || 'paymentFailed'], param: param };
+    }
+    return { code: 'api_error', msg: messages.paymentFailed, param: null, status: status };
   }
 
   function createPaymentMethod(request) {
-    var checked = checkCard();
+    var checked = checkCard(true);
     if (!checked.card) {
       showError(checked.errors[0]);
       return Promise.reject(checked.errors[0]);
@@ -186,7 +164,7 @@
           );
         },
         function () {
-          return Promise.reject({ code: 'network_error', msg: 'Tessera could not be reached', param: null });
+          return Promise.reject({ code: 'network_error', msg: messages.networkError, param: null });
         },
       )
       .then(function (result) {
@@ -220,6 +198,7 @@
       fields.cardNo.value = '';
       fields.expiry.value = '';
       fields.securityCode.value = '';
+      showBrand('');
       showError(null);
     }
     if (data.type !== 'createPaymentMethod') return;
@@ -227,7 +206,7 @@
       send({
         type: 'result',
         requestId: data.requestId,
-        error: { code: 'busy', msg: 'A card is already being sent', param: null },
+        error: { code: 'busy', msg: messages.busy, param: null },
       });
       return;
     }
@@ -246,6 +225,16 @@
       });
   });
 
+  fields.cardNo.addEventListener('input', function () {
+    card.rewrite(fields.cardNo, card.formatNumber(fields.cardNo.value));
+  });
+  fields.expiry.addEventListener('input', function (event) {
+    var deleting = event.inputType && event.inputType.indexOf('delete') === 0;
+    card.rewrite(fields.expiry, card.formatExpiry(fields.expiry.value, deleting));
+  });
+  fields.securityCode.addEventListener('input', function () {
+    card.rewrite(fields.securityCode, fields.securityCode.value.replace(/\D/g, '').slice(0, 4));
+  });
   Object.keys(fields).forEach(function (name) {
     fields[name].addEventListener('input', function () {
       reportChange(false);

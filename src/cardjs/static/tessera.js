@@ -2,7 +2,7 @@
  * tessera.js v1 (issue 14, docs/checkout.md): collect a card in a merchant's page without the card
  * number ever entering that page. Load it from Tessera, then:
  *
- *   const tessera = Tessera('test_pu_…');
+ *   const tessera = Tessera('test_pu_…', { locale: 'de' }); // locale: optional, else the browser's
  *   const card = tessera.mountCard('#card');            // an iframe from Tessera's origin
  *   const { paymentMethod } = await tessera.createPaymentMethod(card, { billingDetails });
  *   const { payment } = await tessera.confirmPayment(clientSecret, { paymentMethod: paymentMethod.id });
@@ -72,6 +72,9 @@
       var frameId = 'tessera-card-' + frameCount + '-' + Math.random().toString(36).slice(2, 10);
       var frame = document.createElement('iframe');
       var query = new URLSearchParams({ key: publicKey, origin: window.location.origin, id: frameId });
+      // The field's language: mountCard's, else Tessera()'s, else the shopper's browser (Accept-Language).
+      var locale = (mountOptions && mountOptions.locale) || (options && options.locale);
+      if (typeof locale === 'string' && locale !== '') query.set('locale', locale);
       frame.src = origin + '/js/v1/card-frame?' + query.toString();
       frame.title = (mountOptions && mountOptions.title) || 'Card details';
       frame.setAttribute('allow', 'payment');
