@@ -249,6 +249,11 @@ describe(`API reference examples, captured from a real run (${databaseKind})`, (
     await run('POST /webhook_endpoints/{id}/roll_token', { path: `/webhook_endpoints/${endpoint.id}/roll_token` });
     await run('POST /webhook_endpoints/{id}/check', { path: `/webhook_endpoints/${endpoint.id}/check` });
     await run('GET /webhook_endpoints/{id}/checks', { path: `/webhook_endpoints/${endpoint.id}/checks` });
+    await run('POST /webhook_endpoints/{id}/recover', {
+      path: `/webhook_endpoints/${endpoint.id}/recover`,
+      body: { since: new Date(ctx.clock.now().getTime() - 3_600_000).toISOString() },
+    });
+    await run('GET /webhook_endpoints/sending_addresses', { path: '/webhook_endpoints/sending_addresses' });
 
     const events = await run('GET /events', { path: '/events', query: { objectId: payment.id, limit: '1' } });
     const event = events.data[0];

@@ -56,6 +56,12 @@ export class ApiError extends Error {
   get statusCode(): number {
     return this.status;
   }
+
+  /**
+   * Fastify sets `statusCode` on a validation error it wraps (400); the status of an ApiError is
+   * its code's (errorStatus), so the assignment is taken and ignored rather than thrown on.
+   */
+  set statusCode(_ignored: number) {}
 }
 
 export const invalidField = (param: string, message: string, rule?: string) =>

@@ -26,7 +26,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_8028891261832444517',
+        id: 'cus_1584516541812644871',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -62,13 +62,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /customers/{id}': {
     request: {
-      path: '/customers/cus_8028891261832444517',
+      path: '/customers/cus_1584516541812644871',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_8028891261832444517',
+        id: 'cus_1584516541812644871',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -96,7 +96,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /customers/{id}/update': {
     request: {
-      path: '/customers/cus_8028891261832444517/update',
+      path: '/customers/cus_1584516541812644871/update',
       body: {
         phone: '+1 415 555 0100',
       },
@@ -105,7 +105,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_8028891261832444517',
+        id: 'cus_1584516541812644871',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -156,7 +156,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_9271341056659815503',
+        id: 'pm_5756476902359378113',
         type: 'card',
         billingDetails: {
           address: null,
@@ -173,7 +173,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'gthedKWq7SXQwltobSLB1PrfdU1QOCBN',
+          fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
           last4: '4242',
           tokenType: null,
         },
@@ -215,13 +215,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment_methods/{id}': {
     request: {
-      path: '/payment_methods/pm_9271341056659815503',
+      path: '/payment_methods/pm_5756476902359378113',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_9271341056659815503',
+        id: 'pm_5756476902359378113',
         type: 'card',
         billingDetails: {
           address: null,
@@ -238,7 +238,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'gthedKWq7SXQwltobSLB1PrfdU1QOCBN',
+          fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
           last4: '4242',
           tokenType: null,
         },
@@ -268,29 +268,29 @@ export const capturedExamples: Record<string, CapturedExample> = {
       body: {
         amount: '1999',
         currency: 'USD',
-        customerId: 'cus_8028891261832444517',
-        paymentMethod: 'pm_9271341056659815503',
+        customerId: 'cus_1584516541812644871',
+        paymentMethod: 'pm_5756476902359378113',
         confirm: 'true',
         setupFutureUsage: 'on',
         orderNo: 'order-1001',
-        notifyUrl: 'http://127.0.0.1:33935/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:36225/webhooks/tessera',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_3360482483390607870',
+        id: 'pt_5472776613497916453',
         amount: '1999',
         currency: 'USD',
         confirmationMethod: 'automatic',
-        customerId: 'cus_8028891261832444517',
-        paymentMethod: 'pm_9271341056659815503',
+        customerId: 'cus_1584516541812644871',
+        paymentMethod: 'pm_5756476902359378113',
         description: null,
         ip: null,
         confirm: 'true',
         lineItems: null,
-        notifyUrl: 'http://127.0.0.1:33935/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:36225/webhooks/tessera',
         orderNo: 'order-1001',
         preAuth: 'n',
         receiptEmail: null,
@@ -317,10 +317,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'gthedKWq7SXQwltobSLB1PrfdU1QOCBN',
+            fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
           },
         },
-        clientSecret: 'pt_3360482483390607870_secret_6a046296f528ebc2122a040f4aceca7e05102c610883605ea7e0de151b75416b',
+        clientSecret: 'pt_5472776613497916453_secret_5048c3915ff19d4166ede9db06c126840d2237fb1d4a967c35e927b704d0e686',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1999',
@@ -346,12 +346,12 @@ export const capturedExamples: Record<string, CapturedExample> = {
         body: {
           amountt: '1999',
           currency: 'USD',
-          customerId: 'cus_8028891261832444517',
-          paymentMethod: 'pm_9271341056659815503',
+          customerId: 'cus_1584516541812644871',
+          paymentMethod: 'pm_5756476902359378113',
           confirm: 'true',
           setupFutureUsage: 'on',
           orderNo: 'order-1001',
-          notifyUrl: 'http://127.0.0.1:33935/webhooks/tessera',
+          notifyUrl: 'http://127.0.0.1:36225/webhooks/tessera',
         },
       },
       answer: {
@@ -367,23 +367,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment/{id}': {
     request: {
-      path: '/payment/pt_3360482483390607870',
+      path: '/payment/pt_5472776613497916453',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_3360482483390607870',
+        id: 'pt_5472776613497916453',
         amount: '1999',
         currency: 'USD',
         confirmationMethod: 'automatic',
-        customerId: 'cus_8028891261832444517',
-        paymentMethod: 'pm_9271341056659815503',
+        customerId: 'cus_1584516541812644871',
+        paymentMethod: 'pm_5756476902359378113',
         description: null,
         ip: null,
         confirm: 'true',
         lineItems: null,
-        notifyUrl: 'http://127.0.0.1:33935/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:36225/webhooks/tessera',
         orderNo: 'order-1001',
         preAuth: 'n',
         receiptEmail: null,
@@ -410,10 +410,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'gthedKWq7SXQwltobSLB1PrfdU1QOCBN',
+            fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
           },
         },
-        clientSecret: 'pt_3360482483390607870_secret_6a046296f528ebc2122a040f4aceca7e05102c610883605ea7e0de151b75416b',
+        clientSecret: 'pt_5472776613497916453_secret_5048c3915ff19d4166ede9db06c126840d2237fb1d4a967c35e927b704d0e686',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1999',
@@ -450,7 +450,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/payment',
       query: {
-        customerId: 'cus_8028891261832444517',
+        customerId: 'cus_1584516541812644871',
         limit: '1',
       },
     },
@@ -460,17 +460,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'pt_3360482483390607870',
+            id: 'pt_5472776613497916453',
             amount: '1999',
             currency: 'USD',
             confirmationMethod: 'automatic',
-            customerId: 'cus_8028891261832444517',
-            paymentMethod: 'pm_9271341056659815503',
+            customerId: 'cus_1584516541812644871',
+            paymentMethod: 'pm_5756476902359378113',
             description: null,
             ip: null,
             confirm: 'true',
             lineItems: null,
-            notifyUrl: 'http://127.0.0.1:33935/webhooks/tessera',
+            notifyUrl: 'http://127.0.0.1:36225/webhooks/tessera',
             orderNo: 'order-1001',
             preAuth: 'n',
             receiptEmail: null,
@@ -497,11 +497,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 expMonth: '12',
                 expYear: '2030',
                 country: 'US',
-                fingerprint: 'gthedKWq7SXQwltobSLB1PrfdU1QOCBN',
+                fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
               },
             },
             clientSecret:
-              'pt_3360482483390607870_secret_6a046296f528ebc2122a040f4aceca7e05102c610883605ea7e0de151b75416b',
+              'pt_5472776613497916453_secret_5048c3915ff19d4166ede9db06c126840d2237fb1d4a967c35e927b704d0e686',
             canceledAt: null,
             cancellationReason: null,
             amountReceived: '1999',
@@ -528,7 +528,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment',
         query: {
-          customerId: 'cus_8028891261832444517',
+          customerId: 'cus_1584516541812644871',
           limit: '0',
         },
       },
@@ -544,7 +544,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment_methods/list/{customerId}': {
     request: {
-      path: '/payment_methods/list/cus_8028891261832444517',
+      path: '/payment_methods/list/cus_1584516541812644871',
     },
     answer: {
       code: 'success',
@@ -552,7 +552,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'pm_9271341056659815503',
+            id: 'pm_5756476902359378113',
             type: 'card',
             billingDetails: {
               address: null,
@@ -563,13 +563,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
               description: null,
             },
             created: '2026-11-22T12:00:03.000Z',
-            customerId: 'cus_8028891261832444517',
+            customerId: 'cus_1584516541812644871',
             card: {
               brand: 'visa',
               country: 'US',
               expMonth: '12',
               expYear: '2030',
-              fingerprint: 'gthedKWq7SXQwltobSLB1PrfdU1QOCBN',
+              fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
               last4: '4242',
               tokenType: 'network_token',
             },
@@ -609,7 +609,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'cus_8028891261832444517',
+            id: 'cus_1584516541812644871',
             address: null,
             description: null,
             email: 'ada@example.com',
@@ -644,16 +644,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/attach': {
     request: {
-      path: '/payment_methods/pm_2901921185606616947/attach',
+      path: '/payment_methods/pm_4253824897343533913/attach',
       body: {
-        customerId: 'cus_8028891261832444517',
+        customerId: 'cus_1584516541812644871',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_2901921185606616947',
+        id: 'pm_4253824897343533913',
         type: 'card',
         billingDetails: {
           address: null,
@@ -664,13 +664,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
           description: null,
         },
         created: '2026-11-22T12:00:10.000Z',
-        customerId: 'cus_8028891261832444517',
+        customerId: 'cus_1584516541812644871',
         card: {
           brand: 'visa',
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'gthedKWq7SXQwltobSLB1PrfdU1QOCBN',
+          fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
           last4: '4242',
           tokenType: null,
         },
@@ -685,7 +685,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment_methods/pm_1000000000000000001/attach',
         body: {
-          customerId: 'cus_8028891261832444517',
+          customerId: 'cus_1584516541812644871',
         },
       },
       answer: {
@@ -699,7 +699,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/update': {
     request: {
-      path: '/payment_methods/pm_2901921185606616947/update',
+      path: '/payment_methods/pm_4253824897343533913/update',
       body: {
         billingDetails: {
           phone: '+1 415 555 0100',
@@ -710,7 +710,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_2901921185606616947',
+        id: 'pm_4253824897343533913',
         type: 'card',
         billingDetails: {
           address: null,
@@ -721,13 +721,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
           description: null,
         },
         created: '2026-11-22T12:00:10.000Z',
-        customerId: 'cus_8028891261832444517',
+        customerId: 'cus_1584516541812644871',
         card: {
           brand: 'visa',
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'gthedKWq7SXQwltobSLB1PrfdU1QOCBN',
+          fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
           last4: '4242',
           tokenType: null,
         },
@@ -758,13 +758,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/detach': {
     request: {
-      path: '/payment_methods/pm_2901921185606616947/detach',
+      path: '/payment_methods/pm_4253824897343533913/detach',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_2901921185606616947',
+        id: 'pm_4253824897343533913',
         type: 'card',
         billingDetails: {
           address: null,
@@ -781,7 +781,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'gthedKWq7SXQwltobSLB1PrfdU1QOCBN',
+          fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
           last4: '4242',
           tokenType: null,
         },
@@ -807,7 +807,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/update': {
     request: {
-      path: '/payment/pt_9319632873880076341/update',
+      path: '/payment/pt_2768028249162955021/update',
       body: {
         description: 'Order 1002',
       },
@@ -816,7 +816,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_9319632873880076341',
+        id: 'pt_2768028249162955021',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
@@ -846,7 +846,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paymentMethodTypes: ['card'],
         paymentMethodType: 'card',
         paymentMethodDetails: null,
-        clientSecret: 'pt_9319632873880076341_secret_18949e322862052f9380b4361221759f91d8d748a3e457695889354ca0c743c3',
+        clientSecret: 'pt_2768028249162955021_secret_b7e7b562c98ce49a248ca9fecf2d7a3f1ed568b424ea479f1356e3210255a29d',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '0',
@@ -881,7 +881,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}': {
     request: {
-      path: '/payment/pt_9319632873880076341',
+      path: '/payment/pt_2768028249162955021',
       body: {
         description: 'Order 1002, gift wrapped',
       },
@@ -890,7 +890,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_9319632873880076341',
+        id: 'pt_2768028249162955021',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
@@ -920,7 +920,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paymentMethodTypes: ['card'],
         paymentMethodType: 'card',
         paymentMethodDetails: null,
-        clientSecret: 'pt_9319632873880076341_secret_18949e322862052f9380b4361221759f91d8d748a3e457695889354ca0c743c3',
+        clientSecret: 'pt_2768028249162955021_secret_b7e7b562c98ce49a248ca9fecf2d7a3f1ed568b424ea479f1356e3210255a29d',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '0',
@@ -955,21 +955,21 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/confirm': {
     request: {
-      path: '/payment/pt_9319632873880076341/confirm',
+      path: '/payment/pt_2768028249162955021/confirm',
       body: {
-        paymentMethod: 'pm_1653374436799463911',
+        paymentMethod: 'pm_6513002571814512810',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_9319632873880076341',
+        id: 'pt_2768028249162955021',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_1653374436799463911',
+        paymentMethod: 'pm_6513002571814512810',
         description: 'Order 1002, gift wrapped',
         ip: null,
         confirm: 'false',
@@ -1001,10 +1001,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'gthedKWq7SXQwltobSLB1PrfdU1QOCBN',
+            fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
           },
         },
-        clientSecret: 'pt_9319632873880076341_secret_18949e322862052f9380b4361221759f91d8d748a3e457695889354ca0c743c3',
+        clientSecret: 'pt_2768028249162955021_secret_b7e7b562c98ce49a248ca9fecf2d7a3f1ed568b424ea479f1356e3210255a29d',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '2500',
@@ -1028,7 +1028,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment/pt_1000000000000000001/confirm',
         body: {
-          paymentMethod: 'pm_1653374436799463911',
+          paymentMethod: 'pm_6513002571814512810',
         },
       },
       answer: {
@@ -1042,18 +1042,18 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/capture': {
     request: {
-      path: '/payment/pt_7409894365572559933/capture',
+      path: '/payment/pt_6083188546963974390/capture',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_7409894365572559933',
+        id: 'pt_6083188546963974390',
         amount: '1500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_4941017376990923703',
+        paymentMethod: 'pm_9914954413010229165',
         description: null,
         ip: null,
         confirm: 'true',
@@ -1085,10 +1085,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'gthedKWq7SXQwltobSLB1PrfdU1QOCBN',
+            fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
           },
         },
-        clientSecret: 'pt_7409894365572559933_secret_21fd6ea8c4a4d7b6c5be715df44714004bd2b4b1bd1305cec5a0cdfbd57331c3',
+        clientSecret: 'pt_6083188546963974390_secret_430eb9c34c0073725ec356880820565b4a73ff399990f8d7e4334d7da0613709',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1500',
@@ -1123,7 +1123,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/cancel': {
     request: {
-      path: '/payment/pt_4430468425238751936/cancel',
+      path: '/payment/pt_6141084683137286221/cancel',
       body: {
         cancellationReason: 'requested_by_customer',
       },
@@ -1132,12 +1132,12 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_4430468425238751936',
+        id: 'pt_6141084683137286221',
         amount: '1500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_9869132370691630210',
+        paymentMethod: 'pm_6362794536696936899',
         description: null,
         ip: null,
         confirm: 'true',
@@ -1169,10 +1169,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'gthedKWq7SXQwltobSLB1PrfdU1QOCBN',
+            fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
           },
         },
-        clientSecret: 'pt_4430468425238751936_secret_551a3d25efb3c6d35f2d81f61bf270614a848ed82d99d729e87c56de027471ed',
+        clientSecret: 'pt_6141084683137286221_secret_9d87b0585061989f94780c37cf0566b4e058420862448e8297ca9658aeed9a96',
         canceledAt: '2026-11-22T12:00:17.000Z',
         cancellationReason: 'requested_by_customer',
         amountReceived: '0',
@@ -1212,7 +1212,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/refunds/create',
       body: {
-        paymentId: 'pt_3360482483390607870',
+        paymentId: 'pt_5472776613497916453',
         amount: '500',
         reason: 'requested_by_customer',
       },
@@ -1221,10 +1221,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 're_9534559580294067637',
+        id: 're_5610543001463603690',
         amount: '500',
         currency: 'USD',
-        paymentId: 'pt_3360482483390607870',
+        paymentId: 'pt_5472776613497916453',
         reason: 'requested_by_customer',
         note: null,
         description: null,
@@ -1239,7 +1239,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/refunds/create',
         body: {
-          paymentIdd: 'pt_3360482483390607870',
+          paymentIdd: 'pt_5472776613497916453',
           amount: '500',
           reason: 'requested_by_customer',
         },
@@ -1257,16 +1257,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /refunds/{id}': {
     request: {
-      path: '/refunds/re_9534559580294067637',
+      path: '/refunds/re_5610543001463603690',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 're_9534559580294067637',
+        id: 're_5610543001463603690',
         amount: '500',
         currency: 'USD',
-        paymentId: 'pt_3360482483390607870',
+        paymentId: 'pt_5472776613497916453',
         reason: 'requested_by_customer',
         note: null,
         description: null,
@@ -1303,10 +1303,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 're_9534559580294067637',
+            id: 're_5610543001463603690',
             amount: '500',
             currency: 'USD',
-            paymentId: 'pt_3360482483390607870',
+            paymentId: 'pt_5472776613497916453',
             reason: 'requested_by_customer',
             note: null,
             description: null,
@@ -1341,7 +1341,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/invoices/create',
       body: {
-        customerId: 'cus_8028891261832444517',
+        customerId: 'cus_1584516541812644871',
         currency: 'USD',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
@@ -1358,8 +1358,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_5863443054976189932',
-        customerId: 'cus_8028891261832444517',
+        id: 'in_1751871996242685243',
+        customerId: 'cus_1584516541812644871',
         currency: 'USD',
         lineItems: [
           {
@@ -1396,7 +1396,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/invoices/create',
         body: {
-          customerIdd: 'cus_8028891261832444517',
+          customerIdd: 'cus_1584516541812644871',
           currency: 'USD',
           collectionMethod: 'send_invoice',
           daysUntilDue: 30,
@@ -1422,14 +1422,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /invoices/{id}': {
     request: {
-      path: '/invoices/in_5863443054976189932',
+      path: '/invoices/in_1751871996242685243',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_5863443054976189932',
-        customerId: 'cus_8028891261832444517',
+        id: 'in_1751871996242685243',
+        customerId: 'cus_1584516541812644871',
         currency: 'USD',
         lineItems: [
           {
@@ -1488,8 +1488,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'in_5863443054976189932',
-            customerId: 'cus_8028891261832444517',
+            id: 'in_1751871996242685243',
+            customerId: 'cus_1584516541812644871',
             currency: 'USD',
             lineItems: [
               {
@@ -1544,7 +1544,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/update': {
     request: {
-      path: '/invoices/in_5863443054976189932/update',
+      path: '/invoices/in_1751871996242685243/update',
       body: {
         description: 'March work',
       },
@@ -1553,8 +1553,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_5863443054976189932',
-        customerId: 'cus_8028891261832444517',
+        id: 'in_1751871996242685243',
+        customerId: 'cus_1584516541812644871',
         currency: 'USD',
         lineItems: [
           {
@@ -1605,14 +1605,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/finalize': {
     request: {
-      path: '/invoices/in_5863443054976189932/finalize',
+      path: '/invoices/in_1751871996242685243/finalize',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_5863443054976189932',
-        customerId: 'cus_8028891261832444517',
+        id: 'in_1751871996242685243',
+        customerId: 'cus_1584516541812644871',
         currency: 'USD',
         lineItems: [
           {
@@ -1633,7 +1633,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'open',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_5863443054976189932?token=f12114838049df349808c166eded2ef3799e8cc425b126db16a5dde9defa5844',
+          'http://127.0.0.1:8080/invoice/in_1751871996242685243?token=65bec0c6d589e7f7c4fd8db5e968b1751ab0ee5e7be2a80dcb1a021f4631caeb',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1661,14 +1661,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/send': {
     request: {
-      path: '/invoices/in_5863443054976189932/send',
+      path: '/invoices/in_1751871996242685243/send',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_5863443054976189932',
-        customerId: 'cus_8028891261832444517',
+        id: 'in_1751871996242685243',
+        customerId: 'cus_1584516541812644871',
         currency: 'USD',
         lineItems: [
           {
@@ -1689,7 +1689,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'open',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_5863443054976189932?token=f12114838049df349808c166eded2ef3799e8cc425b126db16a5dde9defa5844',
+          'http://127.0.0.1:8080/invoice/in_1751871996242685243?token=65bec0c6d589e7f7c4fd8db5e968b1751ab0ee5e7be2a80dcb1a021f4631caeb',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1717,14 +1717,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/void': {
     request: {
-      path: '/invoices/in_5863443054976189932/void',
+      path: '/invoices/in_1751871996242685243/void',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_5863443054976189932',
-        customerId: 'cus_8028891261832444517',
+        id: 'in_1751871996242685243',
+        customerId: 'cus_1584516541812644871',
         currency: 'USD',
         lineItems: [
           {
@@ -1745,7 +1745,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'void',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_5863443054976189932?token=f12114838049df349808c166eded2ef3799e8cc425b126db16a5dde9defa5844',
+          'http://127.0.0.1:8080/invoice/in_1751871996242685243?token=65bec0c6d589e7f7c4fd8db5e968b1751ab0ee5e7be2a80dcb1a021f4631caeb',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1773,13 +1773,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /invoices/{id}': {
     request: {
-      path: '/invoices/in_4444350599030385480',
+      path: '/invoices/in_7827829067476761497',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_4444350599030385480',
+        id: 'in_7827829067476761497',
         deleted: true,
       },
     },
@@ -1799,14 +1799,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/pay': {
     request: {
-      path: '/invoices/in_1357226317050100721/pay',
+      path: '/invoices/in_2480524780449697814/pay',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_1357226317050100721',
-        customerId: 'cus_8028891261832444517',
+        id: 'in_2480524780449697814',
+        customerId: 'cus_1584516541812644871',
         currency: 'USD',
         lineItems: [
           {
@@ -1827,8 +1827,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'paid',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_1357226317050100721?token=ed769f4d4932760efca1373a94839add446bacbc618126519caed747d6b55819',
-        paymentId: 'pt_4955794764852799068',
+          'http://127.0.0.1:8080/invoice/in_2480524780449697814?token=2185f532fa592c2a4baf8a5c07ec062663b0cb437441da181770ee511e9bd07e',
+        paymentId: 'pt_4120696769495590206',
         attemptCount: 1,
         nextPaymentAttempt: null,
         lastPaymentError: null,
@@ -1855,14 +1855,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/mark_uncollectible': {
     request: {
-      path: '/invoices/in_4200031751145926041/mark_uncollectible',
+      path: '/invoices/in_1429742702712119750/mark_uncollectible',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_4200031751145926041',
-        customerId: 'cus_8028891261832444517',
+        id: 'in_1429742702712119750',
+        customerId: 'cus_1584516541812644871',
         currency: 'USD',
         lineItems: [
           {
@@ -1883,7 +1883,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'uncollectible',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_4200031751145926041?token=0dcc048c8e4694c00178aee2448381666d66f19493cb4db260a89ba077e61b89',
+          'http://127.0.0.1:8080/invoice/in_1429742702712119750?token=9c6e095b6116d9e9e81860063e45e22f0535b259e5f50d07df6de999960b6883',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1933,8 +1933,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_6305236024808107527',
-        url: 'http://127.0.0.1:8080/checkout/cs_6305236024808107527',
+        id: 'cs_1584975989057005211',
+        url: 'http://127.0.0.1:8080/checkout/cs_1584975989057005211',
         status: 'open',
         amountTotal: '2598',
         currency: 'USD',
@@ -1961,6 +1961,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         returnUrl: 'https://shop.example.com/checkout/done',
         cancelUrl: 'https://shop.example.com/cart',
         notifyUrl: null,
+        locale: 'auto',
         paymentId: null,
         expiresAt: '2026-11-23T12:00:31.000Z',
         created: '2026-11-22T12:00:31.000Z',
@@ -2000,14 +2001,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /checkout/session/{id}': {
     request: {
-      path: '/checkout/session/cs_6305236024808107527',
+      path: '/checkout/session/cs_1584975989057005211',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_6305236024808107527',
-        url: 'http://127.0.0.1:8080/checkout/cs_6305236024808107527',
+        id: 'cs_1584975989057005211',
+        url: 'http://127.0.0.1:8080/checkout/cs_1584975989057005211',
         status: 'open',
         amountTotal: '2598',
         currency: 'USD',
@@ -2034,6 +2035,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         returnUrl: 'https://shop.example.com/checkout/done',
         cancelUrl: 'https://shop.example.com/cart',
         notifyUrl: null,
+        locale: 'auto',
         paymentId: null,
         expiresAt: '2026-11-23T12:00:31.000Z',
         created: '2026-11-22T12:00:31.000Z',
@@ -2066,8 +2068,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'cs_6305236024808107527',
-            url: 'http://127.0.0.1:8080/checkout/cs_6305236024808107527',
+            id: 'cs_1584975989057005211',
+            url: 'http://127.0.0.1:8080/checkout/cs_1584975989057005211',
             status: 'open',
             amountTotal: '2598',
             currency: 'USD',
@@ -2094,6 +2096,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             returnUrl: 'https://shop.example.com/checkout/done',
             cancelUrl: 'https://shop.example.com/cart',
             notifyUrl: null,
+            locale: 'auto',
             paymentId: null,
             expiresAt: '2026-11-23T12:00:31.000Z',
             created: '2026-11-22T12:00:31.000Z',
@@ -2122,14 +2125,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /checkout/session/{id}/expire': {
     request: {
-      path: '/checkout/session/cs_6305236024808107527/expire',
+      path: '/checkout/session/cs_1584975989057005211/expire',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_6305236024808107527',
-        url: 'http://127.0.0.1:8080/checkout/cs_6305236024808107527',
+        id: 'cs_1584975989057005211',
+        url: 'http://127.0.0.1:8080/checkout/cs_1584975989057005211',
         status: 'expired',
         amountTotal: '2598',
         currency: 'USD',
@@ -2156,6 +2159,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         returnUrl: 'https://shop.example.com/checkout/done',
         cancelUrl: 'https://shop.example.com/cart',
         notifyUrl: null,
+        locale: 'auto',
         paymentId: null,
         expiresAt: '2026-11-23T12:00:31.000Z',
         created: '2026-11-22T12:00:31.000Z',
@@ -2179,7 +2183,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/webhook_endpoints/create',
       body: {
-        url: 'http://127.0.0.1:33935/webhooks/tessera',
+        url: 'http://127.0.0.1:36225/webhooks/tessera',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         description: 'Order updates',
       },
@@ -2188,16 +2192,22 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_1557093048051053785',
+        id: 'we_7574945216375092288',
         kind: 'static',
-        url: 'http://127.0.0.1:33935/webhooks/tessera',
+        url: 'http://127.0.0.1:36225/webhooks/tessera',
         description: 'Order updates',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
-        legacyNotifications: true,
+        legacyNotifications: false,
         signatureCase: 'upper',
+        format: 'moneycollect',
         status: 'enabled',
+        health: 'healthy',
+        failingSince: null,
+        lastError: null,
+        disabledReason: null,
+        nextAttemptAt: null,
         created: '2026-11-22T12:00:35.000Z',
-        token: 'whsec_kLmS9OoPrWCAJrWAyFEvwK9BwTm7hAHaP8GSIgiFT812uGCF',
+        token: 'whsec_UCvv2bDAkBxG8CmnyHqnTw2e6IugqBZUMneSElyH64hc3EME',
       },
     },
     error: {
@@ -2205,7 +2215,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/webhook_endpoints/create',
         body: {
-          urll: 'http://127.0.0.1:33935/webhooks/tessera',
+          urll: 'http://127.0.0.1:36225/webhooks/tessera',
           enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
           description: 'Order updates',
         },
@@ -2223,20 +2233,26 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}': {
     request: {
-      path: '/webhook_endpoints/we_1557093048051053785',
+      path: '/webhook_endpoints/we_7574945216375092288',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_1557093048051053785',
+        id: 'we_7574945216375092288',
         kind: 'static',
-        url: 'http://127.0.0.1:33935/webhooks/tessera',
+        url: 'http://127.0.0.1:36225/webhooks/tessera',
         description: 'Order updates',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
-        legacyNotifications: true,
+        legacyNotifications: false,
         signatureCase: 'upper',
+        format: 'moneycollect',
         status: 'enabled',
+        health: 'healthy',
+        failingSince: null,
+        lastError: null,
+        disabledReason: null,
+        nextAttemptAt: null,
         created: '2026-11-22T12:00:35.000Z',
       },
     },
@@ -2267,14 +2283,20 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'we_1557093048051053785',
+            id: 'we_7574945216375092288',
             kind: 'static',
-            url: 'http://127.0.0.1:33935/webhooks/tessera',
+            url: 'http://127.0.0.1:36225/webhooks/tessera',
             description: 'Order updates',
             enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
-            legacyNotifications: true,
+            legacyNotifications: false,
             signatureCase: 'upper',
+            format: 'moneycollect',
             status: 'enabled',
+            health: 'healthy',
+            failingSince: null,
+            lastError: null,
+            disabledReason: null,
+            nextAttemptAt: null,
             created: '2026-11-22T12:00:35.000Z',
           },
         ],
@@ -2301,7 +2323,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/update': {
     request: {
-      path: '/webhook_endpoints/we_1557093048051053785/update',
+      path: '/webhook_endpoints/we_7574945216375092288/update',
       body: {
         description: 'Orders',
       },
@@ -2310,14 +2332,20 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_1557093048051053785',
+        id: 'we_7574945216375092288',
         kind: 'static',
-        url: 'http://127.0.0.1:33935/webhooks/tessera',
+        url: 'http://127.0.0.1:36225/webhooks/tessera',
         description: 'Orders',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
-        legacyNotifications: true,
+        legacyNotifications: false,
         signatureCase: 'upper',
+        format: 'moneycollect',
         status: 'enabled',
+        health: 'healthy',
+        failingSince: null,
+        lastError: null,
+        disabledReason: null,
+        nextAttemptAt: null,
         created: '2026-11-22T12:00:35.000Z',
       },
     },
@@ -2340,13 +2368,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}/reveal_token': {
     request: {
-      path: '/webhook_endpoints/we_1557093048051053785/reveal_token',
+      path: '/webhook_endpoints/we_7574945216375092288/reveal_token',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_kLmS9OoPrWCAJrWAyFEvwK9BwTm7hAHaP8GSIgiFT812uGCF',
+        token: 'whsec_UCvv2bDAkBxG8CmnyHqnTw2e6IugqBZUMneSElyH64hc3EME',
       },
     },
     error: {
@@ -2365,13 +2393,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/reveal_token': {
     request: {
-      path: '/webhook_endpoints/we_1557093048051053785/reveal_token',
+      path: '/webhook_endpoints/we_7574945216375092288/reveal_token',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_kLmS9OoPrWCAJrWAyFEvwK9BwTm7hAHaP8GSIgiFT812uGCF',
+        token: 'whsec_UCvv2bDAkBxG8CmnyHqnTw2e6IugqBZUMneSElyH64hc3EME',
       },
     },
     error: {
@@ -2390,13 +2418,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/roll_token': {
     request: {
-      path: '/webhook_endpoints/we_1557093048051053785/roll_token',
+      path: '/webhook_endpoints/we_7574945216375092288/roll_token',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_qP9SucpvR17SJT0AnHIXsMuVcJJwY8r4kz5p13Npsz9RDkNR',
+        token: 'whsec_qg8lXEZev3eTrw1v4jqMXRtrKW0ng9ir4kzdeyb0R01N9pAP',
+        previousTokenExpiresAt: null,
       },
     },
     error: {
@@ -2415,15 +2444,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/check': {
     request: {
-      path: '/webhook_endpoints/we_1557093048051053785/check',
+      path: '/webhook_endpoints/we_7574945216375092288/check',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'whc_3158748629240769930',
-        endpointId: 'we_1557093048051053785',
-        url: 'http://127.0.0.1:33935/webhooks/tessera',
+        id: 'whc_3783494027983409034',
+        endpointId: 'we_7574945216375092288',
+        url: 'http://127.0.0.1:36225/webhooks/tessera',
         passed: false,
         cases: [
           {
@@ -2431,7 +2460,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             passed: true,
             reason: 'Answered HTTP 200 success to a correctly signed delivery',
             httpStatus: 200,
-            latencyMs: 215,
+            latencyMs: 21,
           },
           {
             name: 'duplicate',
@@ -2439,7 +2468,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
             httpStatus: 200,
-            latencyMs: 40,
+            latencyMs: 3,
           },
           {
             name: 'bad_signature',
@@ -2447,23 +2476,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 7,
+            latencyMs: 1,
           },
           {
             name: 'stale_request_time',
             passed: false,
             reason:
-              'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most): the receiver must refuse it (verify the signature and the time first)',
+              'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 9,
+            latencyMs: 1,
           },
           {
             name: 'future_request_time',
             passed: false,
             reason:
-              'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most): the receiver must refuse it (verify the signature and the time first)',
+              'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 41,
+            latencyMs: 1,
           },
           {
             name: 'changed_body',
@@ -2471,7 +2500,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 37,
+            latencyMs: 1,
           },
           {
             name: 'legacy_kind',
@@ -2479,17 +2508,24 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 29,
+            latencyMs: 1,
           },
           {
             name: 'within_timeout',
             passed: true,
-            reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 215 ms)',
+            reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 21 ms)',
             httpStatus: null,
-            latencyMs: 215,
+            latencyMs: 21,
           },
         ],
         created: '2026-11-22T12:00:42.000Z',
+        sendingAddresses: {
+          object: 'sending_addresses',
+          fixed: false,
+          addresses: [],
+          message:
+            'The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead.',
+        },
       },
     },
     error: {
@@ -2508,7 +2544,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}/checks': {
     request: {
-      path: '/webhook_endpoints/we_1557093048051053785/checks',
+      path: '/webhook_endpoints/we_7574945216375092288/checks',
     },
     answer: {
       code: 'success',
@@ -2516,9 +2552,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'whc_3158748629240769930',
-            endpointId: 'we_1557093048051053785',
-            url: 'http://127.0.0.1:33935/webhooks/tessera',
+            id: 'whc_3783494027983409034',
+            endpointId: 'we_7574945216375092288',
+            url: 'http://127.0.0.1:36225/webhooks/tessera',
             passed: false,
             cases: [
               {
@@ -2526,7 +2562,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 passed: true,
                 reason: 'Answered HTTP 200 success to a correctly signed delivery',
                 httpStatus: 200,
-                latencyMs: 215,
+                latencyMs: 21,
               },
               {
                 name: 'duplicate',
@@ -2534,7 +2570,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
                 httpStatus: 200,
-                latencyMs: 40,
+                latencyMs: 3,
               },
               {
                 name: 'bad_signature',
@@ -2542,23 +2578,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 7,
+                latencyMs: 1,
               },
               {
                 name: 'stale_request_time',
                 passed: false,
                 reason:
-                  'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most): the receiver must refuse it (verify the signature and the time first)',
+                  'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 9,
+                latencyMs: 1,
               },
               {
                 name: 'future_request_time',
                 passed: false,
                 reason:
-                  'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most): the receiver must refuse it (verify the signature and the time first)',
+                  'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 41,
+                latencyMs: 1,
               },
               {
                 name: 'changed_body',
@@ -2566,7 +2602,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 37,
+                latencyMs: 1,
               },
               {
                 name: 'legacy_kind',
@@ -2574,17 +2610,24 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 29,
+                latencyMs: 1,
               },
               {
                 name: 'within_timeout',
                 passed: true,
-                reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 215 ms)',
+                reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 21 ms)',
                 httpStatus: null,
-                latencyMs: 215,
+                latencyMs: 21,
               },
             ],
             created: '2026-11-22T12:00:42.000Z',
+            sendingAddresses: {
+              object: 'sending_addresses',
+              fixed: false,
+              addresses: [],
+              message:
+                'The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead.',
+            },
           },
         ],
         hasMore: false,
@@ -2604,11 +2647,80 @@ export const capturedExamples: Record<string, CapturedExample> = {
       },
     },
   },
+  'POST /webhook_endpoints/{id}/recover': {
+    request: {
+      path: '/webhook_endpoints/we_7574945216375092288/recover',
+      body: {
+        since: '2026-11-22T11:00:44.000Z',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        endpointId: 'we_7574945216375092288',
+        since: '2026-11-22T12:00:35.000Z',
+        until: '2026-11-22T12:00:44.000Z',
+        events: 0,
+        deliveriesCreated: 0,
+        deliveriesRescheduled: 0,
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/webhook_endpoints/we_1000000000000000001/recover',
+        body: {
+          since: '2026-11-22T11:00:44.000Z',
+        },
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such webhook endpoint: 'we_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /webhook_endpoints/sending_addresses': {
+    request: {
+      path: '/webhook_endpoints/sending_addresses',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        object: 'sending_addresses',
+        fixed: false,
+        addresses: [],
+        message:
+          'The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead.',
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/webhook_endpoints/sending_addresses',
+        query: {
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit is not a recognized field',
+        data: {
+          param: 'limit',
+          rule: 'additionalProperties',
+        },
+      },
+    },
+  },
   'GET /events': {
     request: {
       path: '/events',
       query: {
-        objectId: 'pt_3360482483390607870',
+        objectId: 'pt_5472776613497916453',
         limit: '1',
       },
     },
@@ -2618,22 +2730,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'evt_6882929669412091993',
+            id: 'evt_7140070647053718134',
             apiVersion: 'v1',
             type: 'payment.succeeded',
             created: '2026-11-22T12:00:05.000Z',
+            sequence: 1,
             data: {
-              id: 'pt_3360482483390607870',
+              id: 'pt_5472776613497916453',
               amount: '1999',
               currency: 'USD',
               confirmationMethod: 'automatic',
-              customerId: 'cus_8028891261832444517',
-              paymentMethod: 'pm_9271341056659815503',
+              customerId: 'cus_1584516541812644871',
+              paymentMethod: 'pm_5756476902359378113',
               description: null,
               ip: null,
               confirm: 'true',
               lineItems: null,
-              notifyUrl: 'http://127.0.0.1:33935/webhooks/tessera',
+              notifyUrl: 'http://127.0.0.1:36225/webhooks/tessera',
               orderNo: 'order-1001',
               preAuth: 'n',
               receiptEmail: null,
@@ -2660,11 +2773,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
                   expMonth: '12',
                   expYear: '2030',
                   country: 'US',
-                  fingerprint: 'gthedKWq7SXQwltobSLB1PrfdU1QOCBN',
+                  fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
                 },
               },
               clientSecret:
-                'pt_3360482483390607870_secret_6a046296f528ebc2122a040f4aceca7e05102c610883605ea7e0de151b75416b',
+                'pt_5472776613497916453_secret_5048c3915ff19d4166ede9db06c126840d2237fb1d4a967c35e927b704d0e686',
               canceledAt: null,
               cancellationReason: null,
               amountReceived: '1999',
@@ -2693,7 +2806,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/events',
         query: {
-          objectId: 'pt_3360482483390607870',
+          objectId: 'pt_5472776613497916453',
           limit: '0',
         },
       },
@@ -2709,28 +2822,29 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}': {
     request: {
-      path: '/events/evt_6882929669412091993',
+      path: '/events/evt_7140070647053718134',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'evt_6882929669412091993',
+        id: 'evt_7140070647053718134',
         apiVersion: 'v1',
         type: 'payment.succeeded',
         created: '2026-11-22T12:00:05.000Z',
+        sequence: 1,
         data: {
-          id: 'pt_3360482483390607870',
+          id: 'pt_5472776613497916453',
           amount: '1999',
           currency: 'USD',
           confirmationMethod: 'automatic',
-          customerId: 'cus_8028891261832444517',
-          paymentMethod: 'pm_9271341056659815503',
+          customerId: 'cus_1584516541812644871',
+          paymentMethod: 'pm_5756476902359378113',
           description: null,
           ip: null,
           confirm: 'true',
           lineItems: null,
-          notifyUrl: 'http://127.0.0.1:33935/webhooks/tessera',
+          notifyUrl: 'http://127.0.0.1:36225/webhooks/tessera',
           orderNo: 'order-1001',
           preAuth: 'n',
           receiptEmail: null,
@@ -2757,11 +2871,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
               expMonth: '12',
               expYear: '2030',
               country: 'US',
-              fingerprint: 'gthedKWq7SXQwltobSLB1PrfdU1QOCBN',
+              fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
             },
           },
           clientSecret:
-            'pt_3360482483390607870_secret_6a046296f528ebc2122a040f4aceca7e05102c610883605ea7e0de151b75416b',
+            'pt_5472776613497916453_secret_5048c3915ff19d4166ede9db06c126840d2237fb1d4a967c35e927b704d0e686',
           canceledAt: null,
           cancellationReason: null,
           amountReceived: '1999',
@@ -2798,7 +2912,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}/deliveries': {
     request: {
-      path: '/events/evt_6882929669412091993/deliveries',
+      path: '/events/evt_7140070647053718134/deliveries',
     },
     answer: {
       code: 'success',
@@ -2806,23 +2920,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_9764757300836941072',
-            eventId: 'evt_6882929669412091993',
-            endpointId: 'we_8874043537830238528',
-            url: 'http://127.0.0.1:33935/webhooks/tessera',
-            kind: 'legacy',
-            type: 'payment.succeeded',
-            status: 'pending',
-            attempts: 0,
-            nextAttemptAt: '2026-11-22T12:00:05.000Z',
-            lastAttemptAt: null,
-            created: '2026-11-22T12:00:05.000Z',
-          },
-          {
-            id: 'wd_9764757300836941071',
-            eventId: 'evt_6882929669412091993',
-            endpointId: 'we_8874043537830238528',
-            url: 'http://127.0.0.1:33935/webhooks/tessera',
+            id: 'wd_8627105983681245285',
+            eventId: 'evt_7140070647053718134',
+            endpointId: 'we_5416265999125003614',
+            url: 'http://127.0.0.1:36225/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
@@ -2851,7 +2952,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}/attempts': {
     request: {
-      path: '/events/evt_6882929669412091993/attempts',
+      path: '/events/evt_7140070647053718134/attempts',
     },
     answer: {
       code: 'success',
@@ -2877,7 +2978,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /events/{id}/resend': {
     request: {
-      path: '/events/evt_6882929669412091993/resend',
+      path: '/events/evt_7140070647053718134/resend',
     },
     answer: {
       code: 'success',
@@ -2885,56 +2986,30 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_3006791511673240418',
-            eventId: 'evt_6882929669412091993',
-            endpointId: 'we_1557093048051053785',
-            url: 'http://127.0.0.1:33935/webhooks/tessera',
+            id: 'wd_1189421470301562609',
+            eventId: 'evt_7140070647053718134',
+            endpointId: 'we_7574945216375092288',
+            url: 'http://127.0.0.1:36225/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
             attempts: 0,
-            nextAttemptAt: '2026-11-22T12:00:48.000Z',
+            nextAttemptAt: '2026-11-22T12:00:50.000Z',
             lastAttemptAt: null,
-            created: '2026-11-22T12:00:48.000Z',
+            created: '2026-11-22T12:00:50.000Z',
           },
           {
-            id: 'wd_1146969887521665544',
-            eventId: 'evt_6882929669412091993',
-            endpointId: 'we_1557093048051053785',
-            url: 'http://127.0.0.1:33935/webhooks/tessera',
-            kind: 'legacy',
-            type: 'payment.succeeded',
-            status: 'pending',
-            attempts: 0,
-            nextAttemptAt: '2026-11-22T12:00:48.000Z',
-            lastAttemptAt: null,
-            created: '2026-11-22T12:00:48.000Z',
-          },
-          {
-            id: 'wd_6889866962859088386',
-            eventId: 'evt_6882929669412091993',
-            endpointId: 'we_8874043537830238528',
-            url: 'http://127.0.0.1:33935/webhooks/tessera',
+            id: 'wd_7888545032408893304',
+            eventId: 'evt_7140070647053718134',
+            endpointId: 'we_5416265999125003614',
+            url: 'http://127.0.0.1:36225/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
             attempts: 0,
-            nextAttemptAt: '2026-11-22T12:00:48.000Z',
+            nextAttemptAt: '2026-11-22T12:00:50.000Z',
             lastAttemptAt: null,
-            created: '2026-11-22T12:00:48.000Z',
-          },
-          {
-            id: 'wd_4642681792002985274',
-            eventId: 'evt_6882929669412091993',
-            endpointId: 'we_8874043537830238528',
-            url: 'http://127.0.0.1:33935/webhooks/tessera',
-            kind: 'legacy',
-            type: 'payment.succeeded',
-            status: 'pending',
-            attempts: 0,
-            nextAttemptAt: '2026-11-22T12:00:48.000Z',
-            lastAttemptAt: null,
-            created: '2026-11-22T12:00:48.000Z',
+            created: '2026-11-22T12:00:50.000Z',
           },
         ],
         hasMore: false,
@@ -2967,17 +3042,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_6889866962859088386',
-            eventId: 'evt_6882929669412091993',
-            endpointId: 'we_8874043537830238528',
-            url: 'http://127.0.0.1:33935/webhooks/tessera',
+            id: 'wd_7888545032408893304',
+            eventId: 'evt_7140070647053718134',
+            endpointId: 'we_5416265999125003614',
+            url: 'http://127.0.0.1:36225/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
             attempts: 0,
-            nextAttemptAt: '2026-11-22T12:00:48.000Z',
+            nextAttemptAt: '2026-11-22T12:00:50.000Z',
             lastAttemptAt: null,
-            created: '2026-11-22T12:00:48.000Z',
+            created: '2026-11-22T12:00:50.000Z',
           },
         ],
         hasMore: true,
@@ -3003,23 +3078,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_deliveries/{id}': {
     request: {
-      path: '/webhook_deliveries/wd_6889866962859088386',
+      path: '/webhook_deliveries/wd_7888545032408893304',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_6889866962859088386',
-        eventId: 'evt_6882929669412091993',
-        endpointId: 'we_8874043537830238528',
-        url: 'http://127.0.0.1:33935/webhooks/tessera',
+        id: 'wd_7888545032408893304',
+        eventId: 'evt_7140070647053718134',
+        endpointId: 'we_5416265999125003614',
+        url: 'http://127.0.0.1:36225/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
         attempts: 0,
-        nextAttemptAt: '2026-11-22T12:00:48.000Z',
+        nextAttemptAt: '2026-11-22T12:00:50.000Z',
         lastAttemptAt: null,
-        created: '2026-11-22T12:00:48.000Z',
+        created: '2026-11-22T12:00:50.000Z',
       },
     },
     error: {
@@ -3038,7 +3113,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_deliveries/{id}/attempts': {
     request: {
-      path: '/webhook_deliveries/wd_6889866962859088386/attempts',
+      path: '/webhook_deliveries/wd_7888545032408893304/attempts',
     },
     answer: {
       code: 'success',
@@ -3064,23 +3139,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_deliveries/{id}/resend': {
     request: {
-      path: '/webhook_deliveries/wd_6889866962859088386/resend',
+      path: '/webhook_deliveries/wd_7888545032408893304/resend',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_9745818915263637415',
-        eventId: 'evt_6882929669412091993',
-        endpointId: 'we_8874043537830238528',
-        url: 'http://127.0.0.1:33935/webhooks/tessera',
+        id: 'wd_3638715650743731415',
+        eventId: 'evt_7140070647053718134',
+        endpointId: 'we_5416265999125003614',
+        url: 'http://127.0.0.1:36225/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
         attempts: 0,
-        nextAttemptAt: '2026-11-22T12:00:52.000Z',
+        nextAttemptAt: '2026-11-22T12:00:54.000Z',
         lastAttemptAt: null,
-        created: '2026-11-22T12:00:52.000Z',
+        created: '2026-11-22T12:00:54.000Z',
       },
     },
     error: {
@@ -3099,23 +3174,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_deliveries/{id}/fast_forward': {
     request: {
-      path: '/webhook_deliveries/wd_6889866962859088386/fast_forward',
+      path: '/webhook_deliveries/wd_7888545032408893304/fast_forward',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_6889866962859088386',
-        eventId: 'evt_6882929669412091993',
-        endpointId: 'we_8874043537830238528',
-        url: 'http://127.0.0.1:33935/webhooks/tessera',
+        id: 'wd_7888545032408893304',
+        eventId: 'evt_7140070647053718134',
+        endpointId: 'we_5416265999125003614',
+        url: 'http://127.0.0.1:36225/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
         attempts: 0,
-        nextAttemptAt: '2026-11-22T12:00:48.000Z',
+        nextAttemptAt: '2026-11-22T12:00:50.000Z',
         lastAttemptAt: null,
-        created: '2026-11-22T12:00:48.000Z',
+        created: '2026-11-22T12:00:50.000Z',
       },
     },
     error: {
@@ -3182,13 +3257,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /webhook_endpoints/{id}': {
     request: {
-      path: '/webhook_endpoints/we_1557093048051053785',
+      path: '/webhook_endpoints/we_7574945216375092288',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_1557093048051053785',
+        id: 'we_7574945216375092288',
         deleted: true,
       },
     },
@@ -3208,13 +3283,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /customers/{id}': {
     request: {
-      path: '/customers/cus_8028891261832444517',
+      path: '/customers/cus_1584516541812644871',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_8028891261832444517',
+        id: 'cus_1584516541812644871',
         deleted: true,
       },
     },

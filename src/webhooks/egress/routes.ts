@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import { envelope, ok } from '../../http/envelope.js';
 import type { App } from '../../http/server.js';
 import { SendingAddresses, sendingAddressesView } from './sending-addresses.js';
@@ -15,6 +16,8 @@ export function sendingAddressRoutes(sendingAddresses: readonly string[]) {
           description:
             'The addresses webhook deliveries come from, for a firewall allow-list (SPEC §6.1.5). ' +
             '`fixed: false` means the operator has not fixed them: verify signatures instead of allow-listing.',
+          // No parameters: an unknown one is refused, as everywhere (DESIGN §2).
+          querystring: Type.Object({}, { additionalProperties: false }),
           response: { 200: envelope(SendingAddresses) },
         },
       },
