@@ -86,6 +86,8 @@ export type TesseraEvent = {
     apiVersion: 'v1';
     type: C | EndpointEventType<C>;
     created: string;
+    /** Grows with each event of the same object: a receiver ignores an event older than one it has (DESIGN §12). */
+    sequence: number;
     data: EventData<C>;
   };
 }[EventCode];
