@@ -2,7 +2,7 @@
  * `npm run bench:egress`: what sending webhooks through an egress proxy (DESIGN §15,
  * TESSERA_WEBHOOK_PROXY) costs the drain, as a ratio to the drain without it in the same run.
  *
- *   npm run bench:egress                   2 pairs of runs (direct, proxy, direct, proxy)
+ *   npm run bench:egress                   2 pairs of runs (direct then proxy, proxy then direct)
  *   BENCH_EGRESS_DELIVERIES=4000 npm run bench:egress
  *
  * Each run: a Tessera in this process on PGlite in memory with its dispatcher stopped takes MIT
