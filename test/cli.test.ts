@@ -76,7 +76,7 @@ describe(`tessera command (${databaseKind})`, () => {
       const endpoint = await fetch(`${running.baseUrl}/webhook_endpoints/create`, {
         method: 'POST',
         headers: { authorization: `Bearer ${running.privateKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ url: 'http://127.0.0.1:9/hooks' }),
+        body: JSON.stringify({ url: 'http://127.0.0.1:9/hooks', legacyNotifications: true }),
       });
       const endpointId = ((await endpoint.json()) as { data: { id: string } }).data.id;
       const merchantEnv = { TESSERA_URL: running.origin, TESSERA_API_KEY: running.privateKey! };

@@ -125,8 +125,8 @@ describe('dashboard in a browser', () => {
     await page.screenshot({ path: `${screenshots}/endpoint.png`, fullPage: true });
     await pay('2000');
     await ctx.tessera.webhookDispatcher.runOnce();
-    // Two notifications per event (SPEC §6.4): the endpoint kind is the one signed with the token.
-    const request = (await receiver.waitFor(2)).find((candidate) => candidate.body.includes('"type":"endpoint_'));
+    // One notification per event: legacy notifications are opt-in (DESIGN §12).
+    const request = (await receiver.waitFor(1)).find((candidate) => candidate.body.includes('"type":"endpoint_'));
     const event = verifyWebhook({
       headers: request!.headers,
       rawBody: request!.rawBody,
@@ -148,7 +148,7 @@ describe('dashboard in a browser', () => {
     const count = receiver.requests.length;
     await pay('3000');
     await ctx.tessera.webhookDispatcher.runOnce();
-    await receiver.waitFor(count + 2);
+    await receiver.waitFor(count + 1);
     receiver.respond(() => ({ status: 200, body: 'success' }));
     await page.reload();
     await page.getByText('down').first().waitFor();
@@ -157,7 +157,7 @@ describe('dashboard in a browser', () => {
       .first()
       .click();
     await ctx.tessera.webhookDispatcher.runOnce();
-    await receiver.waitFor(count + 3);
+    await receiver.waitFor(count + 2);
   });
 
   it("runs the go-live check from the endpoint page and shows each case's verdict, the token hidden", async () => {

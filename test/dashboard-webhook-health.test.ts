@@ -49,7 +49,7 @@ describe(`dashboard: endpoint health and recover (${databaseKind})`, () => {
     const list = await owner.get(`${base}/webhooks`);
     assert.equal(list.status, 200);
     const row = list.body.split('<tr>').find((part) => part.includes(endpointId)) ?? '';
-    assert.match(row, /<td class="status-failed">failing since /);
+    assert.match(row, /<td[^>]*class="status-failed"[^>]*>failing since /);
     assert.doesNotMatch(row, /status-enabled/);
     const detail = await owner.get(`${base}/webhooks/${endpointId}`);
     assert.match(detail.body, /<dd class="status-failed">failing since /);

@@ -34,7 +34,10 @@ describe(`invoice payments (${databaseKind})`, () => {
     hook = await startReceiver();
     ctx = await startTestApp({ env: { TESSERA_SMTP_URL: smtp.url } });
     merchant = await ctx.merchant({ name: 'Acme Ltd' });
-    const endpoint = await merchant.call('POST', '/webhook_endpoints/create', { url: hook.url() });
+    const endpoint = await merchant.call('POST', '/webhook_endpoints/create', {
+      url: hook.url(),
+      legacyNotifications: true,
+    });
     assert.equal(endpoint.status, 200, endpoint.raw);
     endpointToken = endpoint.body.data.token;
   });

@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  legacyOnDynamicEndpoint,
   databaseKind,
   startTestApp,
   type ApiResponse,
@@ -244,6 +245,7 @@ describe(`recurring series (${databaseKind})`, () => {
 
   test("the follow-up's webhooks carry subsequentInitialType mit and the series", async () => {
     const merchant = await ctx.merchant();
+    await legacyOnDynamicEndpoint(merchant);
     const receiver = await startReceiver();
     try {
       const { initialId } = await startSeries(merchant);

@@ -5,6 +5,7 @@ import { displayStatusOf, paymentStatuses } from '../src/payments/states.js';
 import type { Processor } from '../src/processor/processor.js';
 import { createSandboxProcessor } from '../src/processor/sandbox.js';
 import {
+  legacyOnDynamicEndpoint,
   databaseKind,
   startTestApp,
   type ApiResponse,
@@ -551,10 +552,13 @@ describe(`refunds (${databaseKind})`, () => {
 
   test('refund events reach the endpoints and the payment’s notifyUrl in both kinds, signed as SPEC §6.3', async () => {
     const merchant = await ctx.merchant();
+    await legacyOnDynamicEndpoint(merchant);
     const hook = await startReceiver();
     const notify = await startReceiver();
     try {
-      const endpoint = (await merchant.call('POST', '/webhook_endpoints/create', { url: hook.url() })).body.data;
+      const endpoint = (
+        await merchant.call('POST', '/webhook_endpoints/create', { url: hook.url(), legacyNotifications: true })
+      ).body.data;
       const payment = await paid(merchant, { notifyUrl: notify.url('/notify') });
       await ctx.tessera.webhookDispatcher.runOnce();
       const before = { hook: hook.requests.length, notify: notify.requests.length };

@@ -251,7 +251,7 @@ describe(`tokenization: storing, CIT and MIT payments (${databaseKind})`, () => 
     assert.equal(events.length, 1);
     const [event] = events;
     assert.match(event!.id, /^evt_\d{19}$/);
-    assert.deepEqual(Object.keys(event!).sort(), ['apiVersion', 'created', 'data', 'id', 'type']);
+    assert.deepEqual(Object.keys(event!).sort(), ['apiVersion', 'created', 'data', 'id', 'sequence', 'type']);
     assert.equal(event!.apiVersion, 'v1');
     assert.equal(event!.type, 'payment.succeeded');
     assert.match(event!.created, timestampForm);

@@ -24,6 +24,7 @@ describe(`webhook delivery fast-forward (${databaseKind})`, () => {
   async function failingDeliveries(): Promise<Array<{ id: string; kind: string }>> {
     await merchant.call('POST', '/webhook_endpoints/create', {
       url: receiver.url(),
+      legacyNotifications: true,
       enabledEvents: ['payment.succeeded'],
     });
     const method = await merchant.call('POST', '/payment_methods/create', {

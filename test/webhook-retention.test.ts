@@ -58,11 +58,17 @@ describe(`webhook retention (${databaseKind})`, () => {
 
   test('prunes old finished deliveries and old events; keeps recent ones, pending ones and their events', async () => {
     const merchant = await ctx.merchant();
-    const delivered = await merchant.call('POST', '/webhook_endpoints/create', { url: hook.url() });
+    const delivered = await merchant.call('POST', '/webhook_endpoints/create', {
+      url: hook.url(),
+      legacyNotifications: true,
+    });
     assert.equal(delivered.status, 200, delivered.raw);
     const oldDelivered = await pay(merchant);
     await send();
-    const refusing = await merchant.call('POST', '/webhook_endpoints/create', { url: await refusingUrl() });
+    const refusing = await merchant.call('POST', '/webhook_endpoints/create', {
+      url: await refusingUrl(),
+      legacyNotifications: true,
+    });
     assert.equal(refusing.status, 200, refusing.raw);
     const oldPending = await pay(merchant);
     await send();

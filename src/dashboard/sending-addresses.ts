@@ -3,7 +3,7 @@ import { html, type SafeHtml } from './html.js';
 
 /** DESIGN §15: the addresses webhooks come from, for a merchant's firewall allow-list. */
 export function sendingAddressesSection(view: SendingAddresses): SafeHtml {
-  return html`<section class="card" aria-labelledby="sending-addresses">
+  return html`<div class="card" role="region" aria-labelledby="sending-addresses">
     <h2 id="sending-addresses">Sending addresses</h2>
     ${
       view.fixed
@@ -13,5 +13,5 @@ export function sendingAddressesSection(view: SendingAddresses): SafeHtml {
         : ''
     }
     <p class="hint">${view.message}</p>
-  </section>`;
+  </div>`;
 }

@@ -189,3 +189,15 @@ export async function startTestApp(
 export function injectRaw(context: TestContext, options: import('light-my-request').InjectOptions) {
   return context.tessera.server.inject(options);
 }
+
+/**
+ * DESIGN §12: a new merchant's dynamic (notifyUrl) endpoint sends no legacy notification unless
+ * asked; tests of both kinds on notifyUrl ask for it.
+ */
+export async function legacyOnDynamicEndpoint(merchant: TestMerchant): Promise<void> {
+  const list = await merchant.call('GET', '/webhook_endpoints?limit=100');
+  const dynamic = (list.body.data.data as Array<{ id: string; kind: string }>).find((row) => row.kind === 'dynamic');
+  if (!dynamic) throw new Error(`no dynamic endpoint: ${list.raw}`);
+  const updated = await merchant.call('POST', `/webhook_endpoints/${dynamic.id}/update`, { legacyNotifications: true });
+  if (updated.status !== 200) throw new Error(`legacy on the dynamic endpoint: ${updated.raw}`);
+}

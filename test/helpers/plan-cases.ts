@@ -206,7 +206,7 @@ export const listQueries: ListQuery[] = [
 
 const now = new Date('2026-01-02T00:00:00Z');
 /** Either partial index of pending deliveries (by due time, or by target and due time). */
-const pendingIndexes = 'webhook_deliveries_(target_)?due';
+const pendingIndexes = 'webhook_deliveries_(target_|endpoint_)?due';
 
 /**
  * The delivery engine's searches for due deliveries, explained without running them (they claim):
