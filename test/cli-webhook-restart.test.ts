@@ -55,7 +55,8 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
       try {
         assert.match(off.output(), /TESSERA_WEBHOOK_DISPATCHER=off/);
         const call = apiCaller(off);
-        const payment = await payWithEndpoint(call, { url: receiver.url() });
+        // Both kinds (SPEC §6.4): legacy notifications are opt-in (DESIGN §12).
+        const payment = await payWithEndpoint(call, { url: receiver.url(), legacyNotifications: true });
         eventId = (await call(`/events?objectId=${payment.id}`)).data[0].id;
         await new Promise((resolve) => setTimeout(resolve, 500));
         assert.equal(receiver.requests.length, 0, 'nothing is sent while the dispatcher is off');

@@ -64,6 +64,8 @@ describe(`vault key rotation covers every secret at rest (${databaseKind})`, () 
     const endpoint = await ok(merchant, 'POST', '/webhook_endpoints/create', {
       url: receiver.url(),
       enabledEvents: ['payment.succeeded'],
+      // Both kinds, so that both signing secrets are checked (legacy is opt-in, DESIGN §12).
+      legacyNotifications: true,
     });
     const legacyKey = await ctx.tessera.webhookEndpoints.legacyKeyFor(merchant.id);
     const replayKey = { 'idempotency-key': 'rotation-replay-1' };
