@@ -2,7 +2,8 @@ import { Type, type Static } from 'typebox';
 import { ListQuery } from '../http/envelope.js';
 import { Email, Nullable, ShippingOut, Timestamp, emptyIsAbsent } from '../http/common-schemas.js';
 import { BillingDetails, BillingDetailsOut } from '../payment-methods/schemas.js';
-import { CreatePaymentBody, LineItemOut } from '../payments/schemas.js';
+import { CreatePaymentBody } from '../payments/schemas.js';
+import { LineItemOut } from '../payments/payment-object.js';
 import { requestableLocales } from '../shopper/locales.js';
 import { checkoutStatuses } from './states.js';
 

@@ -15,7 +15,7 @@ import type { JobRunner } from '../jobs/runner.js';
 import type { MailTransport } from '../mail/transport.js';
 import type { MerchantService } from '../merchants/service.js';
 import type { PaymentMethodService } from '../payment-methods/service.js';
-import type { Payment } from '../payments/schemas.js';
+import type { Payment } from '../payments/payment-object.js';
 import type { InvoiceClaim, InvoicePaymentRequest } from '../payments/service.js';
 import type { PaymentStatus } from '../payments/states.js';
 import { isoTimestamp } from '../time.js';

@@ -17,7 +17,8 @@ import { jobKinds } from './job-kinds.js';
 import type * as queries from './queries.js';
 import { applySeries, sameSeries, seriesRoleOf } from './recurring.js';
 import { checkRules, requireAllowedNotifyUrl, threeDSecureFor, withMethodDetails } from './rules.js';
-import type { CancelPaymentBody, ConfirmPaymentBody, Payment, UpdatePaymentBody } from './schemas.js';
+import type { CancelPaymentBody, ConfirmPaymentBody, UpdatePaymentBody } from './schemas.js';
+import type { Payment } from './payment-object.js';
 import {
   change,
   changeStatus,

@@ -19,7 +19,8 @@ import {
 import * as queries from './queries.js';
 import { applySeries } from './recurring.js';
 import { checkRules, requireAllowedNotifyUrl, threeDSecureFor, withMethodDetails } from './rules.js';
-import type { CreatePaymentBody, Payment } from './schemas.js';
+import type { CreatePaymentBody } from './schemas.js';
+import type { Payment } from './payment-object.js';
 import type { PaymentStatus } from './states.js';
 
 /**

@@ -4,7 +4,8 @@ import { normalizeShipping } from '../http/common-schemas.js';
 import { ApiError, invalidField } from '../http/errors.js';
 import { normalizeCurrency, parseAmount } from '../money.js';
 import type { PaymentDetails } from './queries.js';
-import type { CreatePaymentBody, LineItemOut, RecurringOut } from './schemas.js';
+import type { CreatePaymentBody } from './schemas.js';
+import type { LineItemOut, RecurringOut } from './payment-object.js';
 
 export const paymentMethodRequired = () =>
   invalidField('paymentMethod', 'paymentMethod is required to confirm a payment', 'required');

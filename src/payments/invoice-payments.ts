@@ -16,7 +16,7 @@ import type { PaymentContext } from './context.js';
 import { newPaymentRow } from './create.js';
 import * as queries from './queries.js';
 import { checkRules, threeDSecureFor, withMethodDetails } from './rules.js';
-import type { Payment } from './schemas.js';
+import type { Payment } from './payment-object.js';
 import { change, ignoreConflict, inTransaction, record } from './state-changes.js';
 import type { PaymentStatus } from './states.js';
 

@@ -3,7 +3,7 @@ import type { Queryable } from '../db/db.js';
 import { listFilter, selectPage, type PageRequest, type CreatedRange } from '../db/pagination.js';
 import type { ShippingOut } from '../http/common-schemas.js';
 import type { Transition } from '../state-table.js';
-import type { LineItemOut, PaymentMethodDetails, RecurringOut } from './schemas.js';
+import type { LineItemOut, PaymentMethodDetails, RecurringOut } from './payment-object.js';
 import type { PaymentStatus } from './states.js';
 
 /** The request fields that are only echoed back, kept together in payments.details. */

@@ -11,7 +11,7 @@ import type { Queryable } from '../db/db.js';
 import type { MerchantContext } from '../http/auth.js';
 import { invalidField } from '../http/errors.js';
 import * as queries from './queries.js';
-import type { RecurringOut } from './schemas.js';
+import type { RecurringOut } from './payment-object.js';
 
 export type SeriesRole = 'none' | 'initial' | 'follow_up';
 

@@ -11,10 +11,10 @@ import {
   CapturePaymentBody,
   ConfirmPaymentBody,
   CreatePaymentBody,
-  Payment,
   UpdatePaymentBody,
   repeatedPaymentId,
 } from './schemas.js';
+import { Payment } from './payment-object.js';
 import type { PaymentService } from './service.js';
 import {
   pageHeaders,

@@ -23,13 +23,8 @@ import {
 } from './invoice-payments.js';
 import { registerPaymentJobs, resumeInterruptedAuthorizations } from './jobs.js';
 import * as queries from './queries.js';
-import type {
-  CancelPaymentBody,
-  ConfirmPaymentBody,
-  CreatePaymentBody,
-  Payment,
-  UpdatePaymentBody,
-} from './schemas.js';
+import type { CancelPaymentBody, ConfirmPaymentBody, CreatePaymentBody, UpdatePaymentBody } from './schemas.js';
+import type { Payment } from './payment-object.js';
 import { refundLedger } from './refunds.js';
 import type { ListPaymentsQuery } from './params-schemas.js';
 import { dailySummary } from './daily-summary.js';

@@ -8,7 +8,7 @@ import { authorize } from './authorize.js';
 import type { PaymentContext } from './context.js';
 import * as queries from './queries.js';
 import { checkMethod, methodIdOf } from './rules.js';
-import type { Payment } from './schemas.js';
+import type { Payment } from './payment-object.js';
 import { change, changeStatus, inTransaction, ownerOf, record, StateConflict } from './state-changes.js';
 import { paymentStates, type PaymentStatus } from './states.js';
 import type { ChallengeView } from './three-d-secure-page.js';

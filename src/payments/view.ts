@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { isoTimestamp } from '../time.js';
 import type { Vault } from '../vault/vault.js';
 import type { PaymentRow } from './queries.js';
-import type { Payment, PaymentEventObject } from './schemas.js';
+import type { Payment, PaymentEventObject } from './payment-object.js';
 import { displayStatusOf } from './states.js';
 
 /** How a payment is shown: to the merchant's API, in webhook bodies, and to the hosted page. */
