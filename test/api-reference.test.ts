@@ -156,7 +156,7 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
     const create = document.paths['/api/services/v1/payment/create']!.post as unknown as {
       requestBody: { content: { 'application/json': { example: { amount: string; currency: string } } } };
     };
-    // The operations of a first integration show a whole request written by hand.
+    // The operations of a first integration show a whole request (captured from a real run).
     const example = create.requestBody.content['application/json'].example;
     assert.equal(example.amount, '1999');
     assert.equal(example.currency, 'USD');

@@ -1,11 +1,10 @@
 /**
  * What the API reference (/docs) shows besides the route schemas (issue 12): a summary for every
- * operation, examples written by hand for every field Swagger UI would otherwise fill from its
- * regular expression (it turns `^https?://…` into text such as `https://fG$~7e…`), whole request
- * and response examples for the operations a newcomer calls first (the responses in
- * openapi-response-examples.ts), and the operator API in a document of its own.
+ * operation, examples written by hand for every field a renderer would otherwise fill from its
+ * regular expression (it turns `^https?://…` into text such as `https://fG$~7e…`), each merchant
+ * operation's request, answer and error captured from a real run (reference-examples.ts), and the
+ * operator API in a document of its own.
  */
-import { responseExamples } from './openapi-response-examples.js';
 import { adminBasePath, apiBasePath } from './app-types.js';
 import { codeSamples, type ExampleRequest } from './openapi-samples.js';
 import { capturedExamples } from './reference-examples.js';
@@ -158,53 +157,6 @@ const fieldExamples: Record<string, string> = {
   postalCode: '94105',
 };
 
-/** Whole request bodies for the operations of a first integration (README walkthrough). */
-const requestExamples: Record<string, unknown> = {
-  'POST /customers/create': {
-    firstName: 'Ada',
-    lastName: 'Lovelace',
-    email: 'ada@example.com',
-    merchantUserId: 'user-42',
-  },
-  'POST /payment_methods/create': {
-    type: 'card',
-    card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
-  },
-  'POST /payment/create': {
-    amount: '1999',
-    currency: 'USD',
-    customerId: id('cus'),
-    paymentMethod: id('pm'),
-    confirm: 'true',
-    setupFutureUsage: 'on',
-    orderNo: 'order-1001',
-    notifyUrl: 'https://shop.example.com/webhooks/tessera',
-  },
-  'POST /refunds/create': { paymentId: id('pt'), amount: '500', reason: 'requested_by_customer' },
-  'POST /invoices/create': {
-    customerId: id('cus'),
-    currency: 'USD',
-    collectionMethod: 'send_invoice',
-    daysUntilDue: 30,
-    lineItems: [{ description: 'Consulting, March', amount: '150000', quantity: 2 }],
-  },
-  'POST /checkout/session/create': {
-    amountTotal: '2598',
-    currency: 'USD',
-    orderNo: 10045,
-    customerEmail: 'ada@example.com',
-    lineItems: [{ name: 'T-shirt', amount: 12.99, currency: 'USD', quantity: 2 }],
-    returnUrl: 'https://shop.example.com/checkout/done',
-    cancelUrl: 'https://shop.example.com/cart',
-    notifyUrl: 'https://shop.example.com/webhooks/tessera',
-  },
-  'POST /webhook_endpoints/create': {
-    url: 'https://shop.example.com/webhooks/tessera',
-    enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
-    description: 'Order updates',
-  },
-};
-
 type Node = Record<string, unknown>;
 type Operation = {
   summary?: string;
@@ -241,7 +193,7 @@ type PublicRoutes = ReadonlyMap<string, ReadonlySet<string>>;
  * Summaries, descriptions, examples, code samples and security into the generated document, in
  * place. The examples of a merchant operation are those captured from a real run of the service
  * (src/http/reference-examples.ts, written by test/api-reference-examples.test.ts): its request,
- * its 200 answer and one real error answer; the hand-written ones remain for operations it lacks.
+ * its 200 answer and one real error answer (that test fails when an operation has none).
  */
 export function documentOperations(document: OpenApiDocument, publicRoutes: PublicRoutes = new Map()): void {
   for (const [path, item] of Object.entries(document.paths ?? {})) {
@@ -255,13 +207,10 @@ export function documentOperations(document: OpenApiDocument, publicRoutes: Publ
       }
       if (path.startsWith(adminBasePath)) continue;
       const captured = capturedExamples[key];
-      const request: ExampleRequest = captured?.request ?? {
-        path: merchantPath,
-        ...(requestExamples[key] === undefined ? {} : { body: requestExamples[key] }),
-      };
+      const request: ExampleRequest = captured?.request ?? { path: merchantPath };
       const json = operation.requestBody?.content?.['application/json'];
       if (json && request.body !== undefined) json.example = request.body;
-      const answer = captured?.answer ?? responseExamples[key];
+      const answer = captured?.answer;
       const answerJson = operation.responses?.['200']?.content?.['application/json'];
       if (answer && answerJson) answerJson.example = answer;
       if (captured) {
