@@ -20,6 +20,7 @@ import {
 import { authenticateMerchant, authenticateOperator, type KeyLookup, type MerchantContext } from './auth.js';
 import type { Idempotency } from './idempotency.js';
 import { dropNulls, findUnacceptableValue, validatorCompiler } from './validation.js';
+import { lazySerializerFactory } from './lazy-compilers.js';
 import { ErrorEnvelope } from './envelope.js';
 import { parseFormBody } from './form-body.js';
 import { isEmptyBody, shapeRequest } from './request-shapes.js';
@@ -108,6 +109,8 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     clientErrorHandler: answerClientError(options.logger),
     // Query strings like created[gte]=… stay flat keys; the list routes read them as such.
     routerOptions: { ignoreTrailingSlash: true },
+    // Response serializers made on a route's first answer, not at start (lazy-compilers.ts).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory } },
     // Refusals made before routing (a malformed percent-escape, an over-long path segment) get the
     // same envelope and X-TraceId as every other answer, not Fastify's own body.
     frameworkErrors: (error, request, reply) => {

@@ -28,9 +28,13 @@ function createAjv(coerceTypes: boolean): Ajv {
 const bodyAjv = createAjv(false);
 const parameterAjv = createAjv(true);
 
+/** Compiled on the route's first request (lazy-compilers.ts); Ajv keeps what it compiled. */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
-  const validate = (httpPart === 'body' ? bodyAjv : parameterAjv).compile(schema as object);
-  return (data: unknown) => (validate(data) ? { value: data } : { error: toApiError(validate, httpPart) });
+  let validate: ValidateFunction | undefined;
+  return (data: unknown) => {
+    validate ??= (httpPart === 'body' ? bodyAjv : parameterAjv).compile(schema as object);
+    return validate(data) ? { value: data } : { error: toApiError(validate, httpPart) };
+  };
 };
 
 function toApiError(validate: ValidateFunction, httpPart: string | undefined): Error {
