@@ -144,7 +144,12 @@ export async function createTessera({
     const operatorKey = await resolveAdminKey(config);
     const vault = await openVault({ db, masterKey, previousMasterKey: config.previousMasterKey, clock });
     const health = createHealth({ db, knownMigrations: migrations, phase: () => phase });
-    const metrics = createMetrics({ clock, gauges: createDatabaseGauges({ db, clock }) });
+    const gauges = createDatabaseGauges({
+      db,
+      clock,
+      endpointsByHealth: (source) => late.endpointHealth!.countByHealth(source),
+    });
+    const metrics = createMetrics({ clock, gauges });
     // Deliveries released from a dead process are due at once: the dispatcher is woken for them.
     let wakeDispatcher = () => {};
     heartbeat = await registerProcess({ db, kind: processKind, logger: log, onReleased: () => wakeDispatcher() });
