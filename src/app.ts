@@ -35,6 +35,7 @@ import { createRefundService, type RefundService } from './refunds/service.js';
 import { refundRoutes } from './refunds/routes.js';
 import { createEventService, type EventService } from './events/service.js';
 import { eventRoutes } from './events/routes.js';
+import { createEventFeed } from './events/feed.js';
 import { eventStreamRoutes } from './events/stream.js';
 import { createWebhookEndpointService, type WebhookEndpointService } from './webhooks/endpoints/service.js';
 import { webhookEndpointRoutes } from './webhooks/endpoints/routes.js';
@@ -168,6 +169,7 @@ export async function createTessera({
 
     const merchants = createMerchantService({ db, clock });
     const events = createEventService({ db, clock });
+    const eventFeed = createEventFeed({ db, logger: log, markListening: (on) => heartbeat!.listensEvents(on) });
     const webhookEndpoints = createWebhookEndpointService({
       db,
       clock,
@@ -346,7 +348,7 @@ export async function createTessera({
         refundRoutes(refunds),
         invoiceRoutes(invoices),
         checkoutRoutes(checkout),
-        eventStreamRoutes(events),
+        eventStreamRoutes(eventFeed),
         eventRoutes(events),
         sendingAddressRoutes(config.webhookSendingAddresses),
         webhookEndpointRoutes(webhookEndpoints),
@@ -449,6 +451,7 @@ export async function createTessera({
         mail.close();
         // After the server: the last requests' rows are written before the database closes.
         await requestLogs.close();
+        await eventFeed.close();
         await heartbeat!.stop();
         await db.close();
       },
