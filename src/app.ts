@@ -35,6 +35,7 @@ import { createRefundService, type RefundService } from './refunds/service.js';
 import { refundRoutes } from './refunds/routes.js';
 import { createEventService, type EventService } from './events/service.js';
 import { eventRoutes } from './events/routes.js';
+import { createEventFeed } from './events/feed.js';
 import { eventStreamRoutes } from './events/stream.js';
 import { createWebhookEndpointService, type WebhookEndpointService } from './webhooks/endpoints/service.js';
 import { webhookEndpointRoutes } from './webhooks/endpoints/routes.js';
@@ -144,7 +145,12 @@ export async function createTessera({
     const operatorKey = await resolveAdminKey(config);
     const vault = await openVault({ db, masterKey, previousMasterKey: config.previousMasterKey, clock });
     const health = createHealth({ db, knownMigrations: migrations, phase: () => phase });
-    const metrics = createMetrics({ clock, gauges: createDatabaseGauges({ db, clock }) });
+    const gauges = createDatabaseGauges({
+      db,
+      clock,
+      endpointsByHealth: (source) => late.endpointHealth!.countByHealth(source),
+    });
+    const metrics = createMetrics({ clock, gauges });
     // Deliveries released from a dead process are due at once: the dispatcher is woken for them.
     let wakeDispatcher = () => {};
     heartbeat = await registerProcess({ db, kind: processKind, logger: log, onReleased: () => wakeDispatcher() });
@@ -163,6 +169,7 @@ export async function createTessera({
 
     const merchants = createMerchantService({ db, clock });
     const events = createEventService({ db, clock });
+    const eventFeed = createEventFeed({ db, logger: log, markListening: (on) => heartbeat!.listensEvents(on) });
     const webhookEndpoints = createWebhookEndpointService({
       db,
       clock,
@@ -341,7 +348,7 @@ export async function createTessera({
         refundRoutes(refunds),
         invoiceRoutes(invoices),
         checkoutRoutes(checkout),
-        eventStreamRoutes(events),
+        eventStreamRoutes(eventFeed),
         eventRoutes(events),
         sendingAddressRoutes(config.webhookSendingAddresses),
         webhookEndpointRoutes(webhookEndpoints),
@@ -444,6 +451,7 @@ export async function createTessera({
         mail.close();
         // After the server: the last requests' rows are written before the database closes.
         await requestLogs.close();
+        await eventFeed.close();
         await heartbeat!.stop();
         await db.close();
       },

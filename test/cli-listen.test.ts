@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
 import {
@@ -122,6 +123,42 @@ describe(`tessera listen against a started service (${databaseKind})`, () => {
     await pay('4242424242424242');
     await session.cli.waitFor(/ {2}payment\.succeeded {2}evt_\d{19} {2}500 \(not "success"\) {2}\d+ ms$/m);
   });
+
+  test(
+    'a lost LISTEN connection is opened again by itself: the stream goes on with the next events',
+    { skip: databaseKind === 'postgres' ? false : 'PGlite has no connection to lose' },
+    async () => {
+      const receiver = await startReceiver(() => ({ status: 200, body: 'success' }));
+      receivers.push(receiver);
+      const session = await listen(receiver, '--events', 'payment.succeeded');
+      const admin = new pg.Client({ connectionString: database!.url });
+      await admin.connect();
+      const listening = async () =>
+        (
+          await admin.query<{ pid: number }>(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'",
+          )
+        ).rows.map((row) => row.pid);
+      try {
+        const [lost] = await listening();
+        assert.ok(lost, 'the service LISTENs while a stream is open');
+        await admin.query('SELECT pg_terminate_backend($1)', [lost]);
+        // Opened again after 0.5 s (then backing off), by the service alone.
+        for (let tries = 0; ; tries++) {
+          const now = await listening();
+          if (now.length === 1 && now[0] !== lost) break;
+          assert.ok(tries < 100, 'listening again within 10 s');
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        const payment = await pay('4242424242424242');
+        const [request] = await receiver.waitFor(1);
+        assert.equal(JSON.parse(request!.body).data.id, payment.id);
+        await session.cli.waitFor(/ {2}payment\.succeeded {2}evt_\d{19} {2}200 {2}\d+ ms$/m);
+      } finally {
+        await admin.end();
+      }
+    },
+  );
 
   test('the stream refuses an unknown event code naming types, and a wrong key', async () => {
     const response = await fetch(`${running.baseUrl}/events/stream?types=payment.succeeded,payment.done`, {

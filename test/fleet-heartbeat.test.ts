@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
-import { startFleet, type Fleet } from './helpers/fleet-processes.js';
+import { startFleet, type Fleet } from './helpers/fleet.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import type { Running } from './helpers/cli-process.js';
 
@@ -46,9 +46,10 @@ describe(
     before(async () => {
       ctx = await startTestApp();
       // Leases of ten minutes: only the heartbeat can free a claim within these tests.
-      fleet = await startFleet(ctx, 0, {
-        TESSERA_IDEMPOTENCY_LEASE_MS: '600000',
-        TESSERA_WEBHOOK_TIMEOUT_MS: '120000',
+      fleet = await startFleet({
+        ctx,
+        apiProcesses: 0,
+        env: { TESSERA_IDEMPOTENCY_LEASE_MS: '600000', TESSERA_WEBHOOK_TIMEOUT_MS: '120000' },
       });
       receiver = await startReceiver();
     });

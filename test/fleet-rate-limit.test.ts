@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { apiBase, databaseKind, injectRaw, startTestApp, type TestContext } from './helpers/harness.js';
-import { startFleet, type Fleet } from './helpers/fleet-processes.js';
+import { startFleet, type Fleet } from './helpers/fleet.js';
 
 const cardBody = {
   type: 'card',
@@ -54,7 +54,11 @@ describe('rate limits across two processes on one PostgreSQL', { skip: databaseK
   let fleet: Fleet;
   before(async () => {
     ctx = await startTestApp();
-    fleet = await startFleet(ctx, 2, { TESSERA_RATE_PER_ADDRESS_PER_MINUTE: String(perAddressPerMinute) });
+    fleet = await startFleet({
+      ctx,
+      apiProcesses: 2,
+      env: { TESSERA_RATE_PER_ADDRESS_PER_MINUTE: String(perAddressPerMinute) },
+    });
   });
   after(async () => {
     await fleet.stop();
@@ -67,7 +71,7 @@ describe('rate limits across two processes on one PostgreSQL', { skip: databaseK
     const statuses: number[] = [];
     // One at a time, alternating between the processes, as a round-robin balancer would send them.
     for (let index = 0; index < 4 * perAddressPerMinute; index++) {
-      const running = fleet.processes[index % 2]!;
+      const running = fleet.apis[index % 2]!;
       const response = await fetch(`${running.baseUrl}/payment_methods/${created.body.data.id}`, {
         headers: { authorization: `Bearer ${merchant.publicKey}` },
       });

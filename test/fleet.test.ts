@@ -5,20 +5,80 @@
  * running `fleet` (test/helpers/fleet.ts).
  */
 import assert from 'node:assert/strict';
-import { createHmac } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { verifyWebhook } from '../sdk/verify-webhook.js';
 import { databaseKind } from './helpers/harness.js';
-import { startFleet, killService, type Fleet } from './helpers/fleet.js';
+import { startFleet, killService, type BalancedFleet } from './helpers/fleet.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 const onPostgres = databaseKind === 'postgres';
+/** The fleet's limit per client address on public-key routes (one process's limit, shared by all). */
+const perAddressPerMinute = 20;
+
+interface StreamedEvent {
+  id: string;
+  type: string;
+  data: { id: string };
+}
+
+/** GET /events/stream read as it comes: answers once `: connected` arrived. */
+async function openStream(url: string, key: string) {
+  const abort = new AbortController();
+  const response = await fetch(url, { headers: { authorization: `Bearer ${key}` }, signal: abort.signal });
+  assert.equal(response.status, 200);
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  let connected = false;
+  const events: StreamedEvent[] = [];
+  const reading = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      text += decoder.decode(value, { stream: true });
+      let end: number;
+      while ((end = text.indexOf('\n\n')) >= 0) {
+        const block = text.slice(0, end);
+        text = text.slice(end + 2);
+        if (block.startsWith(': connected')) connected = true;
+        const data = /^data: (.*)$/m.exec(block)?.[1];
+        if (data) events.push(JSON.parse(data) as StreamedEvent);
+      }
+    }
+  })().catch(() => {});
+  await waitUntil(async () => (connected ? true : undefined));
+  return {
+    /** The events so far once `done` says they are enough; fails after 20 s. */
+    async waitFor(done: (events: StreamedEvent[]) => boolean): Promise<StreamedEvent[]> {
+      await waitUntil(async () => (done(events) ? true : undefined), 20_000);
+      return events;
+    },
+    close() {
+      abort.abort();
+      void reading;
+    },
+  };
+}
+
+async function waitUntil<T>(probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const found = await probe();
+    if (found !== undefined) return found;
+    assert.ok(Date.now() < deadline, `not within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
 
 describe('a fleet behind HAProxy', { skip: onPostgres ? false : 'PostgreSQL only: PGlite is one process' }, () => {
-  let fleet: Fleet;
+  let fleet: BalancedFleet;
   let receiver: Receiver;
   let key: string;
   before(async () => {
-    fleet = await startFleet();
+    fleet = await startFleet({
+      balancer: true,
+      env: { TESSERA_RATE_PER_ADDRESS_PER_MINUTE: String(perAddressPerMinute) },
+    });
     receiver = await startReceiver();
     key = await fleet.merchantKey();
   });
@@ -37,19 +97,24 @@ describe('a fleet behind HAProxy', { skip: onPostgres ? false : 'PostgreSQL only
     return { status: response.status, body: (await response.json()) as any };
   }
 
-  async function pay(): Promise<{ status: number; id?: string }> {
+  async function pay(baseUrl = fleet.baseUrl): Promise<{ status: number; id?: string }> {
     try {
-      const method = await call('POST', '/payment_methods/create', {
-        type: 'card',
-        card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
-      });
+      const method = await call(
+        'POST',
+        '/payment_methods/create',
+        {
+          type: 'card',
+          card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+        },
+        baseUrl,
+      );
       if (method.status !== 200) return { status: method.status };
-      const payment = await call('POST', '/payment/create', {
-        amount: '1000',
-        currency: 'USD',
-        paymentMethod: method.body.data.id,
-        confirm: true,
-      });
+      const payment = await call(
+        'POST',
+        '/payment/create',
+        { amount: '1000', currency: 'USD', paymentMethod: method.body.data.id, confirm: true },
+        baseUrl,
+      );
       return payment.status === 200 ? { status: 200, id: payment.body.data.id } : { status: payment.status };
     } catch {
       return { status: 0 };
@@ -112,14 +177,96 @@ describe('a fleet behind HAProxy', { skip: onPostgres ? false : 'PostgreSQL only
     for (let index = 0; index < 6; index++) assert.equal((await pay()).status, 200);
     const after = (await receiver.waitFor(rolledAt + 6, 60_000)).slice(rolledAt);
     for (const request of after) {
-      const time = String(request.headers['request-time']);
-      const expected = createHmac('sha256', newToken).update(`${time}.${request.rawBody}`).digest('hex');
-      assert.equal(
-        String(request.headers.signature).toUpperCase(),
-        expected.toUpperCase(),
+      // Either kind of notification (DESIGN §12), each verified with the new token.
+      assert.doesNotThrow(
+        () => verifyWebhook({ headers: request.headers, rawBody: request.rawBody, token: newToken }),
         'signed with the new token',
       );
     }
+  });
+
+  it('the limits are global: one address gets about the limit of one process through the balancer, not one per process', async () => {
+    const keys = await fleet.merchantKeys();
+    const created = await fetch(`${fleet.baseUrl}/payment_methods/create`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.privateKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        type: 'card',
+        card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+      }),
+    });
+    const method = ((await created.json()) as any).data.id as string;
+    const statuses: number[] = [];
+    // Three times the limit, one at a time: the balancer sends each to the next process.
+    for (let index = 0; index < 3 * perAddressPerMinute; index++) {
+      const response = await fetch(`${fleet.baseUrl}/payment_methods/${method}`, {
+        headers: { authorization: `Bearer ${keys.publicKey}` },
+      });
+      await response.arrayBuffer();
+      statuses.push(response.status);
+    }
+    const allowed = statuses.filter((status) => status === 200).length;
+    assert.deepEqual([...new Set(statuses)].sort(), [200, 429], statuses.join(','));
+    // The bucket refills one request every 60/limit seconds: a few more may come back meanwhile.
+    assert.ok(allowed >= perAddressPerMinute && allowed <= perAddressPerMinute + 5, statuses.join(','));
+  });
+
+  it("the event stream of one process sees every process's events", async () => {
+    const stream = await openStream(`${fleet.apis[0]!.baseUrl}/events/stream?types=payment.succeeded`, key);
+    try {
+      const paid: string[] = [];
+      // Two payments made by each process, and two through the balancer.
+      for (const baseUrl of [...fleet.apis.slice(0, 3).map((api) => api.baseUrl), fleet.baseUrl]) {
+        for (let index = 0; index < 2; index++) {
+          const payment = await pay(baseUrl);
+          assert.equal(payment.status, 200);
+          paid.push(payment.id!);
+        }
+      }
+      const seen = await stream.waitFor((events) => paid.every((id) => events.some((event) => event.data.id === id)));
+      for (const event of seen) assert.equal(event.type, 'endpoint_payment.payment_succeeded');
+      assert.equal(new Set(seen.map((event) => event.id)).size, seen.length, 'each event once');
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('a retry after kill -9 of the process holding its Idempotency-Key gets its outcome within 15 s', async () => {
+    // A fourth process, outside the balancer, holds every keyed answer for ten minutes after the effect.
+    const slow = await fleet.add({ TESSERA_TEST_ANSWER_DELAY_MS: '600000' });
+    const method = await call('POST', '/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    const body = { amount: '3100', currency: 'USD', paymentMethod: method.body.data.id, confirm: true };
+    const keyed = (baseUrl: string) =>
+      fetch(`${baseUrl}/payment/create`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'fleet-kill',
+        },
+        body: JSON.stringify(body),
+      }).then(async (response) => (await response.json()) as any);
+    const unanswered = keyed(slow.baseUrl).catch(() => undefined);
+    const made = await waitUntil(async () => {
+      const page = await call('GET', '/payment?limit=5');
+      return page.body.data.data.find((payment: any) => payment.amount === '3100');
+    });
+    await killService(slow);
+    const killedAt = Date.now();
+    assert.equal(await unanswered, undefined, 'the killed process never answered');
+    let retried: any;
+    while (Date.now() - killedAt < 15_000) {
+      retried = await keyed(fleet.baseUrl);
+      if (retried.code === 'success') break;
+      assert.equal(retried.code, 'idempotency_error', JSON.stringify(retried));
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    assert.equal(retried.code, 'success', `answered within 15 s of the kill: ${JSON.stringify(retried)}`);
+    assert.equal(retried.data.id, made.id, 'the payment the killed process made, not a second one');
+    assert.equal(retried.data.status, 'succeeded');
   });
 
   it('kill -9 of an API process under load loses no answered payment', async () => {

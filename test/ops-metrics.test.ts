@@ -114,4 +114,26 @@ describe('health and metrics', () => {
     assert.ok((sample(text, 'tessera_webhook_deliveries_pending') ?? 0) >= 1);
     assert.ok((sample(text, 'tessera_webhook_oldest_pending_seconds') ?? 0) >= 50);
   });
+
+  it('counts endpoints by the health the endpoint health service keeps: healthy, failing, disabled', async () => {
+    // The endpoint of the first case failed its attempt above: it is failing now, not healthy.
+    const second = await merchant.call('POST', '/webhook_endpoints/create', {
+      url: 'http://127.0.0.1:9/other',
+      enabledEvents: ['payment.succeeded'],
+    });
+    const third = await merchant.call('POST', '/webhook_endpoints/create', {
+      url: 'http://127.0.0.1:9/third',
+      enabledEvents: ['payment.succeeded'],
+    });
+    const disabled = await merchant.call('POST', `/webhook_endpoints/${second.body.data.id}/update`, {
+      status: 'disabled',
+    });
+    assert.equal(disabled.body.data.status, 'disabled');
+    assert.equal(third.body.code, 'success');
+    ctx.clock.advance(10_000);
+    const text = (await scrape()).body;
+    assert.equal(sample(text, 'tessera_webhook_endpoints{health="failing"}'), 1, text);
+    assert.equal(sample(text, 'tessera_webhook_endpoints{health="disabled"}'), 1);
+    assert.equal(sample(text, 'tessera_webhook_endpoints{health="healthy"}'), 1);
+  });
 });

@@ -26,7 +26,30 @@ export interface Db extends Queryable {
    * itself, without BEGIN and COMMIT: one round trip.
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * LISTENs on `channel` (lower-case letters and `_`) in a session of its own, apart from the
+   * connections that run statements, and calls `notify` with the payload of each notification.
+   * `lost` is called once if that session ends by itself (the database went away): the listener is
+   * then dead, and the caller listens again. One listener per channel and process.
+   */
+  listen(channel: string, handlers: ListenHandlers): Promise<Listener>;
   close(): Promise<void>;
+}
+
+export interface ListenHandlers {
+  notify(payload: string): void;
+  lost(err: Error): void;
+}
+
+export interface Listener {
+  /** UNLISTENs and ends the session; `lost` is not called. */
+  close(): Promise<void>;
+}
+
+/** A channel name is written into LISTEN as it is: only a plain identifier. */
+function channelName(channel: string): string {
+  if (!/^[a-z_]+$/.test(channel)) throw new Error(`Not a channel name: ${channel}`);
+  return channel;
 }
 
 const INT8_OID = 20;
@@ -120,6 +143,24 @@ async function openPglite(dataDir: string | undefined, template: string | undefi
         if (open) await lite.finish(tx, false).catch(() => {});
         throw err;
       }
+    },
+    async listen(channel, { notify }) {
+      // PGlite is one session: the worker passes on what its LISTEN receives (pglite-worker.ts).
+      // Notifications come when the transaction that sent them commits, in this same session.
+      const name = channelName(channel);
+      const stop = lite.onNotification(name, notify);
+      try {
+        await lite.query(`LISTEN ${name}`, undefined);
+      } catch (err) {
+        stop();
+        throw err;
+      }
+      return {
+        close: async () => {
+          stop();
+          await lite.query(`UNLISTEN ${name}`, undefined).catch(() => {});
+        },
+      };
     },
     close: async () => {
       try {
@@ -231,6 +272,44 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> 
       } finally {
         (await open?.catch(() => undefined))?.release();
       }
+    },
+    async listen(channel, { notify, lost }) {
+      refuseClosed();
+      const name = channelName(channel);
+      // Not from the pool: LISTEN holds its session for as long as the listener lives.
+      const client = new pg.Client({
+        connectionString: databaseUrl,
+        connectionTimeoutMillis: connectTimeoutMs,
+        keepAlive: true,
+        keepAliveInitialDelayMillis: 10_000,
+      });
+      let closing = false;
+      let ended = false;
+      const end = (err: Error) => {
+        if (closing || ended) return;
+        ended = true;
+        client.end().catch(() => {});
+        lost(err);
+      };
+      client.on('error', end);
+      client.on('end', () => end(new Error('The LISTEN connection ended')));
+      client.on('notification', (message) => {
+        if (message.channel === name) notify(message.payload ?? '');
+      });
+      try {
+        await client.connect();
+        await client.query(`LISTEN ${name}`);
+      } catch (err) {
+        closing = true;
+        await client.end().catch(() => {});
+        throw err;
+      }
+      return {
+        close: async () => {
+          closing = true;
+          await client.end().catch(() => {});
+        },
+      };
     },
     close: async () => {
       closed = true;

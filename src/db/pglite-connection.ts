@@ -1,7 +1,13 @@
 import { Worker } from 'node:worker_threads';
 import { abortedCommit } from './errors.js';
 import { concat, readReply, rowParsers, simpleQuery, statementWriter, type Reply } from './pglite-protocol.js';
-import type { PgliteReply, PgliteRequest, PgliteWorkerData, SerializedError } from './pglite-worker.js';
+import type {
+  PgliteNotification,
+  PgliteReply,
+  PgliteRequest,
+  PgliteWorkerData,
+  SerializedError,
+} from './pglite-worker.js';
 
 /** The main thread's end of the PGlite worker: one statement, or one transaction's end, per call. */
 export interface PgliteConnection {
@@ -12,6 +18,8 @@ export interface PgliteConnection {
    * in the same message); nothing if no statement opened it.
    */
   finish(tx: number, commit: boolean, last?: { sql: string; params: readonly unknown[] }): Promise<void>;
+  /** Calls `notify` with each notification's payload on `channel` (after LISTEN); the answer stops it. */
+  onNotification(channel: string, notify: (payload: string) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -70,7 +78,13 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
     for (const settle of pending.values()) settle(ended);
     pending.clear();
   };
-  worker.on('message', (reply: PgliteReply) => {
+  const subscribers = new Map<string, Set<(payload: string) => void>>();
+  worker.on('message', (reply: PgliteReply | PgliteNotification) => {
+    if ('notification' in reply) {
+      const { channel, payload } = reply.notification;
+      for (const notify of subscribers.get(channel) ?? []) notify(payload);
+      return;
+    }
     const settle = pending.get(reply.id);
     pending.delete(reply.id);
     // An idle worker does not keep the process alive, as PGlite in the main thread would not.
@@ -151,6 +165,15 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
       if (commit && reply.lastCommand === 'ROLLBACK') {
         throw new Error(abortedCommit);
       }
+    },
+    onNotification(channel, notify) {
+      let set = subscribers.get(channel);
+      if (!set) subscribers.set(channel, (set = new Set()));
+      set.add(notify);
+      return () => {
+        set.delete(notify);
+        if (set.size === 0) subscribers.delete(channel);
+      };
     },
     async close() {
       if (ended) return;

@@ -23,6 +23,13 @@ export type PgliteRequest =
 /** The answer to request `id`: PGlite's raw answer; id 0 answers the start with the array types. */
 export type PgliteReply = { id: number; data?: Uint8Array; arrayTypes?: ArrayType[]; error?: SerializedError };
 
+/**
+ * A notification (NOTIFY) on a channel that the main thread LISTENs to: PGlite parses it out of the
+ * answer of the statement that delivered it (the COMMIT of the transaction that sent it) and this
+ * thread sends it on, apart from any answer.
+ */
+export type PgliteNotification = { notification: { channel: string; payload: string } };
+
 /** An error as it crosses the thread, with its own properties. */
 export interface SerializedError {
   message: string;
@@ -101,6 +108,9 @@ async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData)
     }
   };
 
+  lite.onNotification((channel, payload) => {
+    port.postMessage({ notification: { channel, payload } } satisfies PgliteNotification);
+  });
   port.on('message', (request: PgliteRequest) => {
     waiting.push(request);
     void pump();

@@ -86,3 +86,11 @@ export async function selectEventPage(
   }
   return selectPage<EventRow>(db, { table: 'events', columns, where, params }, page);
 }
+
+/** Events by id, of any merchant (the event stream's feed, feed.ts): what a notification named. */
+export async function selectEventsByIds(
+  db: Queryable,
+  ids: readonly string[],
+): Promise<Array<Pick<EventRow, 'id' | 'merchant_id' | 'mode' | 'type' | 'body'> & { notify_url: string | null }>> {
+  return db.query(`SELECT id, merchant_id, mode, type, body, notify_url FROM events WHERE id = ANY($1::text[])`, [ids]);
+}

@@ -29,7 +29,10 @@ export interface RecordOptions {
   notifyUrl?: string | null;
 }
 
-/** Listeners run after the transaction that recorded events commits (the webhook dispatcher). */
+/**
+ * Listeners run after the transaction that recorded events commits, in this process only (the
+ * webhook dispatcher, the metrics). The event stream hears every process's events: feed.ts.
+ */
 export type EventListener = (events: RecordedEvent[]) => void;
 
 /**
@@ -111,7 +114,7 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
       for (const listener of listeners) listener(events);
     },
 
-    /** Adds a listener; the answer removes it again (a live event stream that ends). */
+    /** Adds a listener; the answer removes it again. */
     onPublished(listener: EventListener): () => void {
       listeners.push(listener);
       return () => {

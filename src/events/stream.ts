@@ -4,11 +4,12 @@ import { invalidField } from '../http/errors.js';
 import { merchantOf, type App } from '../http/server.js';
 import { endpointBodyOf } from '../webhooks/deliveries/service.js';
 import { resolveEventCode, unknownEventCodeHint } from '../webhooks/event-types.js';
-import type { EventService, RecordedEvent } from './service.js';
+import type { EventFeed } from './feed.js';
+import type { RecordedEvent } from './service.js';
 
 /**
  * `GET /events/stream` (issue 12, `tessera listen`): the merchant's events as server-sent events,
- * each one as it is recorded, so that a developer's machine can receive them without being
+ * each one as it is recorded by any process (feed.ts: LISTEN/NOTIFY), so that a developer's machine can receive them without being
  * reachable from the service. Each event's `data` is the body a real endpoint delivery sends
  * (SPEC §6.4 endpoint kind, canonical JSON on one line), for the CLI to sign and forward as is.
  */
@@ -53,7 +54,7 @@ function frame(event: RecordedEvent): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${endpointBodyOf(event.body, event.type)}\n\n`;
 }
 
-export function eventStreamRoutes(events: EventService) {
+export function eventStreamRoutes(feed: EventFeed) {
   return (app: App) => {
     const open = new Set<FastifyReply>();
     // Open streams would keep the server from closing: they end first, and the CLI reconnects.
@@ -69,7 +70,8 @@ export function eventStreamRoutes(events: EventService) {
           summary: 'Stream events as they happen (server-sent events)',
           description:
             'Keeps the connection open and sends each event of the key’s merchant and mode (test or live) as it ' +
-            'is recorded, as a server-sent event: `id` the event id, `event` the event code, `data` the body a ' +
+            'is recorded by any process of the service (behind a balancer, every process’s events), as a ' +
+            'server-sent event: `id` the event id, `event` the event code, `data` the body a ' +
             'webhook endpoint receives (`type` in its `endpoint_` form). A comment line `: keep-alive` comes ' +
             'every 15 seconds. Used by `tessera listen`; events recorded while no stream is open are not replayed ' +
             '(read them with GET /events).',
@@ -85,6 +87,17 @@ export function eventStreamRoutes(events: EventService) {
       async (request, reply) => {
         const merchant = merchantOf(request);
         const types = parseTypes((request.query as EventStreamQuery).types);
+        let ended = false;
+        // Listening first, so that an event recorded after `: connected` is seen; until the headers
+        // are written the frames wait. Without the database this answers 503 like any request.
+        const waiting: string[] = [];
+        let write = (text: string) => void waiting.push(text);
+        const stop = await feed.subscribe(merchant.merchantId, merchant.mode, (recorded) => {
+          for (const event of recorded) {
+            if (types && !types.has(event.type)) continue;
+            write(frame(event));
+          }
+        });
         reply.hijack();
         const response = reply.raw;
         response.writeHead(200, {
@@ -93,23 +106,20 @@ export function eventStreamRoutes(events: EventService) {
           'Cache-Control': 'no-cache',
           'X-Accel-Buffering': 'no',
         });
-        response.write(': connected\n\n');
-        const stop = events.onPublished((recorded) => {
-          for (const event of recorded) {
-            if (event.merchantId !== merchant.merchantId || event.mode !== merchant.mode) continue;
-            if (types && !types.has(event.type)) continue;
-            response.write(frame(event));
-          }
-        });
+        response.write(`: connected\n\n${waiting.join('')}`);
+        write = (text) => void response.write(text);
         const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), keepAliveMs);
         open.add(reply);
         const end = () => {
+          if (ended) return;
+          ended = true;
           stop();
           clearInterval(keepAlive);
           open.delete(reply);
         };
         // The response closes when the client goes away (or the server ends it): nothing is left behind.
         response.once('close', end);
+        if (response.destroyed) end();
       },
     );
   };

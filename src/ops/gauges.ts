@@ -15,17 +15,6 @@ export const gaugesMaxAgeMs = 10_000;
 /** The advisory lock whose holder computes the figures; the other processes read its row. */
 const gaugesLock = 7412002;
 
-/**
- * Endpoints by health. Today an endpoint is `healthy` when enabled and `disabled` otherwise; when
- * endpoints carry a health column (DESIGN §12), this one statement is what changes, to
- * `SELECT health, count(*) …`. The dynamic notifyUrl endpoints and deleted ones are not counted.
- */
-export const endpointsByHealthSql = `SELECT CASE WHEN status = 'enabled' THEN 'healthy' ELSE 'disabled' END AS health,
-         count(*) AS count
-    FROM webhook_endpoints
-   WHERE kind = 'static' AND deleted_at IS NULL
-   GROUP BY 1`;
-
 /** Pending deliveries and the oldest one: an index-only scan of webhook_deliveries_pending_created. */
 const pendingDeliveriesSql = `SELECT count(*) AS pending, min(created_at) AS oldest
     FROM webhook_deliveries
@@ -37,15 +26,24 @@ const pendingDeliveriesSql = `SELECT count(*) AS pending, min(created_at) AS old
  * advisory lock computes the figures and writes the row, and the others use the row they read. A
  * transaction-level lock, so that it also works through PgBouncer in transaction mode.
  */
-export function createDatabaseGauges({ db, clock }: { db: Db; clock: Clock }) {
+export function createDatabaseGauges({
+  db,
+  clock,
+  endpointsByHealth,
+}: {
+  db: Db;
+  clock: Clock;
+  /**
+   * Webhook endpoints by health, read through `source` (the computing transaction): the endpoint
+   * health service's count (src/webhooks/health/), the one place that says what each health means.
+   */
+  endpointsByHealth: (source: Queryable) => Promise<Record<string, number>>;
+}) {
   let cached: { gauges: DatabaseGauges; at: number } | undefined;
 
   async function compute(source: Queryable): Promise<DatabaseGauges> {
     const [pending] = await source.query<{ pending: string; oldest: Date | null }>(pendingDeliveriesSql);
-    const endpoints: Record<string, number> = { healthy: 0, failing: 0, disabled: 0 };
-    for (const row of await source.query<{ health: string; count: string }>(endpointsByHealthSql)) {
-      endpoints[row.health] = Number(row.count);
-    }
+    const endpoints = await endpointsByHealth(source);
     return {
       pendingDeliveries: Number(pending?.pending ?? 0),
       oldestPendingAt: pending?.oldest ? new Date(pending.oldest).toISOString() : null,

@@ -24,6 +24,11 @@ export interface Heartbeat {
   /** Refreshes this process's row and releases the claims of processes found dead; answers how many died. */
   beat(): Promise<number>;
   start(): void;
+  /**
+   * Marks whether this process LISTENs for events (src/events/feed.ts): the events_notify trigger
+   * sends notifications only while some live process does (migration 0140).
+   */
+  listensEvents(listening: boolean): Promise<void>;
   /** Stops beating and deletes the row: what this process still holds is free at once. */
   stop(): Promise<void>;
 }
@@ -103,6 +108,9 @@ export async function registerProcess({
         beat().catch((err: unknown) => logger.warn({ err }, 'heartbeat could not be written'));
       }, beatEveryMs);
       timer.unref();
+    },
+    async listensEvents(listening) {
+      await db.query('UPDATE tessera_processes SET listens_events = $2 WHERE id = $1', [processId, listening]);
     },
     async stop() {
       if (timer) clearInterval(timer);

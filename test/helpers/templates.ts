@@ -90,6 +90,7 @@ function pgliteDb(lite: PGlite): Db {
           execute: async (sql, params) => void (await rows(tx, sql, params)),
         }),
       ),
+    listen: () => Promise.reject(new Error('Not used by migrate()')),
     close: () => lite.close(),
   };
 }

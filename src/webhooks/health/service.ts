@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/db.js';
+import type { Db, Queryable } from '../../db/db.js';
 import type { MerchantContext } from '../../http/auth.js';
 import type { JobRunner } from '../../jobs/runner.js';
 import type { MailTransport } from '../../mail/transport.js';
@@ -144,10 +144,13 @@ export function createEndpointHealthService(deps: EndpointHealthDeps) {
       }
     },
 
-    /** Live endpoints of every merchant by health: for the tessera_webhook_endpoints{health} gauge. */
-    async countByHealth(): Promise<Record<EndpointHealth, number>> {
+    /**
+     * Live endpoints of every merchant by health: the tessera_webhook_endpoints{health} gauge
+     * (src/ops/gauges.ts, which reads them in its own transaction: `source`).
+     */
+    async countByHealth(source: Queryable = db): Promise<Record<EndpointHealth, number>> {
       const counts = Object.fromEntries(endpointHealths.map((health) => [health, 0])) as Record<EndpointHealth, number>;
-      for (const row of await queries.countByHealth(db)) counts[row.health] = Number(row.count);
+      for (const row of await queries.countByHealth(source)) counts[row.health] = Number(row.count);
       return counts;
     },
 

@@ -1,0 +1,216 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db, Listener } from '../db/db.js';
+import * as queries from './queries.js';
+import type { EventType } from './schemas.js';
+import type { RecordedEvent } from './service.js';
+
+/**
+ * The events of every process, for `GET /events/stream` (DESIGN §11, docs/operations.md "Event
+ * stream"). The events_notify trigger (migration 0140) sends the ids of the events a statement
+ * records with NOTIFY on this channel; PostgreSQL delivers them when that transaction commits, to
+ * every process that LISTENs. This process LISTENs on one session of its own, opened when its first
+ * stream opens and closed when its last one ends; it fetches the events by id and hands each to the
+ * streams of its merchant and mode. PGlite takes the same path in its one session (db.ts).
+ */
+export const eventsChannel = 'tessera_events';
+
+/** After a lost LISTEN session, the next try waits this long, doubling up to retryMaxMs. */
+const retryFirstMs = 500;
+const retryMaxMs = 15_000;
+/**
+ * How often the process's mark (tessera_processes.listens_events) is written again while it
+ * listens: a process taken for dead after a long pause gets its row back without the mark.
+ */
+const remarkEveryMs = 10_000;
+/** Ids fetched in one statement at most. */
+const fetchBatch = 500;
+
+export interface EventFeedDeps {
+  db: Db;
+  logger: FastifyBaseLogger;
+  /** Marks this process as listening, or not (Heartbeat.listensEvents): the trigger notifies only then. */
+  markListening: (listening: boolean) => Promise<void>;
+}
+
+interface Subscriber {
+  merchantId: string;
+  mode: string;
+  deliver: (events: RecordedEvent[]) => void;
+}
+
+export function createEventFeed({ db, logger, markListening }: EventFeedDeps) {
+  const subscribers = new Set<Subscriber>();
+  let listener: Listener | undefined;
+  let opening: Promise<void> | undefined;
+  let closing: Promise<void> | undefined;
+  let retryTimer: NodeJS.Timeout | undefined;
+  let retryMs = retryFirstMs;
+  let remarkTimer: NodeJS.Timeout | undefined;
+  // Ids notified and not fetched yet, in the order they came; one fetch runs at a time.
+  let pending: string[] = [];
+  let draining = false;
+
+  async function drain(): Promise<void> {
+    if (draining) return;
+    draining = true;
+    try {
+      while (pending.length > 0) {
+        const ids = pending.slice(0, fetchBatch);
+        pending = pending.slice(ids.length);
+        if (subscribers.size === 0) continue;
+        const rows = await queries.selectEventsByIds(db, ids);
+        // In the order of the notifications: the order their transactions committed.
+        const byId = new Map(rows.map((row) => [row.id, row]));
+        const events: RecordedEvent[] = [];
+        for (const id of ids) {
+          const row = byId.get(id);
+          if (!row) continue;
+          events.push({
+            id: row.id,
+            type: row.type as EventType,
+            merchantId: row.merchant_id,
+            mode: row.mode,
+            body: row.body,
+            notifyUrl: row.notify_url,
+          });
+        }
+        for (const subscriber of subscribers) {
+          const own = events.filter(
+            (event) => event.merchantId === subscriber.merchantId && event.mode === subscriber.mode,
+          );
+          if (own.length > 0) subscriber.deliver(own);
+        }
+      }
+    } catch (err) {
+      // The database answered no (an outage): these events are not streamed; GET /events has them.
+      logger.warn({ err }, 'events named by a notification could not be read for the event stream');
+      pending = [];
+    } finally {
+      draining = false;
+    }
+  }
+
+  function notified(payload: string): void {
+    if (payload === '') return;
+    pending.push(...payload.split(','));
+    void drain();
+  }
+
+  function lost(err: Error): void {
+    listener = undefined;
+    clearInterval(remarkTimer);
+    remarkTimer = undefined;
+    if (subscribers.size === 0) return;
+    logger.warn({ err }, 'the event stream lost its LISTEN connection; it reconnects');
+    retryLater();
+  }
+
+  function retryLater(): void {
+    if (retryTimer || subscribers.size === 0) return;
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      ensureOpen().then(
+        () => {
+          retryMs = retryFirstMs;
+          logger.info('the event stream listens again');
+        },
+        () => {
+          retryMs = Math.min(retryMs * 2, retryMaxMs);
+          retryLater();
+        },
+      );
+    }, retryMs);
+    retryTimer.unref();
+  }
+
+  async function connect(): Promise<void> {
+    // A LISTEN being closed ends first: on PGlite's one session its UNLISTEN would end the new one.
+    await closing;
+    let gone = false;
+    const opened: Listener = await db.listen(eventsChannel, {
+      notify: notified,
+      lost: (err) => {
+        gone = true;
+        if (listener === opened) lost(err);
+      },
+    });
+    if (subscribers.size === 0) {
+      await opened.close();
+      return;
+    }
+    try {
+      // After LISTEN: a transaction that sees the mark notifies a session that already listens.
+      await markListening(true);
+    } catch (err) {
+      await opened.close();
+      throw err;
+    }
+    if (gone) throw new Error('The LISTEN connection ended as it opened');
+    listener = opened;
+    remarkTimer = setInterval(() => {
+      markListening(true).catch((err: unknown) => logger.warn({ err }, 'the event stream mark could not be written'));
+    }, remarkEveryMs);
+    remarkTimer.unref();
+  }
+
+  function ensureOpen(): Promise<void> {
+    if (listener) return Promise.resolve();
+    opening ??= connect().finally(() => {
+      opening = undefined;
+    });
+    return opening;
+  }
+
+  function closeListener(): Promise<void> {
+    closing = closeOpenListener().finally(() => {
+      closing = undefined;
+    });
+    return closing;
+  }
+
+  async function closeOpenListener(): Promise<void> {
+    clearTimeout(retryTimer);
+    retryTimer = undefined;
+    clearInterval(remarkTimer);
+    remarkTimer = undefined;
+    await opening?.catch(() => {});
+    const open = listener;
+    listener = undefined;
+    if (!open) return;
+    await markListening(false).catch(() => {});
+    await open.close();
+  }
+
+  return {
+    /**
+     * Hands `deliver` the events of `merchantId` and `mode` recorded by any process from now on;
+     * answers once this process listens (so that an event recorded after the answer is seen), or
+     * throws when the database cannot be reached. The answer's function ends the subscription.
+     */
+    async subscribe(merchantId: string, mode: string, deliver: Subscriber['deliver']): Promise<() => void> {
+      const subscriber: Subscriber = { merchantId, mode, deliver };
+      subscribers.add(subscriber);
+      const end = () => {
+        if (!subscribers.delete(subscriber)) return;
+        if (subscribers.size === 0) {
+          closeListener().catch((err: unknown) => logger.warn({ err }, 'the event stream LISTEN could not be closed'));
+        }
+      };
+      try {
+        await ensureOpen();
+      } catch (err) {
+        end();
+        throw err;
+      }
+      return end;
+    },
+
+    /** Ends listening (the process stops; its streams have ended). */
+    async close(): Promise<void> {
+      subscribers.clear();
+      await closeListener();
+    },
+  };
+}
+
+export type EventFeed = ReturnType<typeof createEventFeed>;
