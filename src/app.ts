@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { systemClock, type Clock } from './clock.js';
-import { colorWanted, ConfigError, logFormat, type Config } from './config.js';
+import { colorWanted, logFormat, type Config } from './config.js';
+import { ConfigError } from './config-rules.js';
 import { openDb, type Db } from './db/db.js';
 import { knownMigrations, migrate, schemaStatus, SchemaVersionError, refuseNewerSchema } from './db/migrate.js';
 import { createHealth, type Health, type Phase } from './ops/health.js';

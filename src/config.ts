@@ -1,6 +1,18 @@
 import path from 'node:path';
 import {
-  EgressSettingError,
+  blankToUndefined,
+  ConfigError,
+  dataDirectory,
+  egressSetting,
+  integer,
+  mailFrom,
+  oneOf,
+  parseMasterKey,
+  smtpUrl,
+  trustProxy,
+  type Source,
+} from './config-rules.js';
+import {
   parseSendingAddresses,
   parseSourceAddresses,
   parseWebhookProxy,
@@ -120,12 +132,6 @@ export interface Config {
 export const defaultWebhookRetryDelaysSeconds: readonly number[] = Object.freeze([
   30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 28800,
 ]);
-
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
-
-type Source = Record<string, string | undefined>;
 
 const flagNames: Record<string, string> = {
   '--port': 'PORT',
@@ -300,56 +306,6 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
   });
 }
 
-/** The egress settings' own rules (src/webhooks/egress/settings.ts), refused like any other setting. */
-function egressSetting<T>(parse: () => T): T {
-  try {
-    return parse();
-  } catch (err) {
-    if (err instanceof EgressSettingError) throw new ConfigError(err.message);
-    throw err;
-  }
-}
-
-export const defaultMailFrom = 'Tessera <no-reply@localhost>';
-
-/**
- * smtp:// (STARTTLS when the server offers it) or smtps:// (TLS from the start), with a host.
- * The message never repeats the value, which may carry a password.
- */
-function smtpUrl(raw: string | undefined): string | undefined {
-  const value = blankToUndefined(raw);
-  if (value === undefined) return undefined;
-  let url: URL | undefined;
-  try {
-    url = new URL(value);
-  } catch {
-    url = undefined;
-  }
-  if (!url || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') {
-    throw new ConfigError(
-      'TESSERA_SMTP_URL must be an smtp:// or smtps:// URL with a host, e.g. smtp://user:password@mail.example.com:587',
-    );
-  }
-  return value;
-}
-
-/**
- * `no-reply@example.com` or `Example Shop <no-reply@example.com>`: one address, and nothing that
- * could end the From header early (no line break), since it goes into every message as written.
- */
-function mailFrom(raw: string | undefined): string {
-  const value = blankToUndefined(raw);
-  if (value === undefined) return defaultMailFrom;
-  const address = '[^\\s<>@",;]+@[^\\s<>@",;]+';
-  const form = new RegExp(`^(?:${address}|[^<>\\r\\n"]*<${address}>|"[^"\\r\\n]*"\\s*<${address}>)$`);
-  if (value.length > 254 || !form.test(value)) {
-    throw new ConfigError(
-      'TESSERA_MAIL_FROM must be an e-mail address, or a name and an address in < >, e.g. Example Shop <billing@example.com>',
-    );
-  }
-  return value;
-}
-
 /**
  * DESIGN §5: the retry schedule is SPEC §6.1's; a comma list of seconds replaces it for tests only,
  * so production refuses it. Any number of follow-ups (0–50); a delivery is given up after the last.
@@ -364,19 +320,6 @@ function retryDelays(source: Source, nodeEnv: Config['nodeEnv']): readonly numbe
     throw new ConfigError(`${name} must be a comma list of at most 50 whole numbers of seconds, or none`);
   }
   return Object.freeze(parts.map(Number));
-}
-
-/** Addresses (IPv4 or IPv6) or CIDR ranges, comma separated: what Fastify's trustProxy takes as a list. */
-function trustProxy(raw: string | undefined): string | undefined {
-  const value = blankToUndefined(raw);
-  if (value === undefined) return undefined;
-  const parts = value.split(',').map((part) => part.trim());
-  if (parts.some((part) => !/^[0-9A-Fa-f.:]+(\/\d{1,3})?$/.test(part))) {
-    throw new ConfigError(
-      'TESSERA_TRUST_PROXY must be a comma list of proxy addresses or CIDR ranges, e.g. 10.0.0.0/8',
-    );
-  }
-  return parts.join(',');
 }
 
 /** TESSERA_TEST_PGLITE_TEMPLATE: a file path, for tests only, so production refuses it. */
@@ -394,63 +337,6 @@ function testLeaseMargin(source: Source, nodeEnv: Config['nodeEnv']): number | u
   if (blankToUndefined(source[name]) === undefined) return undefined;
   if (nodeEnv === 'production') throw new ConfigError(`${name} is for tests; production leases keep their minute`);
   return integer(source, name, 60_000, 1000, 60_000);
-}
-
-/** `memory://` keeps PGlite in memory (nothing persisted); anything else is a folder. */
-function dataDirectory(value: string): string {
-  return value.startsWith('memory://') ? value : path.resolve(value);
-}
-
-function blankToUndefined(value: string | undefined): string | undefined {
-  return value === undefined || value.trim() === '' ? undefined : value.trim();
-}
-
-function integer(source: Source, name: string, fallback: number, min: number, max: number): number {
-  const raw = blankToUndefined(source[name]);
-  if (raw === undefined) return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}`);
-  }
-  return Number(raw);
-}
-
-function oneOf<const T extends string>(source: Source, name: string, values: readonly T[], fallback: T): T {
-  const raw = blankToUndefined(source[name]);
-  if (raw === undefined) return fallback;
-  if (!(values as readonly string[]).includes(raw))
-    throw new ConfigError(`${name} must be one of ${values.join(', ')}`);
-  return raw as T;
-}
-
-export function parseMasterKey(raw: string | undefined, name = 'TESSERA_MASTER_KEY'): Buffer | undefined {
-  const value = blankToUndefined(raw);
-  if (value === undefined) return undefined;
-  if (!/^[0-9a-fA-F]{64}$/.test(value)) throw new ConfigError(`${name} must be 64 hex characters (32 bytes)`);
-  return Buffer.from(value, 'hex');
-}
-
-/** Settings of the command-line client: where the running service is and the operator key. */
-export interface ClientConfig {
-  readonly url: string;
-  readonly adminKey: string | undefined;
-  /** A merchant's private key, for the commands that call the merchant API. */
-  readonly apiKey: string | undefined;
-  readonly dataDir: string;
-}
-
-export function loadClientConfig(
-  env: Source = process.env,
-  overrides: { url?: string; adminKey?: string; apiKey?: string } = {},
-): ClientConfig {
-  const url =
-    overrides.url ?? blankToUndefined(env.TESSERA_URL) ?? `http://127.0.0.1:${blankToUndefined(env.PORT) ?? '8080'}`;
-  if (!/^https?:\/\/[^\s]+$/.test(url)) throw new ConfigError('TESSERA_URL (or --url) must be an http(s) URL');
-  return Object.freeze({
-    url: url.replace(/\/+$/, ''),
-    adminKey: overrides.adminKey ?? blankToUndefined(env.TESSERA_ADMIN_KEY),
-    apiKey: overrides.apiKey ?? blankToUndefined(env.TESSERA_API_KEY),
-    dataDir: dataDirectory(blankToUndefined(env.TESSERA_DATA_DIR) ?? './data'),
-  });
 }
 
 /**

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import Fastify, { type FastifyBaseLogger } from 'fastify';
 import { createTessera, type Tessera } from './app.js';
-import { ConfigError, type Config } from './config.js';
+import { type Config } from './config.js';
+import { ConfigError } from './config-rules.js';
 import { apiBasePath } from './http/server.js';
 import { sandboxMerchant, writeSandboxFile, type SandboxKeys } from './merchants/sandbox.js';
 

@@ -4,7 +4,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { manualClock } from '../src/clock.js';
-import { ConfigError, defaultMailFrom, loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
+import { ConfigError, defaultMailFrom } from '../src/config-rules.js';
 import { createMailTransport } from '../src/mail/transport.js';
 import { mailHeader, mailText, startSmtpServer, type SmtpTestServer } from './helpers/smtp.js';
 

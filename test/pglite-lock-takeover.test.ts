@@ -10,7 +10,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { ConfigError } from '../src/config.js';
+import { ConfigError } from '../src/config-rules.js';
 import { lockDataDir } from '../src/db/data-dir-lock.js';
 
 const folders: string[] = [];

@@ -4,7 +4,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/config-rules.js';
 import { apiBase, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 
 const cardBody = () => ({

@@ -1,4 +1,4 @@
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config-rules.js';
 import type { EventType } from '../events/schemas.js';
 import { exactEventCode, unknownEventCodeHint } from '../webhooks/event-types.js';
 

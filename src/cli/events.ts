@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import { colorWanted, ConfigError } from '../config.js';
+import { ConfigError } from '../config-rules.js';
+import { colorWanted } from '../config.js';
 import { merchantCall } from './webhooks.js';
 import { cliEventCode } from './event-codes.js';
 

@@ -2,7 +2,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadClientConfig, loadConfig } from '../config.js';
+import { loadConfig } from '../config.js';
+import { ConfigError } from '../config-rules.js';
+import { loadClientConfig } from './client-config.js';
 import { openDb } from '../db/db.js';
 import { migrate } from '../db/migrate.js';
 import { webhooksCommand, webhooksUsage } from './webhooks.js';

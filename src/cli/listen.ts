@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.js';
-import { ConfigError, loadClientConfig } from '../config.js';
+import { ConfigError } from '../config-rules.js';
+import { loadClientConfig } from './client-config.js';
 import { cliEventCode } from './event-codes.js';
 import { isoTimestamp } from '../time.js';
 import { generateSecret } from '../webhooks/endpoints/service.js';

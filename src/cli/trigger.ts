@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config-rules.js';
 import { merchantCall } from './webhooks.js';
 import type { EventType } from '../events/schemas.js';
 import { cliEventCode } from './event-codes.js';

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config-rules.js';
 import { merchantCall } from './webhooks.js';
 
 /**

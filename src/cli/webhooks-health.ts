@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config-rules.js';
 import { painter } from './events.js';
 import { merchantCall } from './webhooks.js';
 

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadClientConfig } from '../config.js';
+import { ConfigError } from '../config-rules.js';
+import { loadClientConfig } from './client-config.js';
 
 /**
  * `tessera webhooks …`: a merchant's webhook endpoints from the command line, through the merchant

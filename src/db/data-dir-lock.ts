@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config-rules.js';
 
 /**
  * PGlite is the database of one process (docs/decisions/0002): two processes opening the same

@@ -1,7 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config-rules.js';
 import type { Db, Queryable } from './db.js';
 
 // Migrations live in src/migrations and are copied beside the compiled code by the build.

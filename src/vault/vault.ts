@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { ConfigError } from '../config.js';
+import { ConfigError } from '../config-rules.js';
 import type { Db, Queryable } from '../db/db.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { newId } from '../ids.js';
