@@ -18,9 +18,11 @@ const stale = (output, ...inputs) => force || staleOutput(output, ...inputs);
 // The document is made from the route schemas under src/ (the migrations and the dashboard's
 // assets are part of that service, and a change there is a reason to regenerate too).
 if (stale(generated, 'src', 'scripts/sdk-generate.ts', 'package-lock.json')) {
+  console.log('sdk: generating its types from the OpenAPI document …');
   execFileSync(process.execPath, ['--import', 'tsx', 'scripts/sdk-generate.ts'], { stdio: 'inherit' });
 }
 if (stale(cjsMarker, 'sdk/src', 'sdk/tsconfig.json', 'sdk/tsconfig.cjs.json', 'sdk/package.json')) {
+  console.log('sdk: compiling sdk/ to ESM and CommonJS …');
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   rmSync('sdk/dist', { recursive: true, force: true });
   for (const project of ['sdk/tsconfig.json', 'sdk/tsconfig.cjs.json']) {

@@ -113,6 +113,8 @@ export interface TesseraOptions {
   processor?: Processor;
   /** What this process is in tessera_processes: an API process (default) or a worker. */
   processKind?: 'api' | 'worker';
+  /** Told each slow start-up step before it runs (`tessera start` prints them: no long silence). */
+  onStartupStep?: (step: string) => void;
 }
 
 /** Wiring only: config → database → services → HTTP server and background jobs. */
@@ -122,12 +124,18 @@ export async function createTessera({
   logger,
   processor,
   processKind = 'api',
+  onStartupStep = () => {},
 }: TesseraOptions): Promise<Tessera> {
   const log = logger ?? serviceLogger(config);
   // DESIGN §15: an address the host does not have stops start-up with one line, before anything opens.
   await checkSourceAddresses(config.webhookSourceAddresses).catch((err: Error) => {
     throw new ConfigError(err.message);
   });
+  onStartupStep(
+    config.databaseUrl
+      ? 'opening the PostgreSQL database (DATABASE_URL)'
+      : `opening the PGlite database in ${config.dataDir}`,
+  );
   const db = await openDb({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -140,8 +148,13 @@ export async function createTessera({
   let closing = false;
   try {
     const migrations = await knownMigrations();
-    if (config.autoMigrate) await migrate(db);
-    else await refusePendingMigrations(db, migrations);
+    if (config.autoMigrate) {
+      const { pending } = await schemaStatus(db, migrations);
+      // A first start applies every migration: on PGlite that takes a while, so it is announced.
+      if (pending.length)
+        onStartupStep(`applying ${pending.length} database migration(s) (${pending.at(-1)} is the latest)`);
+      await migrate(db);
+    } else await refusePendingMigrations(db, migrations);
     const masterKey = await resolveMasterKey(config);
     const operatorKey = await resolveAdminKey(config);
     const vault = await openVault({ db, masterKey, previousMasterKey: config.previousMasterKey, clock });

@@ -11,7 +11,7 @@ import { sandboxMerchant, writeSandboxFile, type SandboxKeys } from './merchants
  * merchant so that a newcomer can make a first call at once.
  */
 export async function start(config: Config): Promise<Tessera> {
-  const tessera = await createTessera({ config });
+  const tessera = await createTessera({ config, onStartupStep: announceStep });
   // What can fail is done before listening, so a failed start leaves nothing listening.
   let sandbox: SandboxKeys | undefined;
   try {
@@ -32,6 +32,11 @@ export async function start(config: Config): Promise<Tessera> {
     throw err;
   }
   return tessera;
+}
+
+/** A slow start-up step, said before it runs, so that a first start is never long silent. */
+function announceStep(step: string): void {
+  process.stdout.write(`Starting: ${step} …\n`);
 }
 
 async function banner(tessera: Tessera, config: Config, sandbox: SandboxKeys | undefined): Promise<string[]> {
@@ -116,7 +121,7 @@ export async function startWorker(config: Config): Promise<Tessera> {
       'tessera worker needs DATABASE_URL (PostgreSQL): PGlite is the database of one process, and `tessera start` delivers webhooks itself',
     );
   }
-  const tessera = await createTessera({ config, processKind: 'worker' });
+  const tessera = await createTessera({ config, processKind: 'worker', onStartupStep: announceStep });
   // DESIGN §11: the worker's own small server: /health/live, /health/ready and /metrics. It also
   // holds the process, which the dispatcher's and the jobs' timers do not.
   const healthServer = Fastify({

@@ -29,6 +29,12 @@ describe(`tessera command (${databaseKind})`, () => {
       assert.ok(running.privateKey, 'a sandbox private key is printed');
       assert.match(running.output(), /curl -s -X POST http:\/\/127\.0\.0\.1:\d+\/api\/services\/v1\/customers\/create/);
       assert.match(running.output(), /Operator key/);
+      // A first start says what it does before the banner (issue 21: no long silence).
+      assert.match(running.output(), /^Starting: opening the (PGlite|PostgreSQL) database .*…$/m);
+      assert.match(
+        running.output(),
+        /^Starting: applying \d+ database migration\(s\) \(\d{4}_\w+\.sql is the latest\) …$/m,
+      );
       // DESIGN §8: without an SMTP server the banner says where e-mails are written instead.
       assert.ok(
         running
@@ -67,10 +73,22 @@ describe(`tessera command (${databaseKind})`, () => {
       assert.equal(updated.code, 0, updated.stderr);
       assert.equal((JSON.parse(updated.stdout) as { mit: boolean }).mit, true);
 
-      const listed = await runCli(['merchants', 'list'], cliEnv);
+      const listed = await runCli(['merchants', 'list', '--json'], cliEnv);
       assert.equal(listed.code, 0, listed.stderr);
       const ids = (JSON.parse(listed.stdout) as { data: Array<{ id: string }> }).data.map((row) => row.id);
       assert.ok(ids.includes(merchant.id));
+      // Without --json: a table for people, one merchant a row, its capabilities as on/off.
+      const table = await runCli(['merchants', 'list'], cliEnv);
+      assert.equal(table.code, 0, table.stderr);
+      const [header, ...rows] = table.stdout.trimEnd().split('\n');
+      assert.match(header!, /^ID +NAME +TOKENIZATION +MIT +CREATED$/);
+      assert.equal(rows.length, ids.length);
+      const acme = rows.find((row) => row.startsWith(merchant.id));
+      assert.match(
+        acme ?? '',
+        new RegExp(`^${merchant.id} +Acme +on +on +\\d{4}-\\d{2}-\\d{2}T[\\d:.]+Z$`),
+        table.stdout,
+      );
 
       // The webhooks commands use a merchant's key (DESIGN §5 signatureCase, settable from the CLI).
       const endpoint = await fetch(`${running.baseUrl}/webhook_endpoints/create`, {
@@ -89,6 +107,10 @@ describe(`tessera command (${databaseKind})`, () => {
         JSON.parse(endpoints.stdout) as { data: Array<{ id: string; signatureCase: string }> }
       ).data.find((row) => row.id === endpointId);
       assert.equal(listedEndpoint?.signatureCase, 'lower');
+      // Event codes are checked before anything is sent, with the closest code (DESIGN §12).
+      const typo = await runCli(['webhooks', 'update', endpointId, '--events', 'payment.faild'], merchantEnv);
+      assert.equal(typo.code, 1);
+      assert.match(typo.stderr, /--events: 'payment\.faild' is not an event code; did you mean `payment\.failed`\?/);
       const badCase = await runCli(['webhooks', 'update', endpointId, '--signature-case', 'mixed'], merchantEnv);
       assert.equal(badCase.code, 1);
       assert.match(badCase.stderr, /--signature-case takes upper or lower/);
@@ -111,6 +133,7 @@ describe(`tessera command (${databaseKind})`, () => {
     try {
       assert.equal(again.privateKey, running.privateKey);
       assert.doesNotMatch(again.output(), /Operator key/);
+      assert.doesNotMatch(again.output(), /applying \d+ database migration/, 'nothing left to apply');
       const listed = await fetch(`${again.baseUrl}/customers`, {
         headers: { authorization: `Bearer ${again.privateKey}` },
       });

@@ -675,6 +675,94 @@ describe(`existing clients (${databaseKind})`, () => {
       assertCardDetails(succeeded.data, card);
     });
 
+    test('every field the plugins read back is there, with the type their PHP expects', async () => {
+      const merchant = await ctx.merchant();
+      const target = await startReceiver();
+      receivers.push(target);
+      // WooCommerce and OpenCart create a customer per shop account and keep `data.id`.
+      const customerId = ok(
+        await merchant.call('POST', '/customers/create', { ...orderBilling(''), description: '' }),
+      ).id;
+      assert.match(customerId, /^cus_\d{19}$/);
+      // The hosted payment page of all three: they redirect the shopper to `data.url`.
+      const session = ok(
+        await merchant.call('POST', '/checkout/session/create', {
+          customer: customerId,
+          customerEmail: '',
+          cancelUrl: 'https://shop.example.com/checkout/',
+          returnUrl: 'https://shop.example.com/index.php?route=extension/moneycollect/back',
+          notifyUrl: target.url('/index.php?route=extension/moneycollect/webhook'),
+          preAuth: 'n',
+          website: 'https://shop.example.com',
+          paymentMethodTypes: ['card'],
+          orderNo: 5004,
+          currency: 'USD',
+          amountTotal: 2598,
+          billingDetails: orderBilling(''),
+          lineItems: [{ amount: 25.98, currency: 'USD', description: '', images: [''], name: 'Tee', quantity: 1 }],
+        }),
+      );
+      assert.match(session.url, /^https?:\/\/[^/]+\/checkout\/cs_\d{19}$/);
+
+      // The in-page card payment (WooCommerce class-mc-creditcard.php): `data.id`, and `nextAction`
+      // only when the shopper must go somewhere: `type` "redirect" and `redirectToUrl`.
+      const inPage = (paymentMethod: string, orderNo: number) =>
+        merchant.call('POST', '/payment/create', {
+          orderNo,
+          amount: 2598,
+          currency: 'USD',
+          confirm: 'true',
+          confirmationMethod: 'automatic',
+          paymentMethod,
+          customerId,
+          ip: '203.0.113.7',
+          notifyUrl: target.url('/?wc-api=wc_mc_webhook'),
+          returnUrl: `https://shop.example.com/checkout/order-received/${orderNo}/?key=wc_order_z`,
+          preAuth: 'n',
+          setupFutureUsage: 'off',
+          website: 'https://shop.example.com',
+        });
+      const paid = ok(await inPage(await method(merchant), 5005));
+      assert.match(paid.id, /^pt_\d{19}$/);
+      assert.equal('nextAction' in paid, false);
+      const challenged = ok(await inPage(await method(merchant, threeDSecureCard), 5006));
+      assert.equal(challenged.nextAction.type, 'redirect');
+      assert.match(challenged.nextAction.redirectToUrl, /^https?:\/\/\S+$/);
+
+      // The return page and the webhook handler read the payment again (GET /payment/{id}): the
+      // order by `orderNo` (as sent: a number), the shop account by `customerId`, the outcome by
+      // `status` (`displayStatus` and `errorMessage` shown to the shopper), the note by
+      // `paymentMethodDetails.type` and `.card.brand`.
+      const read = ok(await merchant.call('GET', `/payment/${paid.id}`));
+      assert.equal(read.orderNo, 5005);
+      assert.equal(read.customerId, customerId);
+      assert.equal(read.status, 'succeeded');
+      assert.equal(read.displayStatus, 'succeeded');
+      assert.equal(read.errorMessage, null);
+      assert.equal(read.paymentMethodDetails.type, 'card');
+      assert.equal(read.paymentMethodDetails.card.brand, 'visa');
+      const declined = ok(await inPage(await method(merchant, '4000000000000002'), 5007));
+      const readDeclined = ok(await merchant.call('GET', `/payment/${declined.id}`));
+      assert.equal(readDeclined.status, 'failed');
+      assert.equal(typeof readDeclined.displayStatus, 'string');
+      assert.equal(typeof readDeclined.errorMessage, 'string');
+      assert.ok(readDeclined.errorMessage.length > 0);
+
+      // The webhook handlers take a body whose `type` contains "payment", then `data.orderNo` and `data.id`.
+      await ctx.tessera.webhookDispatcher.runOnce();
+      const received = await target.waitFor(2);
+      const bodies = received.map((request) => JSON.parse(request.rawBody.toString()));
+      for (const [orderNo, id] of [
+        [5005, paid.id],
+        [5007, declined.id],
+      ]) {
+        const body = bodies.find((candidate) => candidate.data.id === id);
+        assert.ok(body, JSON.stringify(bodies.map((candidate) => [candidate.type, candidate.data.id])));
+        assert.ok(body.type.includes('payment'), body.type);
+        assert.equal(body.data.orderNo, orderNo);
+      }
+    });
+
     test('"" for every optional pattern-checked field is absent: an order without a phone checks out', async () => {
       const merchant = await ctx.merchant();
       // WooCommerce's card payment method for an order without a phone (class-mc-creditcard.php).

@@ -87,7 +87,7 @@ describe(`the SDK package installed from its tarball into an empty project (${da
     assert.deepEqual(packages, ['@tessera'], 'nothing else installed');
   });
 
-  test('the ESM quickstart runs: storing payment, MIT, refund, a 400 as TesseraError, a verified webhook', async () => {
+  test('the ESM quickstart runs: storing payment, MIT, refund, a 400 as TesseraError, verified webhooks, and deletes its endpoint', async () => {
     const output = await node('quickstart.mjs');
     const storing = /^storing payment (pt_\d{19}) succeeded$/m.exec(output);
     const mit = /^MIT payment (pt_\d{19}) succeeded$/m.exec(output);
@@ -95,11 +95,41 @@ describe(`the SDK package installed from its tarball into an empty project (${da
     assert.match(output, /^refund re_\d{19} pending$/m);
     // status, code, param and X-TraceId of the refusal, as the TesseraError carries them.
     assert.match(output, /^refused 400 invalid_request amount [0-9a-f]{24}$/m);
-    const webhook = /^webhook endpoint_payment\.payment_succeeded (pt_\d{19})$/m.exec(output);
-    assert.ok(webhook && [storing[1], mit[1]].includes(webhook[1]), output);
+    const webhooks = [...output.matchAll(/^webhook endpoint_payment\.payment_succeeded (pt_\d{19})$/gm)];
+    assert.deepEqual(
+      webhooks.map((webhook) => webhook[1]),
+      [storing[1], mit[1]],
+      output,
+    );
+
+    // It removes what it made that would keep working: its endpoint is gone, and no delivery waits
+    // for the port it listened on (issue 21: runs of the quickstart once left dozens pending).
+    const deleted = /^deleted (we_\d+)$/m.exec(output);
+    assert.ok(deleted, output);
+    const call = apiCaller(running);
+    const endpoints = (await call('/webhook_endpoints?limit=100')) as { data: Array<{ id: string; kind: string }> };
+    assert.deepEqual(
+      endpoints.data.filter((endpoint) => endpoint.kind === 'static'),
+      [],
+      'no endpoint left',
+    );
+    await assert.rejects(call(`/webhook_endpoints/${deleted[1]}`), /resource_missing/);
+    // The script saw both answers; the service records each a moment after the receiver answers.
+    const deadline = Date.now() + 10_000;
+    let statuses: string[];
+    do {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const sent = (await call('/webhook_deliveries?limit=100')) as {
+        data: Array<{ endpointId: string; status: string }>;
+      };
+      statuses = sent.data.filter((delivery) => delivery.endpointId === deleted[1]).map((delivery) => delivery.status);
+    } while (statuses.includes('pending') && Date.now() < deadline);
+    assert.deepEqual(statuses, ['succeeded', 'succeeded'], 'both payments delivered, nothing else planned for it');
+    const pending = (await call('/webhook_deliveries?limit=100&status=pending')) as { data: unknown[] };
+    assert.deepEqual(pending.data, [], 'no delivery pending');
 
     // The objects are real: the service answers the MIT payment as made on the stored card.
-    const payment = await apiCaller(running)(`/payment/${mit[1]}`);
+    const payment = await call(`/payment/${mit[1]}`);
     assert.equal(payment.subsequentInitialType, 'mit');
     assert.equal(payment.amount, '500');
   });

@@ -1,5 +1,6 @@
 // The SDK quickstart (docs/sdk.md): a webhook receiver, a customer, a stored card, a first payment
 // that stores it, a merchant-initiated payment (MIT) on it, a refund, and an error as an exception.
+// At the end it deletes the webhook endpoint it registered, so nothing is sent to it once it exits.
 // Run: TESSERA_URL=http://127.0.0.1:8080 TESSERA_API_KEY=test_pr_… node quickstart.mjs
 import { createServer } from 'node:http';
 import { randomUUID } from 'node:crypto';
@@ -9,15 +10,22 @@ const tessera = new Tessera({ apiKey: process.env.TESSERA_API_KEY, baseUrl: proc
 
 // 1. A webhook receiver: verify over the raw body, then answer exactly "success".
 let token; // the endpoint's webhook token, known once the endpoint is created below
-let onPaymentSucceeded;
-const paymentSucceeded = new Promise((resolve) => (onPaymentSucceeded = resolve));
+const webhooks = new Map(); // payment id → the webhook of its success, once it has come
+const webhookOf = (paymentId) => {
+  if (!webhooks.has(paymentId)) {
+    let resolve;
+    const promise = new Promise((done) => (resolve = done));
+    webhooks.set(paymentId, { promise, resolve });
+  }
+  return webhooks.get(paymentId);
+};
 const receiver = createServer((req, res) => {
   const chunks = [];
   req.on('data', (chunk) => chunks.push(chunk));
   req.on('end', () => {
     try {
       const event = verifyWebhook({ headers: req.headers, rawBody: Buffer.concat(chunks), token });
-      if (event.type === 'endpoint_payment.payment_succeeded') onPaymentSucceeded(event);
+      if (event.type === 'endpoint_payment.payment_succeeded') webhookOf(event.data.id).resolve(event);
       res.end('success');
     } catch {
       // Not signed with this endpoint's token. The endpoint gets only the endpoint_ kind: the legacy
@@ -75,7 +83,13 @@ try {
   console.log('refused', err.status, err.code, err.param, err.traceId);
 }
 
-// 7. The webhook of the first payment arrives, verified.
-const event = await paymentSucceeded;
-console.log('webhook', event.type, event.data.id);
+// 7. The webhooks of both payments arrive, verified.
+for (const payment of [first, mit]) {
+  const event = await webhookOf(payment.id).promise;
+  console.log('webhook', event.type, event.data.id);
+}
+
+// 8. Clean up: without its endpoint, no later event is sent to this script's port once it has exited.
+await tessera.webhookEndpoints.del(endpoint.id);
+console.log('deleted', endpoint.id);
 receiver.close();

@@ -1,8 +1,8 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config-rules.js';
-import { colorWanted } from '../config.js';
-import { merchantCall } from './webhooks.js';
+import { merchantCall } from './client.js';
+import { painter, printJson as json } from './output.js';
+import { createReconnector } from './reconnect.js';
 import { cliEventCode } from './event-codes.js';
 
 /**
@@ -15,7 +15,8 @@ export const eventsUsage = `  events list [--type CODE] [--object ID] [--limit N
   events resend EVT_ID [--endpoint we_…] [--json]
                                  send the event again as new deliveries
   deliveries tail [--interval MS] [--json]
-                                 print each new webhook attempt as it happens (Ctrl-C stops)`;
+                                 print each new webhook attempt as it happens; waits out a restart of
+                                 the service and reconnects (Ctrl-C stops)`;
 
 interface Event {
   id: string;
@@ -49,12 +50,6 @@ interface Attempt {
 
 const options = { url: { type: 'string' }, key: { type: 'string' }, json: { type: 'boolean' } } as const;
 
-/** ANSI colors when wanted, else the text unchanged. */
-export function painter() {
-  const on = colorWanted(process.stdout.isTTY === true);
-  const paint = (code: number) => (text: string) => (on ? `\u001b[${code}m${text}\u001b[0m` : text);
-  return { dim: paint(2), bold: paint(1), green: paint(32), red: paint(31), yellow: paint(33), cyan: paint(36) };
-}
 const colors = painter();
 
 /** Green for what went through, red for what failed, yellow for what is still under way. */
@@ -62,11 +57,6 @@ function byOutcome(word: string): string {
   if (/succeed|success|paid/.test(word)) return colors.green(word);
   if (/fail|cancel|void|deleted/.test(word)) return colors.red(word);
   return colors.yellow(word);
-}
-
-function json(value: unknown): number {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-  return 0;
 }
 
 function eventLine(event: Event, typeWidth: number): string {
@@ -195,12 +185,8 @@ export async function deliveriesCommand(argv: string[]): Promise<number> {
   const stopped = new AbortController();
   process.once('SIGINT', () => stopped.abort());
   process.once('SIGTERM', () => stopped.abort());
-  for (;;) {
-    try {
-      await sleep(intervalMs, undefined, { signal: stopped.signal });
-    } catch {
-      return 0;
-    }
-    await look(true);
-  }
+  // A service restart is waited out (status lines on stderr, like the line above).
+  const connection = createReconnector((line) => process.stderr.write(`${line}\n`), stopped.signal);
+  while (await connection.wait(intervalMs)) await connection.attempt(() => look(true));
+  return 0;
 }

@@ -1,10 +1,7 @@
 #!/usr/bin/env node
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { ConfigError } from '../config-rules.js';
-import { loadClientConfig } from './client-config.js';
 import { openDb } from '../db/db.js';
 import { migrate } from '../db/migrate.js';
 import { webhooksCommand, webhooksUsage } from './webhooks.js';
@@ -13,6 +10,9 @@ import { goLiveActions, goLiveCommand, goLiveUsage } from './webhooks-golive.js'
 import { listenCommand, listenUsage } from './listen.js';
 import { triggerCommand, triggerUsage } from './trigger.js';
 import { deliveriesCommand, eventsCommand, eventsUsage } from './events.js';
+import { merchantsCommand, merchantsUsage, operatorOptions } from './merchants.js';
+import { operatorCall } from './client.js';
+import { printJson } from './output.js';
 import { start, startWorker } from '../main.js';
 
 const usage = `Usage: tessera <command> [options]
@@ -22,10 +22,7 @@ Commands:
   worker                         deliver webhooks and run background jobs, without the HTTP API
                                  (PostgreSQL only: any number share the database of the service)
   migrate                        apply database migrations and exit
-  merchants create --name N [--tokenization] [--mit] [--owner-email E]
-  merchants update ID [--name N] [--tokenization true|false] [--mit true|false]
-  merchants list
-  merchants roll-keys ID         new test keys; the old ones stop working at once
+${merchantsUsage}
   vault rotate-key               new vault data key; every secret at rest is re-encrypted
   vault rotate-master-key        re-wrap every data key under TESSERA_MASTER_KEY (the new master key), once
                                  every process runs with it and TESSERA_PREVIOUS_MASTER_KEY (docs/operations.md)
@@ -99,7 +96,7 @@ async function main(argv: string[]): Promise<number> {
       if ((webhooksHealthActions as readonly string[]).includes(rest[0] ?? '')) return webhooksHealthCommand(rest);
       return (goLiveActions as readonly string[]).includes(rest[0] ?? '')
         ? goLiveCommand(rest)
-        : print(await webhooksCommand(rest));
+        : printJson(await webhooksCommand(rest));
     case 'listen':
       return listenCommand(rest);
     case 'trigger':
@@ -123,123 +120,6 @@ async function main(argv: string[]): Promise<number> {
 /** A process told to stop is gone by then, whatever it was doing (under the usual 15 s of orchestrators). */
 const shutdownDeadlineMs = 14_000;
 
-const clientOptions = {
-  url: { type: 'string' },
-  'admin-key': { type: 'string' },
-} as const;
-
-async function operatorCall(
-  values: { url?: string; 'admin-key'?: string },
-  method: 'GET' | 'POST',
-  route: string,
-  body?: unknown,
-) {
-  const client = loadClientConfig(process.env, { url: values.url, adminKey: values['admin-key'] });
-  let adminKey = client.adminKey;
-  if (!adminKey) {
-    try {
-      adminKey = (await readFile(path.join(client.dataDir, 'admin.key'), 'utf8')).trim();
-    } catch {
-      throw new ConfigError(
-        'No operator key: set TESSERA_ADMIN_KEY or --admin-key (or run where the data folder holds admin.key)',
-      );
-    }
-  }
-  let response: Response;
-  try {
-    response = await fetch(`${client.url}/admin/v1${route}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${adminKey}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch (err) {
-    throw new ConfigError(
-      `Cannot reach the service at ${client.url}: ${(err as Error).message}. Is it running (tessera start)?`,
-    );
-  }
-  const text = await response.text();
-  let parsed: { code?: string; msg?: string; data?: unknown };
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new ConfigError(`Unexpected answer from ${client.url} (HTTP ${response.status})`);
-  }
-  if (parsed.code !== 'success') throw new ConfigError(`${parsed.code}: ${parsed.msg}`);
-  return parsed.data;
-}
-
-function print(value: unknown): number {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-  return 0;
-}
-
-function parseFlag(value: string | undefined, name: string): boolean | undefined {
-  if (value === undefined) return undefined;
-  if (value === 'true' || value === 'on') return true;
-  if (value === 'false' || value === 'off') return false;
-  throw new ConfigError(`--${name} takes true or false`);
-}
-
-async function merchantsCommand(argv: string[]): Promise<number> {
-  const [action, ...rest] = argv;
-  if (action === 'create') {
-    const { values } = parseArgs({
-      args: rest,
-      options: {
-        ...clientOptions,
-        name: { type: 'string' },
-        tokenization: { type: 'boolean' },
-        mit: { type: 'boolean' },
-        'owner-email': { type: 'string' },
-      },
-    });
-    if (!values.name) throw new ConfigError('merchants create needs --name');
-    return print(
-      await operatorCall(values, 'POST', '/merchants/create', {
-        name: values.name,
-        tokenization: values.tokenization ?? false,
-        mit: values.mit ?? false,
-        ...(values['owner-email'] ? { ownerEmail: values['owner-email'] } : {}),
-      }),
-    );
-  }
-  if (action === 'update') {
-    const { values, positionals } = parseArgs({
-      args: rest,
-      allowPositionals: true,
-      options: {
-        ...clientOptions,
-        name: { type: 'string' },
-        tokenization: { type: 'string' },
-        mit: { type: 'string' },
-      },
-    });
-    const id = positionals[0];
-    if (!id) throw new ConfigError('merchants update needs the merchant id');
-    return print(
-      await operatorCall(values, 'POST', `/merchants/${encodeURIComponent(id)}/update`, {
-        name: values.name,
-        tokenization: parseFlag(values.tokenization, 'tokenization'),
-        mit: parseFlag(values.mit, 'mit'),
-      }),
-    );
-  }
-  if (action === 'list') {
-    const { values } = parseArgs({ args: rest, options: clientOptions });
-    return print(await operatorCall(values, 'GET', '/merchants'));
-  }
-  if (action === 'roll-keys') {
-    const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: clientOptions });
-    const id = positionals[0];
-    if (!id) throw new ConfigError('merchants roll-keys needs the merchant id');
-    return print(await operatorCall(values, 'POST', `/merchants/${encodeURIComponent(id)}/roll_keys`, {}));
-  }
-  throw new ConfigError(`merchants takes create, update, list or roll-keys\n\n${usage}`);
-}
-
 async function vaultCommand(argv: string[]): Promise<number> {
   const [action, ...rest] = argv;
   const routes: Record<string, string> = {
@@ -248,8 +128,8 @@ async function vaultCommand(argv: string[]): Promise<number> {
   };
   const route = routes[action ?? ''];
   if (!route) throw new ConfigError(`vault takes rotate-key or rotate-master-key\n\n${usage}`);
-  const { values } = parseArgs({ args: rest, options: clientOptions });
-  return print(await operatorCall(values, 'POST', route, {}));
+  const { values } = parseArgs({ args: rest, options: operatorOptions });
+  return printJson(await operatorCall(values, 'POST', route, {}));
 }
 
 main(process.argv.slice(2)).then(

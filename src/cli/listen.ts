@@ -2,7 +2,9 @@ import { parseArgs } from 'node:util';
 import { systemClock } from '../clock.js';
 import { ConfigError } from '../config-rules.js';
 import { loadClientConfig } from './client-config.js';
+import { answerData, describeNetworkError, ServiceUnavailableError, unreachable } from './client.js';
 import { cliEventCode } from './event-codes.js';
+import { createReconnector } from './reconnect.js';
 import { isoTimestamp } from '../time.js';
 import { generateSecret } from '../webhooks/endpoints/service.js';
 import { formatRequestTime, signWebhook } from '../webhooks/signature.js';
@@ -15,10 +17,11 @@ import { formatRequestTime, signWebhook } from '../webhooks/signature.js';
  */
 export const listenUsage = `  listen --forward-to URL [--events a.b,c.d]
                                  forward the merchant's events as they happen to a local URL, signed
-                                 as real deliveries with a session token printed at start`;
+                                 as real deliveries with a session token printed at start; waits out a
+                                 restart of the service and reconnects (events recorded meanwhile are
+                                 not forwarded: tessera events list shows them)`;
 
 const forwardTimeoutMs = 10_000;
-const reconnectDelayMs = 1_000;
 
 interface StreamedEvent {
   id: string;
@@ -110,8 +113,10 @@ export async function listenCommand(argv: string[]): Promise<number> {
   process.once('SIGINT', () => stopped.abort());
   process.once('SIGTERM', () => stopped.abort());
 
+  const connection = createReconnector((line) => process.stdout.write(`${line}\n`), stopped.signal);
   let announced = false;
-  while (!stopped.signal.aborted) {
+  /** One connection to the stream, read until it ends; an end not asked for is thrown. */
+  const streamOnce = async () => {
     let response: Response;
     try {
       response = await fetch(streamUrl, {
@@ -119,16 +124,12 @@ export async function listenCommand(argv: string[]): Promise<number> {
         signal: stopped.signal,
       });
     } catch (err) {
-      if (stopped.signal.aborted) break;
-      if (!announced) throw new ConfigError(`Cannot reach the service at ${client.url}: ${(err as Error).message}`);
-      await new Promise((resolve) => setTimeout(resolve, reconnectDelayMs));
-      continue;
+      if (stopped.signal.aborted) return;
+      throw unreachable(client.url, err);
     }
     if (!response.ok || !response.body) {
-      const parsed = (await response.json().catch(() => ({}))) as { code?: string; msg?: string };
-      throw new ConfigError(
-        `${parsed.code ?? `HTTP ${response.status}`}: ${parsed.msg ?? 'the event stream was refused'}`,
-      );
+      answerData(client.url, response.status, await response.text().catch(() => ''));
+      throw new ConfigError(`HTTP ${response.status}: the event stream was refused`);
     }
     if (!announced) {
       process.stdout.write(
@@ -137,19 +138,25 @@ export async function listenCommand(argv: string[]): Promise<number> {
           'Ready\n',
       );
       announced = true;
-    } else {
-      process.stdout.write(`${isoTimestamp(systemClock.now())}  reconnected\n`);
     }
+    connection.succeeded();
     try {
       await readEvents(response.body, (event) => forward(event, forwardTo, token));
     } catch (err) {
-      if (stopped.signal.aborted) break;
-      process.stdout.write(`${isoTimestamp(systemClock.now())}  stream interrupted: ${(err as Error).message}\n`);
+      if (stopped.signal.aborted) return;
+      throw new ServiceUnavailableError(`the event stream from ${client.url} broke off (${describeNetworkError(err)})`);
     }
-    if (!stopped.signal.aborted) {
-      process.stdout.write(`${isoTimestamp(systemClock.now())}  disconnected; reconnecting\n`);
-      await new Promise((resolve) => setTimeout(resolve, reconnectDelayMs));
+    if (!stopped.signal.aborted) throw new ServiceUnavailableError(`${client.url} ended the event stream`);
+  };
+  while (!stopped.signal.aborted) {
+    try {
+      await streamOnce();
+    } catch (err) {
+      // The first connection names what is wrong and stops; later ones are waited for (a restart).
+      if (!announced) throw err;
+      connection.failed(err);
     }
+    if (!(await connection.wait(0))) break;
   }
   return 0;
 }

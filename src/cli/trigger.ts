@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config-rules.js';
-import { merchantCall } from './webhooks.js';
+import { merchantCall } from './client.js';
 import type { EventType } from '../events/schemas.js';
 import { cliEventCode } from './event-codes.js';
 import { endpointEventType } from '../webhooks/event-types.js';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config-rules.js';
-import { merchantCall } from './webhooks.js';
+import { merchantCall } from './client.js';
 
 /**
  * `tessera webhooks check|doctor|fast-forward`: the go-live tools of issue 12, through the merchant

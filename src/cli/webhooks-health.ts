@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config-rules.js';
-import { painter } from './events.js';
-import { merchantCall } from './webhooks.js';
+import { merchantCall } from './client.js';
+import { painter, printJson as json, table } from './output.js';
 
 /**
  * `tessera webhooks list` (a table with each endpoint's health) and `tessera webhooks recover`
@@ -30,11 +30,6 @@ interface Endpoint {
 const options = { url: { type: 'string' }, key: { type: 'string' }, json: { type: 'boolean' } } as const;
 const colors = painter();
 
-function json(value: unknown): number {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
-  return 0;
-}
-
 /** A failing endpoint is never green: red while failing, yellow once disabled. */
 function paintHealth(health: string, text: string): string {
   if (health === 'healthy') return colors.green(text);
@@ -45,26 +40,6 @@ function paintHealth(health: string, text: string): string {
 function healthText(endpoint: Endpoint): string {
   if (endpoint.health !== 'disabled' || endpoint.disabledReason === null) return endpoint.health;
   return `disabled (${endpoint.disabledReason === 'gone' ? 'HTTP 410' : 'failing'})`;
-}
-
-/** Aligned columns; the last column is not padded. */
-function table(
-  header: string[],
-  rows: string[][],
-  paint: ReadonlyArray<((row: number, text: string) => string) | undefined>,
-): string {
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
-  );
-  const line = (cells: string[], row: number) =>
-    cells
-      .map((cell, column) => {
-        const padded = column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0);
-        return row < 0 ? colors.bold(padded) : (paint[column]?.(row, padded) ?? padded);
-      })
-      .join('  ')
-      .trimEnd();
-  return [line(header, -1), ...rows.map((cells, row) => line(cells, row))].join('\n');
 }
 
 async function list(argv: string[]): Promise<number> {

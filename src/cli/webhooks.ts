@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config-rules.js';
-import { loadClientConfig } from './client-config.js';
+import { merchantCall } from './client.js';
+import { cliEventCode } from './event-codes.js';
 
 /**
  * `tessera webhooks …`: a merchant's webhook endpoints from the command line, through the merchant
@@ -23,37 +24,10 @@ const options = {
   key: { type: 'string' },
 } as const;
 
-export async function merchantCall(
-  values: { url?: string; key?: string },
-  method: 'GET' | 'POST' | 'DELETE',
-  route: string,
-  body?: unknown,
-): Promise<unknown> {
-  const client = loadClientConfig(process.env, { url: values.url, apiKey: values.key });
-  if (!client.apiKey)
-    throw new ConfigError("No merchant key: set TESSERA_API_KEY or --key (the merchant's test_pr_… key)");
-  let response: Response;
-  try {
-    response = await fetch(`${client.url}/api/services/v1${route}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${client.apiKey}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch (err) {
-    throw new ConfigError(`Cannot reach the service at ${client.url}: ${(err as Error).message}`);
-  }
-  const text = await response.text();
-  let parsed: { code?: string; msg?: string; data?: unknown };
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new ConfigError(`Unexpected answer from ${client.url} (HTTP ${response.status})`);
-  }
-  if (parsed.code !== 'success') throw new ConfigError(`${parsed.code}: ${parsed.msg}`);
-  return parsed.data;
+/** `--events a.b,c.d`: each a known event code (either name; DESIGN §12), or `*` for every event. */
+function parseEnabledEvents(raw: string | undefined): string[] | undefined {
+  if (raw === undefined) return undefined;
+  return raw.split(',').map((type) => (type.trim() === '*' ? '*' : cliEventCode('--events', type.trim())));
 }
 
 function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], flag: string): T | undefined {
@@ -94,7 +68,7 @@ export async function webhooksCommand(argv: string[]): Promise<unknown> {
       status: oneOf(values.status, ['enabled', 'disabled'], 'status'),
       url: values['endpoint-url'],
       description: values.description,
-      enabledEvents: values.events?.split(',').map((type) => type.trim()),
+      enabledEvents: parseEnabledEvents(values.events),
       format: oneOf(values.format, ['moneycollect', 'standard'], 'format'),
     });
     if (before?.status === 'disabled') {

@@ -186,7 +186,7 @@ export async function startTestApp(
 }
 
 /** Raw access for tests of authentication and content types. */
-export function injectRaw(context: TestContext, options: import('light-my-request').InjectOptions) {
+export function injectRaw(context: TestContext, options: import('fastify').InjectOptions) {
   return context.tessera.server.inject(options);
 }
 
