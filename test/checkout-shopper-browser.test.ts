@@ -11,10 +11,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { seriousViolations } from './helpers/axe-audit.js';
-import { launchChromium } from './helpers/browser.js';
+import { launchChromium, picturesNotTaken } from './helpers/browser.js';
 import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 
 const images = 'docs/images';
+const startedMs = Date.now();
 // Every wait is bounded: a page that never answers fails its test instead of holding up the run.
 const testTimeoutMs = 120_000;
 const actionTimeoutMs = 15_000;
@@ -373,4 +374,11 @@ describe(`hosted pages for shoppers in a browser (${databaseKind})`, () => {
       await context.close();
     },
   );
+
+  it("has taken, in this run, every picture of the hosted pages docs/checkout.md shows (the card field is card-js-browser's)", () => {
+    assert.deepEqual(
+      picturesNotTaken('docs/checkout.md', startedMs, (name) => !name.startsWith('tessera-js')),
+      [],
+    );
+  });
 });
