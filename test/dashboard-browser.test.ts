@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Browser, type Page } from 'playwright-core';
 import { startTestApp, type TestContext } from './helpers/harness.js';
 import { startSmtpServer, type SmtpTestServer } from './helpers/smtp.js';
-import { launchChromium } from './helpers/browser.js';
+import { launchChromium, picturesNotTaken } from './helpers/browser.js';
 import { scrollsSideways, seriousViolations } from './helpers/axe.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
@@ -17,6 +17,7 @@ const screenshots = '.test-screenshots';
 /** The pictures of docs/dashboard.md are taken by these tests (issue 22), so they show what ships. */
 const docImages = 'docs/images';
 const password = 'correct horse battery';
+const startedMs = Date.now();
 
 describe('dashboard in a browser', () => {
   let ctx: TestContext;
@@ -330,6 +331,13 @@ describe('dashboard in a browser', () => {
     assert.deepEqual(violations, []);
     assert.deepEqual(accessibility, []);
     assert.deepEqual(sideways, []);
+  });
+
+  it('has taken, in this run, every picture docs/dashboard.md shows', () => {
+    assert.deepEqual(
+      picturesNotTaken('docs/dashboard.md', startedMs, () => true),
+      [],
+    );
   });
 
   it('signs out: the session no longer opens a page', async () => {

@@ -73,7 +73,7 @@ dt{color:#52606d}dd{margin:0}
 .status{display:inline-block;padding:.15rem .5rem;border-radius:4px;background:#e4e7eb}
 .status.paid{background:#d5f5e3;color:#0b5e2c}.status.void{background:#fde2e1;color:#8a1414}
 form{display:grid;gap:.9rem;margin-top:1rem}
-.field{display:grid;gap:.25rem}
+.field{display:grid;gap:.25rem;align-content:start}
 .row{display:grid;grid-template-columns:1fr 1fr;gap:.75rem}
 label{font-size:.9rem;font-weight:500}
 .hint{color:#52606d;font-size:.8rem}
