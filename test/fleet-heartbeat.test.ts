@@ -98,6 +98,8 @@ describe(
       });
       assert.equal(endpoint.body.code, 'success', JSON.stringify(endpoint.body));
       const method = await post(first, merchant, '/payment_methods/create', { type: 'card', card });
+      // Counted before the payment: its first attempt may arrive before the payment's answer does.
+      const inFlight = receiver.requests.length;
       const payment = await post(first, merchant, '/payment/create', {
         amount: '1999',
         currency: 'USD',
@@ -105,7 +107,6 @@ describe(
         confirm: true,
       });
       assert.equal(payment.body.data.status, 'succeeded');
-      const inFlight = receiver.requests.length;
       await receiver.waitFor(inFlight + 1, 30_000);
       receiver.respond(() => ({ status: 200, body: 'success' }));
       await fleet.kill(first);
