@@ -3,7 +3,7 @@ import { systemClock } from '../clock.js';
 import { ConfigError, loadClientConfig } from '../config.js';
 import { cliEventCode } from './event-codes.js';
 import { isoTimestamp } from '../time.js';
-import { generateSecret } from '../webhooks/endpoints/service.js';
+import { generateSecret } from '../webhooks/endpoints/secrets.js';
 import { formatRequestTime, signWebhook } from '../webhooks/signature.js';
 
 /**

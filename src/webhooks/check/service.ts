@@ -10,7 +10,7 @@ import { isoTimestamp } from '../../time.js';
 import * as queries from './queries.js';
 import type { CheckCaseName, ListChecksQuery, RunCheckBody, WebhookCheck, WebhookCheckCase } from './schemas.js';
 import type { WebhookEndpointService } from '../endpoints/service.js';
-import { generateSecret } from '../endpoints/service.js';
+import { generateSecret } from '../endpoints/secrets.js';
 import type { WebhookHttpClient, WebhookPostOutcome } from '../http-client.js';
 import {
   formatRequestTime,

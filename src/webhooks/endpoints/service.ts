@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db, Queryable } from '../../db/db.js';
 import type { MerchantContext } from '../../http/auth.js';
@@ -23,7 +22,7 @@ import { checkWebhookUrl } from '../url-safety.js';
 import { endpointHealth } from '../health/states.js';
 import { resolveEventCode, unknownEventCodeHint } from '../event-types.js';
 import { legacyKeyContext } from '../../vault/secrets-at-rest.js';
-import { generateEd25519KeyPair, type SignatureAlgorithm } from '../signature.js';
+import { generateSecret, legacyKeyPrefix, newSigningSecret, tokenPrefix } from './secrets.js';
 
 /*
  * Webhook endpoints and their secrets (SPEC §5.3, §6.1; DESIGN §5):
@@ -35,36 +34,6 @@ import { generateEd25519KeyPair, type SignatureAlgorithm } from '../signature.js
  *   reveal and roll writes an audit_log row;
  * - the merchant's legacy key signs the plain-code notifications (SPEC §6.4); it is never shown.
  */
-
-const base62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-const tokenPrefix = 'whsec_';
-const legacyKeyPrefix = 'whlegacy_';
-const secretLength = 48;
-
-/** 48 base62 characters, about 285 bits, without modulo bias (bytes ≥ 248 are drawn again). */
-export function generateSecret(prefix: string): string {
-  let text = '';
-  while (text.length < secretLength) {
-    for (const byte of randomBytes(secretLength)) {
-      if (byte < 248 && text.length < secretLength) text += base62[byte % 62];
-    }
-  }
-  return `${prefix}${text}`;
-}
-
-/**
- * A new signing secret of an endpoint: what is stored (encrypted) and what the merchant is shown.
- * HMAC: the token, both. ed25519 (docs/decisions/0026): the secret key `whsk_…` is kept and never
- * shown; the public key `whpk_…` is shown, in `token` and as the endpoint's `publicKey`.
- */
-function newSigningSecret(algorithm: SignatureAlgorithm): { stored: string; shown: string; publicKey: string | null } {
-  if (algorithm === 'ed25519') {
-    const pair = generateEd25519KeyPair();
-    return { stored: pair.secretKey, shown: pair.publicKey, publicKey: pair.publicKey };
-  }
-  const token = generateSecret(tokenPrefix);
-  return { stored: token, shown: token, publicKey: null };
-}
 
 const ed25519NeedsStandard =
   'ed25519 signatures are a Standard Webhooks option (`v1a,` in webhook-signature): the endpoint needs format standard';
