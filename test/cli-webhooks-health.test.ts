@@ -130,4 +130,19 @@ describe(`tessera webhooks list|recover against a started service (${databaseKin
     assert.equal(malformed.code, 1);
     assert.match(malformed.stderr, /--since takes an ISO 8601 time/);
   });
+  test('roll --signature-algorithm ed25519 --expires-in prints the public key; a bad algorithm is named', async () => {
+    const endpoint = await call('/webhook_endpoints/create', { url: receiver.url('/roll'), format: 'standard' });
+    const rolled = await runCli(
+      ['webhooks', 'roll', endpoint.id, '--signature-algorithm', 'ed25519', '--expires-in', '60'],
+      cliEnv,
+    );
+    assert.equal(rolled.code, 0, rolled.stderr);
+    const answer = JSON.parse(rolled.stdout) as { token: string; previousTokenExpiresAt: string | null };
+    assert.match(answer.token, /^whpk_[A-Za-z0-9+/]{43}=$/);
+    assert.ok(answer.previousTokenExpiresAt);
+    assert.equal((await call(`/webhook_endpoints/${endpoint.id}`)).publicKey, answer.token);
+    const refused = await runCli(['webhooks', 'roll', endpoint.id, '--signature-algorithm', 'rsa'], cliEnv);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /--signature-algorithm takes hmac-sha256 or ed25519/);
+  });
 });

@@ -9,7 +9,7 @@
  *
  * Verify over the raw body exactly as received, before any JSON parsing.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createPublicKey, timingSafeEqual, verify, type KeyObject } from 'node:crypto';
 
 export type WebhookVerificationReason =
   | 'missing_request_time'
@@ -47,7 +47,10 @@ export interface VerifyWebhookOptions {
   headers: Record<string, string | string[] | undefined> | { get(name: string): string | null };
   /** The body exactly as received: a string or the raw bytes. */
   rawBody: string | Uint8Array;
-  /** The endpoint's webhook token (dashboard → Webhook → endpoint → reveal). */
+  /**
+   * The endpoint's webhook token (dashboard → Webhook → endpoint → reveal): `whsec_…`, or for an
+   * ed25519 endpoint its public key `whpk_…`, which verifies the `v1a,` signatures.
+   */
   token: string;
   /**
    * Accepted distance between the sending time and now, either way: default 180 s for `request-time`
@@ -72,42 +75,59 @@ function header(headers: VerifyWebhookOptions['headers'], name: string): string 
 /** Returns the parsed event when the signature and the time check pass; throws WebhookVerificationError otherwise. */
 export function verifyWebhook<Data = Record<string, unknown>>(options: VerifyWebhookOptions): WebhookEvent<Data> {
   if (header(options.headers, 'webhook-signature') !== undefined) return verifyStandardWebhook<Data>(options);
-  const { token, toleranceSeconds = 180, now = new Date() } = options;
-  const requestTime = header(options.headers, 'request-time');
+  const { token } = options;
+  const requestTime = header(options.headers, 'request-time')?.trim();
   if (!requestTime) throw new WebhookVerificationError('missing_request_time', 'The request-time header is missing');
-  const signature = header(options.headers, 'signature');
+  const signature = header(options.headers, 'signature')?.trim();
   if (!signature) throw new WebhookVerificationError('missing_signature', 'The signature header is missing');
 
   // request-time is UTC without a zone designator: yyyy-MM-dd'T'HH:mm:ss.
-  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})$/.exec(requestTime.trim());
+  const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})$/.exec(requestTime);
   if (!match) throw new WebhookVerificationError('malformed_request_time', "request-time is not yyyy-MM-dd'T'HH:mm:ss");
-  const sentAt = Date.UTC(+match[1]!, +match[2]! - 1, +match[3]!, +match[4]!, +match[5]!, +match[6]!);
-  const skewSeconds = (now.getTime() - sentAt) / 1000;
+  const sentAtMs = Date.UTC(+match[1]!, +match[2]! - 1, +match[3]!, +match[4]!, +match[5]!, +match[6]!);
+  requireWithinTolerance('request-time', sentAtMs, options, 180);
+
+  const body = bodyBytes(options.rawBody);
+  const expected = createHmac('sha256', token)
+    .update(Buffer.concat([Buffer.from(`${requestTime}.`, 'utf8'), body]))
+    .digest();
+  const given = /^[0-9a-fA-F]{64}$/.test(signature) ? Buffer.from(signature, 'hex') : Buffer.alloc(0);
+  // Constant-time comparison of the decoded bytes, so upper- and lower-case hex both pass.
+  if (!sameBytes(given, expected)) {
+    throw new WebhookVerificationError('bad_signature', 'The signature does not match this token and body');
+  }
+  return parseEvent<Data>(body);
+}
+
+/**
+ * The one check of a sending time, for both formats: `sentAtMs` within the tolerance of now, either
+ * way (`defaultToleranceSeconds` when the caller gives none).
+ */
+function requireWithinTolerance(
+  name: 'request-time' | 'webhook-timestamp',
+  sentAtMs: number,
+  options: VerifyWebhookOptions,
+  defaultToleranceSeconds: number,
+): void {
+  const { toleranceSeconds = defaultToleranceSeconds, now = new Date() } = options;
+  const skewSeconds = (now.getTime() - sentAtMs) / 1000;
   if (skewSeconds > toleranceSeconds) {
-    throw new WebhookVerificationError(
-      'stale_request_time',
-      `request-time is more than ${toleranceSeconds}s in the past`,
-    );
+    throw new WebhookVerificationError('stale_request_time', `${name} is more than ${toleranceSeconds}s in the past`);
   }
   if (skewSeconds < -toleranceSeconds) {
     throw new WebhookVerificationError(
       'future_request_time',
-      `request-time is more than ${toleranceSeconds}s in the future`,
+      `${name} is more than ${toleranceSeconds}s in the future`,
     );
   }
+}
 
-  const body =
-    typeof options.rawBody === 'string' ? Buffer.from(options.rawBody, 'utf8') : Buffer.from(options.rawBody);
-  const expected = createHmac('sha256', token)
-    .update(Buffer.concat([Buffer.from(`${requestTime.trim()}.`, 'utf8'), body]))
-    .digest();
-  const given = /^[0-9a-fA-F]{64}$/.test(signature.trim()) ? Buffer.from(signature.trim(), 'hex') : Buffer.alloc(0);
-  // Constant-time comparison of the decoded bytes, so upper- and lower-case hex both pass.
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw new WebhookVerificationError('bad_signature', 'The signature does not match this token and body');
-  }
+function bodyBytes(rawBody: string | Uint8Array): Buffer {
+  return typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : Buffer.from(rawBody);
+}
 
-  return parseEvent<Data>(body);
+function sameBytes(given: Buffer, expected: Buffer): boolean {
+  return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
 /** The `whsec_…` token as a Standard Webhooks key: the bytes its base64 part decodes to. */
@@ -115,43 +135,40 @@ function standardKey(token: string): Buffer {
   return Buffer.from(token.startsWith('whsec_') ? token.slice('whsec_'.length) : token, 'base64');
 }
 
+/** An ed25519 endpoint's `whpk_…` public key (base64 of its 32 bytes) as a key object. */
+function ed25519PublicKey(token: string): KeyObject | undefined {
+  const bytes = Buffer.from(token.slice('whpk_'.length), 'base64');
+  if (bytes.length !== 32) return undefined;
+  return createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: bytes.toString('base64url') }, format: 'jwk' });
+}
+
 /**
- * Standard Webhooks: `webhook-signature` holds one or more space-separated `v1,<base64>` signatures
- * (two during a token roll's grace period) of `<webhook-id>.<webhook-timestamp>.<body>`; one
- * matching is enough.
+ * Standard Webhooks: `webhook-signature` holds one or more space-separated signatures of
+ * `<webhook-id>.<webhook-timestamp>.<body>` (two during a token roll's grace period); one matching
+ * is enough. With a `whsec_…` token the `v1,` ones are checked (base64 HMAC-SHA256); with an ed25519
+ * endpoint's `whpk_…` public key the `v1a,` ones (base64 ed25519). Other versions are skipped.
  */
 function verifyStandardWebhook<Data>(options: VerifyWebhookOptions): WebhookEvent<Data> {
-  const { token, toleranceSeconds = 300, now = new Date() } = options;
+  const { token } = options;
   const id = header(options.headers, 'webhook-id');
   if (!id) throw new WebhookVerificationError('missing_webhook_id', 'The webhook-id header is missing');
   const timestamp = header(options.headers, 'webhook-timestamp')?.trim() ?? '';
   if (!/^\d{1,12}$/.test(timestamp)) {
     throw new WebhookVerificationError('malformed_webhook_timestamp', 'webhook-timestamp is not Unix seconds');
   }
-  const skewSeconds = now.getTime() / 1000 - Number(timestamp);
-  if (skewSeconds > toleranceSeconds) {
-    throw new WebhookVerificationError(
-      'stale_request_time',
-      `webhook-timestamp is more than ${toleranceSeconds}s in the past`,
-    );
-  }
-  if (skewSeconds < -toleranceSeconds) {
-    throw new WebhookVerificationError(
-      'future_request_time',
-      `webhook-timestamp is more than ${toleranceSeconds}s in the future`,
-    );
-  }
-  const body =
-    typeof options.rawBody === 'string' ? Buffer.from(options.rawBody, 'utf8') : Buffer.from(options.rawBody);
-  const expected = createHmac('sha256', standardKey(token))
-    .update(Buffer.concat([Buffer.from(`${id}.${timestamp}.`, 'utf8'), body]))
-    .digest();
+  requireWithinTolerance('webhook-timestamp', Number(timestamp) * 1000, options, 300);
+
+  const body = bodyBytes(options.rawBody);
+  const signed = Buffer.concat([Buffer.from(`${id}.${timestamp}.`, 'utf8'), body]);
+  const publicKey = token.startsWith('whpk_') ? ed25519PublicKey(token) : undefined;
+  const expected = publicKey ? undefined : createHmac('sha256', standardKey(token)).update(signed).digest();
   const signatures = (header(options.headers, 'webhook-signature') ?? '').trim().split(/\s+/);
   const matches = signatures.some((versioned) => {
     const [version, encoded] = versioned.split(',', 2);
-    if (version !== 'v1' || encoded === undefined) return false;
+    if (encoded === undefined) return false;
     const given = Buffer.from(encoded, 'base64');
-    return given.length === expected.length && timingSafeEqual(given, expected);
+    if (publicKey) return version === 'v1a' && given.length === 64 && verify(null, signed, publicKey, given);
+    return version === 'v1' && expected !== undefined && sameBytes(given, expected);
   });
   if (!matches) throw new WebhookVerificationError('bad_signature', 'No webhook-signature matches this token and body');
   return parseEvent<Data>(body);

@@ -6,7 +6,7 @@ import { answerData, describeNetworkError, ServiceUnavailableError, unreachable 
 import { cliEventCode } from './event-codes.js';
 import { createReconnector } from './reconnect.js';
 import { isoTimestamp } from '../time.js';
-import { generateSecret } from '../webhooks/endpoints/service.js';
+import { generateSecret } from '../webhooks/endpoints/secrets.js';
 import { formatRequestTime, signWebhook } from '../webhooks/signature.js';
 
 /**

@@ -15,9 +15,11 @@ export const webhooksUsage = `  webhooks update ID [--signature-case upper|lower
                                  a lower-case HMAC (the provider's Java SDK); --format standard for
                                  Standard Webhooks headers (the token stays the same); --status enabled on
                                  a disabled endpoint prints how to recover what it missed
-  webhooks roll ID [--expires-in SECONDS]
+  webhooks roll ID [--expires-in SECONDS] [--signature-algorithm hmac-sha256|ed25519]
                                  a new token; standard format: the old one keeps signing beside it for
-                                 SECONDS (up to 86400), else it stops at once`;
+                                 SECONDS (up to 86400), else it stops at once; --signature-algorithm
+                                 ed25519 (standard format) signs v1a, with a key pair whose public key
+                                 whpk_… is printed`;
 
 const options = {
   url: { type: 'string' },
@@ -84,7 +86,7 @@ export async function webhooksCommand(argv: string[]): Promise<unknown> {
     const { values, positionals } = parseArgs({
       args: rest,
       allowPositionals: true,
-      options: { ...options, 'expires-in': { type: 'string' } },
+      options: { ...options, 'expires-in': { type: 'string' }, 'signature-algorithm': { type: 'string' } },
     });
     const id = positionals[0];
     if (!id) throw new ConfigError('webhooks roll needs the endpoint id (we_…)');
@@ -92,12 +94,10 @@ export async function webhooksCommand(argv: string[]): Promise<unknown> {
     if (expiresIn !== undefined && !/^\d{1,6}$/.test(expiresIn)) {
       throw new ConfigError('--expires-in takes a number of seconds (0 to 86400)');
     }
-    return merchantCall(
-      values,
-      'POST',
-      `/webhook_endpoints/${encodeURIComponent(id)}/roll_token`,
-      expiresIn === undefined ? {} : { expiresInSeconds: Number(expiresIn) },
-    );
+    return merchantCall(values, 'POST', `/webhook_endpoints/${encodeURIComponent(id)}/roll_token`, {
+      expiresInSeconds: expiresIn === undefined ? undefined : Number(expiresIn),
+      signatureAlgorithm: oneOf(values['signature-algorithm'], ['hmac-sha256', 'ed25519'], 'signature-algorithm'),
+    });
   }
   throw new ConfigError(`webhooks takes list, update, roll, check or doctor\n\n${webhooksUsage}`);
 }

@@ -7,6 +7,7 @@ import { csrfField, field, formError, layout, select, table, when, type FieldErr
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 import { sendingAddressesSection } from './sending-addresses.js';
+import { tokenSection, webhookTokenPages, type TokenView } from './webhook-token-pages.js';
 import { checkSection, webhookCheckPages, type CheckView } from './webhook-check-pages.js';
 import {
   healthBadge,
@@ -88,7 +89,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
     ctx: PageContext,
     id: string,
     extra: {
-      token?: SafeHtml;
+      token?: TokenView;
       values?: Record<string, string>;
       errors?: FieldErrors;
       notice?: string;
@@ -123,24 +124,13 @@ export function developerPages(app: App, deps: DashboardDeps): void {
           <dd>${endpoint.signatureCase}</dd>
           <dt>Format</dt>
           <dd>${endpoint.format === 'standard' ? 'Standard Webhooks' : 'moneycollect (Request-Time, Signature)'}</dd>
+          <dt>Signature algorithm</dt>
+          <dd>${endpoint.signatureAlgorithm}</dd>
           <dt>Created</dt>
           <dd>${when(endpoint.created)}</dd>
         </dl>
-        <h2>Signing token</h2>
-        <div class="card">
-          ${extra.token ?? html`<p>The token is hidden. Revealing it is recorded in the audit log.</p>`}
-          <div class="actions">
-            <form method="post" action="${base}/webhooks/${endpoint.id}/reveal">
-              ${csrfField(ctx.session.csrfToken)}<button type="submit">Reveal token</button>
-            </form>
-            <form method="post" action="${base}/webhooks/${endpoint.id}/roll">
-              ${csrfField(ctx.session.csrfToken)}<button class="danger" type="submit">Roll token</button>
-            </form>
-          </div>
-          <p class="hint">Rolling makes a new token; the old one stops working at once.</p>
-        </div>
-        ${recoverSection(ctx, deps, endpoint, extra.recover)} ${editForm(ctx, endpoint, values, errors)}
-        ${await checkSection(ctx, deps, endpoint, extra.check)}
+        ${tokenSection(ctx, endpoint, extra.token)} ${recoverSection(ctx, deps, endpoint, extra.recover)}
+        ${editForm(ctx, endpoint, values, errors)} ${await checkSection(ctx, deps, endpoint, extra.check)}
         <h2>Deliveries</h2>
         ${await deliveryLog(ctx, endpoint.id)}`,
     );
@@ -305,34 +295,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
     redirect(ctx.reply, '/developers/webhooks');
   });
 
-  // SPEC §5.3: the token is in the answer to the POST only, never in the page before; the
-  // endpoint service writes the audit row (with the member and address) before answering.
-  for (const action of ['reveal', 'roll'] as const) {
-    page(
-      app,
-      deps,
-      'POST',
-      `/developers/webhooks/:id/${action}`,
-      action === 'reveal' ? 'webhooks.reveal_token' : 'webhooks.roll_token',
-      async (ctx) => {
-        const id = (ctx.request.params as { id: string }).id;
-        const who = {
-          traceId: ctx.request.id,
-          member: `member:${ctx.actor.memberId}`,
-          clientAddress: ctx.actor.clientAddress,
-        };
-        const { token } =
-          action === 'reveal'
-            ? await deps.webhookEndpoints.revealToken(ctx.merchant, id, who)
-            : await deps.webhookEndpoints.rollToken(ctx.merchant, id, who);
-        return detailPage(ctx, id, {
-          token: html`<p>${action === 'roll' ? 'The new token (the old one no longer works):' : 'The token:'}</p>
-            <p class="secret" id="token">${token}</p>`,
-        });
-      },
-    );
-  }
-
+  webhookTokenPages(app, deps, (ctx, id, token) => detailPage(ctx, id, { token }));
   webhookCheckPages(app, deps, (ctx, id, check) => detailPage(ctx, id, { check }));
   webhookRecoverPages(app, deps, (ctx, id, recover) => detailPage(ctx, id, { recover }));
 

@@ -26,7 +26,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_1584516541812644871',
+        id: 'cus_6896371767163666287',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -62,13 +62,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /customers/{id}': {
     request: {
-      path: '/customers/cus_1584516541812644871',
+      path: '/customers/cus_6896371767163666287',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_1584516541812644871',
+        id: 'cus_6896371767163666287',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -96,7 +96,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /customers/{id}/update': {
     request: {
-      path: '/customers/cus_1584516541812644871/update',
+      path: '/customers/cus_6896371767163666287/update',
       body: {
         phone: '+1 415 555 0100',
       },
@@ -105,7 +105,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_1584516541812644871',
+        id: 'cus_6896371767163666287',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -156,7 +156,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_5756476902359378113',
+        id: 'pm_1695194718182518078',
         type: 'card',
         billingDetails: {
           address: null,
@@ -173,7 +173,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
+          fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
           last4: '4242',
           tokenType: null,
         },
@@ -215,13 +215,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment_methods/{id}': {
     request: {
-      path: '/payment_methods/pm_5756476902359378113',
+      path: '/payment_methods/pm_1695194718182518078',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_5756476902359378113',
+        id: 'pm_1695194718182518078',
         type: 'card',
         billingDetails: {
           address: null,
@@ -238,7 +238,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
+          fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
           last4: '4242',
           tokenType: null,
         },
@@ -268,29 +268,29 @@ export const capturedExamples: Record<string, CapturedExample> = {
       body: {
         amount: '1999',
         currency: 'USD',
-        customerId: 'cus_1584516541812644871',
-        paymentMethod: 'pm_5756476902359378113',
+        customerId: 'cus_6896371767163666287',
+        paymentMethod: 'pm_1695194718182518078',
         confirm: 'true',
         setupFutureUsage: 'on',
         orderNo: 'order-1001',
-        notifyUrl: 'http://127.0.0.1:36225/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:41065/webhooks/tessera',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_5472776613497916453',
+        id: 'pt_9809852970569184079',
         amount: '1999',
         currency: 'USD',
         confirmationMethod: 'automatic',
-        customerId: 'cus_1584516541812644871',
-        paymentMethod: 'pm_5756476902359378113',
+        customerId: 'cus_6896371767163666287',
+        paymentMethod: 'pm_1695194718182518078',
         description: null,
         ip: null,
         confirm: 'true',
         lineItems: null,
-        notifyUrl: 'http://127.0.0.1:36225/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:41065/webhooks/tessera',
         orderNo: 'order-1001',
         preAuth: 'n',
         receiptEmail: null,
@@ -317,10 +317,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
+            fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
           },
         },
-        clientSecret: 'pt_5472776613497916453_secret_5048c3915ff19d4166ede9db06c126840d2237fb1d4a967c35e927b704d0e686',
+        clientSecret: 'pt_9809852970569184079_secret_61c2a599854643e3ef6ef5c5bec0e20259aecb1c678e7d1bd1eaba5e1c832400',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1999',
@@ -346,12 +346,12 @@ export const capturedExamples: Record<string, CapturedExample> = {
         body: {
           amountt: '1999',
           currency: 'USD',
-          customerId: 'cus_1584516541812644871',
-          paymentMethod: 'pm_5756476902359378113',
+          customerId: 'cus_6896371767163666287',
+          paymentMethod: 'pm_1695194718182518078',
           confirm: 'true',
           setupFutureUsage: 'on',
           orderNo: 'order-1001',
-          notifyUrl: 'http://127.0.0.1:36225/webhooks/tessera',
+          notifyUrl: 'http://127.0.0.1:41065/webhooks/tessera',
         },
       },
       answer: {
@@ -367,23 +367,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment/{id}': {
     request: {
-      path: '/payment/pt_5472776613497916453',
+      path: '/payment/pt_9809852970569184079',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_5472776613497916453',
+        id: 'pt_9809852970569184079',
         amount: '1999',
         currency: 'USD',
         confirmationMethod: 'automatic',
-        customerId: 'cus_1584516541812644871',
-        paymentMethod: 'pm_5756476902359378113',
+        customerId: 'cus_6896371767163666287',
+        paymentMethod: 'pm_1695194718182518078',
         description: null,
         ip: null,
         confirm: 'true',
         lineItems: null,
-        notifyUrl: 'http://127.0.0.1:36225/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:41065/webhooks/tessera',
         orderNo: 'order-1001',
         preAuth: 'n',
         receiptEmail: null,
@@ -410,10 +410,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
+            fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
           },
         },
-        clientSecret: 'pt_5472776613497916453_secret_5048c3915ff19d4166ede9db06c126840d2237fb1d4a967c35e927b704d0e686',
+        clientSecret: 'pt_9809852970569184079_secret_61c2a599854643e3ef6ef5c5bec0e20259aecb1c678e7d1bd1eaba5e1c832400',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1999',
@@ -450,7 +450,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/payment',
       query: {
-        customerId: 'cus_1584516541812644871',
+        customerId: 'cus_6896371767163666287',
         limit: '1',
       },
     },
@@ -460,17 +460,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'pt_5472776613497916453',
+            id: 'pt_9809852970569184079',
             amount: '1999',
             currency: 'USD',
             confirmationMethod: 'automatic',
-            customerId: 'cus_1584516541812644871',
-            paymentMethod: 'pm_5756476902359378113',
+            customerId: 'cus_6896371767163666287',
+            paymentMethod: 'pm_1695194718182518078',
             description: null,
             ip: null,
             confirm: 'true',
             lineItems: null,
-            notifyUrl: 'http://127.0.0.1:36225/webhooks/tessera',
+            notifyUrl: 'http://127.0.0.1:41065/webhooks/tessera',
             orderNo: 'order-1001',
             preAuth: 'n',
             receiptEmail: null,
@@ -497,11 +497,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 expMonth: '12',
                 expYear: '2030',
                 country: 'US',
-                fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
+                fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
               },
             },
             clientSecret:
-              'pt_5472776613497916453_secret_5048c3915ff19d4166ede9db06c126840d2237fb1d4a967c35e927b704d0e686',
+              'pt_9809852970569184079_secret_61c2a599854643e3ef6ef5c5bec0e20259aecb1c678e7d1bd1eaba5e1c832400',
             canceledAt: null,
             cancellationReason: null,
             amountReceived: '1999',
@@ -528,7 +528,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment',
         query: {
-          customerId: 'cus_1584516541812644871',
+          customerId: 'cus_6896371767163666287',
           limit: '0',
         },
       },
@@ -544,7 +544,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment_methods/list/{customerId}': {
     request: {
-      path: '/payment_methods/list/cus_1584516541812644871',
+      path: '/payment_methods/list/cus_6896371767163666287',
     },
     answer: {
       code: 'success',
@@ -552,7 +552,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'pm_5756476902359378113',
+            id: 'pm_1695194718182518078',
             type: 'card',
             billingDetails: {
               address: null,
@@ -563,13 +563,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
               description: null,
             },
             created: '2026-11-22T12:00:03.000Z',
-            customerId: 'cus_1584516541812644871',
+            customerId: 'cus_6896371767163666287',
             card: {
               brand: 'visa',
               country: 'US',
               expMonth: '12',
               expYear: '2030',
-              fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
+              fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
               last4: '4242',
               tokenType: 'network_token',
             },
@@ -609,7 +609,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'cus_1584516541812644871',
+            id: 'cus_6896371767163666287',
             address: null,
             description: null,
             email: 'ada@example.com',
@@ -644,16 +644,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/attach': {
     request: {
-      path: '/payment_methods/pm_4253824897343533913/attach',
+      path: '/payment_methods/pm_5611654707653586741/attach',
       body: {
-        customerId: 'cus_1584516541812644871',
+        customerId: 'cus_6896371767163666287',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_4253824897343533913',
+        id: 'pm_5611654707653586741',
         type: 'card',
         billingDetails: {
           address: null,
@@ -664,13 +664,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
           description: null,
         },
         created: '2026-11-22T12:00:10.000Z',
-        customerId: 'cus_1584516541812644871',
+        customerId: 'cus_6896371767163666287',
         card: {
           brand: 'visa',
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
+          fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
           last4: '4242',
           tokenType: null,
         },
@@ -685,7 +685,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment_methods/pm_1000000000000000001/attach',
         body: {
-          customerId: 'cus_1584516541812644871',
+          customerId: 'cus_6896371767163666287',
         },
       },
       answer: {
@@ -699,7 +699,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/update': {
     request: {
-      path: '/payment_methods/pm_4253824897343533913/update',
+      path: '/payment_methods/pm_5611654707653586741/update',
       body: {
         billingDetails: {
           phone: '+1 415 555 0100',
@@ -710,7 +710,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_4253824897343533913',
+        id: 'pm_5611654707653586741',
         type: 'card',
         billingDetails: {
           address: null,
@@ -721,13 +721,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
           description: null,
         },
         created: '2026-11-22T12:00:10.000Z',
-        customerId: 'cus_1584516541812644871',
+        customerId: 'cus_6896371767163666287',
         card: {
           brand: 'visa',
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
+          fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
           last4: '4242',
           tokenType: null,
         },
@@ -758,13 +758,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/detach': {
     request: {
-      path: '/payment_methods/pm_4253824897343533913/detach',
+      path: '/payment_methods/pm_5611654707653586741/detach',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_4253824897343533913',
+        id: 'pm_5611654707653586741',
         type: 'card',
         billingDetails: {
           address: null,
@@ -781,7 +781,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
+          fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
           last4: '4242',
           tokenType: null,
         },
@@ -807,7 +807,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/update': {
     request: {
-      path: '/payment/pt_2768028249162955021/update',
+      path: '/payment/pt_3223871759696987856/update',
       body: {
         description: 'Order 1002',
       },
@@ -816,7 +816,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_2768028249162955021',
+        id: 'pt_3223871759696987856',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
@@ -846,7 +846,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paymentMethodTypes: ['card'],
         paymentMethodType: 'card',
         paymentMethodDetails: null,
-        clientSecret: 'pt_2768028249162955021_secret_b7e7b562c98ce49a248ca9fecf2d7a3f1ed568b424ea479f1356e3210255a29d',
+        clientSecret: 'pt_3223871759696987856_secret_340648d7f07df9248f4782dd9f91201bfde4543255518e81865b89b8dcb047eb',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '0',
@@ -881,7 +881,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}': {
     request: {
-      path: '/payment/pt_2768028249162955021',
+      path: '/payment/pt_3223871759696987856',
       body: {
         description: 'Order 1002, gift wrapped',
       },
@@ -890,7 +890,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_2768028249162955021',
+        id: 'pt_3223871759696987856',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
@@ -920,7 +920,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paymentMethodTypes: ['card'],
         paymentMethodType: 'card',
         paymentMethodDetails: null,
-        clientSecret: 'pt_2768028249162955021_secret_b7e7b562c98ce49a248ca9fecf2d7a3f1ed568b424ea479f1356e3210255a29d',
+        clientSecret: 'pt_3223871759696987856_secret_340648d7f07df9248f4782dd9f91201bfde4543255518e81865b89b8dcb047eb',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '0',
@@ -955,21 +955,21 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/confirm': {
     request: {
-      path: '/payment/pt_2768028249162955021/confirm',
+      path: '/payment/pt_3223871759696987856/confirm',
       body: {
-        paymentMethod: 'pm_6513002571814512810',
+        paymentMethod: 'pm_9250066637851286875',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_2768028249162955021',
+        id: 'pt_3223871759696987856',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_6513002571814512810',
+        paymentMethod: 'pm_9250066637851286875',
         description: 'Order 1002, gift wrapped',
         ip: null,
         confirm: 'false',
@@ -1001,10 +1001,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
+            fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
           },
         },
-        clientSecret: 'pt_2768028249162955021_secret_b7e7b562c98ce49a248ca9fecf2d7a3f1ed568b424ea479f1356e3210255a29d',
+        clientSecret: 'pt_3223871759696987856_secret_340648d7f07df9248f4782dd9f91201bfde4543255518e81865b89b8dcb047eb',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '2500',
@@ -1028,7 +1028,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment/pt_1000000000000000001/confirm',
         body: {
-          paymentMethod: 'pm_6513002571814512810',
+          paymentMethod: 'pm_9250066637851286875',
         },
       },
       answer: {
@@ -1042,18 +1042,18 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/capture': {
     request: {
-      path: '/payment/pt_6083188546963974390/capture',
+      path: '/payment/pt_5238945075178075538/capture',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_6083188546963974390',
+        id: 'pt_5238945075178075538',
         amount: '1500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_9914954413010229165',
+        paymentMethod: 'pm_6833024642887230205',
         description: null,
         ip: null,
         confirm: 'true',
@@ -1085,10 +1085,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
+            fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
           },
         },
-        clientSecret: 'pt_6083188546963974390_secret_430eb9c34c0073725ec356880820565b4a73ff399990f8d7e4334d7da0613709',
+        clientSecret: 'pt_5238945075178075538_secret_8d381c123fa6f29901e01a39c7fb9b3a613edf250b9642f58e0ac5abbc6ffb33',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1500',
@@ -1123,7 +1123,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/cancel': {
     request: {
-      path: '/payment/pt_6141084683137286221/cancel',
+      path: '/payment/pt_1345200653491501690/cancel',
       body: {
         cancellationReason: 'requested_by_customer',
       },
@@ -1132,12 +1132,12 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_6141084683137286221',
+        id: 'pt_1345200653491501690',
         amount: '1500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_6362794536696936899',
+        paymentMethod: 'pm_3100752032641849021',
         description: null,
         ip: null,
         confirm: 'true',
@@ -1169,10 +1169,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
+            fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
           },
         },
-        clientSecret: 'pt_6141084683137286221_secret_9d87b0585061989f94780c37cf0566b4e058420862448e8297ca9658aeed9a96',
+        clientSecret: 'pt_1345200653491501690_secret_832e53bc239023ca7a8bfad48eee64d2e613123370fbc6937774732cf487d13e',
         canceledAt: '2026-11-22T12:00:17.000Z',
         cancellationReason: 'requested_by_customer',
         amountReceived: '0',
@@ -1212,7 +1212,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/refunds/create',
       body: {
-        paymentId: 'pt_5472776613497916453',
+        paymentId: 'pt_9809852970569184079',
         amount: '500',
         reason: 'requested_by_customer',
       },
@@ -1221,10 +1221,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 're_5610543001463603690',
+        id: 're_7403923284820244561',
         amount: '500',
         currency: 'USD',
-        paymentId: 'pt_5472776613497916453',
+        paymentId: 'pt_9809852970569184079',
         reason: 'requested_by_customer',
         note: null,
         description: null,
@@ -1239,7 +1239,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/refunds/create',
         body: {
-          paymentIdd: 'pt_5472776613497916453',
+          paymentIdd: 'pt_9809852970569184079',
           amount: '500',
           reason: 'requested_by_customer',
         },
@@ -1257,16 +1257,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /refunds/{id}': {
     request: {
-      path: '/refunds/re_5610543001463603690',
+      path: '/refunds/re_7403923284820244561',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 're_5610543001463603690',
+        id: 're_7403923284820244561',
         amount: '500',
         currency: 'USD',
-        paymentId: 'pt_5472776613497916453',
+        paymentId: 'pt_9809852970569184079',
         reason: 'requested_by_customer',
         note: null,
         description: null,
@@ -1303,10 +1303,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 're_5610543001463603690',
+            id: 're_7403923284820244561',
             amount: '500',
             currency: 'USD',
-            paymentId: 'pt_5472776613497916453',
+            paymentId: 'pt_9809852970569184079',
             reason: 'requested_by_customer',
             note: null,
             description: null,
@@ -1341,7 +1341,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/invoices/create',
       body: {
-        customerId: 'cus_1584516541812644871',
+        customerId: 'cus_6896371767163666287',
         currency: 'USD',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
@@ -1358,8 +1358,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_1751871996242685243',
-        customerId: 'cus_1584516541812644871',
+        id: 'in_7049176918117107812',
+        customerId: 'cus_6896371767163666287',
         currency: 'USD',
         lineItems: [
           {
@@ -1396,7 +1396,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/invoices/create',
         body: {
-          customerIdd: 'cus_1584516541812644871',
+          customerIdd: 'cus_6896371767163666287',
           currency: 'USD',
           collectionMethod: 'send_invoice',
           daysUntilDue: 30,
@@ -1422,14 +1422,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /invoices/{id}': {
     request: {
-      path: '/invoices/in_1751871996242685243',
+      path: '/invoices/in_7049176918117107812',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_1751871996242685243',
-        customerId: 'cus_1584516541812644871',
+        id: 'in_7049176918117107812',
+        customerId: 'cus_6896371767163666287',
         currency: 'USD',
         lineItems: [
           {
@@ -1488,8 +1488,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'in_1751871996242685243',
-            customerId: 'cus_1584516541812644871',
+            id: 'in_7049176918117107812',
+            customerId: 'cus_6896371767163666287',
             currency: 'USD',
             lineItems: [
               {
@@ -1544,7 +1544,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/update': {
     request: {
-      path: '/invoices/in_1751871996242685243/update',
+      path: '/invoices/in_7049176918117107812/update',
       body: {
         description: 'March work',
       },
@@ -1553,8 +1553,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_1751871996242685243',
-        customerId: 'cus_1584516541812644871',
+        id: 'in_7049176918117107812',
+        customerId: 'cus_6896371767163666287',
         currency: 'USD',
         lineItems: [
           {
@@ -1605,14 +1605,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/finalize': {
     request: {
-      path: '/invoices/in_1751871996242685243/finalize',
+      path: '/invoices/in_7049176918117107812/finalize',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_1751871996242685243',
-        customerId: 'cus_1584516541812644871',
+        id: 'in_7049176918117107812',
+        customerId: 'cus_6896371767163666287',
         currency: 'USD',
         lineItems: [
           {
@@ -1633,7 +1633,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'open',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_1751871996242685243?token=65bec0c6d589e7f7c4fd8db5e968b1751ab0ee5e7be2a80dcb1a021f4631caeb',
+          'http://127.0.0.1:8080/invoice/in_7049176918117107812?token=ae287c6d1c2cc7cffb18c47aa36bb4e3c2981e514c6ab577f9c33d93008710df',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1661,14 +1661,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/send': {
     request: {
-      path: '/invoices/in_1751871996242685243/send',
+      path: '/invoices/in_7049176918117107812/send',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_1751871996242685243',
-        customerId: 'cus_1584516541812644871',
+        id: 'in_7049176918117107812',
+        customerId: 'cus_6896371767163666287',
         currency: 'USD',
         lineItems: [
           {
@@ -1689,7 +1689,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'open',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_1751871996242685243?token=65bec0c6d589e7f7c4fd8db5e968b1751ab0ee5e7be2a80dcb1a021f4631caeb',
+          'http://127.0.0.1:8080/invoice/in_7049176918117107812?token=ae287c6d1c2cc7cffb18c47aa36bb4e3c2981e514c6ab577f9c33d93008710df',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1717,14 +1717,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/void': {
     request: {
-      path: '/invoices/in_1751871996242685243/void',
+      path: '/invoices/in_7049176918117107812/void',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_1751871996242685243',
-        customerId: 'cus_1584516541812644871',
+        id: 'in_7049176918117107812',
+        customerId: 'cus_6896371767163666287',
         currency: 'USD',
         lineItems: [
           {
@@ -1745,7 +1745,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'void',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_1751871996242685243?token=65bec0c6d589e7f7c4fd8db5e968b1751ab0ee5e7be2a80dcb1a021f4631caeb',
+          'http://127.0.0.1:8080/invoice/in_7049176918117107812?token=ae287c6d1c2cc7cffb18c47aa36bb4e3c2981e514c6ab577f9c33d93008710df',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1773,13 +1773,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /invoices/{id}': {
     request: {
-      path: '/invoices/in_7827829067476761497',
+      path: '/invoices/in_6365121669563705311',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_7827829067476761497',
+        id: 'in_6365121669563705311',
         deleted: true,
       },
     },
@@ -1799,14 +1799,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/pay': {
     request: {
-      path: '/invoices/in_2480524780449697814/pay',
+      path: '/invoices/in_8606478789696574112/pay',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_2480524780449697814',
-        customerId: 'cus_1584516541812644871',
+        id: 'in_8606478789696574112',
+        customerId: 'cus_6896371767163666287',
         currency: 'USD',
         lineItems: [
           {
@@ -1827,8 +1827,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'paid',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_2480524780449697814?token=2185f532fa592c2a4baf8a5c07ec062663b0cb437441da181770ee511e9bd07e',
-        paymentId: 'pt_4120696769495590206',
+          'http://127.0.0.1:8080/invoice/in_8606478789696574112?token=bbe6af8fdbb9b8229dbc828dafda4a894b75325e4dbf5e17ff08c308cce235c9',
+        paymentId: 'pt_8064663967068419210',
         attemptCount: 1,
         nextPaymentAttempt: null,
         lastPaymentError: null,
@@ -1855,14 +1855,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/mark_uncollectible': {
     request: {
-      path: '/invoices/in_1429742702712119750/mark_uncollectible',
+      path: '/invoices/in_8623300773503188707/mark_uncollectible',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_1429742702712119750',
-        customerId: 'cus_1584516541812644871',
+        id: 'in_8623300773503188707',
+        customerId: 'cus_6896371767163666287',
         currency: 'USD',
         lineItems: [
           {
@@ -1883,7 +1883,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'uncollectible',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_1429742702712119750?token=9c6e095b6116d9e9e81860063e45e22f0535b259e5f50d07df6de999960b6883',
+          'http://127.0.0.1:8080/invoice/in_8623300773503188707?token=e08785590c6540114b5b4126ceb94f738f3e02af8a323fe46fb00758a04488bb',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1933,8 +1933,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_1584975989057005211',
-        url: 'http://127.0.0.1:8080/checkout/cs_1584975989057005211',
+        id: 'cs_7992839968043480916',
+        url: 'http://127.0.0.1:8080/checkout/cs_7992839968043480916',
         status: 'open',
         amountTotal: '2598',
         currency: 'USD',
@@ -2001,14 +2001,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /checkout/session/{id}': {
     request: {
-      path: '/checkout/session/cs_1584975989057005211',
+      path: '/checkout/session/cs_7992839968043480916',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_1584975989057005211',
-        url: 'http://127.0.0.1:8080/checkout/cs_1584975989057005211',
+        id: 'cs_7992839968043480916',
+        url: 'http://127.0.0.1:8080/checkout/cs_7992839968043480916',
         status: 'open',
         amountTotal: '2598',
         currency: 'USD',
@@ -2068,8 +2068,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'cs_1584975989057005211',
-            url: 'http://127.0.0.1:8080/checkout/cs_1584975989057005211',
+            id: 'cs_7992839968043480916',
+            url: 'http://127.0.0.1:8080/checkout/cs_7992839968043480916',
             status: 'open',
             amountTotal: '2598',
             currency: 'USD',
@@ -2125,14 +2125,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /checkout/session/{id}/expire': {
     request: {
-      path: '/checkout/session/cs_1584975989057005211/expire',
+      path: '/checkout/session/cs_7992839968043480916/expire',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_1584975989057005211',
-        url: 'http://127.0.0.1:8080/checkout/cs_1584975989057005211',
+        id: 'cs_7992839968043480916',
+        url: 'http://127.0.0.1:8080/checkout/cs_7992839968043480916',
         status: 'expired',
         amountTotal: '2598',
         currency: 'USD',
@@ -2183,7 +2183,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/webhook_endpoints/create',
       body: {
-        url: 'http://127.0.0.1:36225/webhooks/tessera',
+        url: 'http://127.0.0.1:41065/webhooks/tessera',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         description: 'Order updates',
       },
@@ -2192,14 +2192,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_7574945216375092288',
+        id: 'we_2799915472261708141',
         kind: 'static',
-        url: 'http://127.0.0.1:36225/webhooks/tessera',
+        url: 'http://127.0.0.1:41065/webhooks/tessera',
         description: 'Order updates',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
         signatureCase: 'upper',
         format: 'moneycollect',
+        signatureAlgorithm: 'hmac-sha256',
+        publicKey: null,
         status: 'enabled',
         health: 'healthy',
         failingSince: null,
@@ -2207,7 +2209,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         disabledReason: null,
         nextAttemptAt: null,
         created: '2026-11-22T12:00:35.000Z',
-        token: 'whsec_UCvv2bDAkBxG8CmnyHqnTw2e6IugqBZUMneSElyH64hc3EME',
+        token: 'whsec_wb4o5vfih1KgVGSLiFdgzsov7V7c9AJoI9PpUcKSVlWlf83Z',
       },
     },
     error: {
@@ -2215,7 +2217,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/webhook_endpoints/create',
         body: {
-          urll: 'http://127.0.0.1:36225/webhooks/tessera',
+          urll: 'http://127.0.0.1:41065/webhooks/tessera',
           enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
           description: 'Order updates',
         },
@@ -2233,20 +2235,22 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}': {
     request: {
-      path: '/webhook_endpoints/we_7574945216375092288',
+      path: '/webhook_endpoints/we_2799915472261708141',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_7574945216375092288',
+        id: 'we_2799915472261708141',
         kind: 'static',
-        url: 'http://127.0.0.1:36225/webhooks/tessera',
+        url: 'http://127.0.0.1:41065/webhooks/tessera',
         description: 'Order updates',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
         signatureCase: 'upper',
         format: 'moneycollect',
+        signatureAlgorithm: 'hmac-sha256',
+        publicKey: null,
         status: 'enabled',
         health: 'healthy',
         failingSince: null,
@@ -2283,14 +2287,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'we_7574945216375092288',
+            id: 'we_2799915472261708141',
             kind: 'static',
-            url: 'http://127.0.0.1:36225/webhooks/tessera',
+            url: 'http://127.0.0.1:41065/webhooks/tessera',
             description: 'Order updates',
             enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
             legacyNotifications: false,
             signatureCase: 'upper',
             format: 'moneycollect',
+            signatureAlgorithm: 'hmac-sha256',
+            publicKey: null,
             status: 'enabled',
             health: 'healthy',
             failingSince: null,
@@ -2323,7 +2329,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/update': {
     request: {
-      path: '/webhook_endpoints/we_7574945216375092288/update',
+      path: '/webhook_endpoints/we_2799915472261708141/update',
       body: {
         description: 'Orders',
       },
@@ -2332,14 +2338,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_7574945216375092288',
+        id: 'we_2799915472261708141',
         kind: 'static',
-        url: 'http://127.0.0.1:36225/webhooks/tessera',
+        url: 'http://127.0.0.1:41065/webhooks/tessera',
         description: 'Orders',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
         signatureCase: 'upper',
         format: 'moneycollect',
+        signatureAlgorithm: 'hmac-sha256',
+        publicKey: null,
         status: 'enabled',
         health: 'healthy',
         failingSince: null,
@@ -2368,13 +2376,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}/reveal_token': {
     request: {
-      path: '/webhook_endpoints/we_7574945216375092288/reveal_token',
+      path: '/webhook_endpoints/we_2799915472261708141/reveal_token',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_UCvv2bDAkBxG8CmnyHqnTw2e6IugqBZUMneSElyH64hc3EME',
+        token: 'whsec_wb4o5vfih1KgVGSLiFdgzsov7V7c9AJoI9PpUcKSVlWlf83Z',
       },
     },
     error: {
@@ -2393,13 +2401,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/reveal_token': {
     request: {
-      path: '/webhook_endpoints/we_7574945216375092288/reveal_token',
+      path: '/webhook_endpoints/we_2799915472261708141/reveal_token',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_UCvv2bDAkBxG8CmnyHqnTw2e6IugqBZUMneSElyH64hc3EME',
+        token: 'whsec_wb4o5vfih1KgVGSLiFdgzsov7V7c9AJoI9PpUcKSVlWlf83Z',
       },
     },
     error: {
@@ -2418,13 +2426,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/roll_token': {
     request: {
-      path: '/webhook_endpoints/we_7574945216375092288/roll_token',
+      path: '/webhook_endpoints/we_2799915472261708141/roll_token',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_qg8lXEZev3eTrw1v4jqMXRtrKW0ng9ir4kzdeyb0R01N9pAP',
+        token: 'whsec_IrQGJH0pwAROwvLukqu7mD8Bayk6kleRLzgSm9EkPhxEHm0b',
         previousTokenExpiresAt: null,
       },
     },
@@ -2444,15 +2452,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/check': {
     request: {
-      path: '/webhook_endpoints/we_7574945216375092288/check',
+      path: '/webhook_endpoints/we_2799915472261708141/check',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'whc_3783494027983409034',
-        endpointId: 'we_7574945216375092288',
-        url: 'http://127.0.0.1:36225/webhooks/tessera',
+        id: 'whc_5516904919792160676',
+        endpointId: 'we_2799915472261708141',
+        url: 'http://127.0.0.1:41065/webhooks/tessera',
         passed: false,
         cases: [
           {
@@ -2460,7 +2468,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             passed: true,
             reason: 'Answered HTTP 200 success to a correctly signed delivery',
             httpStatus: 200,
-            latencyMs: 21,
+            latencyMs: 29,
           },
           {
             name: 'duplicate',
@@ -2468,7 +2476,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
             httpStatus: 200,
-            latencyMs: 3,
+            latencyMs: 33,
           },
           {
             name: 'bad_signature',
@@ -2476,7 +2484,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 1,
+            latencyMs: 107,
           },
           {
             name: 'stale_request_time',
@@ -2484,7 +2492,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 1,
+            latencyMs: 2,
           },
           {
             name: 'future_request_time',
@@ -2492,7 +2500,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 1,
+            latencyMs: 52,
           },
           {
             name: 'changed_body',
@@ -2500,7 +2508,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 1,
+            latencyMs: 3,
           },
           {
             name: 'legacy_kind',
@@ -2508,14 +2516,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 1,
+            latencyMs: 2,
           },
           {
             name: 'within_timeout',
             passed: true,
-            reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 21 ms)',
+            reason: 'Every test delivery was answered within 10000 ms (slowest: bad_signature, 107 ms)',
             httpStatus: null,
-            latencyMs: 21,
+            latencyMs: 107,
           },
         ],
         created: '2026-11-22T12:00:42.000Z',
@@ -2544,7 +2552,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}/checks': {
     request: {
-      path: '/webhook_endpoints/we_7574945216375092288/checks',
+      path: '/webhook_endpoints/we_2799915472261708141/checks',
     },
     answer: {
       code: 'success',
@@ -2552,9 +2560,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'whc_3783494027983409034',
-            endpointId: 'we_7574945216375092288',
-            url: 'http://127.0.0.1:36225/webhooks/tessera',
+            id: 'whc_5516904919792160676',
+            endpointId: 'we_2799915472261708141',
+            url: 'http://127.0.0.1:41065/webhooks/tessera',
             passed: false,
             cases: [
               {
@@ -2562,7 +2570,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 passed: true,
                 reason: 'Answered HTTP 200 success to a correctly signed delivery',
                 httpStatus: 200,
-                latencyMs: 21,
+                latencyMs: 29,
               },
               {
                 name: 'duplicate',
@@ -2570,7 +2578,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
                 httpStatus: 200,
-                latencyMs: 3,
+                latencyMs: 33,
               },
               {
                 name: 'bad_signature',
@@ -2578,7 +2586,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 1,
+                latencyMs: 107,
               },
               {
                 name: 'stale_request_time',
@@ -2586,7 +2594,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 1,
+                latencyMs: 2,
               },
               {
                 name: 'future_request_time',
@@ -2594,7 +2602,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 1,
+                latencyMs: 52,
               },
               {
                 name: 'changed_body',
@@ -2602,7 +2610,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 1,
+                latencyMs: 3,
               },
               {
                 name: 'legacy_kind',
@@ -2610,14 +2618,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 1,
+                latencyMs: 2,
               },
               {
                 name: 'within_timeout',
                 passed: true,
-                reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 21 ms)',
+                reason: 'Every test delivery was answered within 10000 ms (slowest: bad_signature, 107 ms)',
                 httpStatus: null,
-                latencyMs: 21,
+                latencyMs: 107,
               },
             ],
             created: '2026-11-22T12:00:42.000Z',
@@ -2649,7 +2657,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/recover': {
     request: {
-      path: '/webhook_endpoints/we_7574945216375092288/recover',
+      path: '/webhook_endpoints/we_2799915472261708141/recover',
       body: {
         since: '2026-11-22T11:00:44.000Z',
       },
@@ -2658,7 +2666,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        endpointId: 'we_7574945216375092288',
+        endpointId: 'we_2799915472261708141',
         since: '2026-11-22T12:00:35.000Z',
         until: '2026-11-22T12:00:44.000Z',
         events: 0,
@@ -2720,7 +2728,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/events',
       query: {
-        objectId: 'pt_5472776613497916453',
+        objectId: 'pt_9809852970569184079',
         limit: '1',
       },
     },
@@ -2730,23 +2738,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'evt_7140070647053718134',
+            id: 'evt_7596124284071375449',
             apiVersion: 'v1',
             type: 'payment.succeeded',
             created: '2026-11-22T12:00:05.000Z',
             sequence: 1,
             data: {
-              id: 'pt_5472776613497916453',
+              id: 'pt_9809852970569184079',
               amount: '1999',
               currency: 'USD',
               confirmationMethod: 'automatic',
-              customerId: 'cus_1584516541812644871',
-              paymentMethod: 'pm_5756476902359378113',
+              customerId: 'cus_6896371767163666287',
+              paymentMethod: 'pm_1695194718182518078',
               description: null,
               ip: null,
               confirm: 'true',
               lineItems: null,
-              notifyUrl: 'http://127.0.0.1:36225/webhooks/tessera',
+              notifyUrl: 'http://127.0.0.1:41065/webhooks/tessera',
               orderNo: 'order-1001',
               preAuth: 'n',
               receiptEmail: null,
@@ -2773,11 +2781,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
                   expMonth: '12',
                   expYear: '2030',
                   country: 'US',
-                  fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
+                  fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
                 },
               },
               clientSecret:
-                'pt_5472776613497916453_secret_5048c3915ff19d4166ede9db06c126840d2237fb1d4a967c35e927b704d0e686',
+                'pt_9809852970569184079_secret_61c2a599854643e3ef6ef5c5bec0e20259aecb1c678e7d1bd1eaba5e1c832400',
               canceledAt: null,
               cancellationReason: null,
               amountReceived: '1999',
@@ -2806,7 +2814,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/events',
         query: {
-          objectId: 'pt_5472776613497916453',
+          objectId: 'pt_9809852970569184079',
           limit: '0',
         },
       },
@@ -2822,29 +2830,29 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}': {
     request: {
-      path: '/events/evt_7140070647053718134',
+      path: '/events/evt_7596124284071375449',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'evt_7140070647053718134',
+        id: 'evt_7596124284071375449',
         apiVersion: 'v1',
         type: 'payment.succeeded',
         created: '2026-11-22T12:00:05.000Z',
         sequence: 1,
         data: {
-          id: 'pt_5472776613497916453',
+          id: 'pt_9809852970569184079',
           amount: '1999',
           currency: 'USD',
           confirmationMethod: 'automatic',
-          customerId: 'cus_1584516541812644871',
-          paymentMethod: 'pm_5756476902359378113',
+          customerId: 'cus_6896371767163666287',
+          paymentMethod: 'pm_1695194718182518078',
           description: null,
           ip: null,
           confirm: 'true',
           lineItems: null,
-          notifyUrl: 'http://127.0.0.1:36225/webhooks/tessera',
+          notifyUrl: 'http://127.0.0.1:41065/webhooks/tessera',
           orderNo: 'order-1001',
           preAuth: 'n',
           receiptEmail: null,
@@ -2871,11 +2879,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
               expMonth: '12',
               expYear: '2030',
               country: 'US',
-              fingerprint: '1W4V1M-zmzOdgmDqkPPb3dHuAASYocnh',
+              fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
             },
           },
           clientSecret:
-            'pt_5472776613497916453_secret_5048c3915ff19d4166ede9db06c126840d2237fb1d4a967c35e927b704d0e686',
+            'pt_9809852970569184079_secret_61c2a599854643e3ef6ef5c5bec0e20259aecb1c678e7d1bd1eaba5e1c832400',
           canceledAt: null,
           cancellationReason: null,
           amountReceived: '1999',
@@ -2912,7 +2920,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}/deliveries': {
     request: {
-      path: '/events/evt_7140070647053718134/deliveries',
+      path: '/events/evt_7596124284071375449/deliveries',
     },
     answer: {
       code: 'success',
@@ -2920,10 +2928,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_8627105983681245285',
-            eventId: 'evt_7140070647053718134',
-            endpointId: 'we_5416265999125003614',
-            url: 'http://127.0.0.1:36225/webhooks/tessera',
+            id: 'wd_7160165383994880140',
+            eventId: 'evt_7596124284071375449',
+            endpointId: 'we_8580106015051841241',
+            url: 'http://127.0.0.1:41065/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
@@ -2952,7 +2960,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}/attempts': {
     request: {
-      path: '/events/evt_7140070647053718134/attempts',
+      path: '/events/evt_7596124284071375449/attempts',
     },
     answer: {
       code: 'success',
@@ -2978,7 +2986,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /events/{id}/resend': {
     request: {
-      path: '/events/evt_7140070647053718134/resend',
+      path: '/events/evt_7596124284071375449/resend',
     },
     answer: {
       code: 'success',
@@ -2986,10 +2994,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_1189421470301562609',
-            eventId: 'evt_7140070647053718134',
-            endpointId: 'we_7574945216375092288',
-            url: 'http://127.0.0.1:36225/webhooks/tessera',
+            id: 'wd_7993923676615519746',
+            eventId: 'evt_7596124284071375449',
+            endpointId: 'we_2799915472261708141',
+            url: 'http://127.0.0.1:41065/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
@@ -2999,10 +3007,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             created: '2026-11-22T12:00:50.000Z',
           },
           {
-            id: 'wd_7888545032408893304',
-            eventId: 'evt_7140070647053718134',
-            endpointId: 'we_5416265999125003614',
-            url: 'http://127.0.0.1:36225/webhooks/tessera',
+            id: 'wd_4760699492190938676',
+            eventId: 'evt_7596124284071375449',
+            endpointId: 'we_8580106015051841241',
+            url: 'http://127.0.0.1:41065/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
@@ -3042,10 +3050,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_7888545032408893304',
-            eventId: 'evt_7140070647053718134',
-            endpointId: 'we_5416265999125003614',
-            url: 'http://127.0.0.1:36225/webhooks/tessera',
+            id: 'wd_7993923676615519746',
+            eventId: 'evt_7596124284071375449',
+            endpointId: 'we_2799915472261708141',
+            url: 'http://127.0.0.1:41065/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
@@ -3078,16 +3086,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_deliveries/{id}': {
     request: {
-      path: '/webhook_deliveries/wd_7888545032408893304',
+      path: '/webhook_deliveries/wd_7993923676615519746',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_7888545032408893304',
-        eventId: 'evt_7140070647053718134',
-        endpointId: 'we_5416265999125003614',
-        url: 'http://127.0.0.1:36225/webhooks/tessera',
+        id: 'wd_7993923676615519746',
+        eventId: 'evt_7596124284071375449',
+        endpointId: 'we_2799915472261708141',
+        url: 'http://127.0.0.1:41065/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
@@ -3113,7 +3121,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_deliveries/{id}/attempts': {
     request: {
-      path: '/webhook_deliveries/wd_7888545032408893304/attempts',
+      path: '/webhook_deliveries/wd_7993923676615519746/attempts',
     },
     answer: {
       code: 'success',
@@ -3139,16 +3147,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_deliveries/{id}/resend': {
     request: {
-      path: '/webhook_deliveries/wd_7888545032408893304/resend',
+      path: '/webhook_deliveries/wd_7993923676615519746/resend',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_3638715650743731415',
-        eventId: 'evt_7140070647053718134',
-        endpointId: 'we_5416265999125003614',
-        url: 'http://127.0.0.1:36225/webhooks/tessera',
+        id: 'wd_5505018999731229509',
+        eventId: 'evt_7596124284071375449',
+        endpointId: 'we_2799915472261708141',
+        url: 'http://127.0.0.1:41065/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
@@ -3174,16 +3182,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_deliveries/{id}/fast_forward': {
     request: {
-      path: '/webhook_deliveries/wd_7888545032408893304/fast_forward',
+      path: '/webhook_deliveries/wd_7993923676615519746/fast_forward',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_7888545032408893304',
-        eventId: 'evt_7140070647053718134',
-        endpointId: 'we_5416265999125003614',
-        url: 'http://127.0.0.1:36225/webhooks/tessera',
+        id: 'wd_7993923676615519746',
+        eventId: 'evt_7596124284071375449',
+        endpointId: 'we_2799915472261708141',
+        url: 'http://127.0.0.1:41065/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
@@ -3257,13 +3265,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /webhook_endpoints/{id}': {
     request: {
-      path: '/webhook_endpoints/we_7574945216375092288',
+      path: '/webhook_endpoints/we_2799915472261708141',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_7574945216375092288',
+        id: 'we_2799915472261708141',
         deleted: true,
       },
     },
@@ -3283,13 +3291,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /customers/{id}': {
     request: {
-      path: '/customers/cus_1584516541812644871',
+      path: '/customers/cus_6896371767163666287',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_1584516541812644871',
+        id: 'cus_6896371767163666287',
         deleted: true,
       },
     },

@@ -15,7 +15,9 @@ export const DoctorBody = Type.Object(
     token: Type.Optional(
       Type.String({
         maxLength: 200,
-        description: 'The token your receiver verifies with. Never echoed. Without it, the endpoint tokens are tried.',
+        description:
+          "The token your receiver verifies with (`whsec_…`, or an ed25519 endpoint's public key `whpk_…`). Never " +
+          'echoed. Without it, the endpoint tokens are tried.',
       }),
     ),
     endpointId: Type.Optional(
@@ -39,6 +41,10 @@ export const doctorCodes = [
   'legacy_kind',
   'no_key_matches',
   'rolled_tokens_not_kept',
+  'malformed_webhook_timestamp',
+  'signature_list',
+  'secret_prefix',
+  'wrong_algorithm',
 ] as const;
 export type DoctorCode = (typeof doctorCodes)[number];
 
@@ -55,7 +61,10 @@ export const DoctorFinding = Type.Object({
 export type DoctorFinding = Static<typeof DoctorFinding>;
 
 export const DoctorReport = Type.Object({
-  verifies: Type.Boolean({ description: 'True when the signature verifies and Request-Time is within 3 minutes' }),
+  verifies: Type.Boolean({
+    description:
+      'True when the signature verifies and Request-Time is within 3 minutes (standard format: webhook-timestamp within 5)',
+  }),
   findings: Type.Array(DoctorFinding),
 });
 export type DoctorReport = Static<typeof DoctorReport>;

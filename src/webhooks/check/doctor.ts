@@ -1,5 +1,3 @@
-import { createHmac } from 'node:crypto';
-import { isDeepStrictEqual } from 'node:util';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/db.js';
 import { canonicalJson } from '../../events/canonical-json.js';
@@ -9,6 +7,8 @@ import { isoTimestamp } from '../../time.js';
 import * as queries from './queries.js';
 import { endpointBodyOf } from '../deliveries/service.js';
 import type { DoctorBody, DoctorFinding, DoctorReport } from './doctor-schemas.js';
+import { hasStandardHeaders, standardFindings } from './doctor-standard.js';
+import { bodyChanged, findHeader, headerPairs, hmacHex, parsed, type Candidate, type Key } from './doctor-kit.js';
 import type { WebhookEndpointService } from '../endpoints/service.js';
 
 /*
@@ -19,19 +19,6 @@ import type { WebhookEndpointService } from '../endpoints/service.js';
 
 /** SPEC §6.3: request-time within three minutes either way. */
 const toleranceSeconds = 180;
-const excerptRadius = 24;
-
-interface Key {
-  label: string;
-  kind: 'given' | 'endpoint' | 'legacy';
-  endpointId?: string;
-  secret: string;
-}
-
-interface Candidate {
-  label: string;
-  text: string;
-}
 
 export interface WebhookDoctorDeps {
   db: Db;
@@ -39,71 +26,16 @@ export interface WebhookDoctorDeps {
   webhookEndpoints: Pick<WebhookEndpointService, 'retrieve' | 'decryptToken' | 'legacyKeyFor'>;
 }
 
-/** Header lines or an object as [name, value] pairs, names as given. */
-function headerPairs(headers: DoctorBody['headers']): Array<[string, string]> {
-  if (typeof headers !== 'string') {
-    return Object.entries(headers).map(([name, value]) => [name, Array.isArray(value) ? (value[0] ?? '') : value]);
+function report(findings: DoctorFinding[], timeRule: string): DoctorReport {
+  const verifies = !findings.some((item) => item.severity === 'problem');
+  if (verifies) {
+    findings.unshift({
+      code: 'verifies',
+      severity: 'ok',
+      message: `The signature verifies over the body as given, and ${timeRule}.`,
+    });
   }
-  const pairs: Array<[string, string]> = [];
-  for (const line of headers.split(/\r?\n/)) {
-    const colon = line.indexOf(':');
-    // The request line (POST /… HTTP/1.1) and blank lines have no header name.
-    if (colon <= 0 || /\s/.test(line.slice(0, colon))) continue;
-    pairs.push([line.slice(0, colon), line.slice(colon + 1).trim()]);
-  }
-  return pairs;
-}
-
-/** The header's value, and whether it carried exactly the capitalisation Tessera sends (DESIGN §5). */
-function findHeader(
-  pairs: Array<[string, string]>,
-  name: string,
-): { value: string; exact: boolean; as: string } | null {
-  const exact = pairs.find(([key]) => key === name);
-  if (exact) return { value: exact[1], exact: true, as: name };
-  const loose = pairs.find(([key]) => key.toLowerCase() === name.toLowerCase());
-  return loose ? { value: loose[1], exact: false, as: loose[0] } : null;
-}
-
-function hmacHex(secret: string, requestTime: string, body: string): string {
-  return createHmac('sha256', secret).update(`${requestTime}.${body}`).digest('hex');
-}
-
-function firstDifference(a: string, b: string): number {
-  let index = 0;
-  while (index < a.length && index < b.length && a[index] === b[index]) index++;
-  return index;
-}
-
-function around(text: string, position: number): string {
-  return JSON.stringify(text.slice(Math.max(0, position - excerptRadius), position + excerptRadius));
-}
-
-function parsed(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function bodyChanged(received: string, original: Candidate): DoctorFinding {
-  const position = firstDifference(received, original.text);
-  const sameJson = parsed(received) !== undefined && isDeepStrictEqual(parsed(received), parsed(original.text));
-  const how = sameJson
-    ? 'the same JSON in other bytes: it was re-encoded (white space, escaping, number form or key order)'
-    : 'its content differs';
-  return {
-    code: 'body_changed',
-    severity: 'problem',
-    message:
-      `The body is not the one Tessera signed (${original.label}): ${how}. First difference at position ` +
-      `${position}: received ${around(received, position)}, signed ${around(original.text, position)}. ` +
-      'Verify over the raw body exactly as received, before parsing or re-encoding it.',
-    position,
-    received: received.slice(Math.max(0, position - excerptRadius), position + excerptRadius),
-    sent: original.text.slice(Math.max(0, position - excerptRadius), position + excerptRadius),
-  };
+  return { verifies, findings };
 }
 
 export function createWebhookDoctor({ db, clock, webhookEndpoints }: WebhookDoctorDeps) {
@@ -235,8 +167,16 @@ export function createWebhookDoctor({ db, clock, webhookEndpoints }: WebhookDoct
         });
       }
       const intended: Key | undefined =
-        keys.find((key) => key.kind === 'given') ?? keys.find((key) => key.endpointId === input.endpointId);
+        keys.find((key) => key.kind === 'given') ??
+        // Without endpointId no key is meant (the legacy key has no endpointId either).
+        (input.endpointId === undefined ? undefined : keys.find((key) => key.endpointId === input.endpointId));
       const pairs = headerPairs(input.headers);
+      if (hasStandardHeaders(pairs)) {
+        // DESIGN §12: an endpoint in the standard format; the SPEC §6.3 headers are not expected.
+        const candidates = await candidatesOf(merchant, input.body);
+        findings.push(...standardFindings({ pairs, body: input.body, keys, candidates, intended, now: clock.now() }));
+        return report(findings, 'webhook-timestamp is within 5 minutes');
+      }
       const found: Record<string, ReturnType<typeof findHeader>> = {};
       for (const name of ['Request-Time', 'Signature']) {
         const header = (found[name] = findHeader(pairs, name));
@@ -271,15 +211,7 @@ export function createWebhookDoctor({ db, clock, webhookEndpoints }: WebhookDoct
           'Tessera keeps no previous tokens after a roll (the old token stops working at once), so a signature ' +
           'made with a rolled token cannot be recognised: that check was skipped.',
       });
-      const verifies = !findings.some((item) => item.severity === 'problem');
-      if (verifies) {
-        findings.unshift({
-          code: 'verifies',
-          severity: 'ok',
-          message: 'The signature verifies over the body as given, and Request-Time is within 3 minutes.',
-        });
-      }
-      return { verifies, findings };
+      return report(findings, 'Request-Time is within 3 minutes');
     },
   };
 }

@@ -10,11 +10,13 @@ import { isoTimestamp } from '../../time.js';
 import * as queries from './queries.js';
 import type { CheckCaseName, ListChecksQuery, RunCheckBody, WebhookCheck, WebhookCheckCase } from './schemas.js';
 import type { WebhookEndpointService } from '../endpoints/service.js';
-import { generateSecret } from '../endpoints/service.js';
+import { generateSecret } from '../endpoints/secrets.js';
 import type { WebhookHttpClient, WebhookPostOutcome } from '../http-client.js';
 import {
   formatRequestTime,
+  generateEd25519KeyPair,
   signStandardWebhook,
+  tokenAlgorithm,
   signWebhook,
   type SignatureCase,
   type WebhookFormat,
@@ -102,6 +104,11 @@ function testEvent(eventId: string, objectId: string, type: string, created: str
   };
 }
 
+/** A fresh key of the same kind as `token` (docs/decisions/0026: `whsk_` ed25519 or `whsec_` HMAC). */
+function otherKeyLike(token: string): string {
+  return tokenAlgorithm(token) === 'ed25519' ? generateEd25519KeyPair().secretKey : generateSecret('whsec_');
+}
+
 /**
  * `legacyOn`: the endpoint receives the legacy kind (legacyNotifications). DESIGN §12: it must then
  * acknowledge it (`success`, without processing it), or every event's legacy notification is
@@ -132,7 +139,9 @@ function plan(now: Date, signing: Signing, legacyOn: boolean): TestDelivery[] {
     signed('valid', true, token, at(0)),
     // A retry repeats the body byte for byte with a new request-time (SPEC §6.1.4).
     signed('duplicate', true, token, at(0)),
-    signed('bad_signature', false, generateSecret('whsec_'), at(0), other()),
+    // Another key of the endpoint's own algorithm: an ed25519 receiver then sees a well-formed `v1a,`
+    // signature that its public key does not verify.
+    signed('bad_signature', false, otherKeyLike(token), at(0), other()),
     signed('stale_request_time', false, token, at(-skewSeconds), other()),
     signed('future_request_time', false, token, at(skewSeconds), other()),
     {

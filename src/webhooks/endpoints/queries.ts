@@ -1,7 +1,7 @@
 import { ownRowCondition } from '../../db/by-id.js';
 import type { Queryable } from '../../db/db.js';
 import { selectPage, type PageRequest } from '../../db/pagination.js';
-import type { WebhookFormat } from '../signature.js';
+import type { SignatureAlgorithm, WebhookFormat } from '../signature.js';
 
 export interface WebhookEndpointRow {
   id: string;
@@ -16,6 +16,10 @@ export interface WebhookEndpointRow {
   signature_case: 'upper' | 'lower';
   /** DESIGN §12: SPEC §6.3 headers (`moneycollect`) or Standard Webhooks headers (`standard`). */
   format: WebhookFormat;
+  /** docs/decisions/0026: `ed25519` (standard format only) signs `v1a,` with the key pair whose public half is public_key. */
+  signature_algorithm: SignatureAlgorithm;
+  /** `whpk_…` for an ed25519 endpoint (no secret); null for HMAC. */
+  public_key: string | null;
   created_at: Date;
   /** Endpoint health (docs/decisions/0016); absent on a row not yet written. */
   failing_since?: Date | null;
@@ -28,7 +32,8 @@ export interface WebhookEndpointRow {
 // The token ciphertext is not among the columns: it is read only by the statements that need it,
 // so that an endpoint row passed around the code never carries it.
 const columns =
-  'id, merchant_id, mode, kind, url, description, enabled_events, legacy_notifications, status, created_at, signature_case, format';
+  'id, merchant_id, mode, kind, url, description, enabled_events, legacy_notifications, status, created_at, signature_case, format, ' +
+  'signature_algorithm, public_key';
 
 /**
  * What a read answers besides the stored fields: health, and the next attempt of the endpoint's
@@ -49,7 +54,7 @@ export async function insertWebhookEndpoint(
 ): Promise<void> {
   await db.query(
     `INSERT INTO webhook_endpoints (${columns}, token_encrypted, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $10)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $10)`,
     [...endpointValues(row), tokenEncrypted],
   );
 }
@@ -66,7 +71,7 @@ export async function insertDynamicEndpointIfMissing(
 ): Promise<boolean> {
   const inserted = await db.query(
     `INSERT INTO webhook_endpoints (${columns}, token_encrypted, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $10)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $10)
      ON CONFLICT DO NOTHING RETURNING id`,
     [...endpointValues(row), tokenEncrypted],
   );
@@ -87,6 +92,8 @@ function endpointValues(row: WebhookEndpointRow): unknown[] {
     row.created_at,
     row.signature_case,
     row.format,
+    row.signature_algorithm,
+    row.public_key,
   ];
 }
 
@@ -115,7 +122,12 @@ export async function selectDynamicEndpoint(
   return row;
 }
 
-/** Writes every changeable field; the service has merged the change into the current row. */
+/**
+ * Writes every changeable field; the service has merged the change into the current row. No row
+ * when the endpoint is gone, or when the change would leave an ed25519 endpoint outside the
+ * standard format (checked here too, so that a roll to ed25519 racing a change of format cannot
+ * combine them).
+ */
 export async function updateWebhookEndpoint(
   db: Queryable,
   row: WebhookEndpointRow,
@@ -124,7 +136,8 @@ export async function updateWebhookEndpoint(
   const [updated] = await db.query<WebhookEndpointRow>(
     `UPDATE webhook_endpoints SET url = $4, description = $5, enabled_events = $6, legacy_notifications = $7,
        status = $8, updated_at = $9, signature_case = $10, format = $11
-     WHERE ${ownEndpoint} RETURNING ${readColumns}`,
+     WHERE ${ownEndpoint} AND ($11 = 'standard' OR signature_algorithm = 'hmac-sha256')
+     RETURNING ${readColumns}`,
     [
       row.merchant_id,
       row.mode,
@@ -200,18 +213,18 @@ export async function selectTargets(
   );
 }
 
-/** The token ciphertext of a live endpoint of the merchant (for reveal_token). */
+/** The token ciphertext of a live endpoint of the merchant, and its public key if ed25519 (for reveal_token). */
 export async function selectTokenCiphertext(
   db: Queryable,
   merchantId: string,
   mode: string,
   id: string,
-): Promise<string | undefined> {
-  const [row] = await db.query<{ token_encrypted: string }>(
-    `SELECT token_encrypted FROM webhook_endpoints WHERE ${ownEndpoint}`,
+): Promise<{ token_encrypted: string; public_key: string | null } | undefined> {
+  const [row] = await db.query<{ token_encrypted: string; public_key: string | null }>(
+    `SELECT token_encrypted, public_key FROM webhook_endpoints WHERE ${ownEndpoint}`,
     [merchantId, mode, id],
   );
-  return row?.token_encrypted;
+  return row;
 }
 
 /**
@@ -244,9 +257,11 @@ export function selectTokenCiphertextsByIds(db: Queryable, ids: readonly string[
 
 /**
  * A roll: the new token, and the one it replaces kept until `previousExpiresAt` (DESIGN §12 grace
- * period), or dropped at once when that is null. Answers the endpoint's format, undefined when
- * there is no such endpoint. The format is checked in the same statement, so that a grace period is
- * only ever given to a standard-format endpoint (`requireStandard`).
+ * period), or dropped at once when that is null; `signatureAlgorithm` and `publicKey` are the new
+ * token's (docs/decisions/0026: a roll may change the algorithm). Answers the endpoint's format and
+ * whether it rolled, undefined when there is no such endpoint. The format is checked in the same
+ * statement, so that a grace period or an ed25519 key is only ever given to a standard-format
+ * endpoint (a concurrent change of format cannot slip between a check and the roll).
  */
 export async function updateTokenCiphertext(
   db: Queryable,
@@ -256,6 +271,8 @@ export async function updateTokenCiphertext(
     id: string;
     tokenEncrypted: string;
     previousExpiresAt: Date | null;
+    signatureAlgorithm: SignatureAlgorithm;
+    publicKey: string | null;
     now: Date;
   },
 ): Promise<{ format: WebhookFormat; rolled: boolean; previous_token_encrypted: string | null } | undefined> {
@@ -264,14 +281,24 @@ export async function updateTokenCiphertext(
      rolled AS (
        UPDATE webhook_endpoints e SET token_encrypted = $4, updated_at = $5,
          previous_token_encrypted = CASE WHEN $6::timestamptz IS NULL THEN NULL ELSE e.token_encrypted END,
-         previous_token_expires_at = $6
-       FROM current WHERE e.id = current.id AND ($6::timestamptz IS NULL OR current.format = 'standard')
+         previous_token_expires_at = $6, signature_algorithm = $7, public_key = $8
+       FROM current WHERE e.id = current.id
+         AND (($6::timestamptz IS NULL AND $7 = 'hmac-sha256') OR current.format = 'standard')
        RETURNING e.id, e.previous_token_encrypted
      )
      SELECT current.format, EXISTS (SELECT 1 FROM rolled) AS rolled,
        (SELECT previous_token_encrypted FROM rolled) AS previous_token_encrypted
      FROM current`,
-    [roll.merchantId, roll.mode, roll.id, roll.tokenEncrypted, roll.now, roll.previousExpiresAt],
+    [
+      roll.merchantId,
+      roll.mode,
+      roll.id,
+      roll.tokenEncrypted,
+      roll.now,
+      roll.previousExpiresAt,
+      roll.signatureAlgorithm,
+      roll.publicKey,
+    ],
   );
   return row;
 }

@@ -2,7 +2,7 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { ListQuery } from '../../http/envelope.js';
 import { HttpUrl, Nullable, Timestamp } from '../../http/common-schemas.js';
 import { disabledReasons, endpointHealths, endpointStatuses } from '../health/states.js';
-import { webhookFormats } from '../signature.js';
+import { signatureAlgorithms, webhookFormats } from '../signature.js';
 
 /** Subscribes an endpoint to every event type, present and future. */
 export const allEvents = '*';
@@ -48,6 +48,15 @@ const format = (defaultNote: string) =>
       `is always sent in the moneycollect format.${defaultNote}`,
   });
 
+const signatureAlgorithm = (defaultNote: string) =>
+  Type.Enum(signatureAlgorithms, {
+    description:
+      'Standard format only (docs/decisions/0026): `hmac-sha256` signs `v1,` + base64 HMAC-SHA256 with the ' +
+      '`whsec_…` token; `ed25519` signs `v1a,` + base64 ed25519 with a key pair whose secret half Tessera keeps ' +
+      "(vault-encrypted, never shown) and whose public half `whpk_…` is the endpoint's `publicKey` and what " +
+      `create, reveal_token and roll_token answer as \`token\`.${defaultNote}`,
+  });
+
 export const CreateWebhookEndpointBody = Type.Object(
   {
     url: HttpUrl,
@@ -60,6 +69,9 @@ export const CreateWebhookEndpointBody = Type.Object(
     ),
     signatureCase: Type.Optional(signatureCase(' Default `upper`.')),
     format: Type.Optional(format(' Default `moneycollect`.')),
+    signatureAlgorithm: Type.Optional(
+      signatureAlgorithm(' Default `hmac-sha256`; changed afterwards by roll_token {signatureAlgorithm}.'),
+    ),
   },
   { additionalProperties: false },
 );
@@ -103,6 +115,12 @@ const endpointFields = {
   legacyNotifications: Type.Boolean(),
   signatureCase: signatureCase(''),
   format: format(''),
+  signatureAlgorithm: signatureAlgorithm(''),
+  publicKey: NullableField(
+    Type.String({ pattern: '^whpk_[A-Za-z0-9+/]{43}=$' }),
+    'ed25519 endpoints: the public key (`whpk_` + base64 of its 32 bytes) that verifies their `v1a,` signatures; ' +
+      'null for hmac-sha256',
+  ),
   status: Type.Enum(endpointStatuses),
   health: Type.Enum(endpointHealths, {
     description:
@@ -132,9 +150,10 @@ export const WebhookEndpoint = Type.Object(endpointFields, { $id: 'WebhookEndpoi
 export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
 
 const Token = Type.String({
-  pattern: '^whsec_[A-Za-z0-9]{48}$',
+  pattern: '^(whsec_[A-Za-z0-9]{48}|whpk_[A-Za-z0-9+/]{43}=)$',
   description:
-    'The webhook token (SPEC §5.3): the HMAC-SHA256 key of the `Signature` header, used as the whole text, prefix included',
+    'The webhook token (SPEC §5.3): the HMAC-SHA256 key of the `Signature` header, used as the whole text, prefix ' +
+    'included. For an ed25519 endpoint (docs/decisions/0026), its public key `whpk_…`: the secret key is never shown',
 });
 
 export const WebhookEndpointWithToken = Type.Object(
@@ -160,6 +179,12 @@ export const RollTokenBody = Type.Object(
           '`webhook-signature`), for this many seconds (at most 86400, 24 h), so receivers can switch without ' +
           'losing a notification. Default 0: the old token stops at once.',
       }),
+    ),
+    signatureAlgorithm: Type.Optional(
+      signatureAlgorithm(
+        " Default: the endpoint's current one. With expiresInSeconds, the old key keeps signing in its own " +
+          'algorithm meanwhile (`v1,<hmac> v1a,<ed25519>`), so receivers can move from one to the other.',
+      ),
     ),
   },
   { additionalProperties: false },

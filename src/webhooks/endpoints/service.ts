@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db, Queryable } from '../../db/db.js';
 import type { MerchantContext } from '../../http/auth.js';
@@ -23,6 +22,7 @@ import { checkWebhookUrl } from '../url-safety.js';
 import { endpointHealth } from '../health/states.js';
 import { resolveEventCode, unknownEventCodeHint } from '../event-types.js';
 import { legacyKeyContext } from '../../vault/secrets-at-rest.js';
+import { generateSecret, legacyKeyPrefix, newSigningSecret, tokenPrefix } from './secrets.js';
 
 /*
  * Webhook endpoints and their secrets (SPEC §5.3, §6.1; DESIGN §5):
@@ -35,21 +35,8 @@ import { legacyKeyContext } from '../../vault/secrets-at-rest.js';
  * - the merchant's legacy key signs the plain-code notifications (SPEC §6.4); it is never shown.
  */
 
-const base62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-const tokenPrefix = 'whsec_';
-const legacyKeyPrefix = 'whlegacy_';
-const secretLength = 48;
-
-/** 48 base62 characters, about 285 bits, without modulo bias (bytes ≥ 248 are drawn again). */
-export function generateSecret(prefix: string): string {
-  let text = '';
-  while (text.length < secretLength) {
-    for (const byte of randomBytes(secretLength)) {
-      if (byte < 248 && text.length < secretLength) text += base62[byte % 62];
-    }
-  }
-  return `${prefix}${text}`;
-}
+const ed25519NeedsStandard =
+  'ed25519 signatures are a Standard Webhooks option (`v1a,` in webhook-signature): the endpoint needs format standard';
 
 export function toWebhookEndpoint(row: queries.WebhookEndpointRow): WebhookEndpoint {
   return {
@@ -61,6 +48,8 @@ export function toWebhookEndpoint(row: queries.WebhookEndpointRow): WebhookEndpo
     legacyNotifications: row.legacy_notifications,
     signatureCase: row.signature_case,
     format: row.format,
+    signatureAlgorithm: row.signature_algorithm,
+    publicKey: row.public_key,
     status: row.status,
     health: endpointHealth(row.status, row.failing_since),
     // Kept while disabled: when it began failing is where a recover after re-enabling starts.
@@ -164,6 +153,8 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
       status: 'enabled',
       signature_case: 'upper',
       format: 'moneycollect',
+      signature_algorithm: 'hmac-sha256',
+      public_key: null,
       created_at: clock.now(),
     };
     if (await queries.insertDynamicEndpointIfMissing(source, row, vault.encrypt(generateSecret(tokenPrefix), row.id)))
@@ -194,7 +185,13 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
 
     /** The token is in this answer and never again, except through reveal_token. */
     async create(merchant: MerchantContext, input: CreateWebhookEndpointBody): Promise<WebhookEndpointWithToken> {
+      const format = input.format ?? 'moneycollect';
+      const algorithm = input.signatureAlgorithm ?? 'hmac-sha256';
+      if (algorithm === 'ed25519' && format !== 'standard') {
+        throw invalidField('signatureAlgorithm', ed25519NeedsStandard, 'standard_format_only');
+      }
       await requireAllowedUrl(input.url);
+      const secret = newSigningSecret(algorithm);
       const row: queries.WebhookEndpointRow = {
         id: newId('we'),
         merchant_id: merchant.merchantId,
@@ -206,12 +203,13 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
         legacy_notifications: input.legacyNotifications ?? false,
         status: 'enabled',
         signature_case: input.signatureCase ?? 'upper',
-        format: input.format ?? 'moneycollect',
+        format,
+        signature_algorithm: algorithm,
+        public_key: secret.publicKey,
         created_at: clock.now(),
       };
-      const token = generateSecret(tokenPrefix);
-      await queries.insertWebhookEndpoint(db, row, vault.encrypt(token, row.id));
-      return { ...toWebhookEndpoint(row), token };
+      await queries.insertWebhookEndpoint(db, row, vault.encrypt(secret.stored, row.id));
+      return { ...toWebhookEndpoint(row), token: secret.shown };
     },
 
     async retrieve(merchant: MerchantContext, id: string): Promise<WebhookEndpoint> {
@@ -237,6 +235,14 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
             "enabledEvents cannot be set on the dynamic endpoint: it sends every event of a payment to the payment's notifyUrl",
           );
       }
+      if (changes.format === 'moneycollect' && current.signature_algorithm === 'ed25519') {
+        throw invalidField(
+          'format',
+          'format cannot be moneycollect while the endpoint signs with ed25519: roll its token with ' +
+            'signatureAlgorithm hmac-sha256 first (POST /webhook_endpoints/{id}/roll_token)',
+          'ed25519_needs_standard',
+        );
+      }
       if (changes.url !== undefined) await requireAllowedUrl(changes.url);
       const merged: queries.WebhookEndpointRow = {
         ...current,
@@ -256,7 +262,18 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
         if (reenabled) await queries.clearHealthOnEnable(tx, merchant.merchantId, merchant.mode, id);
         return queries.updateWebhookEndpoint(tx, merged, clock.now());
       });
-      if (!updated) throw notFound('webhook endpoint', id);
+      if (!updated) {
+        // A roll to ed25519 committed between the read above and this update (the statement refused it).
+        const now = await queries.selectWebhookEndpoint(db, merchant.merchantId, merchant.mode, id);
+        if (now?.signature_algorithm === 'ed25519') {
+          throw invalidField(
+            'format',
+            'format cannot be moneycollect while the endpoint signs with ed25519',
+            'ed25519_needs_standard',
+          );
+        }
+        throw notFound('webhook endpoint', id);
+      }
       return toWebhookEndpoint(updated);
     },
 
@@ -277,9 +294,10 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
 
     /** SPEC §5.3 reveal, audit-logged (DESIGN §5): the row is written before the token is answered. */
     async revealToken(merchant: MerchantContext, id: string, actor: Actor): Promise<WebhookEndpointToken> {
-      const ciphertext = await queries.selectTokenCiphertext(db, merchant.merchantId, merchant.mode, id);
-      if (ciphertext === undefined) throw notFound('webhook endpoint', id);
-      const token = await vault.decrypt(ciphertext, id);
+      const stored = await queries.selectTokenCiphertext(db, merchant.merchantId, merchant.mode, id);
+      if (stored === undefined) throw notFound('webhook endpoint', id);
+      // An ed25519 endpoint's secret key is never shown: its public key is what receivers verify with.
+      const token = stored.public_key ?? (await vault.decrypt(stored.token_encrypted, id));
       await queries.insertAuditEntry(db, audit(merchant, 'webhook_endpoint.token_revealed', id, actor));
       return { token };
     },
@@ -295,16 +313,31 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
       actor: Actor,
       options: RollTokenBody = {},
     ): Promise<RolledWebhookEndpointToken> {
-      const token = generateSecret(tokenPrefix);
       const now = clock.now();
       const graceSeconds = options.expiresInSeconds ?? 0;
       const previousExpiresAt = graceSeconds > 0 ? new Date(now.getTime() + graceSeconds * 1000) : null;
-      const ciphertext = vault.encrypt(token, id);
+      // docs/decisions/0026: the new key is of the asked algorithm, else of the endpoint's current one.
+      const algorithm =
+        options.signatureAlgorithm ??
+        (await queries.selectWebhookEndpoint(db, merchant.merchantId, merchant.mode, id))?.signature_algorithm ??
+        'hmac-sha256';
+      const secret = newSigningSecret(algorithm);
+      const ciphertext = vault.encrypt(secret.stored, id);
       let previousCiphertext: string | null = null;
       await db.transaction(async (tx) => {
-        const roll = { merchantId: merchant.merchantId, mode: merchant.mode, id, tokenEncrypted: ciphertext };
+        const roll = {
+          merchantId: merchant.merchantId,
+          mode: merchant.mode,
+          id,
+          tokenEncrypted: ciphertext,
+          signatureAlgorithm: algorithm,
+          publicKey: secret.publicKey,
+        };
         const result = await queries.updateTokenCiphertext(tx, { ...roll, previousExpiresAt, now });
         if (!result) throw notFound('webhook endpoint', id);
+        if (!result.rolled && algorithm === 'ed25519') {
+          throw invalidField('signatureAlgorithm', ed25519NeedsStandard, 'standard_format_only');
+        }
         if (!result.rolled) {
           // DESIGN §12: only the standard format carries two signatures at once (webhook-signature);
           // SPEC §6.3's Signature header holds one, so a moneycollect roll is a cut-over.
@@ -324,7 +357,7 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
           : { ciphertext: previousCiphertext, expiresAt: previousExpiresAt };
       for (const listener of tokenRolledListeners) listener(id, ciphertext, previous);
       return {
-        token,
+        token: secret.shown,
         previousTokenExpiresAt: previousExpiresAt === null ? null : isoTimestamp(previousExpiresAt),
       };
     },
