@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { ownRowCondition, selectOwnRowById } from '../src/db/by-id.js';
 import { openDb, type Db } from '../src/db/db.js';
 import { migrate } from '../src/db/migrate.js';
-import { reserveRefundSql } from '../src/payments/queries.js';
+import { reserveRefundSql } from '../src/payments/refund-queries.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
 import { captureStatements, sqlLiteral } from './helpers/plan-capture.js';
 import { dueQueries, listQueries } from './helpers/plan-cases.js';

@@ -7,6 +7,7 @@
 import type { Queryable } from '../db/db.js';
 import type { MerchantContext } from '../http/auth.js';
 import * as queries from './queries.js';
+import { finishRefundAmount, reserveRefundAmount } from './refund-queries.js';
 import { paymentStates } from './states.js';
 
 type MerchantScope = Pick<MerchantContext, 'merchantId' | 'mode'>;
@@ -82,7 +83,7 @@ export const refundLedger: RefundLedger = {
   refundableStatuses,
 
   async reserveRefund(tx, merchant, paymentId, amount, now) {
-    const row = await queries.reserveRefundAmount(
+    const row = await reserveRefundAmount(
       tx,
       merchant.merchantId,
       merchant.mode,
@@ -106,7 +107,7 @@ export const refundLedger: RefundLedger = {
 
   async finishRefund(tx, paymentId, amount, outcome, now) {
     // The amount was reserved when the refund was created; finding less pending is a bug.
-    if (!(await queries.finishRefundAmount(tx, paymentId, amount, outcome === 'succeeded', now))) {
+    if (!(await finishRefundAmount(tx, paymentId, amount, outcome === 'succeeded', now))) {
       throw new Error(`Payment ${paymentId} has less than ${amount} pending in refunds`);
     }
   },
