@@ -1,9 +1,9 @@
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import { ConfigError } from '../config-rules.js';
 import type { Db, Queryable } from '../db/db.js';
 import { isUniqueViolation } from '../db/errors.js';
 import { newId } from '../ids.js';
+import { dataKeyLength, hkdf, open, parseCiphertext, seal, unwrapWithAny, wrapKey } from './cipher.js';
 import { secretTables, type SecretTable } from './secrets-at-rest.js';
 
 export interface Vault {
@@ -43,11 +43,6 @@ export interface Vault {
 }
 
 const masterKeyLength = 32;
-const dataKeyLength = 32;
-const ivLength = 12;
-// The full GCM tag is required: a shorter one would be accepted by Node and weaken authentication.
-const tagLength = 16;
-const cipherName = 'aes-256-gcm';
 const reencryptBatchSize = 500;
 const rotationAttempts = 5;
 
@@ -58,9 +53,6 @@ const fingerprintPurpose = `${reservedPurposePrefix}card-fingerprint`;
 
 const rootPurpose = `${reservedPurposePrefix}root-seed`;
 const masterKeyIdPurpose = `${reservedPurposePrefix}master-key-id`;
-
-const wrongMasterKeyMessage =
-  'TESSERA_MASTER_KEY does not match the key that encrypted this vault (during a master-key rotation, set TESSERA_PREVIOUS_MASTER_KEY to the old key)';
 
 const keyIdOf = (column: string) => `split_part(${column}, ':', 1)`;
 
@@ -343,78 +335,4 @@ export async function openVault(options: {
       return { activeKeyId: finalKeyId, reencrypted };
     },
   };
-}
-
-function hkdf(masterKey: Buffer, info: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), info, 32));
-}
-
-function seal(key: { id: string; key: Buffer }, plaintext: string, context: string): string {
-  const iv = randomBytes(ivLength);
-  const cipher = createCipheriv(cipherName, key.key, iv);
-  cipher.setAAD(Buffer.from(context, 'utf8'));
-  const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-  return [key.id, ...[iv, cipher.getAuthTag(), body].map((part) => part.toString('base64url'))].join(':');
-}
-
-/** Throws when the key, the context or any byte of the ciphertext is not the one it was sealed with. */
-function open(key: Buffer, ciphertext: string, context: string): string {
-  const { iv, tag, body } = parseCiphertext(ciphertext);
-  const decipher = createDecipheriv(cipherName, key, iv, { authTagLength: tagLength });
-  decipher.setAAD(Buffer.from(context, 'utf8'));
-  decipher.setAuthTag(tag);
-  return Buffer.concat([decipher.update(body), decipher.final()]).toString('utf8');
-}
-
-function parseCiphertext(ciphertext: string): { keyId: string; iv: Buffer; tag: Buffer; body: Buffer } {
-  const parts = ciphertext.split(':');
-  const [keyId, iv, tag, body] = parts;
-  if (parts.length !== 4 || !keyId || iv === undefined || tag === undefined || body === undefined) {
-    throw new Error('The value is not a vault ciphertext');
-  }
-  return {
-    keyId,
-    iv: Buffer.from(iv, 'base64url'),
-    tag: Buffer.from(tag, 'base64url'),
-    body: Buffer.from(body, 'base64url'),
-  };
-}
-
-/** Opens a wrapped key with the first wrapping key that fits; `at` says which (0: the current master key). */
-function unwrapWithAny(wrappingKeys: readonly Buffer[], keyId: string, wrapped: string): { key: Buffer; at: number } {
-  for (const [at, wrappingKey] of wrappingKeys.entries()) {
-    try {
-      return { key: unwrapKey(wrappingKey, keyId, wrapped), at };
-    } catch (err) {
-      if (at === wrappingKeys.length - 1) throw err;
-    }
-  }
-  throw new ConfigError(wrongMasterKeyMessage);
-}
-
-/** A data key wrapped under the master key, with its id as additional data so keys cannot be swapped. */
-function wrapKey(wrappingKey: Buffer, keyId: string, key: Buffer): string {
-  const iv = randomBytes(ivLength);
-  const cipher = createCipheriv(cipherName, wrappingKey, iv);
-  cipher.setAAD(Buffer.from(keyId, 'utf8'));
-  const body = Buffer.concat([cipher.update(key), cipher.final()]);
-  return [iv, cipher.getAuthTag(), body].map((part) => part.toString('base64url')).join(':');
-}
-
-function unwrapKey(wrappingKey: Buffer, keyId: string, wrapped: string): Buffer {
-  const [iv, tag, body] = wrapped.split(':');
-  if (iv === undefined || tag === undefined || body === undefined)
-    throw new Error(`Vault data key ${keyId} is malformed`);
-  try {
-    const decipher = createDecipheriv(cipherName, wrappingKey, Buffer.from(iv, 'base64url'), {
-      authTagLength: tagLength,
-    });
-    decipher.setAAD(Buffer.from(keyId, 'utf8'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    const key = Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]);
-    if (key.length !== dataKeyLength) throw new Error('wrong length');
-    return key;
-  } catch {
-    throw new ConfigError(wrongMasterKeyMessage);
-  }
 }
