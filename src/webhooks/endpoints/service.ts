@@ -7,6 +7,7 @@ import { newId } from '../../ids.js';
 import { isoTimestamp } from '../../time.js';
 import type { Vault } from '../../vault/vault.js';
 import * as queries from './queries.js';
+import { normalizeEnabledEvents, toWebhookEndpoint } from './view.js';
 import {
   allEvents,
   type CreateWebhookEndpointBody,
@@ -19,8 +20,6 @@ import {
   type WebhookEndpointWithToken,
 } from './schemas.js';
 import { checkWebhookUrl } from '../url-safety.js';
-import { endpointHealth } from '../health/states.js';
-import { resolveEventCode, unknownEventCodeHint } from '../event-types.js';
 import { legacyKeyContext } from '../../vault/secrets-at-rest.js';
 import { generateSecret, legacyKeyPrefix, newSigningSecret, tokenPrefix } from './secrets.js';
 
@@ -37,49 +36,6 @@ import { generateSecret, legacyKeyPrefix, newSigningSecret, tokenPrefix } from '
 
 const ed25519NeedsStandard =
   'ed25519 signatures are a Standard Webhooks option (`v1a,` in webhook-signature): the endpoint needs format standard';
-
-export function toWebhookEndpoint(row: queries.WebhookEndpointRow): WebhookEndpoint {
-  return {
-    id: row.id,
-    kind: row.kind,
-    url: row.url,
-    description: row.description,
-    enabledEvents: row.enabled_events,
-    legacyNotifications: row.legacy_notifications,
-    signatureCase: row.signature_case,
-    format: row.format,
-    signatureAlgorithm: row.signature_algorithm,
-    publicKey: row.public_key,
-    status: row.status,
-    health: endpointHealth(row.status, row.failing_since),
-    // Kept while disabled: when it began failing is where a recover after re-enabling starts.
-    failingSince: row.failing_since ? isoTimestamp(row.failing_since) : null,
-    lastError: row.last_error ?? null,
-    disabledReason: row.status === 'disabled' ? (row.disabled_reason ?? null) : null,
-    nextAttemptAt: row.next_attempt_at && row.status === 'enabled' ? isoTimestamp(row.next_attempt_at) : null,
-    created: isoTimestamp(row.created_at),
-  };
-}
-
-/**
- * '*' stands for every type, so it absorbs the rest; either name of a code, in any letter case,
- * stands for the code as SPEC §6.2 writes it (DESIGN §12); a code listed twice counts once.
- */
-function normalizeEnabledEvents(events: readonly string[] | undefined): string[] {
-  if (events === undefined || events.includes(allEvents)) return [allEvents];
-  const codes = events.map((name, index) => {
-    const code = resolveEventCode(name);
-    if (code === undefined) {
-      throw invalidField(
-        `enabledEvents[${index}]`,
-        `enabledEvents[${index}] '${name}' is not an event code: ${unknownEventCodeHint(name)}`,
-        'event_type',
-      );
-    }
-    return code;
-  });
-  return [...new Set(codes)];
-}
 
 /** Who acts, for audit_log: the merchant API key stands for an Owner, Administrator or Developer (DESIGN §7). */
 export interface Actor {
