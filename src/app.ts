@@ -19,52 +19,43 @@ import { openVault, type Vault } from './vault/vault.js';
 import { registerProcess, type Heartbeat } from './ops/heartbeat.js';
 import { vaultRoutes } from './vault/routes.js';
 import type { Processor } from './processor/processor.js';
-import { createSandboxProcessor } from './processor/sandbox.js';
-import { createMerchantService, type MerchantService } from './merchants/service.js';
+import type { MerchantService } from './merchants/service.js';
 import { merchantRoutes } from './merchants/routes.js';
-import { createCustomerService, type CustomerService } from './customers/service.js';
+import type { CustomerService } from './customers/service.js';
 import { customerRoutes } from './customers/routes.js';
-import { createCheckoutService, type CheckoutService } from './checkout/service.js';
+import type { CheckoutService } from './checkout/service.js';
 import { checkoutRoutes } from './checkout/routes.js';
 import { hostedCheckoutRoutes } from './checkout/hosted-routes.js';
 import { cardJsRoutes } from './cardjs/routes.js';
-import { createPaymentMethodService, type PaymentMethodService } from './payment-methods/service.js';
+import type { PaymentMethodService } from './payment-methods/service.js';
 import { paymentMethodRoutes } from './payment-methods/routes.js';
-import { createPaymentService, type PaymentService } from './payments/service.js';
+import type { PaymentService } from './payments/service.js';
 import { paymentRoutes, threeDSecureRoutes } from './payments/routes.js';
-import { createRefundService, type RefundService } from './refunds/service.js';
+import type { RefundService } from './refunds/service.js';
 import { refundRoutes } from './refunds/routes.js';
-import { createEventService, type EventService } from './events/service.js';
+import type { EventService } from './events/service.js';
 import { eventRoutes } from './events/routes.js';
-import { createEventFeed } from './events/feed.js';
 import { eventStreamRoutes } from './events/stream.js';
-import { createWebhookEndpointService, type WebhookEndpointService } from './webhooks/endpoints/service.js';
+import type { WebhookEndpointService } from './webhooks/endpoints/service.js';
 import { webhookEndpointRoutes } from './webhooks/endpoints/routes.js';
-import { createWebhookDeliveryService, type WebhookDeliveryService } from './webhooks/deliveries/service.js';
+import type { WebhookDeliveryService } from './webhooks/deliveries/service.js';
 import { webhookDeliveryRoutes } from './webhooks/deliveries/routes.js';
-import { createDeliveryScheduler, type DeliveryScheduler } from './webhooks/engine/scheduler.js';
-import { createWebhookHttpClient } from './webhooks/http-client.js';
+import type { DeliveryScheduler } from './webhooks/engine/scheduler.js';
 import { checkSourceAddresses } from './webhooks/egress/connector.js';
 import { sendingAddressRoutes } from './webhooks/egress/routes.js';
 import { sendingAddressesView } from './webhooks/egress/sending-addresses.js';
-import { createWebhookCheckService } from './webhooks/check/service.js';
 import { webhookCheckRoutes } from './webhooks/check/routes.js';
 import { createWebhookDoctor } from './webhooks/check/doctor.js';
 import { createFastForward, fastForwardRoutes } from './webhooks/deliveries/fast-forward.js';
-import { createMailTransport, type MailTransport } from './mail/transport.js';
-import { createInvoiceService, type InvoiceService } from './invoices/service.js';
+import type { MailTransport } from './mail/transport.js';
+import type { InvoiceService } from './invoices/service.js';
 import { hostedInvoiceRoutes, invoiceRoutes } from './invoices/routes.js';
-import { createTeamService, type TeamService } from './team/service.js';
+import type { TeamService } from './team/service.js';
 import { dashboardRoutes } from './dashboard/routes.js';
-import { createRetention } from './retention/service.js';
-import { createRequestLogService, type RequestLogService } from './request-logs/service.js';
-import {
-  createEndpointHealthService,
-  healthSweepEveryMs,
-  type EndpointHealthService,
-} from './webhooks/health/service.js';
-import { createRecoveryService } from './webhooks/recover/service.js';
+import type { RequestLogService } from './request-logs/service.js';
+import type { EndpointHealthService } from './webhooks/health/service.js';
 import { recoverRoutes } from './webhooks/recover/routes.js';
+import { createServices, type Services } from './services.js';
 
 export interface Tessera {
   server: App;
@@ -143,6 +134,8 @@ export async function createTessera({
     pgliteTemplate: config.testPgliteTemplate,
   });
   let phase: Phase = 'starting';
+  let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
+  let services: Services | undefined;
   let heartbeat: Heartbeat | undefined;
   // True once the server stops accepting: a request on a kept-alive connection then gets a 503.
   let closing = false;
@@ -162,7 +155,7 @@ export async function createTessera({
     const gauges = createDatabaseGauges({
       db,
       clock,
-      endpointsByHealth: (source) => late.endpointHealth!.countByHealth(source),
+      endpointsByHealth: (source) => services!.endpointHealth.countByHealth(source),
     });
     const metrics = createMetrics({ clock, gauges });
     // Deliveries released from a dead process are due at once: the dispatcher is woken for them.
@@ -181,166 +174,40 @@ export async function createTessera({
     });
     jobs.every(10 * 60 * 1000, () => idempotency.purgeExpired());
 
-    const merchants = createMerchantService({ db, clock });
-    const events = createEventService({ db, clock });
-    const eventFeed = createEventFeed({ db, logger: log, markListening: (on) => heartbeat!.listensEvents(on) });
-    const webhookEndpoints = createWebhookEndpointService({
-      db,
-      clock,
-      vault,
-      production: config.nodeEnv === 'production',
-    });
-    const webhookHttpClient = createWebhookHttpClient({
-      timeoutMs: config.webhookTimeoutMs,
-      production: config.nodeEnv === 'production',
-      proxy: config.webhookProxy,
-      sourceAddresses: config.webhookSourceAddresses,
-    });
-    const webhookDispatcher = createDeliveryScheduler({
+    services = createServices({
       db,
       clock,
       logger: log,
-      webhookEndpoints,
-      httpClient: webhookHttpClient,
-      retryDelaysSeconds: config.webhookRetryDelaysSeconds,
-      timeoutMs: config.webhookTimeoutMs,
-      leaseMarginMs: config.testWebhookLeaseMarginMs,
-      concurrencyPerTarget: config.webhookConcurrencyPerTarget,
-      maxInFlight: config.webhookMaxInFlight,
-      pollIntervalMs: config.webhookPollIntervalMs,
-      onAttempt: (outcome) => metrics.observeAttempt(outcome),
-      onEndpointGone: (endpointId) => late.endpointHealth!.endpointGone(endpointId),
-      processId,
-    });
-    wakeDispatcher = () => webhookDispatcher.wake();
-    const webhookDeliveries = createWebhookDeliveryService({
-      db,
-      clock,
-      webhookEndpoints,
-      onCreated: () => webhookDispatcher.wake(),
-    });
-    const webhookChecks = createWebhookCheckService({
-      db,
-      clock,
-      webhookEndpoints,
-      httpClient: webhookHttpClient,
-      timeoutMs: config.webhookTimeoutMs,
-      sendingAddresses: config.webhookSendingAddresses,
-    });
-    // Deliveries are planned in each event's transaction and handed to the dispatcher after commit.
-    events.onRecorded((tx, event, object) => webhookDeliveries.plan(tx, event, object));
-    events.onPublished(() => webhookDispatcher.wake());
-    events.onPublished((published) => metrics.observeEvents(published));
-    webhookEndpoints.onTokenRolled((endpointId, ciphertext, previous) =>
-      webhookDispatcher.tokenRolled(endpointId, ciphertext, previous),
-    );
-    // Deleting a customer detaches its payment methods, and the end of an invoice's payment
-    // changes its invoice: the services know each other only through these hooks, bound once
-    // both exist.
-    const late: {
-      paymentMethods?: PaymentMethodService;
-      invoices?: InvoiceService;
-      checkout?: CheckoutService;
-      endpointHealth?: EndpointHealthService;
-    } = {};
-    const customers = createCustomerService({
-      db,
-      clock,
-      onDelete: { detachAllOfCustomer: (...args) => late.paymentMethods!.detachAllOfCustomer(...args) },
-    });
-    const paymentMethods = createPaymentMethodService({ db, clock, vault, customers });
-    late.paymentMethods = paymentMethods;
-    let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
-    const paymentProcessor = processor ?? createSandboxProcessor({ followUpDelayMs: config.sandboxFollowUpDelayMs });
-    const payments = createPaymentService({
-      db,
-      logger: log,
-      clock,
+      config,
       vault,
-      processor: paymentProcessor,
-      paymentMethods,
-      events,
       jobs,
+      metrics,
+      heartbeat,
+      processor,
       publicUrl: () => publicUrl,
-      checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
-      onInvoicePaymentEnded: (...args) => late.invoices!.paymentEnded(...args),
-      onCheckoutPaymentPaid: (...args) => late.checkout!.paymentPaid(...args),
     });
-    // The reconciliation sweep for payments whose process died mid-authorization (see the service).
-    jobs.every(60 * 1000, () => payments.resumeInterruptedAuthorizations());
-    const refunds = createRefundService({
-      db,
-      logger: log,
-      clock,
-      processor: paymentProcessor,
-      events,
-      jobs,
-      payments: payments.refundLedger,
-    });
-    const mail = createMailTransport({
-      smtpUrl: config.smtpUrl,
-      from: config.mailFrom,
-      dataDir: config.dataDir,
-      clock,
-    });
-    const invoices = createInvoiceService({
-      db,
-      clock,
-      logger: log,
-      events,
-      jobs,
-      customers,
-      paymentMethods,
+    const {
       merchants,
-      payments,
-      mail,
-      hostedPageKey: vault.deriveKey('invoice-hosted-page'),
-      publicUrl: () => publicUrl,
-    });
-    late.invoices = invoices;
-    const checkout = createCheckoutService({
-      db,
-      clock,
-      jobs,
       customers,
+      paymentMethods,
       payments,
-      checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
-      publicUrl: () => publicUrl,
-    });
-    late.checkout = checkout;
-    const team = createTeamService({ db, clock, mail, vault, publicUrl: () => publicUrl });
-    const endpointHealth = createEndpointHealthService({
-      db,
-      clock,
-      logger: log,
-      jobs,
-      mail,
-      members: (merchantId) => team.list(merchantId),
-      merchantName: async (merchantId) => (await merchants.retrieve(merchantId)).name,
-      publicUrl: () => publicUrl,
-      alertAfterSeconds: config.endpointAlertAfterSeconds,
-      disableAfterSeconds: config.endpointDisableAfterSeconds,
-    });
-    late.endpointHealth = endpointHealth;
-    jobs.every(healthSweepEveryMs, () => endpointHealth.sweep());
-    const recovery = createRecoveryService({
-      db,
-      clock,
+      refunds,
+      events,
+      eventFeed,
       webhookEndpoints,
-      eventRetentionDays: config.eventRetentionDays,
-      deliveryRetentionDays: config.deliveryRetentionDays,
-      onCreated: () => webhookDispatcher.wake(),
-    });
-    const requestLogs = createRequestLogService({ db, clock, logger: log });
-    jobs.every(60 * 60 * 1000, () => requestLogs.purgeExpired());
-    const retention = createRetention({
-      db,
-      clock,
-      logger: log,
-      deliveryRetentionDays: config.deliveryRetentionDays,
-      eventRetentionDays: config.eventRetentionDays,
-    });
-    jobs.every(60 * 60 * 1000, () => retention.prune());
+      webhookHttpClient,
+      webhookDispatcher,
+      webhookDeliveries,
+      webhookChecks,
+      mail,
+      invoices,
+      checkout,
+      team,
+      endpointHealth,
+      recovery,
+      requestLogs,
+    } = services;
+    wakeDispatcher = () => webhookDispatcher.wake();
 
     // The public-key routes and the hosted checkout form draw on the same buckets (card testing).
     const publicKeyLimiter = createRateLimiter(db, clock, {

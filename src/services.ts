@@ -1,0 +1,250 @@
+/**
+ * The domain services and how they know each other (wiring only): what a process runs between
+ * its database and its HTTP server. app.ts opens the database, builds these, then serves them.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { Db } from './db/db.js';
+import type { JobRunner } from './jobs/runner.js';
+import type { Metrics } from './ops/metrics.js';
+import type { Heartbeat } from './ops/heartbeat.js';
+import type { Vault } from './vault/vault.js';
+import type { Processor } from './processor/processor.js';
+import { createSandboxProcessor } from './processor/sandbox.js';
+import { createMerchantService } from './merchants/service.js';
+import { createCustomerService } from './customers/service.js';
+import { createCheckoutService, type CheckoutService } from './checkout/service.js';
+import { createPaymentMethodService, type PaymentMethodService } from './payment-methods/service.js';
+import { createPaymentService } from './payments/service.js';
+import { createRefundService } from './refunds/service.js';
+import { createEventService } from './events/service.js';
+import { createEventFeed } from './events/feed.js';
+import { createWebhookEndpointService } from './webhooks/endpoints/service.js';
+import { createWebhookDeliveryService } from './webhooks/deliveries/service.js';
+import { createDeliveryScheduler } from './webhooks/engine/scheduler.js';
+import { createWebhookHttpClient } from './webhooks/http-client.js';
+import { createWebhookCheckService } from './webhooks/check/service.js';
+import { createMailTransport } from './mail/transport.js';
+import { createInvoiceService, type InvoiceService } from './invoices/service.js';
+import { createTeamService } from './team/service.js';
+import { createRetention } from './retention/service.js';
+import { createRequestLogService } from './request-logs/service.js';
+import {
+  createEndpointHealthService,
+  healthSweepEveryMs,
+  type EndpointHealthService,
+} from './webhooks/health/service.js';
+import { createRecoveryService } from './webhooks/recover/service.js';
+
+export interface ServiceDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  config: Config;
+  vault: Vault;
+  jobs: JobRunner;
+  metrics: Metrics;
+  heartbeat: Heartbeat;
+  /** The sandbox processor unless a test gives another. */
+  processor: Processor | undefined;
+  /** The address shoppers' browsers use; known once the server listens. */
+  publicUrl: () => string;
+}
+
+export function createServices({
+  db,
+  clock,
+  logger: log,
+  config,
+  vault,
+  jobs,
+  metrics,
+  heartbeat,
+  processor,
+  publicUrl,
+}: ServiceDeps) {
+  const { processId } = heartbeat;
+  const merchants = createMerchantService({ db, clock });
+  const events = createEventService({ db, clock });
+  const eventFeed = createEventFeed({ db, logger: log, markListening: (on) => heartbeat.listensEvents(on) });
+  const webhookEndpoints = createWebhookEndpointService({
+    db,
+    clock,
+    vault,
+    production: config.nodeEnv === 'production',
+  });
+  const webhookHttpClient = createWebhookHttpClient({
+    timeoutMs: config.webhookTimeoutMs,
+    production: config.nodeEnv === 'production',
+    proxy: config.webhookProxy,
+    sourceAddresses: config.webhookSourceAddresses,
+  });
+  const webhookDispatcher = createDeliveryScheduler({
+    db,
+    clock,
+    logger: log,
+    webhookEndpoints,
+    httpClient: webhookHttpClient,
+    retryDelaysSeconds: config.webhookRetryDelaysSeconds,
+    timeoutMs: config.webhookTimeoutMs,
+    leaseMarginMs: config.testWebhookLeaseMarginMs,
+    concurrencyPerTarget: config.webhookConcurrencyPerTarget,
+    maxInFlight: config.webhookMaxInFlight,
+    pollIntervalMs: config.webhookPollIntervalMs,
+    onAttempt: (outcome) => metrics.observeAttempt(outcome),
+    onEndpointGone: (endpointId) => late.endpointHealth!.endpointGone(endpointId),
+    processId,
+  });
+  const webhookDeliveries = createWebhookDeliveryService({
+    db,
+    clock,
+    webhookEndpoints,
+    onCreated: () => webhookDispatcher.wake(),
+  });
+  const webhookChecks = createWebhookCheckService({
+    db,
+    clock,
+    webhookEndpoints,
+    httpClient: webhookHttpClient,
+    timeoutMs: config.webhookTimeoutMs,
+    sendingAddresses: config.webhookSendingAddresses,
+  });
+  // Deliveries are planned in each event's transaction and handed to the dispatcher after commit.
+  events.onRecorded((tx, event, object) => webhookDeliveries.plan(tx, event, object));
+  events.onPublished(() => webhookDispatcher.wake());
+  events.onPublished((published) => metrics.observeEvents(published));
+  webhookEndpoints.onTokenRolled((endpointId, ciphertext, previous) =>
+    webhookDispatcher.tokenRolled(endpointId, ciphertext, previous),
+  );
+  // Deleting a customer detaches its payment methods, and the end of an invoice's payment
+  // changes its invoice: the services know each other only through these hooks, bound once
+  // both exist.
+  const late: {
+    paymentMethods?: PaymentMethodService;
+    invoices?: InvoiceService;
+    checkout?: CheckoutService;
+    endpointHealth?: EndpointHealthService;
+  } = {};
+  const customers = createCustomerService({
+    db,
+    clock,
+    onDelete: { detachAllOfCustomer: (...args) => late.paymentMethods!.detachAllOfCustomer(...args) },
+  });
+  const paymentMethods = createPaymentMethodService({ db, clock, vault, customers });
+  late.paymentMethods = paymentMethods;
+  const paymentProcessor = processor ?? createSandboxProcessor({ followUpDelayMs: config.sandboxFollowUpDelayMs });
+  const payments = createPaymentService({
+    db,
+    logger: log,
+    clock,
+    vault,
+    processor: paymentProcessor,
+    paymentMethods,
+    events,
+    jobs,
+    publicUrl,
+    checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
+    onInvoicePaymentEnded: (...args) => late.invoices!.paymentEnded(...args),
+    onCheckoutPaymentPaid: (...args) => late.checkout!.paymentPaid(...args),
+  });
+  // The reconciliation sweep for payments whose process died mid-authorization (see the service).
+  jobs.every(60 * 1000, () => payments.resumeInterruptedAuthorizations());
+  const refunds = createRefundService({
+    db,
+    logger: log,
+    clock,
+    processor: paymentProcessor,
+    events,
+    jobs,
+    payments: payments.refundLedger,
+  });
+  const mail = createMailTransport({
+    smtpUrl: config.smtpUrl,
+    from: config.mailFrom,
+    dataDir: config.dataDir,
+    clock,
+  });
+  const invoices = createInvoiceService({
+    db,
+    clock,
+    logger: log,
+    events,
+    jobs,
+    customers,
+    paymentMethods,
+    merchants,
+    payments,
+    mail,
+    hostedPageKey: vault.deriveKey('invoice-hosted-page'),
+    publicUrl,
+  });
+  late.invoices = invoices;
+  const checkout = createCheckoutService({
+    db,
+    clock,
+    jobs,
+    customers,
+    payments,
+    checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
+    publicUrl,
+  });
+  late.checkout = checkout;
+  const team = createTeamService({ db, clock, mail, vault, publicUrl });
+  const endpointHealth = createEndpointHealthService({
+    db,
+    clock,
+    logger: log,
+    jobs,
+    mail,
+    members: (merchantId) => team.list(merchantId),
+    merchantName: async (merchantId) => (await merchants.retrieve(merchantId)).name,
+    publicUrl,
+    alertAfterSeconds: config.endpointAlertAfterSeconds,
+    disableAfterSeconds: config.endpointDisableAfterSeconds,
+  });
+  late.endpointHealth = endpointHealth;
+  jobs.every(healthSweepEveryMs, () => endpointHealth.sweep());
+  const recovery = createRecoveryService({
+    db,
+    clock,
+    webhookEndpoints,
+    eventRetentionDays: config.eventRetentionDays,
+    deliveryRetentionDays: config.deliveryRetentionDays,
+    onCreated: () => webhookDispatcher.wake(),
+  });
+  const requestLogs = createRequestLogService({ db, clock, logger: log });
+  jobs.every(60 * 60 * 1000, () => requestLogs.purgeExpired());
+  const retention = createRetention({
+    db,
+    clock,
+    logger: log,
+    deliveryRetentionDays: config.deliveryRetentionDays,
+    eventRetentionDays: config.eventRetentionDays,
+  });
+  jobs.every(60 * 60 * 1000, () => retention.prune());
+
+  return {
+    merchants,
+    customers,
+    paymentMethods,
+    payments,
+    refunds,
+    events,
+    eventFeed,
+    webhookEndpoints,
+    webhookHttpClient,
+    webhookDispatcher,
+    webhookDeliveries,
+    webhookChecks,
+    mail,
+    invoices,
+    checkout,
+    team,
+    endpointHealth,
+    recovery,
+    requestLogs,
+  };
+}
+
+export type Services = ReturnType<typeof createServices>;
