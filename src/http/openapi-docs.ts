@@ -128,6 +128,9 @@ const patternExamples: Record<string, string> = {
   '^\\d{1,12}$': '1999',
   '^(?!0+$)\\d{1,12}$': '500',
   '^whsec_[A-Za-z0-9]{48}$': 'whsec_9fQ2rT7vXk1LmN3pB8sD4gH6jW0yZ5cA2eR7tU1iO3pK9sL4',
+  // An ed25519 endpoint's public key (`v1a,` signatures, docs/decisions/0026), and a token of either kind.
+  '^whpk_[A-Za-z0-9+/]{43}=$': 'whpk_LMPsIRXPd9NZY+95SM1X8ssPrrjOpu2D0tFIpwhTqqA=',
+  '^(whsec_[A-Za-z0-9]{48}|whpk_[A-Za-z0-9+/]{43}=)$': 'whsec_9fQ2rT7vXk1LmN3pB8sD4gH6jW0yZ5cA2eR7tU1iO3pK9sL4',
   '^[A-Za-z]{2}$': 'US',
   '^[0-9+() .\\-]{3,32}$': '+1 415 555 0100',
   '^\\d{12,19}$': '4242424242424242',
