@@ -25,8 +25,12 @@ async function post(running: Running, merchant: TestMerchant, route: string, bod
   return { status: response.status, body: (await response.json()) as { code: string; msg: string; data: any } };
 }
 
-/** Polls until `probe` answers something; gives up after `timeoutMs` (far below the leases). */
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 40_000): Promise<T> {
+/**
+ * Polls until `probe` answers something; gives up after `timeoutMs`: well below the leases the
+ * test sets (10 min for a key, 3 min for a delivery), so that only a takeover can answer in time,
+ * yet roomy enough for a machine running two suites at once (the takeover itself is ~10 s).
+ */
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = await probe();

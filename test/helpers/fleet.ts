@@ -188,8 +188,10 @@ async function balance(
       'backend tessera',
       '  balance roundrobin',
       '  option httpchk GET /health/ready',
+      // Generous on a loaded machine: a slow readiness answer must not take a live process out.
+      '  timeout check 5s',
       '  http-check expect status 200',
-      ...apis.map((api, index) => `  server api${index} ${new URL(api.origin).host} check inter 500ms fall 1 rise 2`),
+      ...apis.map((api, index) => `  server api${index} ${new URL(api.origin).host} check inter 1s fall 3 rise 2`),
       '',
     ].join('\n'),
   );
