@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from './helpers/browser.js';
-import { startTestApp, type TestContext } from './helpers/harness.js';
+import { startTestApp, type TestContext, storeIndependent } from './helpers/harness.js';
 
-describe('the API reference in a browser, offline', () => {
+describe('the API reference in a browser, offline', { skip: storeIndependent }, () => {
   let ctx: TestContext;
   let browser: Browser;
   let base: string;

@@ -10,7 +10,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, type Frame, type Page } from 'playwright-core';
-import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import {
+  databaseKind,
+  startTestApp,
+  type TestContext,
+  type TestMerchant,
+  storeIndependent,
+} from './helpers/harness.js';
 import { dynamicEndpointToken, launchChromium } from './helpers/browser.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
@@ -38,7 +44,7 @@ async function startShop(env: Record<string, string>): Promise<{ process: ChildP
   return { process: child, port };
 }
 
-describe(`tessera.js in a browser (${databaseKind})`, () => {
+describe(`tessera.js in a browser (${databaseKind})`, { skip: storeIndependent }, () => {
   let ctx: TestContext;
   let merchant: TestMerchant;
   let receiver: Receiver;

@@ -11,7 +11,13 @@ import { type Browser, type Page } from 'playwright-core';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
 import { dynamicEndpointToken, launchChromium } from './helpers/browser.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
-import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import {
+  databaseKind,
+  startTestApp,
+  type TestContext,
+  type TestMerchant,
+  storeIndependent,
+} from './helpers/harness.js';
 
 const screenshots = '.test-screenshots';
 const shopOrigin = 'https://shop.example';
@@ -21,7 +27,7 @@ const cards = {
   threeDSecure: '4000 0025 0000 3155',
 };
 
-describe(`hosted checkout page in a browser (${databaseKind})`, () => {
+describe(`hosted checkout page in a browser (${databaseKind})`, { skip: storeIndependent }, () => {
   let ctx: TestContext;
   let receiver: Receiver;
   let browser: Browser;

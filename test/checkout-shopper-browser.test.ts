@@ -12,7 +12,13 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { seriousViolations } from './helpers/axe-audit.js';
 import { launchChromium, picturesNotTaken } from './helpers/browser.js';
-import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import {
+  databaseKind,
+  startTestApp,
+  type TestContext,
+  type TestMerchant,
+  storeIndependent,
+} from './helpers/harness.js';
 
 const images = 'docs/images';
 const startedMs = Date.now();
@@ -28,7 +34,7 @@ const logoPng = Buffer.from(
   'base64',
 );
 
-describe(`hosted pages for shoppers in a browser (${databaseKind})`, () => {
+describe(`hosted pages for shoppers in a browser (${databaseKind})`, { skip: storeIndependent }, () => {
   let ctx: TestContext;
   let browser: Browser;
   let shop: TestMerchant;

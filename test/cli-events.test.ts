@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { createTestDatabase, databaseKind, storeIndependent } from './helpers/harness.js';
 import { apiCaller, runCli, spawnCli, startService, stopService, type RunningService } from './helpers/cli-process.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
-describe(`tessera events|deliveries against a started service (${databaseKind})`, () => {
+describe(`tessera events|deliveries against a started service (${databaseKind})`, { skip: storeIndependent }, () => {
   let dataDir: string;
   let database: { url: string; drop(): Promise<void> } | undefined;
   let running: RunningService;

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
-import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { createTestDatabase, databaseKind, storeIndependent } from './helpers/harness.js';
 import {
   apiCaller,
   runCli,
@@ -17,7 +17,7 @@ import {
 } from './helpers/cli-process.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
-describe(`tessera listen against a started service (${databaseKind})`, () => {
+describe(`tessera listen against a started service (${databaseKind})`, { skip: storeIndependent }, () => {
   let dataDir: string;
   let database: { url: string; drop(): Promise<void> } | undefined;
   let running: RunningService;

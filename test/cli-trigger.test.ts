@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { eventTypes } from '../src/events/schemas.js';
-import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { createTestDatabase, databaseKind, storeIndependent } from './helpers/harness.js';
 import { apiCaller, runCli, startService, stopService, type RunningService } from './helpers/cli-process.js';
 
-describe(`tessera trigger against a started service (${databaseKind})`, () => {
+describe(`tessera trigger against a started service (${databaseKind})`, { skip: storeIndependent }, () => {
   let dataDir: string;
   let database: { url: string; drop(): Promise<void> } | undefined;
   let running: RunningService;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import { type Browser, type Page } from 'playwright-core';
-import { startTestApp, type TestContext } from './helpers/harness.js';
+import { startTestApp, type TestContext, storeIndependent } from './helpers/harness.js';
 import { startSmtpServer, type SmtpTestServer } from './helpers/smtp.js';
 import { launchChromium, picturesNotTaken } from './helpers/browser.js';
 import { scrollsSideways, seriousViolations } from './helpers/axe.js';
@@ -19,7 +19,7 @@ const docImages = 'docs/images';
 const password = 'correct horse battery';
 const startedMs = Date.now();
 
-describe('dashboard in a browser', () => {
+describe('dashboard in a browser', { skip: storeIndependent }, () => {
   let ctx: TestContext;
   let smtp: SmtpTestServer;
   let receiver: Receiver;

@@ -21,6 +21,19 @@ export const apiBase = '/api/services/v1';
 const testDatabaseUrl = process.env.TESSERA_TEST_DATABASE_URL;
 export const databaseKind = testDatabaseUrl ? 'postgres' : 'pglite';
 
+/**
+ * Test files whose subject does not depend on the store behind the service — pages in a browser,
+ * the command line talking HTTP to a started service — are marked with this as their `skip`.
+ * `npm test` runs them; CI runs them in its PostgreSQL pass only (`.ci/run` sets
+ * TESSERA_TEST_STORE_INDEPENDENT=skip for the PGlite pass, whose service starts cost the most),
+ * while what does depend on the store (migrations, the data folder, restarts, the HTTP API) runs
+ * on both.
+ */
+export const storeIndependent: string | false =
+  process.env.TESSERA_TEST_STORE_INDEPENDENT === 'skip'
+    ? 'independent of the store: CI runs it in the PostgreSQL pass (TESSERA_TEST_STORE_INDEPENDENT=skip)'
+    : false;
+
 export interface TestContext {
   tessera: Tessera;
   clock: ReturnType<typeof manualClock>;
