@@ -68,15 +68,16 @@ describe('the PGlite data folder lock after a crash', () => {
   });
 
   test('a lock of a killed process not yet reaped (a zombie) is taken over', async () => {
-    // The shell starts a child, prints its pid and becomes `sleep`, which never reaps it.
-    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    // The shell starts a child, prints its pid and becomes `sleep`, which never reaps it. The child
+    // lives a second, so that it ends after the exec: a shell still running would reap it itself.
+    const parent = spawn('sh', ['-c', 'sleep 1 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] });
     try {
       const zombiePid = Number(
         await new Promise<string>((resolve) =>
           parent.stdout!.once('data', (chunk: Buffer) => resolve(chunk.toString())),
         ),
       );
-      for (let tries = 0; tries < 200 && !/\) Z /.test(readFileSync(`/proc/${zombiePid}/stat`, 'utf8')); tries++) {
+      for (let tries = 0; tries < 400 && !/\) Z /.test(readFileSync(`/proc/${zombiePid}/stat`, 'utf8')); tries++) {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
       assert.match(readFileSync(`/proc/${zombiePid}/stat`, 'utf8'), /\) Z /, 'the child is a zombie');
