@@ -81,8 +81,9 @@ describe(`tail and listen live through a restart of the service (${databaseKind}
 
     await stopService(running);
     running = undefined;
+    // Refused, or reset when the poll under way was cut by the stopping service: either is named.
     await tail.waitFor(
-      /lost the service, reconnecting \(Ctrl-C stops\): could not connect to .* \(connection refused\)/,
+      /lost the service, reconnecting \(Ctrl-C stops\): could not connect to .* \(connection (refused|reset)\)/,
     );
     await listen.waitFor(/lost the service, reconnecting \(Ctrl-C stops\): /);
     // A few back-off rounds pass with the service down: still running, one line each, not one per try.
