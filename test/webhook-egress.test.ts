@@ -6,7 +6,7 @@ import path from 'node:path';
 import { loadConfig } from '../src/config.js';
 import { createWebhookHttpClient } from '../src/webhooks/http-client.js';
 import { parseWebhookProxy } from '../src/webhooks/egress/settings.js';
-import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { databaseKind, payWithTestCard, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { signedInOwner } from './helpers/dashboard.js';
 import { runCli } from './helpers/cli-process.js';
@@ -14,7 +14,6 @@ import { squidMissing, startSquid, type Squid } from './helpers/squid.js';
 
 // SPEC §6.1.5 / DESIGN §15: where webhook deliveries leave from, and what merchants are told.
 
-const visa = '4242424242424242';
 /** Each answer closes its connection, so that every delivery opens a new one (and Squid logs each tunnel). */
 const closeEach = () => ({ status: 200, body: 'success', headers: { connection: 'close' } });
 
@@ -25,19 +24,8 @@ async function createEndpoint(merchant: TestMerchant, url: string): Promise<stri
 }
 
 async function pay(merchant: TestMerchant): Promise<string> {
-  const method = await merchant.call('POST', '/payment_methods/create', {
-    type: 'card',
-    card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
-  });
-  assert.equal(method.status, 200, method.raw);
-  const payment = await merchant.call('POST', '/payment/create', {
-    amount: '1999',
-    currency: 'USD',
-    paymentMethod: method.body.data.id,
-    confirm: true,
-  });
-  assert.equal(payment.status, 200, payment.raw);
-  const events = await merchant.call('GET', `/events?objectId=${payment.body.data.id}`);
+  const payment = await payWithTestCard(merchant);
+  const events = await merchant.call('GET', `/events?objectId=${payment.id}`);
   return events.body.data.data[0].id;
 }
 

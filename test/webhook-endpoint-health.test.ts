@@ -2,7 +2,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newId } from '../src/ids.js';
 import { recordAttempts, type AttemptRecord } from '../src/webhooks/engine/queries.js';
-import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { databaseKind, payWithTestCard, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { mailText, startSmtpServer, type ReceivedMail, type SmtpTestServer } from './helpers/smtp.js';
 
@@ -13,7 +13,6 @@ import { mailText, startSmtpServer, type ReceivedMail, type SmtpTestServer } fro
  * test clock is moved forward; the e-mails cross a real SMTP session.
  */
 
-const visa = '4242424242424242';
 const hourMs = 60 * 60 * 1000;
 const dayMs = 24 * hourMs;
 
@@ -60,21 +59,6 @@ describe(`webhook endpoint health (${databaseKind})`, () => {
     return response.body.data.id;
   }
 
-  async function pay(merchant: TestMerchant): Promise<void> {
-    const method = await merchant.call('POST', '/payment_methods/create', {
-      type: 'card',
-      card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
-    });
-    assert.equal(method.status, 200, method.raw);
-    const payment = await merchant.call('POST', '/payment/create', {
-      amount: '1999',
-      currency: 'USD',
-      paymentMethod: method.body.data.id,
-      confirm: true,
-    });
-    assert.equal(payment.body.data.status, 'succeeded', payment.raw);
-  }
-
   async function endpoint(merchant: TestMerchant, id: string) {
     const response = await merchant.call('GET', `/webhook_endpoints/${id}`);
     assert.equal(response.status, 200, response.raw);
@@ -118,7 +102,7 @@ describe(`webhook endpoint health (${databaseKind})`, () => {
     const hook = await receiver(500, 'oops');
     const id = await createEndpoint(merchant, hook.url());
     const startedAt = ctx.clock.now().toISOString();
-    await pay(merchant);
+    await payWithTestCard(merchant);
     assert.equal(await run(), 1);
 
     const failing = await endpoint(merchant, id);
@@ -155,7 +139,7 @@ describe(`webhook endpoint health (${databaseKind})`, () => {
     const hook = await receiver(503, 'down');
     const id = await createEndpoint(merchant, hook.url());
     const before = smtp.messages.length;
-    await pay(merchant);
+    await payWithTestCard(merchant);
     assert.equal(await run(), 1);
 
     ctx.clock.advance(hourMs - 1000);
@@ -190,7 +174,7 @@ describe(`webhook endpoint health (${databaseKind})`, () => {
     const { merchant, addresses } = await merchantWithTeam();
     const hook = await receiver(500, 'oops');
     const id = await createEndpoint(merchant, hook.url());
-    await pay(merchant);
+    await payWithTestCard(merchant);
     assert.equal(await run(), 1);
     const before = smtp.messages.length;
 
@@ -232,7 +216,7 @@ describe(`webhook endpoint health (${databaseKind})`, () => {
     const hook = await receiver(410, 'gone');
     const id = await createEndpoint(merchant, hook.url());
     const before = smtp.messages.length;
-    await pay(merchant);
+    await payWithTestCard(merchant);
     assert.equal(await run(), 1);
     const gone = await endpoint(merchant, id);
     assert.deepEqual([gone.status, gone.health, gone.disabledReason], ['disabled', 'disabled', 'gone']);
@@ -250,7 +234,7 @@ describe(`webhook endpoint health (${databaseKind})`, () => {
     const hook = await receiver(200, 'success');
     const first = await createEndpoint(merchant, hook.url('/a'));
     const second = await createEndpoint(merchant, hook.url('/b'));
-    await pay(merchant);
+    await payWithTestCard(merchant);
     const at = ctx.clock.now();
     // Deliveries to record against: one per endpoint per worker, leased as a claim leaves them.
     const leaseUntil = new Date(at.getTime() + 120_000);

@@ -214,3 +214,21 @@ export async function legacyOnDynamicEndpoint(merchant: TestMerchant): Promise<v
   const updated = await merchant.call('POST', `/webhook_endpoints/${dynamic.id}/update`, { legacyNotifications: true });
   if (updated.status !== 200) throw new Error(`legacy on the dynamic endpoint: ${updated.raw}`);
 }
+
+/** A confirmed payment with the sandbox's Visa test card, which succeeds; its answered data. */
+export async function payWithTestCard(merchant: TestMerchant): Promise<{ id: string; status: string }> {
+  const method = await merchant.call('POST', '/payment_methods/create', {
+    type: 'card',
+    card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+  });
+  if (method.status !== 200) throw new Error(`the test card: ${method.raw}`);
+  const payment = await merchant.call('POST', '/payment/create', {
+    amount: '1999',
+    currency: 'USD',
+    paymentMethod: method.body.data.id,
+    confirm: true,
+  });
+  if (payment.status !== 200 || payment.body.data.status !== 'succeeded')
+    throw new Error(`the payment: ${payment.raw}`);
+  return payment.body.data;
+}
