@@ -28,14 +28,21 @@ async function post(running: Running, merchant: TestMerchant, route: string, bod
 /**
  * Polls until `probe` answers something; gives up after `timeoutMs`: well below the leases the
  * test sets (10 min for a key, 3 min for a delivery), so that only a takeover can answer in time,
- * yet roomy enough for a machine running two suites at once (the takeover itself is ~10 s).
+ * yet roomy enough for a machine running two suites at once (the takeover itself is ~10 s; 90 s
+ * ran out once with both suites and two benchmarks on the 2 cores). `explain` adds what the
+ * processes printed to the failure.
  */
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 90_000): Promise<T> {
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  explain: () => string = () => '',
+  timeoutMs = 180_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = await probe();
     if (found !== undefined) return found;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${explain()}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
@@ -112,11 +119,19 @@ describe(
       });
       assert.equal(payment.body.data.status, 'succeeded');
       await receiver.waitFor(inFlight + 1, 30_000);
+      // Claimed before it was sent: its lease (the 120 s timeout + the 60 s margin) ends after this.
+      const leaseEndsAfter = Date.now() + 180_000;
       receiver.respond(() => ({ status: 200, body: 'success' }));
       await fleet.kill(first);
-      await fleet.add();
-      const again = await until('the delivery to be sent again', async () =>
-        receiver.requests.length > inFlight + 1 ? receiver.requests.at(-1) : undefined,
+      const replacement = await fleet.add();
+      const again = await until(
+        'the delivery to be sent again',
+        async () => (receiver.requests.length > inFlight + 1 ? receiver.requests.at(-1) : undefined),
+        () =>
+          `; the receiver got ${receiver.requests.length - inFlight} request(s); the replacement printed:\n` +
+          replacement.output().slice(-4000),
+        // Sent again before the lease ran out, so by a takeover; a few seconds spare for the clocks.
+        leaseEndsAfter - 5_000 - Date.now(),
       );
       assert.equal(again.path, '/heartbeat');
       assert.equal(JSON.parse(again.body).data.id, payment.body.data.id);
