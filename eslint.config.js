@@ -2,7 +2,19 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'sdk/dist/', 'sdk/src/generated/', '.bench-tmp/', 'node_modules/', 'data/', '.test-logs/'] },
+  {
+    ignores: [
+      'dist/',
+      'sdk/dist/',
+      'sdk/src/generated/',
+      '.bench-tmp/',
+      'node_modules/',
+      'data/',
+      '.test-logs/',
+      '.test-dist/',
+      '.test-dist.*/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

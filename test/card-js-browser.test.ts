@@ -121,6 +121,9 @@ describe(`tessera.js in a browser (${databaseKind})`, { skip: storeIndependent }
 
   async function openShop(): Promise<{ page: Page; frame: Frame; typedIntoPage: string[] }> {
     const page = await browser.newPage({ viewport: { width: 800, height: 760 } });
+    // Playwright's 30 s for each wait ran out once for the 3-D Secure pop-up while two suites and
+    // four engineers' work shared the 2 cores; the context's timeout covers the pop-up too.
+    page.context().setDefaultTimeout(90_000);
     const typedIntoPage: string[] = [];
     // Every request the shop's page makes: none may carry the card number (only the frame's may).
     page.on('request', (request) => {
