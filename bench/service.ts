@@ -60,7 +60,6 @@ export async function startService(
       TESSERA_LOG_LEVEL: 'warn',
       // Passed on when set, to compare pool sizes without editing anything.
       TESSERA_DATABASE_POOL_SIZE: process.env.TESSERA_DATABASE_POOL_SIZE,
-      TESSERA_DATABASE_DRIVER: process.env.TESSERA_DATABASE_DRIVER,
       TESSERA_WEBHOOK_DISPATCHER: process.env.TESSERA_WEBHOOK_DISPATCHER,
     }),
     port,

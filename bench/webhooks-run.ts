@@ -58,7 +58,6 @@ export async function benchRun(
       TESSERA_WEBHOOK_CONCURRENCY_PER_TARGET: String(settings.concurrencyPerTarget),
       TESSERA_WEBHOOK_DISPATCHER: dispatcher,
       TESSERA_DATABASE_POOL_SIZE: process.env.TESSERA_DATABASE_POOL_SIZE,
-      TESSERA_DATABASE_DRIVER: process.env.TESSERA_DATABASE_DRIVER,
     });
   const profileName = (name: string) => `${backend}-${label.replace(/\W+/g, '-')}-${name}`;
   const profileArgs = (name: string) =>

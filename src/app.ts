@@ -131,7 +131,6 @@ export async function createTessera({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
-    driver: config.databaseDriver,
     pgliteTemplate: config.testPgliteTemplate,
   });
   let phase: Phase = 'starting';

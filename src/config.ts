@@ -1,5 +1,4 @@
 import path from 'node:path';
-import type { DatabaseDriver } from './db/contract.js';
 import {
   blankToUndefined,
   ConfigError,
@@ -58,8 +57,6 @@ export interface Config {
   /** How often background jobs (settlements, reversals, expiries) are looked for. */
   readonly jobPollIntervalMs: number;
   readonly databasePoolSize: number;
-  /** The PostgreSQL client library (docs/decisions/0027-postgres-driver.md); PGlite ignores it. */
-  readonly databaseDriver: DatabaseDriver;
   /** SPEC §6.1: the delays of the 12 follow-ups of a failed webhook delivery; set differently only by tests. */
   readonly webhookRetryDelaysSeconds: readonly number[];
   /** DESIGN §5: a webhook attempt not fully answered within this time has failed. */
@@ -167,7 +164,6 @@ const knownTesseraVariables = new Set([
   'TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS',
   'TESSERA_JOB_POLL_INTERVAL_MS',
   'TESSERA_DATABASE_POOL_SIZE',
-  'TESSERA_DATABASE_DRIVER',
   'TESSERA_WEBHOOK_RETRY_DELAYS_SECONDS',
   'TESSERA_WEBHOOK_TIMEOUT_MS',
   'TESSERA_WEBHOOK_CONCURRENCY_PER_TARGET',
@@ -283,7 +279,6 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     testWebhookLeaseMarginMs: testLeaseMargin(source, nodeEnv),
     jobPollIntervalMs: integer(source, 'TESSERA_JOB_POLL_INTERVAL_MS', 1000, 10, 3_600_000),
     databasePoolSize: integer(source, 'TESSERA_DATABASE_POOL_SIZE', 10, 1, 500),
-    databaseDriver: oneOf(source, 'TESSERA_DATABASE_DRIVER', ['pg', 'postgres'] as const, 'pg'),
     webhookRetryDelaysSeconds: retryDelays(source, nodeEnv),
     webhookTimeoutMs: integer(source, 'TESSERA_WEBHOOK_TIMEOUT_MS', 10_000, 1, 120_000),
     webhookConcurrencyPerTarget: integer(source, 'TESSERA_WEBHOOK_CONCURRENCY_PER_TARGET', 8, 1, 1000),

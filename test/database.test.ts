@@ -7,14 +7,6 @@ import { isDatabaseUnavailable, isUniqueViolation } from '../src/db/errors.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
 import { startTcpProxy } from './helpers/tcp-proxy.js';
 
-/**
- * On PostgreSQL every test runs with both drivers, `pg` and postgres.js (TESSERA_DATABASE_DRIVER,
- * docs/decisions/0027-postgres-driver.md), whichever the run selects for the rest of the suite:
- * the one not selected stays tested, and what the rest of the code relies on is the same on both.
- */
-const drivers = databaseKind === 'postgres' ? (['pg', 'postgres'] as const) : ([undefined] as const);
-const labelOf = (driver: string | undefined) => (driver ? `${databaseKind}, ${driver}` : databaseKind);
-
 // Both stores are reached through one code path (docs/decisions/0006): PGlite in its worker
 // thread behind a socket, and PostgreSQL, through the `pg` driver. What the database says must
 // arrive as it was said, at the statement that caused it.
@@ -26,23 +18,22 @@ async function rejectionOf(work: Promise<unknown>): Promise<{ code?: string }> {
   );
 }
 
-for (const driver of drivers)
-  describe(`one database code path (${labelOf(driver)})`, () => {
-    let db: Db;
-    let drop: (() => Promise<void>) | undefined;
+describe(`one database code path (${databaseKind})`, () => {
+  let db: Db;
+  let drop: (() => Promise<void>) | undefined;
 
-    /** Which of these ids worker_rows holds, in order. */
-    async function idsAmong(...ids: number[]): Promise<number[]> {
-      const rows = await db.query<{ id: number }>('SELECT id FROM worker_rows WHERE id = ANY($1::int[]) ORDER BY id', [
-        ids,
-      ]);
-      return rows.map((row) => Number(row.id));
-    }
-    before(async () => {
-      const database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
-      drop = database?.drop;
-      db = await openDb({ databaseUrl: database?.url, dataDir: 'memory://', driver });
-      await db.execute(`CREATE TABLE worker_rows (
+  /** Which of these ids worker_rows holds, in order. */
+  async function idsAmong(...ids: number[]): Promise<number[]> {
+    const rows = await db.query<{ id: number }>('SELECT id FROM worker_rows WHERE id = ANY($1::int[]) ORDER BY id', [
+      ids,
+    ]);
+    return rows.map((row) => Number(row.id));
+  }
+  before(async () => {
+    const database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+    drop = database?.drop;
+    db = await openDb({ databaseUrl: database?.url, dataDir: 'memory://' });
+    await db.execute(`CREATE TABLE worker_rows (
       id int PRIMARY KEY,
       amount int8,
       rate numeric,
@@ -51,160 +42,155 @@ for (const driver of drivers)
       bytes bytea,
       flag boolean
     )`);
-      await db.execute('CREATE TABLE worker_counter (id int PRIMARY KEY, value int NOT NULL)');
-      await db.execute('INSERT INTO worker_counter VALUES (1, 0)');
-    });
-    after(async () => {
-      await db.close();
-      await drop?.();
-    });
-
-    test('a unique violation keeps its code, constraint and detail, with a stack in the calling code', async () => {
-      await db.execute('INSERT INTO worker_rows (id) VALUES ($1)', [1]);
-      const err = await db.execute('INSERT INTO worker_rows (id) VALUES ($1)', [1]).then(
-        () => assert.fail('the second insert succeeded'),
-        (caught: unknown) => caught,
-      );
-      assert.ok(err instanceof Error);
-      assert.ok(isUniqueViolation(err, 'worker_rows_pkey'));
-      const fields = err as Error & { code?: string; constraint?: string; detail?: string; table?: string };
-      assert.equal(fields.code, '23505');
-      assert.equal(fields.constraint, 'worker_rows_pkey');
-      assert.equal(fields.detail, 'Key (id)=(1) already exists.');
-      assert.equal(fields.table, 'worker_rows');
-      assert.match(err.message, /duplicate key value violates unique constraint "worker_rows_pkey"/);
-      assert.match(err.stack ?? '', /database\.test\.ts/);
-    });
-
-    test('a held insert that fails is attributed to its own execute call: its stack and its SQL', async () => {
-      await db.query('INSERT INTO worker_rows (id) VALUES ($1)', [30]);
-      const duplicate = 'INSERT INTO worker_rows (id) VALUES ($1)';
-      // Id 1 exists (the first test): this insert fails when the held inserts run, at the commit.
-      const insertTheDuplicate = (tx: Queryable) => tx.execute(duplicate, [1]);
-      const err = (await rejectionOf(
-        db.transaction(async (tx) => {
-          await tx.query('DELETE FROM worker_rows WHERE id = $1 RETURNING id', [30]);
-          await tx.execute('INSERT INTO worker_counter (id, value) VALUES ($1, $2)', [5, 0]);
-          await insertTheDuplicate(tx);
-        }),
-      )) as AttributedError & { code?: string };
-      assert.equal(err.code, '23505');
-      assert.equal(err.statement, duplicate);
-      assert.match(err.stack ?? '', /insertTheDuplicate/);
-      assert.match(err.stack ?? '', /^error: duplicate key value violates unique constraint "worker_rows_pkey"/i);
-      // Rolled back: the delete before it and the other held insert.
-      assert.deepEqual(await idsAmong(30), [30]);
-      assert.deepEqual(await db.query('SELECT id FROM worker_counter WHERE id = $1', [5]), []);
-
-      await db.transaction(async (tx) => {
-        await tx.query('DELETE FROM worker_rows WHERE id = $1 RETURNING id', [30]);
-        await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [32]);
-      });
-      assert.deepEqual(await idsAmong(30, 32), [32]);
-    });
-
-    test('a transaction of inserts only is atomic: the first insert is undone when the second fails', async () => {
-      const err = await rejectionOf(
-        db.transaction(async (tx) => {
-          await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [40]);
-          await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [40]);
-        }),
-      );
-      assert.equal(err.code, '23505');
-      assert.deepEqual(await idsAmong(40), []);
-    });
-
-    test('rows keep their types: int8 and numeric as strings, timestamps as Date, jsonb parsed, bytea as bytes', async () => {
-      const at = new Date('2026-06-15T12:00:00.123Z');
-      const [row] = await db.query<Record<string, unknown>>(
-        'INSERT INTO worker_rows VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *',
-        [3, '9007199254740993', '12.345', at, { nested: [1, 'two'] }, Buffer.from([0, 1, 255]), true],
-      );
-      assert.equal(row!.amount, '9007199254740993');
-      assert.equal(row!.rate, '12.345');
-      assert.ok(row!.at instanceof Date);
-      assert.equal((row!.at as Date).toISOString(), at.toISOString());
-      assert.deepEqual(row!.body, { nested: [1, 'two'] });
-      assert.deepEqual([...(row!.bytes as Uint8Array)], [0, 1, 255]);
-      assert.equal(row!.flag, true);
-    });
-
-    test('concurrent transactions that lock a row each see the other’s committed increment', async () => {
-      const increment = () =>
-        db.transaction(async (tx) => {
-          const [row] = await tx.query<{ value: number }>(
-            'SELECT value FROM worker_counter WHERE id = $1 FOR UPDATE',
-            [1],
-          );
-          // A transaction not held off now would read the same value and one increment would be lost.
-          await new Promise((resolve) => setTimeout(resolve, 20));
-          await tx.query('UPDATE worker_counter SET value = $1 WHERE id = $2', [row!.value + 1, 1]);
-        });
-      await Promise.all([increment(), increment(), increment(), db.query('SELECT 1 AS one WHERE $1::int > 0', [1])]);
-      const [row] = await db.query<{ value: number }>('SELECT value FROM worker_counter WHERE id = $1', [1]);
-      assert.equal(row!.value, 3);
-    });
-
-    test('a statement that failed to prepare is prepared again: it runs once its table exists', async () => {
-      const read = 'SELECT id FROM worker_later WHERE id = $1';
-      const missing = await db.query(read, [1]).then(
-        () => assert.fail('read a table that does not exist'),
-        (caught: unknown) => caught as { code?: string },
-      );
-      assert.equal(missing.code, '42P01');
-      await db.execute('CREATE TABLE worker_later (id int PRIMARY KEY)');
-      await db.execute('INSERT INTO worker_later VALUES ($1)', [1]);
-      assert.deepEqual(await db.query(read, [1]), [{ id: 1 }]);
-    });
-
-    test('a transaction whose failed statement was caught is not reported as committed', async () => {
-      const counter = async () =>
-        (await db.query<{ value: number }>('SELECT value FROM worker_counter WHERE id = $1', [1]))[0]!.value;
-      const before = await counter();
-      const err = await rejectionOf(
-        db.transaction(async (tx) => {
-          await tx.query('UPDATE worker_counter SET value = $1 WHERE id = $2', [50, 1]);
-          await tx.query('SELECT 1 / $1::int AS never', [0]).catch(() => undefined);
-        }),
-      );
-      assert.match(String((err as Error).message), /rolled back/);
-      assert.equal(await counter(), before);
-    });
-
-    test('array parameters and array columns cross in both directions, with quotes and nulls', async () => {
-      const [row] = await db.query<{ words: unknown; counts: unknown }>(
-        'SELECT $1::text[] AS words, ARRAY[1, NULL, 3]::int8[] AS counts',
-        [['a "quoted", word', 'plain', null]],
-      );
-      assert.deepEqual(row!.words, ['a "quoted", word', 'plain', null]);
-      assert.deepEqual(row!.counts, ['1', null, '3']);
-    });
-
-    test('a transaction that throws is rolled back and the error is the one thrown', async () => {
-      const thrown = new Error('changed my mind');
-      await assert.rejects(
-        db.transaction(async (tx) => {
-          await tx.query('UPDATE worker_counter SET value = $1 WHERE id = $2', [100, 1]);
-          throw thrown;
-        }),
-        (err) => err === thrown,
-      );
-      const [row] = await db.query<{ value: number }>('SELECT value FROM worker_counter WHERE id = $1', [1]);
-      assert.equal(row!.value, 3);
-    });
+    await db.execute('CREATE TABLE worker_counter (id int PRIMARY KEY, value int NOT NULL)');
+    await db.execute('INSERT INTO worker_counter VALUES (1, 0)');
+  });
+  after(async () => {
+    await db.close();
+    await drop?.();
   });
 
-for (const driver of drivers)
-  describe(`the database’s life (${labelOf(driver)})`, () => {
-    test('closing the database lets the process exit by itself, and later calls are refused', async () => {
-      const databaseUrl = process.env.TESSERA_TEST_DATABASE_URL;
-      const script = `
-      import { openDb } from ${JSON.stringify(new URL('../src/db/db.ts', import.meta.url).href)};
-      const db = await openDb({
-        databaseUrl: ${JSON.stringify(databaseUrl)},
-        dataDir: 'memory://',
-        driver: ${JSON.stringify(driver ?? 'pg')},
+  test('a unique violation keeps its code, constraint and detail, with a stack in the calling code', async () => {
+    await db.execute('INSERT INTO worker_rows (id) VALUES ($1)', [1]);
+    const err = await db.execute('INSERT INTO worker_rows (id) VALUES ($1)', [1]).then(
+      () => assert.fail('the second insert succeeded'),
+      (caught: unknown) => caught,
+    );
+    assert.ok(err instanceof Error);
+    assert.ok(isUniqueViolation(err, 'worker_rows_pkey'));
+    const fields = err as Error & { code?: string; constraint?: string; detail?: string; table?: string };
+    assert.equal(fields.code, '23505');
+    assert.equal(fields.constraint, 'worker_rows_pkey');
+    assert.equal(fields.detail, 'Key (id)=(1) already exists.');
+    assert.equal(fields.table, 'worker_rows');
+    assert.match(err.message, /duplicate key value violates unique constraint "worker_rows_pkey"/);
+    assert.match(err.stack ?? '', /database\.test\.ts/);
+  });
+
+  test('a held insert that fails is attributed to its own execute call: its stack and its SQL', async () => {
+    await db.query('INSERT INTO worker_rows (id) VALUES ($1)', [30]);
+    const duplicate = 'INSERT INTO worker_rows (id) VALUES ($1)';
+    // Id 1 exists (the first test): this insert fails when the held inserts run, at the commit.
+    const insertTheDuplicate = (tx: Queryable) => tx.execute(duplicate, [1]);
+    const err = (await rejectionOf(
+      db.transaction(async (tx) => {
+        await tx.query('DELETE FROM worker_rows WHERE id = $1 RETURNING id', [30]);
+        await tx.execute('INSERT INTO worker_counter (id, value) VALUES ($1, $2)', [5, 0]);
+        await insertTheDuplicate(tx);
+      }),
+    )) as AttributedError & { code?: string };
+    assert.equal(err.code, '23505');
+    assert.equal(err.statement, duplicate);
+    assert.match(err.stack ?? '', /insertTheDuplicate/);
+    assert.match(err.stack ?? '', /^error: duplicate key value violates unique constraint "worker_rows_pkey"/i);
+    // Rolled back: the delete before it and the other held insert.
+    assert.deepEqual(await idsAmong(30), [30]);
+    assert.deepEqual(await db.query('SELECT id FROM worker_counter WHERE id = $1', [5]), []);
+
+    await db.transaction(async (tx) => {
+      await tx.query('DELETE FROM worker_rows WHERE id = $1 RETURNING id', [30]);
+      await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [32]);
+    });
+    assert.deepEqual(await idsAmong(30, 32), [32]);
+  });
+
+  test('a transaction of inserts only is atomic: the first insert is undone when the second fails', async () => {
+    const err = await rejectionOf(
+      db.transaction(async (tx) => {
+        await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [40]);
+        await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [40]);
+      }),
+    );
+    assert.equal(err.code, '23505');
+    assert.deepEqual(await idsAmong(40), []);
+  });
+
+  test('rows keep their types: int8 and numeric as strings, timestamps as Date, jsonb parsed, bytea as bytes', async () => {
+    const at = new Date('2026-06-15T12:00:00.123Z');
+    const [row] = await db.query<Record<string, unknown>>(
+      'INSERT INTO worker_rows VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *',
+      [3, '9007199254740993', '12.345', at, { nested: [1, 'two'] }, Buffer.from([0, 1, 255]), true],
+    );
+    assert.equal(row!.amount, '9007199254740993');
+    assert.equal(row!.rate, '12.345');
+    assert.ok(row!.at instanceof Date);
+    assert.equal((row!.at as Date).toISOString(), at.toISOString());
+    assert.deepEqual(row!.body, { nested: [1, 'two'] });
+    assert.deepEqual([...(row!.bytes as Uint8Array)], [0, 1, 255]);
+    assert.equal(row!.flag, true);
+  });
+
+  test('concurrent transactions that lock a row each see the other’s committed increment', async () => {
+    const increment = () =>
+      db.transaction(async (tx) => {
+        const [row] = await tx.query<{ value: number }>(
+          'SELECT value FROM worker_counter WHERE id = $1 FOR UPDATE',
+          [1],
+        );
+        // A transaction not held off now would read the same value and one increment would be lost.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await tx.query('UPDATE worker_counter SET value = $1 WHERE id = $2', [row!.value + 1, 1]);
       });
+    await Promise.all([increment(), increment(), increment(), db.query('SELECT 1 AS one WHERE $1::int > 0', [1])]);
+    const [row] = await db.query<{ value: number }>('SELECT value FROM worker_counter WHERE id = $1', [1]);
+    assert.equal(row!.value, 3);
+  });
+
+  test('a statement that failed to prepare is prepared again: it runs once its table exists', async () => {
+    const read = 'SELECT id FROM worker_later WHERE id = $1';
+    const missing = await db.query(read, [1]).then(
+      () => assert.fail('read a table that does not exist'),
+      (caught: unknown) => caught as { code?: string },
+    );
+    assert.equal(missing.code, '42P01');
+    await db.execute('CREATE TABLE worker_later (id int PRIMARY KEY)');
+    await db.execute('INSERT INTO worker_later VALUES ($1)', [1]);
+    assert.deepEqual(await db.query(read, [1]), [{ id: 1 }]);
+  });
+
+  test('a transaction whose failed statement was caught is not reported as committed', async () => {
+    const counter = async () =>
+      (await db.query<{ value: number }>('SELECT value FROM worker_counter WHERE id = $1', [1]))[0]!.value;
+    const before = await counter();
+    const err = await rejectionOf(
+      db.transaction(async (tx) => {
+        await tx.query('UPDATE worker_counter SET value = $1 WHERE id = $2', [50, 1]);
+        await tx.query('SELECT 1 / $1::int AS never', [0]).catch(() => undefined);
+      }),
+    );
+    assert.match(String((err as Error).message), /rolled back/);
+    assert.equal(await counter(), before);
+  });
+
+  test('array parameters and array columns cross in both directions, with quotes and nulls', async () => {
+    const [row] = await db.query<{ words: unknown; counts: unknown }>(
+      'SELECT $1::text[] AS words, ARRAY[1, NULL, 3]::int8[] AS counts',
+      [['a "quoted", word', 'plain', null]],
+    );
+    assert.deepEqual(row!.words, ['a "quoted", word', 'plain', null]);
+    assert.deepEqual(row!.counts, ['1', null, '3']);
+  });
+
+  test('a transaction that throws is rolled back and the error is the one thrown', async () => {
+    const thrown = new Error('changed my mind');
+    await assert.rejects(
+      db.transaction(async (tx) => {
+        await tx.query('UPDATE worker_counter SET value = $1 WHERE id = $2', [100, 1]);
+        throw thrown;
+      }),
+      (err) => err === thrown,
+    );
+    const [row] = await db.query<{ value: number }>('SELECT value FROM worker_counter WHERE id = $1', [1]);
+    assert.equal(row!.value, 3);
+  });
+});
+
+describe(`the database’s life (${databaseKind})`, () => {
+  test('closing the database lets the process exit by itself, and later calls are refused', async () => {
+    const databaseUrl = process.env.TESSERA_TEST_DATABASE_URL;
+    const script = `
+      import { openDb } from ${JSON.stringify(new URL('../src/db/db.ts', import.meta.url).href)};
+      const db = await openDb({ databaseUrl: ${JSON.stringify(databaseUrl)}, dataDir: 'memory://' });
       await db.query('SELECT 1 AS one');
       await db.close();
       await db.query('SELECT 1 AS one').then(
@@ -212,89 +198,87 @@ for (const driver of drivers)
         (err) => console.log('refused after close: ' + err.message),
       );
     `;
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], {
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
-      let output = '';
-      child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-      const timeout = setTimeout(() => child.kill('SIGKILL'), 120_000);
-      const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
-        child.on('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal])),
-      );
-      clearTimeout(timeout);
-      assert.equal(signal, null, 'the process was still running after 120 s');
-      assert.equal(code, 0);
-      assert.match(output, /refused after close: The database is closed/);
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
     });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const timeout = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.on('exit', (exitCode, exitSignal) => resolve([exitCode, exitSignal])),
+    );
+    clearTimeout(timeout);
+    assert.equal(signal, null, 'the process was still running after 120 s');
+    assert.equal(code, 0);
+    assert.match(output, /refused after close: The database is closed/);
   });
+});
 
-for (const driver of drivers) {
-  describe(
-    `a database that goes away (${labelOf(driver)})`,
-    { skip: driver === undefined && 'PostgreSQL only' },
-    () => {
-      test('statements and transactions fail at once as unavailable, a listener is told, and all works again after', async () => {
-        const database = await createTestDatabase();
-        const target = new URL(database.url);
-        const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
-        const viaProxy = new URL(database.url);
-        viaProxy.port = String(proxy.port);
-        const db = await openDb({ databaseUrl: viaProxy.toString(), driver });
-        try {
-          await db.execute('CREATE TABLE outage_rows (id int PRIMARY KEY)');
-          const lost: Error[] = [];
-          const listener = await db.listen('outage_events', { notify: () => {}, lost: (err) => lost.push(err) });
-          // A transaction under way when the database goes: its next statement fails, nothing is kept.
-          let cut!: () => void;
-          const cutDone = new Promise<void>((resolve) => (cut = resolve));
-          const inFlight = db.transaction(async (tx) => {
-            await tx.query('INSERT INTO outage_rows VALUES ($1) RETURNING id', [1]);
-            await cutDone;
-            await tx.query('INSERT INTO outage_rows VALUES ($1) RETURNING id', [2]);
-          });
-          await new Promise((resolve) => setTimeout(resolve, 100));
-          await proxy.cut();
-          cut();
-          const failed = await inFlight.then(
-            () => assert.fail('the transaction committed'),
-            (err: unknown) => err,
-          );
-          assert.ok(isDatabaseUnavailable(failed), String(failed));
+describe(
+  `a database that goes away (${databaseKind})`,
+  { skip: databaseKind !== 'postgres' && 'PostgreSQL only' },
+  () => {
+    test('statements and transactions fail at once as unavailable, a listener is told, and all works again after', async () => {
+      const database = await createTestDatabase();
+      const target = new URL(database.url);
+      const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      const viaProxy = new URL(database.url);
+      viaProxy.port = String(proxy.port);
+      const db = await openDb({ databaseUrl: viaProxy.toString() });
+      try {
+        await db.execute('CREATE TABLE outage_rows (id int PRIMARY KEY)');
+        const lost: Error[] = [];
+        const listener = await db.listen('outage_events', { notify: () => {}, lost: (err) => lost.push(err) });
+        // A transaction under way when the database goes: its next statement fails, nothing is kept.
+        let cut!: () => void;
+        const cutDone = new Promise<void>((resolve) => (cut = resolve));
+        const inFlight = db.transaction(async (tx) => {
+          await tx.query('INSERT INTO outage_rows VALUES ($1) RETURNING id', [1]);
+          await cutDone;
+          await tx.query('INSERT INTO outage_rows VALUES ($1) RETURNING id', [2]);
+        });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await proxy.cut();
+        cut();
+        const failed = await inFlight.then(
+          () => assert.fail('the transaction committed'),
+          (err: unknown) => err,
+        );
+        assert.ok(isDatabaseUnavailable(failed), String(failed));
 
-          const started = Date.now();
-          const refused = await db.query('SELECT id FROM outage_rows WHERE id = $1', [1]).then(
-            () => assert.fail('answered without a database'),
-            (err: unknown) => err,
-          );
-          assert.ok(isDatabaseUnavailable(refused), String(refused));
-          assert.ok(Date.now() - started < 6000, 'failed within the 5 s a statement waits for a connection');
-          for (let tries = 0; lost.length === 0; tries++) {
-            assert.ok(tries < 100, 'the listener was told its session ended');
-            await new Promise((resolve) => setTimeout(resolve, 50));
-          }
-          assert.equal(lost.length, 1);
-
-          await proxy.restore();
-          for (let tries = 0; ; tries++) {
-            const answer = await db.query('SELECT count(*)::int AS n FROM outage_rows').catch(() => undefined);
-            if (answer) {
-              assert.deepEqual(answer, [{ n: 0 }], 'nothing of the interrupted transaction was kept');
-              break;
-            }
-            assert.ok(tries < 100, 'statements work again once the database is back');
-            await new Promise((resolve) => setTimeout(resolve, 100));
-          }
-          await db.transaction(async (tx) => {
-            await tx.query('INSERT INTO outage_rows VALUES ($1) RETURNING id', [3]);
-          });
-          assert.deepEqual(await db.query('SELECT id FROM outage_rows ORDER BY id'), [{ id: 3 }]);
-          await listener.close();
-        } finally {
-          await db.close().catch(() => {});
-          await proxy.close();
-          await database.drop();
+        const started = Date.now();
+        const refused = await db.query('SELECT id FROM outage_rows WHERE id = $1', [1]).then(
+          () => assert.fail('answered without a database'),
+          (err: unknown) => err,
+        );
+        assert.ok(isDatabaseUnavailable(refused), String(refused));
+        assert.ok(Date.now() - started < 6000, 'failed within the 5 s a statement waits for a connection');
+        for (let tries = 0; lost.length === 0; tries++) {
+          assert.ok(tries < 100, 'the listener was told its session ended');
+          await new Promise((resolve) => setTimeout(resolve, 50));
         }
-      });
-    },
-  );
-}
+        assert.equal(lost.length, 1);
+
+        await proxy.restore();
+        for (let tries = 0; ; tries++) {
+          const answer = await db.query('SELECT count(*)::int AS n FROM outage_rows').catch(() => undefined);
+          if (answer) {
+            assert.deepEqual(answer, [{ n: 0 }], 'nothing of the interrupted transaction was kept');
+            break;
+          }
+          assert.ok(tries < 100, 'statements work again once the database is back');
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        await db.transaction(async (tx) => {
+          await tx.query('INSERT INTO outage_rows VALUES ($1) RETURNING id', [3]);
+        });
+        assert.deepEqual(await db.query('SELECT id FROM outage_rows ORDER BY id'), [{ id: 3 }]);
+        await listener.close();
+      } finally {
+        await db.close().catch(() => {});
+        await proxy.close();
+        await database.drop();
+      }
+    });
+  },
+);

@@ -78,12 +78,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'migrate': {
       const config = loadConfig(process.env, rest);
-      const db = await openDb({
-        databaseUrl: config.databaseUrl,
-        dataDir: config.dataDir,
-        poolSize: 2,
-        driver: config.databaseDriver,
-      });
+      const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
       try {
         const applied = await migrate(db);
         process.stdout.write(applied.length ? `Applied ${applied.join(', ')}\n` : 'Nothing to apply\n');

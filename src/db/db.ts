@@ -4,18 +4,71 @@ import { lockDataDir } from './data-dir-lock.js';
 import { abortedCommit } from './errors.js';
 import { heldInserts } from './held-inserts.js';
 import { connectPgliteWorker, type PgliteConnection } from './pglite-connection.js';
-import {
-  channelName,
-  connectTimeoutMs,
-  INT8_OID,
-  NUMERIC_OID,
-  statement,
-  type DatabaseDriver,
-  type Db,
-} from './contract.js';
-import { openPostgresJs } from './postgres-js.js';
 
-export type { DatabaseDriver, Db, ListenHandlers, Listener, Queryable } from './contract.js';
+/** Anything that runs one parameterized SQL statement: the database itself or an open transaction. */
+export interface Queryable {
+  query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
+  /**
+   * An INSERT whose rows are not needed. Outside a transaction it runs now, like `query`. In a
+   * transaction it is held back and runs with the transaction's other held inserts as one
+   * statement, at the transaction's next `query` or its commit (held-inserts.ts): its error (a
+   * unique violation) is thrown there, attributed to this call (its stack, and `statement` = this
+   * SQL). Statements still run in the order they were given.
+   */
+  execute(sql: string, params?: readonly unknown[]): Promise<void>;
+}
+
+export interface Db extends Queryable {
+  readonly kind: 'pglite' | 'postgres';
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. A
+   * transaction that only `execute`s sends its inserts as one statement, which is atomic by
+   * itself, without BEGIN and COMMIT: one round trip.
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * LISTENs on `channel` (lower-case letters and `_`) in a session of its own, apart from the
+   * connections that run statements, and calls `notify` with the payload of each notification.
+   * `lost` is called once if that session ends by itself (the database went away): the listener is
+   * then dead, and the caller listens again. One listener per channel and process.
+   */
+  listen(channel: string, handlers: ListenHandlers): Promise<Listener>;
+  close(): Promise<void>;
+}
+
+export interface ListenHandlers {
+  notify(payload: string): void;
+  lost(err: Error): void;
+}
+
+export interface Listener {
+  /** UNLISTENs and ends the session; `lost` is not called. */
+  close(): Promise<void>;
+}
+
+/** A channel name is written into LISTEN as it is: only a plain identifier. */
+function channelName(channel: string): string {
+  if (!/^[a-z_]+$/.test(channel)) throw new Error(`Not a channel name: ${channel}`);
+  return channel;
+}
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+/**
+ * Runs one statement; an error the database answered (it has a `code`) is given the caller's
+ * stack, since the driver made it while parsing the answer, far from the statement that failed.
+ */
+async function statement<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof Error && typeof (err as { code?: unknown }).code === 'string') {
+      Error.captureStackTrace(err, statement);
+    }
+    throw err;
+  }
+}
 
 /**
  * PGlite (embedded, a data folder or memory) when `databaseUrl` is unset, PostgreSQL otherwise.
@@ -25,17 +78,10 @@ export async function openDb(options: {
   databaseUrl?: string;
   dataDir?: string;
   poolSize?: number;
-  /** The PostgreSQL client library (config.databaseDriver, TESSERA_DATABASE_DRIVER); `pg` when unset. */
-  driver?: DatabaseDriver;
   /** Tests only: a PGlite tar (dumpDataDir) a new embedded database starts from (config.testPgliteTemplate). */
   pgliteTemplate?: string;
 }): Promise<Db> {
-  if (options.databaseUrl) {
-    const poolSize = options.poolSize ?? 10;
-    return options.driver === 'postgres'
-      ? openPostgresJs(options.databaseUrl, poolSize)
-      : openPostgres(options.databaseUrl, poolSize);
-  }
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
   return openPglite(options.dataDir, options.pgliteTemplate);
 }
 
@@ -125,6 +171,9 @@ async function openPglite(dataDir: string | undefined, template: string | undefi
     },
   };
 }
+
+/** How long a statement waits for a connection (docs/operations.md "Database outages"). */
+const connectTimeoutMs = 5000;
 
 const ignoreError = () => {};
 

@@ -27,11 +27,6 @@ const unavailableCodes = new Set([
   '57P02',
   '57P03',
   '53300',
-  // postgres.js's connection errors (src/db/postgres-js.ts), which carry these codes.
-  'CONNECT_TIMEOUT',
-  'CONNECTION_CLOSED',
-  'CONNECTION_DESTROYED',
-  'CONNECTION_ENDED',
 ]);
 
 /** The messages node-postgres gives a lost or never-made connection, which carry no code. */

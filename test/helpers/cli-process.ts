@@ -7,14 +7,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { stale } from '../../scripts/stale.mjs';
 
 /**
- * The PostgreSQL driver a test run selects (TESSERA_DATABASE_DRIVER=postgres for postgres.js) is
- * passed on to every process started here, which otherwise gets only the settings each test gives.
- */
-const driverEnv: Record<string, string> = process.env.TESSERA_DATABASE_DRIVER
-  ? { TESSERA_DATABASE_DRIVER: process.env.TESSERA_DATABASE_DRIVER }
-  : {};
-
-/**
  * The compiled CLI when dist/ is up to date with src/ (CI builds before it tests), which starts
  * in a third of the CPU time; otherwise the sources through tsx, so that a test never runs code
  * older than what it reads. The same inputs as scripts/build.mjs's staleness check.
@@ -56,7 +48,7 @@ export function runCli(
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [...cliArgs, ...args], {
-      env: { PATH: process.env.PATH ?? '', ...driverEnv, ...env },
+      env: { PATH: process.env.PATH ?? '', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -92,7 +84,7 @@ export interface LongRunningCli {
 /** A command that keeps running (`tessera listen`, `tessera deliveries tail`), read while it runs. */
 export function spawnCli(args: string[], env: Record<string, string>): LongRunningCli {
   const child = spawn(process.execPath, [...cliArgs, ...args], {
-    env: { PATH: process.env.PATH ?? '', ...driverEnv, ...env },
+    env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -130,7 +122,7 @@ export interface Running {
 /** Runs `tessera start` as a newcomer would and reads what it prints (in production: no sandbox key). */
 export async function startAnyService(env: Record<string, string>, startupTimeoutMs = 120_000): Promise<Running> {
   const child = spawn(process.execPath, [...cliArgs, 'start'], {
-    env: { PATH: process.env.PATH ?? '', ...driverEnv, PORT: '0', TESSERA_LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -20,8 +20,6 @@ import { migratedPgliteTemplate, migratedPostgresTemplate } from './templates.js
 export const apiBase = '/api/services/v1';
 const testDatabaseUrl = process.env.TESSERA_TEST_DATABASE_URL;
 export const databaseKind = testDatabaseUrl ? 'postgres' : 'pglite';
-/** The PostgreSQL driver of this run (TESSERA_DATABASE_DRIVER, as the service reads it): `pg` when unset. */
-export const testDatabaseDriver = process.env.TESSERA_DATABASE_DRIVER === 'postgres' ? 'postgres' : 'pg';
 
 /**
  * Test files whose subject does not depend on the store behind the service — pages in a browser,
@@ -119,7 +117,6 @@ export async function startTestApp(
     TESSERA_MASTER_KEY: randomBytes(32).toString('hex'),
     TESSERA_ADMIN_KEY: operatorKey,
     TESSERA_LOG_LEVEL: 'debug',
-    TESSERA_DATABASE_DRIVER: process.env.TESSERA_DATABASE_DRIVER,
     // A production Tessera refuses the template (a test-only setting): it runs initdb and migrates.
     ...(testDatabaseUrl || options.env?.NODE_ENV === 'production'
       ? {}
