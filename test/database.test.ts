@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { openDb, type Db, type Queryable } from '../src/db/db.js';
 import type { AttributedError } from '../src/db/held-inserts.js';
-import { isUniqueViolation } from '../src/db/errors.js';
+import { isDatabaseUnavailable, isUniqueViolation } from '../src/db/errors.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { startTcpProxy } from './helpers/tcp-proxy.js';
 
 // Both stores are reached through one code path (docs/decisions/0006): PGlite in its worker
 // thread behind a socket, and PostgreSQL, through the `pg` driver. What the database says must
@@ -212,3 +213,72 @@ describe(`the database’s life (${databaseKind})`, () => {
     assert.match(output, /refused after close: The database is closed/);
   });
 });
+
+describe(
+  `a database that goes away (${databaseKind})`,
+  { skip: databaseKind !== 'postgres' && 'PostgreSQL only' },
+  () => {
+    test('statements and transactions fail at once as unavailable, a listener is told, and all works again after', async () => {
+      const database = await createTestDatabase();
+      const target = new URL(database.url);
+      const proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 5432) });
+      const viaProxy = new URL(database.url);
+      viaProxy.port = String(proxy.port);
+      const db = await openDb({ databaseUrl: viaProxy.toString() });
+      try {
+        await db.execute('CREATE TABLE outage_rows (id int PRIMARY KEY)');
+        const lost: Error[] = [];
+        const listener = await db.listen('outage_events', { notify: () => {}, lost: (err) => lost.push(err) });
+        // A transaction under way when the database goes: its next statement fails, nothing is kept.
+        let cut!: () => void;
+        const cutDone = new Promise<void>((resolve) => (cut = resolve));
+        const inFlight = db.transaction(async (tx) => {
+          await tx.query('INSERT INTO outage_rows VALUES ($1) RETURNING id', [1]);
+          await cutDone;
+          await tx.query('INSERT INTO outage_rows VALUES ($1) RETURNING id', [2]);
+        });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        await proxy.cut();
+        cut();
+        const failed = await inFlight.then(
+          () => assert.fail('the transaction committed'),
+          (err: unknown) => err,
+        );
+        assert.ok(isDatabaseUnavailable(failed), String(failed));
+
+        const started = Date.now();
+        const refused = await db.query('SELECT id FROM outage_rows WHERE id = $1', [1]).then(
+          () => assert.fail('answered without a database'),
+          (err: unknown) => err,
+        );
+        assert.ok(isDatabaseUnavailable(refused), String(refused));
+        assert.ok(Date.now() - started < 6000, 'failed within the 5 s a statement waits for a connection');
+        for (let tries = 0; lost.length === 0; tries++) {
+          assert.ok(tries < 100, 'the listener was told its session ended');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        assert.equal(lost.length, 1);
+
+        await proxy.restore();
+        for (let tries = 0; ; tries++) {
+          const answer = await db.query('SELECT count(*)::int AS n FROM outage_rows').catch(() => undefined);
+          if (answer) {
+            assert.deepEqual(answer, [{ n: 0 }], 'nothing of the interrupted transaction was kept');
+            break;
+          }
+          assert.ok(tries < 100, 'statements work again once the database is back');
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        await db.transaction(async (tx) => {
+          await tx.query('INSERT INTO outage_rows VALUES ($1) RETURNING id', [3]);
+        });
+        assert.deepEqual(await db.query('SELECT id FROM outage_rows ORDER BY id'), [{ id: 3 }]);
+        await listener.close();
+      } finally {
+        await db.close().catch(() => {});
+        await proxy.close();
+        await database.drop();
+      }
+    });
+  },
+);

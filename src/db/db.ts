@@ -175,6 +175,8 @@ async function openPglite(dataDir: string | undefined, template: string | undefi
 /** How long a statement waits for a connection (docs/operations.md "Database outages"). */
 const connectTimeoutMs = 5000;
 
+const ignoreError = () => {};
+
 async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> {
   const types = {
     getTypeParser: (oid: number, format?: 'text' | 'binary') =>
@@ -236,6 +238,9 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> 
       let open: Promise<pg.PoolClient> | undefined;
       const begin = async () => {
         const connection = await pool.connect();
+        // The connection lost between two statements (nothing under way) is an 'error' event: without
+        // a listener the process would end. Its next statement fails, and the pool drops it.
+        connection.on('error', ignoreError);
         try {
           await connection.query('BEGIN');
         } catch (err) {
@@ -270,7 +275,9 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> 
         await connection?.query('ROLLBACK').catch(() => {});
         throw err;
       } finally {
-        (await open?.catch(() => undefined))?.release();
+        const connection = await open?.catch(() => undefined);
+        connection?.off('error', ignoreError);
+        connection?.release();
       }
     },
     async listen(channel, { notify, lost }) {
