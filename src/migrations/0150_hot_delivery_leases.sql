@@ -7,8 +7,8 @@
 -- update: no index entry at all.
 --
 -- The index served one statement: releasing the leases of a process that stopped beating
--- (src/ops/heartbeat.ts), which runs only when one did. It now reads the pending deliveries through
--- webhook_deliveries_pending_created instead, once per dead process.
+-- (src/ops/heartbeat.ts), which runs only in the beat that finds a process dead. It now reads the
+-- pending deliveries instead (through a partial index of pending rows), in that beat only.
 DROP INDEX CONCURRENTLY IF EXISTS webhook_deliveries_locked_by;
 -- New pages keep 30 % free for lease updates on the same page (rows of about 1.6 kB: three fit,
 -- and two new versions beside them). Pages already written keep their rows as they are.
