@@ -114,16 +114,16 @@ export function createWebhookHttpClient({
           // Before the request has a connection there is nothing to abort yet: onRequestStart does it.
           controller?.abort(timeout);
         }, timeoutMs);
-        let target: URL;
+        let target: DispatchTarget;
         try {
-          target = new URL(url);
+          target = targetOf(url);
         } catch (err) {
           settle({ ok: false, error: describeError(err) });
           return;
         }
         try {
           agent.dispatch(
-            { origin: target.origin, path: `${target.pathname}${target.search}`, method: 'POST', headers, body },
+            { origin: target.origin, path: target.path, method: 'POST', headers, body },
             {
               onRequestStart(started) {
                 controller = started;
@@ -157,6 +157,27 @@ export function createWebhookHttpClient({
     },
     close: () => agent.close(),
   };
+}
+
+interface DispatchTarget {
+  origin: string;
+  path: string;
+}
+
+/** Parsed URLs by their text: a drain sends thousands of attempts a second to a few URLs. */
+const targets = new Map<string, DispatchTarget>();
+const maxTargets = 10_000;
+
+/** The origin and path of a URL, parsed once per URL (throws for a URL that does not parse). */
+function targetOf(url: string): DispatchTarget {
+  let target = targets.get(url);
+  if (target === undefined) {
+    const parsed = new URL(url);
+    target = { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+    if (targets.size >= maxTargets) targets.clear();
+    targets.set(url, target);
+  }
+  return target;
 }
 
 interface ConnectOptions {

@@ -169,8 +169,10 @@ export async function claimDueDeliveriesOf(
          FOR UPDATE SKIP LOCKED
        ) AS next
      ), claimed AS (
+       -- By primary key (= ANY of an array): joined to the CTE, the planner chose a hash join over
+       -- a sequential scan of the whole table, at every refill (docs/performance.md, issue 19).
        UPDATE webhook_deliveries d SET locked_until = $2, locked_by = $5
-       FROM picked WHERE d.id = picked.id
+       WHERE d.id = ANY (ARRAY(SELECT id FROM picked))
        RETURNING d.*
      )
      SELECT ${claimedColumns} FROM claimed JOIN webhook_endpoints e ON e.id = claimed.endpoint_id`,
