@@ -179,6 +179,15 @@ describe(`process lifecycle (${databaseKind})`, () => {
       assert.equal(ready.body.status, 'unavailable');
       assert.equal(ready.body.checks.database.status, 'failing');
       assert.equal((await health(running.origin, '/health/live')).status, 200);
+      // /metrics still answers, with tessera_ready 0 and without the database-wide gauges it cannot read.
+      const scrape = async () => {
+        const response = await fetch(`${running.origin}/metrics`, { headers: { authorization: `Bearer ${adminKey}` } });
+        return { status: response.status, text: await response.text() };
+      };
+      const outage = await scrape();
+      assert.equal(outage.status, 200, outage.text.slice(0, 300));
+      assert.match(outage.text, /^tessera_ready 0$/m);
+      assert.doesNotMatch(outage.text, /^tessera_webhook_deliveries_pending /m);
       // The pages a browser opens answer 503 too, a page (in the shopper's language), never JSON or a 500.
       const pages = [
         { route: `/checkout/${checkout.body.data.id}`, language: 'de-DE', text: /Bitte versuchen Sie es erneut/ },
@@ -208,6 +217,7 @@ describe(`process lifecycle (${databaseKind})`, () => {
       const after = await call(running, 'GET', `/customers/${before.body.data.id}`);
       assert.equal(after.status, 200, 'what was answered before the outage is there');
       assert.equal((await call(running, 'POST', '/customers/create', { email: 'after@example.com' })).status, 200);
+      assert.match((await scrape()).text, /^tessera_ready 1$/m);
       assert.equal((await fetch(`${running.origin}/checkout/${checkout.body.data.id}`)).status, 200);
       assert.equal((await fetch(`${running.origin}${invoicePage.pathname}${invoicePage.search}`)).status, 200);
       assert.doesNotMatch(running.output(), /"level":50/, 'an outage is not logged as an error');
