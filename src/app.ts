@@ -157,7 +157,7 @@ export async function createTessera({
       clock,
       endpointsByHealth: (source) => services!.endpointHealth.countByHealth(source),
     });
-    const metrics = createMetrics({ clock, gauges });
+    const metrics = createMetrics({ clock, gauges, ready: async () => (await health.ready()).status === 'ok' });
     // Deliveries released from a dead process are due at once: the dispatcher is woken for them.
     let wakeDispatcher = () => {};
     heartbeat = await registerProcess({ db, kind: processKind, logger: log, onReleased: () => wakeDispatcher() });

@@ -99,10 +99,10 @@ describe(`tessera listen against a started service (${databaseKind})`, { skip: s
     assert.ok(!Number.isNaN(Date.parse(line[1]!)));
   });
 
-  test('--events forwards only the codes asked for', async () => {
+  test('--events forwards only the codes asked for, named as the API takes them (any letter case)', async () => {
     let token = '';
     const receiver = await verifyingReceiver(() => token);
-    const session = await listen(receiver, '--events', 'payment.failed');
+    const session = await listen(receiver, '--events', 'Payment.Failed');
     token = session.token;
 
     await pay('4242424242424242');

@@ -87,12 +87,18 @@ describe(`tessera trigger against a started service (${databaseKind})`, { skip: 
     assert.match(none.stderr, /trigger takes one of: .*payment\.succeeded.*Invoice\.voided/);
   });
 
-  test('events list --type takes either name and suggests a code instead of printing "No events"', async () => {
+  test('events list --type takes either name in any letter case and suggests a code instead of printing "No events"', async () => {
     const listed = await runCli(['events', 'list', '--type', 'endpoint_payment.payment_succeeded', '--json'], cliEnv);
     assert.equal(listed.code, 0, listed.stderr);
     const page = JSON.parse(listed.stdout) as { data: Array<{ type: string }> };
     assert.ok(page.data.length > 0);
     assert.ok(page.data.every((event) => event.type === 'payment.succeeded'));
+    // In any letter case, as GET /events?type= takes it (DESIGN §12).
+    for (const name of ['Payment.Succeeded', 'ENDPOINT_PAYMENT.PAYMENT_SUCCEEDED']) {
+      const anyCase = await runCli(['events', 'list', '--type', name, '--json'], cliEnv);
+      assert.equal(anyCase.code, 0, anyCase.stderr);
+      assert.deepEqual(JSON.parse(anyCase.stdout), page, name);
+    }
     const typo = await runCli(['events', 'list', '--type', 'payment.faild'], cliEnv);
     assert.equal(typo.code, 1);
     assert.doesNotMatch(typo.stdout, /No events/);

@@ -107,6 +107,16 @@ describe(`tessera command (${databaseKind})`, () => {
         JSON.parse(endpoints.stdout) as { data: Array<{ id: string; signatureCase: string }> }
       ).data.find((row) => row.id === endpointId);
       assert.equal(listedEndpoint?.signatureCase, 'lower');
+      // Event codes are taken as the API takes them: either name, any letter case (DESIGN §12).
+      const anyCase = await runCli(
+        ['webhooks', 'update', endpointId, '--events', 'Payment.Succeeded,ENDPOINT_INVOICE.INVOICE_SENT'],
+        merchantEnv,
+      );
+      assert.equal(anyCase.code, 0, anyCase.stderr);
+      assert.deepEqual((JSON.parse(anyCase.stdout) as { enabledEvents: string[] }).enabledEvents, [
+        'payment.succeeded',
+        'Invoice.sent',
+      ]);
       // Event codes are checked before anything is sent, with the closest code (DESIGN §12).
       const typo = await runCli(['webhooks', 'update', endpointId, '--events', 'payment.faild'], merchantEnv);
       assert.equal(typo.code, 1);

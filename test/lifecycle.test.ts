@@ -131,7 +131,7 @@ describe(`process lifecycle (${databaseKind})`, () => {
   });
 
   it(
-    'a database outage answers 503 service_unavailable, ready 503, and the process reconnects by itself',
+    'a database outage answers 503 service_unavailable (API) and a 503 page (hosted pages, dashboard), ready 503, and the process reconnects by itself',
     { skip: onPostgres ? false : 'PostgreSQL only: PGlite runs inside the process' },
     async () => {
       const env = await freshDatabase(true);
@@ -145,6 +145,23 @@ describe(`process lifecycle (${databaseKind})`, () => {
 
       const before = await call(running, 'POST', '/customers/create', { email: 'before@example.com' });
       assert.equal(before.status, 200);
+      const checkout = await call(running, 'POST', '/checkout/session/create', {
+        amountTotal: '1500',
+        currency: 'EUR',
+        returnUrl: 'https://shop.example/done',
+      });
+      assert.equal(checkout.status, 200, JSON.stringify(checkout.body));
+      const invoice = await call(running, 'POST', '/invoices/create', {
+        customerId: before.body.data.id,
+        currency: 'EUR',
+        lineItems: [{ description: 'Tea club, monthly', amount: '1990', quantity: 1 }],
+        collectionMethod: 'send_invoice',
+        daysUntilDue: 10,
+      });
+      assert.equal(invoice.status, 200, JSON.stringify(invoice.body));
+      const open = await call(running, 'POST', `/invoices/${invoice.body.data.id}/finalize`);
+      assert.equal(open.status, 200, JSON.stringify(open.body));
+      const invoicePage = new URL(open.body.data.hostedInvoiceUrl);
 
       await proxy.cut();
       const during = await call(running, 'POST', '/customers/create', { email: 'during@example.com' });
@@ -162,6 +179,35 @@ describe(`process lifecycle (${databaseKind})`, () => {
       assert.equal(ready.body.status, 'unavailable');
       assert.equal(ready.body.checks.database.status, 'failing');
       assert.equal((await health(running.origin, '/health/live')).status, 200);
+      // /metrics still answers, with tessera_ready 0 and without the database-wide gauges it cannot read.
+      const scrape = async () => {
+        const response = await fetch(`${running.origin}/metrics`, { headers: { authorization: `Bearer ${adminKey}` } });
+        return { status: response.status, text: await response.text() };
+      };
+      const outage = await scrape();
+      assert.equal(outage.status, 200, outage.text.slice(0, 300));
+      assert.match(outage.text, /^tessera_ready 0$/m);
+      assert.doesNotMatch(outage.text, /^tessera_webhook_deliveries_pending /m);
+      // The pages a browser opens answer 503 too, a page (in the shopper's language), never JSON or a 500.
+      const pages = [
+        { route: `/checkout/${checkout.body.data.id}`, language: 'de-DE', text: /Bitte versuchen Sie es erneut/ },
+        {
+          route: `${invoicePage.pathname}${invoicePage.search}`,
+          language: 'de-DE',
+          text: /Bitte versuchen Sie es erneut/,
+        },
+        { route: `/dashboard/payments`, language: 'en', text: /cannot reach its database just now/ },
+      ];
+      for (const { route, language, text } of pages) {
+        const page = await fetch(`${running.origin}${route}`, {
+          headers: { 'accept-language': language, cookie: `tessera_session=${randomBytes(16).toString('hex')}` },
+        });
+        const body = await page.text();
+        assert.equal(page.status, 503, `${route}: ${body.slice(0, 300)}`);
+        assert.match(page.headers.get('content-type') ?? '', /^text\/html/, route);
+        assert.equal(page.headers.get('retry-after'), '2', route);
+        assert.match(body, text, route);
+      }
 
       await proxy.restore();
       for (let tries = 0; (await health(running.origin)).status !== 200; tries++) {
@@ -171,6 +217,9 @@ describe(`process lifecycle (${databaseKind})`, () => {
       const after = await call(running, 'GET', `/customers/${before.body.data.id}`);
       assert.equal(after.status, 200, 'what was answered before the outage is there');
       assert.equal((await call(running, 'POST', '/customers/create', { email: 'after@example.com' })).status, 200);
+      assert.match((await scrape()).text, /^tessera_ready 1$/m);
+      assert.equal((await fetch(`${running.origin}/checkout/${checkout.body.data.id}`)).status, 200);
+      assert.equal((await fetch(`${running.origin}${invoicePage.pathname}${invoicePage.search}`)).status, 200);
       assert.doesNotMatch(running.output(), /"level":50/, 'an outage is not logged as an error');
     },
   );

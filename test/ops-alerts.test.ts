@@ -24,13 +24,14 @@ describe('ops/alerts.yml', () => {
     },
   );
 
-  it('covers payment failures, the webhook backlog, failing endpoints and processes that are down', () => {
+  it('covers payment failures, the webhook backlog, failing endpoints, processes that are down and processes that are not ready', () => {
     const rules = readFileSync('ops/alerts.yml', 'utf8');
     for (const family of [
       'tessera_payments_total{status="failed"}',
       'tessera_webhook_oldest_pending_seconds',
       'tessera_webhook_endpoints{health="failing"}',
       'up{job="tessera"}',
+      'tessera_ready{job="tessera"}',
     ]) {
       assert.ok(rules.includes(family), family);
     }

@@ -99,6 +99,7 @@ describe('health and metrics', () => {
     assert.equal(sample(text, 'tessera_webhook_endpoints{health="disabled"}'), 0);
     assert.ok((sample(text, 'tessera_webhook_deliveries_pending') ?? -1) >= 0);
     assert.ok(sample(text, 'tessera_webhook_oldest_pending_seconds') !== undefined);
+    assert.equal(sample(text, 'tessera_ready'), 1, 'ready, as /health/ready says');
     assert.ok(sample(text, 'process_cpu_user_seconds_total') !== undefined, 'default process metrics');
     assert.match(text, /^nodejs_eventloop_lag_seconds /m);
     assert.match(text, /^# TYPE tessera_refunds_total counter$/m);

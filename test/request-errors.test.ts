@@ -48,6 +48,32 @@ describe(`errors that teach (${databaseKind})`, () => {
     assert.equal(far.body.data.suggestion, undefined);
   });
 
+  test('two letters swapped count one edit: emial, phnoe, ulr and sinec are named with the field meant', async () => {
+    const merchant = await ctx.merchant();
+    // Optional fields: refused as unknown, with the suggestion.
+    const customer = await merchant.call('POST', '/customers/create', { emial: 'ada@example.com', phnoe: '+3120' });
+    refused(customer, 'emial', /^emial is not a recognized field: did you mean email\?$/);
+    assert.equal(customer.body.data.suggestion, 'email');
+    const phone = await merchant.call('POST', '/customers/create', { phnoe: '+31201234567' });
+    refused(phone, 'phnoe', /^phnoe is not a recognized field: did you mean phone\?$/);
+    // Required fields: the missing field's nearest unknown one is named, not the first sent.
+    const endpoint = await merchant.call('POST', '/webhook_endpoints/create', {
+      colour: 'blue',
+      ulr: 'https://shop.example/hooks',
+      enabledEvents: ['payment.succeeded'],
+    });
+    refused(endpoint, 'ulr', /^ulr is not a recognized field: did you mean url\? \(url is required\)$/);
+    assert.equal(endpoint.body.data.suggestion, 'url');
+    const recover = await merchant.call('POST', '/webhook_endpoints/we_0000000000000000/recover', {
+      sinec: '2026-11-22T18:30:00.000Z',
+    });
+    refused(recover, 'sinec', /^sinec is not a recognized field: did you mean since\? \(since is required\)$/);
+    // A swap is one edit, not a licence: a name near nothing still gets no suggestion.
+    // (mial → email is a swap and an insertion: two edits, over the one a four-letter name may have.)
+    const far = await merchant.call('POST', '/customers/create', { mial: 'ada@example.com' });
+    refused(far, 'mial', /^mial is not a recognized field$/);
+  });
+
   test('a JSON body sent as a form (curl -d without the header) is refused naming Content-Type, creating nothing', async () => {
     const merchant = await ctx.merchant();
     for (const body of ['{"firstName":"A"}', '  {"firstName":', '[{"firstName":"A"}]']) {

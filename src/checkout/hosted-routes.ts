@@ -1,4 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/errors.js';
+import { unavailableRetryAfterSeconds } from '../http/error-responses.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import type { App } from '../http/server.js';
 import { shopperLocale, type ShopperLocale } from '../shopper/locales.js';
@@ -68,6 +70,15 @@ export function hostedCheckoutRoutes(deps: HostedCheckoutDeps, limiter?: RateLim
       scope.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
         const locale = shopperLocale(null, acceptLanguage(request));
         if ((error.statusCode ?? 500) < 500) return sendMessage(reply, 400, locale, 'badRequestTitle', 'badRequest');
+        // A database outage is the database's state, not a bug: 503 and a retry, as the API answers.
+        if (isDatabaseUnavailable(error)) {
+          request.log.warn(
+            { reason: (error as { code?: string }).code ?? error.message },
+            'hosted checkout page unavailable',
+          );
+          reply.header('Retry-After', String(unavailableRetryAfterSeconds));
+          return sendMessage(reply, 503, locale, 'unavailableTitle', 'unavailable');
+        }
         request.log.error({ err: error }, 'hosted checkout page failed');
         return sendMessage(reply, 500, locale, 'errorTitle', 'errorText');
       });
@@ -85,6 +96,7 @@ export function hostedCheckoutRoutes(deps: HostedCheckoutDeps, limiter?: RateLim
           : { allowed: true as const };
         // A limit that cannot be counted lets nothing through (DESIGN §11).
         if (decision === 'unavailable') {
+          reply.header('Retry-After', String(unavailableRetryAfterSeconds));
           return sendMessage(
             reply,
             503,

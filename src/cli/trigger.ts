@@ -149,7 +149,7 @@ export async function triggerCommand(argv: string[]): Promise<number> {
     options: { url: { type: 'string' }, key: { type: 'string' }, json: { type: 'boolean' } },
   });
   if (positionals[0] === undefined) throw new ConfigError(`trigger takes one of: ${triggerTypes.join(', ')}`);
-  const type = cliEventCode('trigger', positionals[0]);
+  const type = cliEventCode('trigger', positionals[0], { exact: true });
   const recipe = recipes[type];
   const call: Call = async (method, route, body) => (await merchantCall(values, method, route, body)) as Answer;
   const result = await recipe(call);

@@ -1,6 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/server.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import { ApiError } from '../http/errors.js';
+import { unavailableRetryAfterSeconds } from '../http/error-responses.js';
 import { sameSecret } from '../team/service.js';
 import { html, type SafeHtml } from './html.js';
 import { dashboardBase, layout } from './layout.js';
@@ -84,6 +86,24 @@ export function dashboardRoutes(deps: DashboardDeps) {
           const status = (error as { statusCode?: number }).statusCode;
           if (status && status >= 400 && status < 500)
             return html200(reply, errorPage(request, 400, 'Not valid', 'The request is not valid'), 400);
+          // A database outage is the database's state, not a bug: 503 and a retry, as the API answers.
+          if (isDatabaseUnavailable(error)) {
+            request.log.warn(
+              { reason: (error as { code?: string; message?: string }).code ?? (error as Error).message },
+              'dashboard unavailable',
+            );
+            void reply.header('Retry-After', String(unavailableRetryAfterSeconds));
+            return html200(
+              reply,
+              errorPage(
+                request,
+                503,
+                'Unavailable just now',
+                'The dashboard cannot reach its database just now; nothing was changed. Reload the page in a moment.',
+              ),
+              503,
+            );
+          }
           request.log.error({ err: error }, 'dashboard page failed');
           return html200(
             reply,

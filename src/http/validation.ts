@@ -1,9 +1,9 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import { distance } from 'fastest-levenshtein';
 import { ApiError } from './errors.js';
 import { looksLikeCardNumber } from '../redact.js';
+import { editDistance } from './edit-distance.js';
 
 /**
  * Two validators: request bodies are checked strictly (a number is not a string, unknown fields
@@ -63,13 +63,14 @@ const folded = (name: string) => name.toLowerCase().replace(/[_\-\s]/g, '');
 
 /**
  * The known field nearest to an unknown name, when near enough to be a typo (issue 21, DESIGN §14):
- * `ammount` → `amount`, `customer_id` → `customerId`. At most a third of the letters may differ.
+ * `ammount` → `amount`, `customer_id` → `customerId`, `emial` → `email` (two letters swapped count one
+ * edit: optimal string alignment distance). At most a third of the letters may differ, or one.
  */
 export function closestField(name: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of known) {
-    const apart = distance(folded(name), folded(candidate));
+    const apart = editDistance(folded(name), folded(candidate));
     if (apart < bestDistance) [best, bestDistance] = [candidate, apart];
   }
   if (best === undefined) return undefined;
@@ -79,7 +80,8 @@ export function closestField(name: string, known: readonly string[]): string | u
 /**
  * A missing required field is often a misspelt one (`ammount` for `amount`): Ajv reports the
  * missing field first, so the object's unknown fields are looked for here and the one nearest to
- * the missing field is named instead, with the field it was meant to be.
+ * the missing field (fewest edits, the first sent on a tie) is named instead, with the field it
+ * was meant to be.
  */
 function unknownFieldBeside(error: ErrorObject): ApiError | undefined {
   const schema = error.parentSchema as ObjectSchema | undefined;
@@ -90,7 +92,8 @@ function unknownFieldBeside(error: ErrorObject): ApiError | undefined {
   const unknown = Object.keys(data).filter((key) => !Object.hasOwn(schema.properties!, key));
   if (unknown.length === 0) return undefined;
   const missing = String((error.params as { missingProperty?: unknown }).missingProperty);
-  const name = unknown.find((key) => closestField(key, [missing]) === missing) ?? unknown[0]!;
+  const apart = (key: string) => editDistance(folded(key), folded(missing));
+  const name = unknown.reduce((nearest, key) => (apart(key) < apart(nearest) ? key : nearest));
   const parent = pointerToParam(error.instancePath);
   const param = parent ? `${parent}.${name}` : name;
   if (looksLikeCardNumber(name)) {

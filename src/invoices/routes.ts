@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import { envelope, listOf, ok } from '../http/envelope.js';
+import { unavailableRetryAfterSeconds } from '../http/error-responses.js';
 import { merchantOf, type App } from '../http/server.js';
 import { shopperLocale } from '../shopper/locales.js';
 import type { ShopperBrand } from '../shopper/page.js';
@@ -159,6 +161,15 @@ export function hostedInvoiceRoutes(invoices: InvoiceService, limiter?: RateLimi
         if ((error.statusCode ?? 500) < 500) {
           return sendPage(reply, 400, renderInvoiceMessage(locale, 'badRequestTitle', 'badRequest'));
         }
+        // A database outage is the database's state, not a bug: 503 and a retry, as the API answers.
+        if (isDatabaseUnavailable(error)) {
+          request.log.warn(
+            { reason: (error as { code?: string }).code ?? error.message },
+            'hosted invoice page unavailable',
+          );
+          reply.header('Retry-After', String(unavailableRetryAfterSeconds));
+          return sendPage(reply, 503, renderInvoiceMessage(locale, 'unavailableTitle', 'unavailable'));
+        }
         request.log.error({ err: error }, 'hosted invoice page failed');
         return sendPage(reply, 500, renderInvoiceMessage(locale, 'errorTitle', 'errorText'));
       });
@@ -181,8 +192,10 @@ export function hostedInvoiceRoutes(invoices: InvoiceService, limiter?: RateLimi
         const decision = limiter
           ? await limiter.take([`address:${request.ip}`, `invoice:${invoiceId}`]).catch(() => 'unavailable' as const)
           : { allowed: true as const };
-        if (decision === 'unavailable')
+        if (decision === 'unavailable') {
+          reply.header('Retry-After', String(unavailableRetryAfterSeconds));
           return sendPage(reply, 503, renderInvoiceMessage(localeOf(request), 'unavailableTitle', 'unavailable'));
+        }
         if (!decision.allowed) {
           reply.header('Retry-After', String(decision.retryAfterSeconds));
           return sendPage(

@@ -11,4 +11,4 @@ ALTER TABLE payments ADD COLUMN network_token_encrypted text;
 
 -- GET /payment?orderNo=…: the unique index payments_order_no covers only payments that may still
 -- succeed, and the list must find failed and canceled ones too.
-CREATE INDEX payments_order_no_lookup ON payments (merchant_id, mode, order_no, created_at DESC) WHERE order_no IS NOT NULL;
+-- payments_order_no_lookup: built CONCURRENTLY by 0155_large_table_indexes.sql (DESIGN §11: no write blocked while it builds).

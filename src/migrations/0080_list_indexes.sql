@@ -10,40 +10,29 @@
 -- candidate for the other lists, and for its own filter it matches one equality more than the
 -- list index. test/query-plans.test.ts explains every list query on a seeded database.
 
-DROP INDEX payments_status_list;
-DROP INDEX payments_customer;
-DROP INDEX payments_order_no_lookup;
+DROP INDEX IF EXISTS payments_status_list;
+DROP INDEX IF EXISTS payments_customer;
+DROP INDEX IF EXISTS payments_order_no_lookup;
 DROP INDEX customers_email;
-DROP INDEX refunds_payment;
-DROP INDEX refunds_status;
+DROP INDEX IF EXISTS refunds_payment;
+DROP INDEX IF EXISTS refunds_status;
 DROP INDEX invoices_customer;
 DROP INDEX invoices_status;
-DROP INDEX events_object;
-DROP INDEX webhook_deliveries_merchant;
+DROP INDEX IF EXISTS events_object;
+DROP INDEX IF EXISTS webhook_deliveries_merchant;
 DROP INDEX webhook_checks_endpoint;
 DROP INDEX team_members_merchant;
 -- A prefix of audit_log_merchant_recent.
 DROP INDEX audit_log_merchant;
 
-CREATE INDEX payments_status_list ON payments (status, merchant_id, mode, created_at DESC, id DESC);
-CREATE INDEX payments_customer ON payments (customer_id, merchant_id, mode, created_at DESC, id DESC);
-CREATE INDEX payments_order_no_lookup ON payments (order_no, merchant_id, mode, created_at DESC, id DESC)
-  WHERE order_no IS NOT NULL;
 CREATE INDEX customers_email ON customers (lower(email), merchant_id, mode, created_at DESC, id DESC)
   WHERE email IS NOT NULL;
 -- customers_merchant_user (unique) keeps the id unique; this one lists in order.
 CREATE INDEX customers_merchant_user_list ON customers (merchant_user_id, merchant_id, mode, created_at DESC, id DESC)
   WHERE merchant_user_id IS NOT NULL;
-CREATE INDEX refunds_payment ON refunds (payment_id, merchant_id, mode, created_at DESC, id DESC);
-CREATE INDEX refunds_status ON refunds (status, merchant_id, mode, created_at DESC, id DESC);
 CREATE INDEX invoices_customer ON invoices (customer_id, merchant_id, mode, created_at DESC, id DESC);
 CREATE INDEX invoices_status ON invoices (status, merchant_id, mode, created_at DESC, id DESC);
 CREATE INDEX checkout_sessions_status ON checkout_sessions (status, merchant_id, mode, created_at DESC, id DESC);
-CREATE INDEX events_type ON events (type, merchant_id, mode, created_at DESC, id DESC);
-CREATE INDEX events_object ON events (object_id, merchant_id, mode, created_at DESC, id DESC);
-CREATE INDEX webhook_deliveries_list ON webhook_deliveries (merchant_id, mode, created_at DESC, id DESC);
-CREATE INDEX webhook_deliveries_status ON webhook_deliveries (status, merchant_id, mode, created_at DESC, id DESC);
-CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, merchant_id, mode, created_at DESC, id DESC);
 CREATE INDEX webhook_checks_endpoint ON webhook_checks (endpoint_id, merchant_id, mode, created_at DESC, id DESC);
 -- The team list (members not removed, oldest first): without the predicate, team_members_email's
 -- (removed_at IS NULL) was chosen and every merchant's members were read.
@@ -51,6 +40,7 @@ CREATE INDEX team_members_merchant ON team_members (merchant_id, created_at, id)
 -- The status class filter (2xx … 5xx) is written `status_code / 100 = $n` to match this expression.
 CREATE INDEX api_request_logs_status ON api_request_logs ((status_code / 100), merchant_id, mode, created_at DESC, id DESC);
 
--- Retention (docs/webhooks.md "Retention"): the prune job reads the oldest events and finished deliveries.
-CREATE INDEX events_created ON events (created_at);
-CREATE INDEX webhook_deliveries_finished ON webhook_deliveries (created_at) WHERE status <> 'pending';
+-- The indexes of this file on payments, refunds, events and webhook_deliveries (the lists', and
+-- retention's: the prune job reads the oldest events and finished deliveries) are built
+-- CONCURRENTLY by 0155_large_table_indexes.sql (DESIGN §11: no write blocked while they build);
+-- the DROPs above take their lock for a moment only.

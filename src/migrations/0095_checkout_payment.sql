@@ -3,5 +3,5 @@
 -- (src/payments/checkout-hook.ts): no crash can leave a paid session open.
 ALTER TABLE payments ADD COLUMN checkout_session_id text;
 -- Paid at most once: of the payments of one session, at most one may still succeed (or has).
-CREATE UNIQUE INDEX payments_checkout_session ON payments (checkout_session_id)
-  WHERE checkout_session_id IS NOT NULL AND status NOT IN ('failed', 'canceled');
+-- The unique index payments_checkout_session is built CONCURRENTLY by 0155_large_table_indexes.sql
+-- (DESIGN §11: no write to payments blocked while it builds).

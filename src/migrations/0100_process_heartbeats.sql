@@ -16,8 +16,6 @@ ALTER TABLE idempotency_keys ADD COLUMN claimed_by text;
 ALTER TABLE webhook_deliveries ADD COLUMN locked_by text;
 ALTER TABLE scheduled_jobs ADD COLUMN locked_by text;
 
--- The claims a dead process still holds, found without reading whole tables: only rows under a
--- lease are in these indexes, and a lease ends (locked_until NULL) when its work is recorded.
-CREATE INDEX webhook_deliveries_locked_by ON webhook_deliveries (locked_by) WHERE locked_until IS NOT NULL;
-CREATE INDEX scheduled_jobs_locked_by ON scheduled_jobs (locked_by) WHERE locked_until IS NOT NULL AND done_at IS NULL;
-CREATE INDEX idempotency_keys_claimed_by ON idempotency_keys (claimed_by) WHERE status_code IS NULL;
+-- The indexes of the claims a dead process still holds are built CONCURRENTLY by
+-- 0155_large_table_indexes.sql: these three tables are large on a busy service, and a plain
+-- CREATE INDEX here would block their writes while it builds (DESIGN §11).

@@ -18,6 +18,5 @@ ALTER TABLE webhook_endpoints ADD COLUMN disabled_at timestamptz;
 -- The health sweep looks only at failing endpoints.
 CREATE INDEX webhook_endpoints_failing ON webhook_endpoints (failing_since)
   WHERE failing_since IS NOT NULL AND deleted_at IS NULL;
--- nextAttemptAt: an endpoint's earliest pending delivery, without scanning other endpoints' backlogs.
-CREATE INDEX webhook_deliveries_endpoint_due ON webhook_deliveries (endpoint_id, next_attempt_at)
-  WHERE status = 'pending';
+-- nextAttemptAt's index (an endpoint's earliest pending delivery) is built CONCURRENTLY by
+-- 0155_large_table_indexes.sql: webhook_deliveries is the largest table of a busy service.

@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Clock } from '../clock.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import type { RecordedEvent } from '../events/service.js';
 import type { DatabaseGaugeSource } from './gauges.js';
 
@@ -24,9 +25,30 @@ const durationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  * several services in one process). Counters are the process's own (Prometheus adds the
  * processes up); the database-wide gauges come from `gauges`, computed by one process at a time.
  */
-export function createMetrics({ clock, gauges }: { clock: Clock; gauges: DatabaseGaugeSource }): Metrics {
+export function createMetrics({
+  clock,
+  gauges,
+  ready,
+}: {
+  clock: Clock;
+  gauges: DatabaseGaugeSource;
+  /** True when GET /health/ready would answer 200 now. */
+  ready: () => Promise<boolean>;
+}): Metrics {
   const registry = new Registry();
+  // The database-wide gauges, in a registry of their own: while the database is out of reach they
+  // are left out of the scrape, which still answers (tessera_ready 0 says why), rather than failing it.
+  const database = new Registry();
   collectDefaultMetrics({ register: registry });
+
+  new Gauge({
+    name: 'tessera_ready',
+    help: '1 when this process would answer GET /health/ready with 200 (database reachable within 1 s, schema current, not starting or stopping), else 0',
+    registers: [registry],
+    async collect() {
+      this.set((await ready()) ? 1 : 0);
+    },
+  });
 
   const requests = new Counter({
     name: 'tessera_http_requests_total',
@@ -65,7 +87,7 @@ export function createMetrics({ clock, gauges }: { clock: Clock; gauges: Databas
   new Gauge({
     name: 'tessera_webhook_deliveries_pending',
     help: 'Webhook deliveries waiting for a successful attempt, in the whole database',
-    registers: [registry],
+    registers: [database],
     async collect() {
       this.set((await current()).pendingDeliveries);
     },
@@ -73,7 +95,7 @@ export function createMetrics({ clock, gauges }: { clock: Clock; gauges: Databas
   new Gauge({
     name: 'tessera_webhook_oldest_pending_seconds',
     help: 'Age of the oldest pending webhook delivery in seconds (0 when none is pending)',
-    registers: [registry],
+    registers: [database],
     async collect() {
       const oldest = (await current()).oldestPendingAt;
       this.set(oldest === null ? 0 : Math.max(0, (clock.now().getTime() - Date.parse(oldest)) / 1000));
@@ -83,7 +105,7 @@ export function createMetrics({ clock, gauges }: { clock: Clock; gauges: Databas
     name: 'tessera_webhook_endpoints',
     help: 'Webhook endpoints (not deleted) by health: healthy, failing or disabled',
     labelNames: ['health'] as const,
-    registers: [registry],
+    registers: [database],
     async collect() {
       for (const [health, count] of Object.entries((await current()).endpoints)) this.set({ health }, count);
     },
@@ -108,7 +130,12 @@ export function createMetrics({ clock, gauges }: { clock: Clock; gauges: Databas
       attempts.inc({ outcome });
     },
     async render() {
-      return { contentType: registry.contentType, body: await registry.metrics() };
+      const own = await registry.metrics();
+      const shared = await database.metrics().catch((err: unknown) => {
+        if (isDatabaseUnavailable(err)) return '';
+        throw err;
+      });
+      return { contentType: registry.contentType, body: `${own}${shared}` };
     },
   };
 }
