@@ -12,6 +12,8 @@ export interface Metrics {
   /** Events whose transaction committed: payments and refunds are counted by the status they reached. */
   observeEvents(events: readonly RecordedEvent[]): void;
   observeAttempt(outcome: AttemptOutcomeLabel): void;
+  /** The event stream's self-check (src/events/feed.ts): its probe NOTIFY came back to its LISTEN, or not. */
+  observeListenProbe(outcome: 'received' | 'missing'): void;
   /** The Prometheus text exposition of every family. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -56,6 +58,12 @@ export function createMetrics({ clock, gauges }: { clock: Clock; gauges: Databas
   const attempts = new Counter({
     name: 'tessera_webhook_attempts_total',
     help: 'Webhook delivery attempts by outcome: succeeded, failed (retried or given up) or skipped (endpoint disabled or deleted)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const listenProbes = new Counter({
+    name: 'tessera_event_stream_probes_total',
+    help: 'Self-checks of the event stream LISTEN session: received, or missing (see TESSERA_LISTEN_DATABASE_URL)',
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
@@ -106,6 +114,9 @@ export function createMetrics({ clock, gauges }: { clock: Clock; gauges: Databas
     },
     observeAttempt(outcome) {
       attempts.inc({ outcome });
+    },
+    observeListenProbe(outcome) {
+      listenProbes.inc({ outcome });
     },
     async render() {
       return { contentType: registry.contentType, body: await registry.metrics() };
