@@ -131,6 +131,7 @@ export async function createTessera({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     poolSize: config.databasePoolSize,
+    listenDatabaseUrl: config.listenDatabaseUrl,
     pgliteTemplate: config.testPgliteTemplate,
   });
   let phase: Phase = 'starting';

@@ -25,6 +25,8 @@ export interface Config {
   readonly host: string;
   /** PostgreSQL connection string; unset means embedded PGlite in `dataDir`. */
   readonly databaseUrl: string | undefined;
+  /** PostgreSQL only: where the event stream's LISTEN session connects; unset means databaseUrl. */
+  readonly listenDatabaseUrl: string | undefined;
   readonly dataDir: string;
   /** 32-byte vault master key; unset in development means "generated into the data folder". */
   readonly masterKey: Buffer | undefined;
@@ -164,6 +166,7 @@ const knownTesseraVariables = new Set([
   'TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS',
   'TESSERA_JOB_POLL_INTERVAL_MS',
   'TESSERA_DATABASE_POOL_SIZE',
+  'TESSERA_LISTEN_DATABASE_URL',
   'TESSERA_WEBHOOK_RETRY_DELAYS_SECONDS',
   'TESSERA_WEBHOOK_TIMEOUT_MS',
   'TESSERA_WEBHOOK_CONCURRENCY_PER_TARGET',
@@ -252,6 +255,13 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
   if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL must start with postgres:// or postgresql://');
   }
+  const listenDatabaseUrl = blankToUndefined(source.TESSERA_LISTEN_DATABASE_URL);
+  if (listenDatabaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(listenDatabaseUrl)) {
+    throw new ConfigError('TESSERA_LISTEN_DATABASE_URL must start with postgres:// or postgresql://');
+  }
+  if (listenDatabaseUrl !== undefined && databaseUrl === undefined) {
+    throw new ConfigError('TESSERA_LISTEN_DATABASE_URL is for PostgreSQL: set DATABASE_URL too, or unset it');
+  }
   const publicUrl = blankToUndefined(source.TESSERA_PUBLIC_URL);
   if (publicUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(publicUrl)) {
     throw new ConfigError('TESSERA_PUBLIC_URL must be an http(s) URL');
@@ -261,6 +271,7 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     port: integer(source, 'PORT', 8080, 0, 65535),
     host: blankToUndefined(source.HOST) ?? '127.0.0.1',
     databaseUrl,
+    listenDatabaseUrl,
     dataDir: dataDirectory(blankToUndefined(source.TESSERA_DATA_DIR) ?? './data'),
     masterKey,
     adminKey,

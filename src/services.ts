@@ -67,7 +67,12 @@ export function createServices({
   const { processId } = heartbeat;
   const merchants = createMerchantService({ db, clock });
   const events = createEventService({ db, clock });
-  const eventFeed = createEventFeed({ db, logger: log, markListening: (on) => heartbeat.listensEvents(on) });
+  const eventFeed = createEventFeed({
+    db,
+    logger: log,
+    markListening: (on) => heartbeat.listensEvents(on),
+    onProbe: (outcome) => metrics.observeListenProbe(outcome),
+  });
   const webhookEndpoints = createWebhookEndpointService({
     db,
     clock,

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { ConfigError } from '../config-rules.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { abortedCommit } from './errors.js';
 import { heldInserts } from './held-inserts.js';
@@ -78,10 +79,14 @@ export async function openDb(options: {
   databaseUrl?: string;
   dataDir?: string;
   poolSize?: number;
+  /** PostgreSQL: where the LISTEN session connects (TESSERA_LISTEN_DATABASE_URL); `databaseUrl` when unset. */
+  listenDatabaseUrl?: string;
   /** Tests only: a PGlite tar (dumpDataDir) a new embedded database starts from (config.testPgliteTemplate). */
   pgliteTemplate?: string;
 }): Promise<Db> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
+  if (options.databaseUrl) {
+    return openPostgres(options.databaseUrl, options.poolSize ?? 10, options.listenDatabaseUrl ?? options.databaseUrl);
+  }
   return openPglite(options.dataDir, options.pgliteTemplate);
 }
 
@@ -177,7 +182,7 @@ const connectTimeoutMs = 5000;
 
 const ignoreError = () => {};
 
-async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> {
+async function openPostgres(databaseUrl: string, poolSize: number, listenUrl: string): Promise<Db> {
   const types = {
     getTypeParser: (oid: number, format?: 'text' | 'binary') =>
       oid === INT8_OID || oid === NUMERIC_OID ? (value: string) => value : pg.types.getTypeParser(oid, format),
@@ -198,6 +203,11 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> 
   pool.on('error', () => {});
   const client = await pool.connect();
   client.release();
+  if (listenUrl !== databaseUrl)
+    await checkListenUrl(listenUrl).catch(async (err: unknown) => {
+      await pool.end();
+      throw err;
+    });
   // Every statement is prepared once per connection under a name derived from its text, so that
   // PostgreSQL parses and plans it once rather than on every call (the hot paths repeat a few
   // dozen statements). Statements without parameters (BEGIN, COMMIT, DDL) run as they are.
@@ -285,7 +295,7 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> 
       const name = channelName(channel);
       // Not from the pool: LISTEN holds its session for as long as the listener lives.
       const client = new pg.Client({
-        connectionString: databaseUrl,
+        connectionString: listenUrl,
         connectionTimeoutMillis: connectTimeoutMs,
         keepAlive: true,
         keepAliveInitialDelayMillis: 10_000,
@@ -323,4 +333,19 @@ async function openPostgres(databaseUrl: string, poolSize: number): Promise<Db> 
       await pool.end();
     },
   };
+}
+
+/** A LISTEN URL of its own must reach PostgreSQL at start: refused in one line naming the setting. */
+async function checkListenUrl(listenUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: listenUrl, connectionTimeoutMillis: connectTimeoutMs });
+  client.on('error', () => {});
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new ConfigError(`TESSERA_LISTEN_DATABASE_URL cannot be connected to: ${reason}`);
+  } finally {
+    await client.end().catch(() => {});
+  }
 }

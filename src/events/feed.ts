@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Listener } from '../db/db.js';
 import * as queries from './queries.js';
@@ -22,6 +23,13 @@ const retryMaxMs = 15_000;
  * listens: a process taken for dead after a long pause gets its row back without the mark.
  */
 const remarkEveryMs = 10_000;
+/**
+ * The self-check (PostgreSQL): each time the feed starts listening it NOTIFYs a probe on its channel
+ * through the pool, as an event's trigger would, and expects it on its LISTEN session within this.
+ * Through PgBouncer in transaction mode, or a LISTEN URL on another database, it never comes.
+ */
+export const probeTimeoutMs = 5000;
+const probePrefix = 'probe.';
 /** Ids fetched in one statement at most. */
 const fetchBatch = 500;
 
@@ -30,6 +38,8 @@ export interface EventFeedDeps {
   logger: FastifyBaseLogger;
   /** Marks this process as listening, or not (Heartbeat.listensEvents): the trigger notifies only then. */
   markListening: (listening: boolean) => Promise<void>;
+  /** How each self-check ended (tessera_event_stream_probes_total). */
+  onProbe?: (outcome: 'received' | 'missing') => void;
 }
 
 interface Subscriber {
@@ -38,7 +48,7 @@ interface Subscriber {
   deliver: (events: RecordedEvent[]) => void;
 }
 
-export function createEventFeed({ db, logger, markListening }: EventFeedDeps) {
+export function createEventFeed({ db, logger, markListening, onProbe }: EventFeedDeps) {
   const subscribers = new Set<Subscriber>();
   let listener: Listener | undefined;
   let opening: Promise<void> | undefined;
@@ -49,6 +59,9 @@ export function createEventFeed({ db, logger, markListening }: EventFeedDeps) {
   // Ids notified and not fetched yet, in the order they came; one fetch runs at a time.
   let pending: string[] = [];
   let draining = false;
+  // The probe this process waits for, if any, and whether the last one failed (warned once per failure run).
+  let probe: { payload: string; timer: NodeJS.Timeout } | undefined;
+  let probeFailed = false;
 
   async function drain(): Promise<void> {
     if (draining) return;
@@ -90,8 +103,37 @@ export function createEventFeed({ db, logger, markListening }: EventFeedDeps) {
     }
   }
 
+  function startProbe(): void {
+    if (db.kind !== 'postgres' || probe) return;
+    const payload = `${probePrefix}${randomBytes(8).toString('hex')}`;
+    const timer = setTimeout(() => {
+      if (probe?.payload !== payload) return;
+      probe = undefined;
+      onProbe?.('missing');
+      if (probeFailed) return;
+      probeFailed = true;
+      logger.warn(
+        `GET /events/stream gets no events: a NOTIFY sent through DATABASE_URL did not reach the LISTEN session within ${probeTimeoutMs} ms (PgBouncer in transaction mode?); set TESSERA_LISTEN_DATABASE_URL to a direct or session-mode connection to the same database`,
+      );
+    }, probeTimeoutMs);
+    timer.unref();
+    probe = { payload, timer };
+    db.query('SELECT pg_notify($1, $2)', [eventsChannel, payload]).catch((err: unknown) => {
+      logger.warn({ err }, 'the event stream self-check could not send its probe');
+    });
+  }
+
   function notified(payload: string): void {
     if (payload === '') return;
+    if (payload.startsWith(probePrefix)) {
+      // Probes of other processes come here too; only this process's own is waited for.
+      if (probe?.payload !== payload) return;
+      clearTimeout(probe.timer);
+      probe = undefined;
+      probeFailed = false;
+      onProbe?.('received');
+      return;
+    }
     pending.push(...payload.split(','));
     void drain();
   }
@@ -151,6 +193,7 @@ export function createEventFeed({ db, logger, markListening }: EventFeedDeps) {
       markListening(true).catch((err: unknown) => logger.warn({ err }, 'the event stream mark could not be written'));
     }, remarkEveryMs);
     remarkTimer.unref();
+    startProbe();
   }
 
   function ensureOpen(): Promise<void> {
@@ -174,6 +217,8 @@ export function createEventFeed({ db, logger, markListening }: EventFeedDeps) {
     clearInterval(remarkTimer);
     remarkTimer = undefined;
     await opening?.catch(() => {});
+    clearTimeout(probe?.timer);
+    probe = undefined;
     const open = listener;
     listener = undefined;
     if (!open) return;

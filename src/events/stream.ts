@@ -79,7 +79,8 @@ export function eventStreamRoutes(feed: EventFeed) {
           response: {
             200: {
               description: 'A text/event-stream that stays open',
-              content: { 'text/event-stream': { schema: { type: 'string', example: streamExample } } },
+              // Its example is captured from a real run (src/http/reference-examples.ts).
+              content: { 'text/event-stream': { schema: { type: 'string' } } },
             },
           },
         },
@@ -124,10 +125,3 @@ export function eventStreamRoutes(feed: EventFeed) {
     );
   };
 }
-
-const streamExample =
-  ': connected\n\n' +
-  'id: evt_1234567890123456789\n' +
-  'event: payment.succeeded\n' +
-  'data: {"id":"evt_1234567890123456789","apiVersion":"v1","type":"endpoint_payment.payment_succeeded",' +
-  '"created":"2025-01-01T12:00:00.000Z","data":{"id":"pt_1234567890123456789","status":"succeeded"}}\n\n';

@@ -216,6 +216,9 @@ export function documentOperations(document: OpenApiDocument, publicRoutes: Publ
       const answer = captured?.answer;
       const answerJson = operation.responses?.['200']?.content?.['application/json'];
       if (answer && answerJson) answerJson.example = answer;
+      // GET /events/stream: its text up to its first event, as a client reads it.
+      const answerStream = operation.responses?.['200']?.content?.['text/event-stream'];
+      if (typeof answer === 'string' && answerStream) answerStream.example = answer;
       if (captured) {
         const errorJson = operation.responses?.[String(captured.error.status)]?.content?.['application/json'];
         if (errorJson) errorJson.example = captured.error.answer;

@@ -32,6 +32,10 @@ const errorCatalog = Object.entries(errorStatus)
   .map(([code, status]) => `| \`${code}\` | ${status} | ${errorMeanings[code as keyof typeof errorStatus]} |`)
   .join('\n');
 
+/** "400, 401, … or 503": every HTTP status of the catalogue below, from it, so the two cannot disagree. */
+const errorStatuses = [...new Set(Object.values(errorStatus))].sort((a, b) => a - b);
+const errorStatusList = `${errorStatuses.slice(0, -1).join(', ')} or ${errorStatuses.at(-1)}`;
+
 /**
  * The guides of the reference (DESIGN §14): each \`#\` heading is a section of the reference's
  * navigation, searchable and linkable (\`/docs#section/Quickstart\`).
@@ -61,7 +65,7 @@ A key never sees another merchant's objects (404).
 
 # Errors
 
-HTTP 400, 401, 403, 404, 429 or 500 with \`{"code": "<error code>", "msg": "<sentence>", "data": {"param": …}}\`.
+HTTP ${errorStatusList} with \`{"code": "<error code>", "msg": "<sentence>", "data": {"param": …}}\`.
 A declined payment is not an error: it is created (200) with \`status: "failed"\` and \`errorCode\`.
 
 | Code | HTTP | Meaning |

@@ -26,7 +26,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_6896371767163666287',
+        id: 'cus_3708730696653259181',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -62,13 +62,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /customers/{id}': {
     request: {
-      path: '/customers/cus_6896371767163666287',
+      path: '/customers/cus_3708730696653259181',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_6896371767163666287',
+        id: 'cus_3708730696653259181',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -96,7 +96,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /customers/{id}/update': {
     request: {
-      path: '/customers/cus_6896371767163666287/update',
+      path: '/customers/cus_3708730696653259181/update',
       body: {
         phone: '+1 415 555 0100',
       },
@@ -105,7 +105,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_6896371767163666287',
+        id: 'cus_3708730696653259181',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -156,7 +156,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_1695194718182518078',
+        id: 'pm_1991994083852711060',
         type: 'card',
         billingDetails: {
           address: null,
@@ -173,7 +173,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
+          fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
           last4: '4242',
           tokenType: null,
         },
@@ -215,13 +215,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment_methods/{id}': {
     request: {
-      path: '/payment_methods/pm_1695194718182518078',
+      path: '/payment_methods/pm_1991994083852711060',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_1695194718182518078',
+        id: 'pm_1991994083852711060',
         type: 'card',
         billingDetails: {
           address: null,
@@ -238,7 +238,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
+          fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
           last4: '4242',
           tokenType: null,
         },
@@ -268,29 +268,29 @@ export const capturedExamples: Record<string, CapturedExample> = {
       body: {
         amount: '1999',
         currency: 'USD',
-        customerId: 'cus_6896371767163666287',
-        paymentMethod: 'pm_1695194718182518078',
+        customerId: 'cus_3708730696653259181',
+        paymentMethod: 'pm_1991994083852711060',
         confirm: 'true',
         setupFutureUsage: 'on',
         orderNo: 'order-1001',
-        notifyUrl: 'http://127.0.0.1:41065/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:46619/webhooks/tessera',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_9809852970569184079',
+        id: 'pt_1601400486002730907',
         amount: '1999',
         currency: 'USD',
         confirmationMethod: 'automatic',
-        customerId: 'cus_6896371767163666287',
-        paymentMethod: 'pm_1695194718182518078',
+        customerId: 'cus_3708730696653259181',
+        paymentMethod: 'pm_1991994083852711060',
         description: null,
         ip: null,
         confirm: 'true',
         lineItems: null,
-        notifyUrl: 'http://127.0.0.1:41065/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:46619/webhooks/tessera',
         orderNo: 'order-1001',
         preAuth: 'n',
         receiptEmail: null,
@@ -317,10 +317,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
+            fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
           },
         },
-        clientSecret: 'pt_9809852970569184079_secret_61c2a599854643e3ef6ef5c5bec0e20259aecb1c678e7d1bd1eaba5e1c832400',
+        clientSecret: 'pt_1601400486002730907_secret_01dc54f3b871abf727f27c8fed1780b7611b20860072dcc1655b0f30982fb227',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1999',
@@ -346,12 +346,12 @@ export const capturedExamples: Record<string, CapturedExample> = {
         body: {
           amountt: '1999',
           currency: 'USD',
-          customerId: 'cus_6896371767163666287',
-          paymentMethod: 'pm_1695194718182518078',
+          customerId: 'cus_3708730696653259181',
+          paymentMethod: 'pm_1991994083852711060',
           confirm: 'true',
           setupFutureUsage: 'on',
           orderNo: 'order-1001',
-          notifyUrl: 'http://127.0.0.1:41065/webhooks/tessera',
+          notifyUrl: 'http://127.0.0.1:46619/webhooks/tessera',
         },
       },
       answer: {
@@ -367,23 +367,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment/{id}': {
     request: {
-      path: '/payment/pt_9809852970569184079',
+      path: '/payment/pt_1601400486002730907',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_9809852970569184079',
+        id: 'pt_1601400486002730907',
         amount: '1999',
         currency: 'USD',
         confirmationMethod: 'automatic',
-        customerId: 'cus_6896371767163666287',
-        paymentMethod: 'pm_1695194718182518078',
+        customerId: 'cus_3708730696653259181',
+        paymentMethod: 'pm_1991994083852711060',
         description: null,
         ip: null,
         confirm: 'true',
         lineItems: null,
-        notifyUrl: 'http://127.0.0.1:41065/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:46619/webhooks/tessera',
         orderNo: 'order-1001',
         preAuth: 'n',
         receiptEmail: null,
@@ -410,10 +410,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
+            fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
           },
         },
-        clientSecret: 'pt_9809852970569184079_secret_61c2a599854643e3ef6ef5c5bec0e20259aecb1c678e7d1bd1eaba5e1c832400',
+        clientSecret: 'pt_1601400486002730907_secret_01dc54f3b871abf727f27c8fed1780b7611b20860072dcc1655b0f30982fb227',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1999',
@@ -450,7 +450,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/payment',
       query: {
-        customerId: 'cus_6896371767163666287',
+        customerId: 'cus_3708730696653259181',
         limit: '1',
       },
     },
@@ -460,17 +460,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'pt_9809852970569184079',
+            id: 'pt_1601400486002730907',
             amount: '1999',
             currency: 'USD',
             confirmationMethod: 'automatic',
-            customerId: 'cus_6896371767163666287',
-            paymentMethod: 'pm_1695194718182518078',
+            customerId: 'cus_3708730696653259181',
+            paymentMethod: 'pm_1991994083852711060',
             description: null,
             ip: null,
             confirm: 'true',
             lineItems: null,
-            notifyUrl: 'http://127.0.0.1:41065/webhooks/tessera',
+            notifyUrl: 'http://127.0.0.1:46619/webhooks/tessera',
             orderNo: 'order-1001',
             preAuth: 'n',
             receiptEmail: null,
@@ -497,11 +497,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 expMonth: '12',
                 expYear: '2030',
                 country: 'US',
-                fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
+                fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
               },
             },
             clientSecret:
-              'pt_9809852970569184079_secret_61c2a599854643e3ef6ef5c5bec0e20259aecb1c678e7d1bd1eaba5e1c832400',
+              'pt_1601400486002730907_secret_01dc54f3b871abf727f27c8fed1780b7611b20860072dcc1655b0f30982fb227',
             canceledAt: null,
             cancellationReason: null,
             amountReceived: '1999',
@@ -528,7 +528,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment',
         query: {
-          customerId: 'cus_6896371767163666287',
+          customerId: 'cus_3708730696653259181',
           limit: '0',
         },
       },
@@ -544,7 +544,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment_methods/list/{customerId}': {
     request: {
-      path: '/payment_methods/list/cus_6896371767163666287',
+      path: '/payment_methods/list/cus_3708730696653259181',
     },
     answer: {
       code: 'success',
@@ -552,7 +552,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'pm_1695194718182518078',
+            id: 'pm_1991994083852711060',
             type: 'card',
             billingDetails: {
               address: null,
@@ -563,13 +563,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
               description: null,
             },
             created: '2026-11-22T12:00:03.000Z',
-            customerId: 'cus_6896371767163666287',
+            customerId: 'cus_3708730696653259181',
             card: {
               brand: 'visa',
               country: 'US',
               expMonth: '12',
               expYear: '2030',
-              fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
+              fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
               last4: '4242',
               tokenType: 'network_token',
             },
@@ -609,7 +609,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'cus_6896371767163666287',
+            id: 'cus_3708730696653259181',
             address: null,
             description: null,
             email: 'ada@example.com',
@@ -644,16 +644,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/attach': {
     request: {
-      path: '/payment_methods/pm_5611654707653586741/attach',
+      path: '/payment_methods/pm_1092201786066928926/attach',
       body: {
-        customerId: 'cus_6896371767163666287',
+        customerId: 'cus_3708730696653259181',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_5611654707653586741',
+        id: 'pm_1092201786066928926',
         type: 'card',
         billingDetails: {
           address: null,
@@ -664,13 +664,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
           description: null,
         },
         created: '2026-11-22T12:00:10.000Z',
-        customerId: 'cus_6896371767163666287',
+        customerId: 'cus_3708730696653259181',
         card: {
           brand: 'visa',
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
+          fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
           last4: '4242',
           tokenType: null,
         },
@@ -685,7 +685,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment_methods/pm_1000000000000000001/attach',
         body: {
-          customerId: 'cus_6896371767163666287',
+          customerId: 'cus_3708730696653259181',
         },
       },
       answer: {
@@ -699,7 +699,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/update': {
     request: {
-      path: '/payment_methods/pm_5611654707653586741/update',
+      path: '/payment_methods/pm_1092201786066928926/update',
       body: {
         billingDetails: {
           phone: '+1 415 555 0100',
@@ -710,7 +710,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_5611654707653586741',
+        id: 'pm_1092201786066928926',
         type: 'card',
         billingDetails: {
           address: null,
@@ -721,13 +721,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
           description: null,
         },
         created: '2026-11-22T12:00:10.000Z',
-        customerId: 'cus_6896371767163666287',
+        customerId: 'cus_3708730696653259181',
         card: {
           brand: 'visa',
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
+          fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
           last4: '4242',
           tokenType: null,
         },
@@ -758,13 +758,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/detach': {
     request: {
-      path: '/payment_methods/pm_5611654707653586741/detach',
+      path: '/payment_methods/pm_1092201786066928926/detach',
+      body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_5611654707653586741',
+        id: 'pm_1092201786066928926',
         type: 'card',
         billingDetails: {
           address: null,
@@ -781,7 +782,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
+          fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
           last4: '4242',
           tokenType: null,
         },
@@ -795,6 +796,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       status: 404,
       request: {
         path: '/payment_methods/pm_1000000000000000001/detach',
+        body: {},
       },
       answer: {
         code: 'resource_missing',
@@ -807,7 +809,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/update': {
     request: {
-      path: '/payment/pt_3223871759696987856/update',
+      path: '/payment/pt_1756593729703423551/update',
       body: {
         description: 'Order 1002',
       },
@@ -816,7 +818,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_3223871759696987856',
+        id: 'pt_1756593729703423551',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
@@ -846,7 +848,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paymentMethodTypes: ['card'],
         paymentMethodType: 'card',
         paymentMethodDetails: null,
-        clientSecret: 'pt_3223871759696987856_secret_340648d7f07df9248f4782dd9f91201bfde4543255518e81865b89b8dcb047eb',
+        clientSecret: 'pt_1756593729703423551_secret_65edda31c075ef367cf165b02694ac03284446e32f23890b421d93c10b7af85a',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '0',
@@ -881,7 +883,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}': {
     request: {
-      path: '/payment/pt_3223871759696987856',
+      path: '/payment/pt_1756593729703423551',
       body: {
         description: 'Order 1002, gift wrapped',
       },
@@ -890,7 +892,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_3223871759696987856',
+        id: 'pt_1756593729703423551',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
@@ -920,7 +922,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paymentMethodTypes: ['card'],
         paymentMethodType: 'card',
         paymentMethodDetails: null,
-        clientSecret: 'pt_3223871759696987856_secret_340648d7f07df9248f4782dd9f91201bfde4543255518e81865b89b8dcb047eb',
+        clientSecret: 'pt_1756593729703423551_secret_65edda31c075ef367cf165b02694ac03284446e32f23890b421d93c10b7af85a',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '0',
@@ -955,21 +957,21 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/confirm': {
     request: {
-      path: '/payment/pt_3223871759696987856/confirm',
+      path: '/payment/pt_1756593729703423551/confirm',
       body: {
-        paymentMethod: 'pm_9250066637851286875',
+        paymentMethod: 'pm_3475752863198903102',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_3223871759696987856',
+        id: 'pt_1756593729703423551',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_9250066637851286875',
+        paymentMethod: 'pm_3475752863198903102',
         description: 'Order 1002, gift wrapped',
         ip: null,
         confirm: 'false',
@@ -1001,10 +1003,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
+            fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
           },
         },
-        clientSecret: 'pt_3223871759696987856_secret_340648d7f07df9248f4782dd9f91201bfde4543255518e81865b89b8dcb047eb',
+        clientSecret: 'pt_1756593729703423551_secret_65edda31c075ef367cf165b02694ac03284446e32f23890b421d93c10b7af85a',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '2500',
@@ -1028,7 +1030,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment/pt_1000000000000000001/confirm',
         body: {
-          paymentMethod: 'pm_9250066637851286875',
+          paymentMethod: 'pm_3475752863198903102',
         },
       },
       answer: {
@@ -1042,18 +1044,19 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/capture': {
     request: {
-      path: '/payment/pt_5238945075178075538/capture',
+      path: '/payment/pt_7193023793413173008/capture',
+      body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_5238945075178075538',
+        id: 'pt_7193023793413173008',
         amount: '1500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_6833024642887230205',
+        paymentMethod: 'pm_8955076010665543626',
         description: null,
         ip: null,
         confirm: 'true',
@@ -1085,10 +1088,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
+            fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
           },
         },
-        clientSecret: 'pt_5238945075178075538_secret_8d381c123fa6f29901e01a39c7fb9b3a613edf250b9642f58e0ac5abbc6ffb33',
+        clientSecret: 'pt_7193023793413173008_secret_b73bdcaaf4f081b774d3f357d92bb224971a669f97ec67cc7192ad4ffb2c849e',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1500',
@@ -1111,6 +1114,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       status: 404,
       request: {
         path: '/payment/pt_1000000000000000001/capture',
+        body: {},
       },
       answer: {
         code: 'resource_missing',
@@ -1123,7 +1127,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/cancel': {
     request: {
-      path: '/payment/pt_1345200653491501690/cancel',
+      path: '/payment/pt_3597817264463118058/cancel',
       body: {
         cancellationReason: 'requested_by_customer',
       },
@@ -1132,12 +1136,12 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_1345200653491501690',
+        id: 'pt_3597817264463118058',
         amount: '1500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_3100752032641849021',
+        paymentMethod: 'pm_6466082994733176707',
         description: null,
         ip: null,
         confirm: 'true',
@@ -1169,10 +1173,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
+            fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
           },
         },
-        clientSecret: 'pt_1345200653491501690_secret_832e53bc239023ca7a8bfad48eee64d2e613123370fbc6937774732cf487d13e',
+        clientSecret: 'pt_3597817264463118058_secret_2e171415a3987a42fba07b18388d0419742e9857ae416b1d54b7d74f00614fc1',
         canceledAt: '2026-11-22T12:00:17.000Z',
         cancellationReason: 'requested_by_customer',
         amountReceived: '0',
@@ -1212,7 +1216,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/refunds/create',
       body: {
-        paymentId: 'pt_9809852970569184079',
+        paymentId: 'pt_1601400486002730907',
         amount: '500',
         reason: 'requested_by_customer',
       },
@@ -1221,10 +1225,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 're_7403923284820244561',
+        id: 're_8302291694594887923',
         amount: '500',
         currency: 'USD',
-        paymentId: 'pt_9809852970569184079',
+        paymentId: 'pt_1601400486002730907',
         reason: 'requested_by_customer',
         note: null,
         description: null,
@@ -1239,7 +1243,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/refunds/create',
         body: {
-          paymentIdd: 'pt_9809852970569184079',
+          paymentIdd: 'pt_1601400486002730907',
           amount: '500',
           reason: 'requested_by_customer',
         },
@@ -1257,16 +1261,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /refunds/{id}': {
     request: {
-      path: '/refunds/re_7403923284820244561',
+      path: '/refunds/re_8302291694594887923',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 're_7403923284820244561',
+        id: 're_8302291694594887923',
         amount: '500',
         currency: 'USD',
-        paymentId: 'pt_9809852970569184079',
+        paymentId: 'pt_1601400486002730907',
         reason: 'requested_by_customer',
         note: null,
         description: null,
@@ -1303,10 +1307,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 're_7403923284820244561',
+            id: 're_8302291694594887923',
             amount: '500',
             currency: 'USD',
-            paymentId: 'pt_9809852970569184079',
+            paymentId: 'pt_1601400486002730907',
             reason: 'requested_by_customer',
             note: null,
             description: null,
@@ -1341,7 +1345,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/invoices/create',
       body: {
-        customerId: 'cus_6896371767163666287',
+        customerId: 'cus_3708730696653259181',
         currency: 'USD',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
@@ -1358,8 +1362,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_7049176918117107812',
-        customerId: 'cus_6896371767163666287',
+        id: 'in_9494615180903851092',
+        customerId: 'cus_3708730696653259181',
         currency: 'USD',
         lineItems: [
           {
@@ -1396,7 +1400,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/invoices/create',
         body: {
-          customerIdd: 'cus_6896371767163666287',
+          customerIdd: 'cus_3708730696653259181',
           currency: 'USD',
           collectionMethod: 'send_invoice',
           daysUntilDue: 30,
@@ -1422,14 +1426,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /invoices/{id}': {
     request: {
-      path: '/invoices/in_7049176918117107812',
+      path: '/invoices/in_9494615180903851092',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_7049176918117107812',
-        customerId: 'cus_6896371767163666287',
+        id: 'in_9494615180903851092',
+        customerId: 'cus_3708730696653259181',
         currency: 'USD',
         lineItems: [
           {
@@ -1488,8 +1492,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'in_7049176918117107812',
-            customerId: 'cus_6896371767163666287',
+            id: 'in_9494615180903851092',
+            customerId: 'cus_3708730696653259181',
             currency: 'USD',
             lineItems: [
               {
@@ -1544,7 +1548,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/update': {
     request: {
-      path: '/invoices/in_7049176918117107812/update',
+      path: '/invoices/in_9494615180903851092/update',
       body: {
         description: 'March work',
       },
@@ -1553,8 +1557,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_7049176918117107812',
-        customerId: 'cus_6896371767163666287',
+        id: 'in_9494615180903851092',
+        customerId: 'cus_3708730696653259181',
         currency: 'USD',
         lineItems: [
           {
@@ -1605,14 +1609,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/finalize': {
     request: {
-      path: '/invoices/in_7049176918117107812/finalize',
+      path: '/invoices/in_9494615180903851092/finalize',
+      body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_7049176918117107812',
-        customerId: 'cus_6896371767163666287',
+        id: 'in_9494615180903851092',
+        customerId: 'cus_3708730696653259181',
         currency: 'USD',
         lineItems: [
           {
@@ -1633,7 +1638,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'open',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_7049176918117107812?token=ae287c6d1c2cc7cffb18c47aa36bb4e3c2981e514c6ab577f9c33d93008710df',
+          'http://127.0.0.1:8080/invoice/in_9494615180903851092?token=2ecd621887d9bd2db651da8ccdae103403d14d32d1fbb39c7b279bfcab788e50',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1649,6 +1654,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       status: 404,
       request: {
         path: '/invoices/in_1000000000000000001/finalize',
+        body: {},
       },
       answer: {
         code: 'resource_missing',
@@ -1661,14 +1667,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/send': {
     request: {
-      path: '/invoices/in_7049176918117107812/send',
+      path: '/invoices/in_9494615180903851092/send',
+      body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_7049176918117107812',
-        customerId: 'cus_6896371767163666287',
+        id: 'in_9494615180903851092',
+        customerId: 'cus_3708730696653259181',
         currency: 'USD',
         lineItems: [
           {
@@ -1689,7 +1696,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'open',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_7049176918117107812?token=ae287c6d1c2cc7cffb18c47aa36bb4e3c2981e514c6ab577f9c33d93008710df',
+          'http://127.0.0.1:8080/invoice/in_9494615180903851092?token=2ecd621887d9bd2db651da8ccdae103403d14d32d1fbb39c7b279bfcab788e50',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1705,6 +1712,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       status: 404,
       request: {
         path: '/invoices/in_1000000000000000001/send',
+        body: {},
       },
       answer: {
         code: 'resource_missing',
@@ -1717,14 +1725,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/void': {
     request: {
-      path: '/invoices/in_7049176918117107812/void',
+      path: '/invoices/in_9494615180903851092/void',
+      body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_7049176918117107812',
-        customerId: 'cus_6896371767163666287',
+        id: 'in_9494615180903851092',
+        customerId: 'cus_3708730696653259181',
         currency: 'USD',
         lineItems: [
           {
@@ -1745,7 +1754,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'void',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_7049176918117107812?token=ae287c6d1c2cc7cffb18c47aa36bb4e3c2981e514c6ab577f9c33d93008710df',
+          'http://127.0.0.1:8080/invoice/in_9494615180903851092?token=2ecd621887d9bd2db651da8ccdae103403d14d32d1fbb39c7b279bfcab788e50',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1761,6 +1770,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       status: 404,
       request: {
         path: '/invoices/in_1000000000000000001/void',
+        body: {},
       },
       answer: {
         code: 'resource_missing',
@@ -1773,13 +1783,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /invoices/{id}': {
     request: {
-      path: '/invoices/in_6365121669563705311',
+      path: '/invoices/in_2341547108921245644',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_6365121669563705311',
+        id: 'in_2341547108921245644',
         deleted: true,
       },
     },
@@ -1799,14 +1809,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/pay': {
     request: {
-      path: '/invoices/in_8606478789696574112/pay',
+      path: '/invoices/in_1405863865577418844/pay',
+      body: {
+        paymentMethod: 'pm_1991994083852711060',
+      },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_8606478789696574112',
-        customerId: 'cus_6896371767163666287',
+        id: 'in_1405863865577418844',
+        customerId: 'cus_3708730696653259181',
         currency: 'USD',
         lineItems: [
           {
@@ -1827,8 +1840,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'paid',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_8606478789696574112?token=bbe6af8fdbb9b8229dbc828dafda4a894b75325e4dbf5e17ff08c308cce235c9',
-        paymentId: 'pt_8064663967068419210',
+          'http://127.0.0.1:8080/invoice/in_1405863865577418844?token=70af1b0a335835e5ed5b30c230ee69aa70a9bc1488f11eb1490bdd81d564d0b6',
+        paymentId: 'pt_6203269412468545114',
         attemptCount: 1,
         nextPaymentAttempt: null,
         lastPaymentError: null,
@@ -1843,6 +1856,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       status: 404,
       request: {
         path: '/invoices/in_1000000000000000001/pay',
+        body: {
+          paymentMethod: 'pm_1991994083852711060',
+        },
       },
       answer: {
         code: 'resource_missing',
@@ -1855,14 +1871,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/mark_uncollectible': {
     request: {
-      path: '/invoices/in_8623300773503188707/mark_uncollectible',
+      path: '/invoices/in_4915932508303494815/mark_uncollectible',
+      body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_8623300773503188707',
-        customerId: 'cus_6896371767163666287',
+        id: 'in_4915932508303494815',
+        customerId: 'cus_3708730696653259181',
         currency: 'USD',
         lineItems: [
           {
@@ -1883,7 +1900,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'uncollectible',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_8623300773503188707?token=e08785590c6540114b5b4126ceb94f738f3e02af8a323fe46fb00758a04488bb',
+          'http://127.0.0.1:8080/invoice/in_4915932508303494815?token=b663696ab7ac23ec0a0be3d203d4e21f2eee9373705ae65f5a3c9d5d77340c49',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1899,6 +1916,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       status: 404,
       request: {
         path: '/invoices/in_1000000000000000001/mark_uncollectible',
+        body: {},
       },
       answer: {
         code: 'resource_missing',
@@ -1933,8 +1951,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_7992839968043480916',
-        url: 'http://127.0.0.1:8080/checkout/cs_7992839968043480916',
+        id: 'cs_7768580503403053183',
+        url: 'http://127.0.0.1:8080/checkout/cs_7768580503403053183',
         status: 'open',
         amountTotal: '2598',
         currency: 'USD',
@@ -2001,14 +2019,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /checkout/session/{id}': {
     request: {
-      path: '/checkout/session/cs_7992839968043480916',
+      path: '/checkout/session/cs_7768580503403053183',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_7992839968043480916',
-        url: 'http://127.0.0.1:8080/checkout/cs_7992839968043480916',
+        id: 'cs_7768580503403053183',
+        url: 'http://127.0.0.1:8080/checkout/cs_7768580503403053183',
         status: 'open',
         amountTotal: '2598',
         currency: 'USD',
@@ -2068,8 +2086,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'cs_7992839968043480916',
-            url: 'http://127.0.0.1:8080/checkout/cs_7992839968043480916',
+            id: 'cs_7768580503403053183',
+            url: 'http://127.0.0.1:8080/checkout/cs_7768580503403053183',
             status: 'open',
             amountTotal: '2598',
             currency: 'USD',
@@ -2125,14 +2143,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /checkout/session/{id}/expire': {
     request: {
-      path: '/checkout/session/cs_7992839968043480916/expire',
+      path: '/checkout/session/cs_7768580503403053183/expire',
+      body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_7992839968043480916',
-        url: 'http://127.0.0.1:8080/checkout/cs_7992839968043480916',
+        id: 'cs_7768580503403053183',
+        url: 'http://127.0.0.1:8080/checkout/cs_7768580503403053183',
         status: 'expired',
         amountTotal: '2598',
         currency: 'USD',
@@ -2169,6 +2188,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       status: 404,
       request: {
         path: '/checkout/session/cs_1000000000000000001/expire',
+        body: {},
       },
       answer: {
         code: 'resource_missing',
@@ -2183,7 +2203,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/webhook_endpoints/create',
       body: {
-        url: 'http://127.0.0.1:41065/webhooks/tessera',
+        url: 'http://127.0.0.1:46619/webhooks/tessera',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         description: 'Order updates',
       },
@@ -2192,9 +2212,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_2799915472261708141',
+        id: 'we_7395731757657055962',
         kind: 'static',
-        url: 'http://127.0.0.1:41065/webhooks/tessera',
+        url: 'http://127.0.0.1:46619/webhooks/tessera',
         description: 'Order updates',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
@@ -2209,7 +2229,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         disabledReason: null,
         nextAttemptAt: null,
         created: '2026-11-22T12:00:35.000Z',
-        token: 'whsec_wb4o5vfih1KgVGSLiFdgzsov7V7c9AJoI9PpUcKSVlWlf83Z',
+        token: 'whsec_MtiaOuzxA1UYGtSVzLj1VMyUXq0NYpUWj8HsUSkV7uQNJ7Dk',
       },
     },
     error: {
@@ -2217,7 +2237,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/webhook_endpoints/create',
         body: {
-          urll: 'http://127.0.0.1:41065/webhooks/tessera',
+          urll: 'http://127.0.0.1:46619/webhooks/tessera',
           enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
           description: 'Order updates',
         },
@@ -2235,15 +2255,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}': {
     request: {
-      path: '/webhook_endpoints/we_2799915472261708141',
+      path: '/webhook_endpoints/we_7395731757657055962',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_2799915472261708141',
+        id: 'we_7395731757657055962',
         kind: 'static',
-        url: 'http://127.0.0.1:41065/webhooks/tessera',
+        url: 'http://127.0.0.1:46619/webhooks/tessera',
         description: 'Order updates',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
@@ -2287,9 +2307,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'we_2799915472261708141',
+            id: 'we_7395731757657055962',
             kind: 'static',
-            url: 'http://127.0.0.1:41065/webhooks/tessera',
+            url: 'http://127.0.0.1:46619/webhooks/tessera',
             description: 'Order updates',
             enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
             legacyNotifications: false,
@@ -2329,7 +2349,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/update': {
     request: {
-      path: '/webhook_endpoints/we_2799915472261708141/update',
+      path: '/webhook_endpoints/we_7395731757657055962/update',
       body: {
         description: 'Orders',
       },
@@ -2338,9 +2358,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_2799915472261708141',
+        id: 'we_7395731757657055962',
         kind: 'static',
-        url: 'http://127.0.0.1:41065/webhooks/tessera',
+        url: 'http://127.0.0.1:46619/webhooks/tessera',
         description: 'Orders',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
@@ -2376,13 +2396,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}/reveal_token': {
     request: {
-      path: '/webhook_endpoints/we_2799915472261708141/reveal_token',
+      path: '/webhook_endpoints/we_7395731757657055962/reveal_token',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_wb4o5vfih1KgVGSLiFdgzsov7V7c9AJoI9PpUcKSVlWlf83Z',
+        token: 'whsec_MtiaOuzxA1UYGtSVzLj1VMyUXq0NYpUWj8HsUSkV7uQNJ7Dk',
       },
     },
     error: {
@@ -2401,19 +2421,21 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/reveal_token': {
     request: {
-      path: '/webhook_endpoints/we_2799915472261708141/reveal_token',
+      path: '/webhook_endpoints/we_7395731757657055962/reveal_token',
+      body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_wb4o5vfih1KgVGSLiFdgzsov7V7c9AJoI9PpUcKSVlWlf83Z',
+        token: 'whsec_MtiaOuzxA1UYGtSVzLj1VMyUXq0NYpUWj8HsUSkV7uQNJ7Dk',
       },
     },
     error: {
       status: 404,
       request: {
         path: '/webhook_endpoints/we_1000000000000000001/reveal_token',
+        body: {},
       },
       answer: {
         code: 'resource_missing',
@@ -2426,20 +2448,26 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/roll_token': {
     request: {
-      path: '/webhook_endpoints/we_2799915472261708141/roll_token',
+      path: '/webhook_endpoints/we_3082907152258917309/roll_token',
+      body: {
+        expiresInSeconds: 3600,
+      },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_IrQGJH0pwAROwvLukqu7mD8Bayk6kleRLzgSm9EkPhxEHm0b',
-        previousTokenExpiresAt: null,
+        token: 'whsec_7LONWHo6YkYfmwqJ2F8Eh0cz2VJHh2aP68ktgp8UFUphyQfM',
+        previousTokenExpiresAt: '2026-11-22T13:00:41.000Z',
       },
     },
     error: {
       status: 404,
       request: {
         path: '/webhook_endpoints/we_1000000000000000001/roll_token',
+        body: {
+          expiresInSeconds: 3600,
+        },
       },
       answer: {
         code: 'resource_missing',
@@ -2452,15 +2480,18 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/check': {
     request: {
-      path: '/webhook_endpoints/we_2799915472261708141/check',
+      path: '/webhook_endpoints/we_7395731757657055962/check',
+      body: {
+        url: 'http://127.0.0.1:46619/webhooks/tessera',
+      },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'whc_5516904919792160676',
-        endpointId: 'we_2799915472261708141',
-        url: 'http://127.0.0.1:41065/webhooks/tessera',
+        id: 'whc_5389185469752442238',
+        endpointId: 'we_7395731757657055962',
+        url: 'http://127.0.0.1:46619/webhooks/tessera',
         passed: false,
         cases: [
           {
@@ -2468,7 +2499,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             passed: true,
             reason: 'Answered HTTP 200 success to a correctly signed delivery',
             httpStatus: 200,
-            latencyMs: 29,
+            latencyMs: 112,
           },
           {
             name: 'duplicate',
@@ -2476,7 +2507,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
             httpStatus: 200,
-            latencyMs: 33,
+            latencyMs: 26,
           },
           {
             name: 'bad_signature',
@@ -2484,7 +2515,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 107,
+            latencyMs: 3,
           },
           {
             name: 'stale_request_time',
@@ -2492,7 +2523,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 2,
+            latencyMs: 22,
           },
           {
             name: 'future_request_time',
@@ -2500,7 +2531,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 52,
+            latencyMs: 23,
           },
           {
             name: 'changed_body',
@@ -2508,7 +2539,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 3,
+            latencyMs: 2,
           },
           {
             name: 'legacy_kind',
@@ -2516,14 +2547,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 2,
+            latencyMs: 15,
           },
           {
             name: 'within_timeout',
             passed: true,
-            reason: 'Every test delivery was answered within 10000 ms (slowest: bad_signature, 107 ms)',
+            reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 112 ms)',
             httpStatus: null,
-            latencyMs: 107,
+            latencyMs: 112,
           },
         ],
         created: '2026-11-22T12:00:42.000Z',
@@ -2540,6 +2571,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       status: 404,
       request: {
         path: '/webhook_endpoints/we_1000000000000000001/check',
+        body: {
+          url: 'http://127.0.0.1:46619/webhooks/tessera',
+        },
       },
       answer: {
         code: 'resource_missing',
@@ -2552,7 +2586,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}/checks': {
     request: {
-      path: '/webhook_endpoints/we_2799915472261708141/checks',
+      path: '/webhook_endpoints/we_7395731757657055962/checks',
     },
     answer: {
       code: 'success',
@@ -2560,9 +2594,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'whc_5516904919792160676',
-            endpointId: 'we_2799915472261708141',
-            url: 'http://127.0.0.1:41065/webhooks/tessera',
+            id: 'whc_5389185469752442238',
+            endpointId: 'we_7395731757657055962',
+            url: 'http://127.0.0.1:46619/webhooks/tessera',
             passed: false,
             cases: [
               {
@@ -2570,7 +2604,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 passed: true,
                 reason: 'Answered HTTP 200 success to a correctly signed delivery',
                 httpStatus: 200,
-                latencyMs: 29,
+                latencyMs: 112,
               },
               {
                 name: 'duplicate',
@@ -2578,7 +2612,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
                 httpStatus: 200,
-                latencyMs: 33,
+                latencyMs: 26,
               },
               {
                 name: 'bad_signature',
@@ -2586,7 +2620,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 107,
+                latencyMs: 3,
               },
               {
                 name: 'stale_request_time',
@@ -2594,7 +2628,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 2,
+                latencyMs: 22,
               },
               {
                 name: 'future_request_time',
@@ -2602,7 +2636,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 52,
+                latencyMs: 23,
               },
               {
                 name: 'changed_body',
@@ -2610,7 +2644,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 3,
+                latencyMs: 2,
               },
               {
                 name: 'legacy_kind',
@@ -2618,14 +2652,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 2,
+                latencyMs: 15,
               },
               {
                 name: 'within_timeout',
                 passed: true,
-                reason: 'Every test delivery was answered within 10000 ms (slowest: bad_signature, 107 ms)',
+                reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 112 ms)',
                 httpStatus: null,
-                latencyMs: 107,
+                latencyMs: 112,
               },
             ],
             created: '2026-11-22T12:00:42.000Z',
@@ -2657,7 +2691,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/recover': {
     request: {
-      path: '/webhook_endpoints/we_2799915472261708141/recover',
+      path: '/webhook_endpoints/we_7395731757657055962/recover',
       body: {
         since: '2026-11-22T11:00:44.000Z',
       },
@@ -2666,7 +2700,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        endpointId: 'we_2799915472261708141',
+        endpointId: 'we_7395731757657055962',
         since: '2026-11-22T12:00:35.000Z',
         until: '2026-11-22T12:00:44.000Z',
         events: 0,
@@ -2728,7 +2762,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/events',
       query: {
-        objectId: 'pt_9809852970569184079',
+        objectId: 'pt_1601400486002730907',
         limit: '1',
       },
     },
@@ -2738,23 +2772,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'evt_7596124284071375449',
+            id: 'evt_1244058577883357824',
             apiVersion: 'v1',
             type: 'payment.succeeded',
             created: '2026-11-22T12:00:05.000Z',
             sequence: 1,
             data: {
-              id: 'pt_9809852970569184079',
+              id: 'pt_1601400486002730907',
               amount: '1999',
               currency: 'USD',
               confirmationMethod: 'automatic',
-              customerId: 'cus_6896371767163666287',
-              paymentMethod: 'pm_1695194718182518078',
+              customerId: 'cus_3708730696653259181',
+              paymentMethod: 'pm_1991994083852711060',
               description: null,
               ip: null,
               confirm: 'true',
               lineItems: null,
-              notifyUrl: 'http://127.0.0.1:41065/webhooks/tessera',
+              notifyUrl: 'http://127.0.0.1:46619/webhooks/tessera',
               orderNo: 'order-1001',
               preAuth: 'n',
               receiptEmail: null,
@@ -2781,11 +2815,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
                   expMonth: '12',
                   expYear: '2030',
                   country: 'US',
-                  fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
+                  fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
                 },
               },
               clientSecret:
-                'pt_9809852970569184079_secret_61c2a599854643e3ef6ef5c5bec0e20259aecb1c678e7d1bd1eaba5e1c832400',
+                'pt_1601400486002730907_secret_01dc54f3b871abf727f27c8fed1780b7611b20860072dcc1655b0f30982fb227',
               canceledAt: null,
               cancellationReason: null,
               amountReceived: '1999',
@@ -2814,7 +2848,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/events',
         query: {
-          objectId: 'pt_9809852970569184079',
+          objectId: 'pt_1601400486002730907',
           limit: '0',
         },
       },
@@ -2830,29 +2864,29 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}': {
     request: {
-      path: '/events/evt_7596124284071375449',
+      path: '/events/evt_1244058577883357824',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'evt_7596124284071375449',
+        id: 'evt_1244058577883357824',
         apiVersion: 'v1',
         type: 'payment.succeeded',
         created: '2026-11-22T12:00:05.000Z',
         sequence: 1,
         data: {
-          id: 'pt_9809852970569184079',
+          id: 'pt_1601400486002730907',
           amount: '1999',
           currency: 'USD',
           confirmationMethod: 'automatic',
-          customerId: 'cus_6896371767163666287',
-          paymentMethod: 'pm_1695194718182518078',
+          customerId: 'cus_3708730696653259181',
+          paymentMethod: 'pm_1991994083852711060',
           description: null,
           ip: null,
           confirm: 'true',
           lineItems: null,
-          notifyUrl: 'http://127.0.0.1:41065/webhooks/tessera',
+          notifyUrl: 'http://127.0.0.1:46619/webhooks/tessera',
           orderNo: 'order-1001',
           preAuth: 'n',
           receiptEmail: null,
@@ -2879,11 +2913,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
               expMonth: '12',
               expYear: '2030',
               country: 'US',
-              fingerprint: 'RAwKjqeiPcU68szR30wzUNokVm48RQvW',
+              fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
             },
           },
           clientSecret:
-            'pt_9809852970569184079_secret_61c2a599854643e3ef6ef5c5bec0e20259aecb1c678e7d1bd1eaba5e1c832400',
+            'pt_1601400486002730907_secret_01dc54f3b871abf727f27c8fed1780b7611b20860072dcc1655b0f30982fb227',
           canceledAt: null,
           cancellationReason: null,
           amountReceived: '1999',
@@ -2920,7 +2954,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}/deliveries': {
     request: {
-      path: '/events/evt_7596124284071375449/deliveries',
+      path: '/events/evt_1244058577883357824/deliveries',
     },
     answer: {
       code: 'success',
@@ -2928,10 +2962,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_7160165383994880140',
-            eventId: 'evt_7596124284071375449',
-            endpointId: 'we_8580106015051841241',
-            url: 'http://127.0.0.1:41065/webhooks/tessera',
+            id: 'wd_4131437236183476357',
+            eventId: 'evt_1244058577883357824',
+            endpointId: 'we_4148124741081222617',
+            url: 'http://127.0.0.1:46619/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
@@ -2960,7 +2994,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}/attempts': {
     request: {
-      path: '/events/evt_7596124284071375449/attempts',
+      path: '/events/evt_1244058577883357824/attempts',
     },
     answer: {
       code: 'success',
@@ -2986,7 +3020,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /events/{id}/resend': {
     request: {
-      path: '/events/evt_7596124284071375449/resend',
+      path: '/events/evt_1244058577883357824/resend',
+      body: {
+        endpointId: 'we_4148124741081222617',
+      },
     },
     answer: {
       code: 'success',
@@ -2994,23 +3031,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_7993923676615519746',
-            eventId: 'evt_7596124284071375449',
-            endpointId: 'we_2799915472261708141',
-            url: 'http://127.0.0.1:41065/webhooks/tessera',
-            kind: 'endpoint',
-            type: 'endpoint_payment.payment_succeeded',
-            status: 'pending',
-            attempts: 0,
-            nextAttemptAt: '2026-11-22T12:00:50.000Z',
-            lastAttemptAt: null,
-            created: '2026-11-22T12:00:50.000Z',
-          },
-          {
-            id: 'wd_4760699492190938676',
-            eventId: 'evt_7596124284071375449',
-            endpointId: 'we_8580106015051841241',
-            url: 'http://127.0.0.1:41065/webhooks/tessera',
+            id: 'wd_4336078448954054779',
+            eventId: 'evt_1244058577883357824',
+            endpointId: 'we_4148124741081222617',
+            url: 'http://127.0.0.1:46619/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
@@ -3027,6 +3051,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       status: 404,
       request: {
         path: '/events/evt_1000000000000000001/resend',
+        body: {
+          endpointId: 'we_4148124741081222617',
+        },
       },
       answer: {
         code: 'resource_missing',
@@ -3050,10 +3077,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_7993923676615519746',
-            eventId: 'evt_7596124284071375449',
-            endpointId: 'we_2799915472261708141',
-            url: 'http://127.0.0.1:41065/webhooks/tessera',
+            id: 'wd_4336078448954054779',
+            eventId: 'evt_1244058577883357824',
+            endpointId: 'we_4148124741081222617',
+            url: 'http://127.0.0.1:46619/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
@@ -3086,16 +3113,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_deliveries/{id}': {
     request: {
-      path: '/webhook_deliveries/wd_7993923676615519746',
+      path: '/webhook_deliveries/wd_4336078448954054779',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_7993923676615519746',
-        eventId: 'evt_7596124284071375449',
-        endpointId: 'we_2799915472261708141',
-        url: 'http://127.0.0.1:41065/webhooks/tessera',
+        id: 'wd_4336078448954054779',
+        eventId: 'evt_1244058577883357824',
+        endpointId: 'we_4148124741081222617',
+        url: 'http://127.0.0.1:46619/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
@@ -3121,7 +3148,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_deliveries/{id}/attempts': {
     request: {
-      path: '/webhook_deliveries/wd_7993923676615519746/attempts',
+      path: '/webhook_deliveries/wd_4336078448954054779/attempts',
     },
     answer: {
       code: 'success',
@@ -3147,16 +3174,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_deliveries/{id}/resend': {
     request: {
-      path: '/webhook_deliveries/wd_7993923676615519746/resend',
+      path: '/webhook_deliveries/wd_4336078448954054779/resend',
+      body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_5505018999731229509',
-        eventId: 'evt_7596124284071375449',
-        endpointId: 'we_2799915472261708141',
-        url: 'http://127.0.0.1:41065/webhooks/tessera',
+        id: 'wd_3782285898362813698',
+        eventId: 'evt_1244058577883357824',
+        endpointId: 'we_4148124741081222617',
+        url: 'http://127.0.0.1:46619/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
@@ -3170,6 +3198,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       status: 404,
       request: {
         path: '/webhook_deliveries/wd_1000000000000000001/resend',
+        body: {},
       },
       answer: {
         code: 'resource_missing',
@@ -3182,16 +3211,19 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_deliveries/{id}/fast_forward': {
     request: {
-      path: '/webhook_deliveries/wd_7993923676615519746/fast_forward',
+      path: '/webhook_deliveries/wd_4336078448954054779/fast_forward',
+      body: {
+        factor: 3600,
+      },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_7993923676615519746',
-        eventId: 'evt_7596124284071375449',
-        endpointId: 'we_2799915472261708141',
-        url: 'http://127.0.0.1:41065/webhooks/tessera',
+        id: 'wd_4336078448954054779',
+        eventId: 'evt_1244058577883357824',
+        endpointId: 'we_4148124741081222617',
+        url: 'http://127.0.0.1:46619/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
@@ -3205,6 +3237,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       status: 404,
       request: {
         path: '/webhook_deliveries/wd_1000000000000000001/fast_forward',
+        body: {
+          factor: 3600,
+        },
       },
       answer: {
         code: 'resource_missing',
@@ -3263,15 +3298,42 @@ export const capturedExamples: Record<string, CapturedExample> = {
       },
     },
   },
+  'GET /events/stream': {
+    request: {
+      path: '/events/stream',
+      query: {
+        types: 'payment.succeeded',
+      },
+    },
+    answer:
+      ': connected\n\nid: evt_4183690902558496432\nevent: payment.succeeded\ndata: {"id":"evt_4183690902558496432","apiVersion":"v1","type":"endpoint_payment.payment_succeeded","created":"2026-11-22T12:00:57.000Z","sequence":1,"data":{"id":"pt_5692384763075375182","amount":"1999","currency":"USD","confirmationMethod":"automatic","customerId":null,"paymentMethod":"pm_5210013019419662847","description":null,"ip":null,"confirm":"true","lineItems":null,"notifyUrl":null,"orderNo":"order-1005","preAuth":"n","receiptEmail":null,"returnUrl":null,"setupFutureUsage":"off","subsequentInitialType":null,"statementDescriptor":null,"statementDescriptorSuffix":null,"website":null,"userAgent":null,"shipping":null,"appScheme":null,"openUserId":null,"fromChannel":null,"automaticPaymentMethods":null,"recurring":null,"paymentMethodTypes":["card"],"paymentMethodType":"card","paymentMethodDetails":{"type":"card","card":{"brand":"visa","last4":"4242","expMonth":"12","expYear":"2030","country":"US","fingerprint":"l0e77A0898d8TuNZn11FFy-QuQceuqhv"}},"clientSecret":"pt_5692384763075375182_secret_ee060cd1188a65b6ad5682ca219fb7c5b82d8dfaafc7a5c810ea13cba1c804e6","canceledAt":null,"cancellationReason":null,"amountReceived":"1999","amountCapturable":"0","amountRefunded":"0","created":"2026-11-22T12:00:57.000Z","riskInfo":{"riskScore":10,"riskMessage":"risk_pass"},"status":"succeeded","displayStatus":"succeeded","errorCode":null,"errorMessage":null,"invoiceId":null,"use3D":false,"actionStatus":null}}\n\n',
+    error: {
+      status: 400,
+      request: {
+        path: '/events/stream',
+        query: {
+          types: 'payment.succeded',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: "types must be event codes separated by commas; 'payment.succeded' is not one: did you mean `payment.succeeded`?",
+        data: {
+          param: 'types',
+          rule: 'event_type',
+        },
+      },
+    },
+  },
   'DELETE /webhook_endpoints/{id}': {
     request: {
-      path: '/webhook_endpoints/we_2799915472261708141',
+      path: '/webhook_endpoints/we_7395731757657055962',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_2799915472261708141',
+        id: 'we_7395731757657055962',
         deleted: true,
       },
     },
@@ -3291,13 +3353,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /customers/{id}': {
     request: {
-      path: '/customers/cus_6896371767163666287',
+      path: '/customers/cus_3708730696653259181',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_6896371767163666287',
+        id: 'cus_3708730696653259181',
         deleted: true,
       },
     },

@@ -13,6 +13,8 @@ export interface Metrics {
   /** Events whose transaction committed: payments and refunds are counted by the status they reached. */
   observeEvents(events: readonly RecordedEvent[]): void;
   observeAttempt(outcome: AttemptOutcomeLabel): void;
+  /** The event stream's self-check (src/events/feed.ts): its probe NOTIFY came back to its LISTEN, or not. */
+  observeListenProbe(outcome: 'received' | 'missing'): void;
   /** The Prometheus text exposition of every family. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -81,6 +83,12 @@ export function createMetrics({
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const listenProbes = new Counter({
+    name: 'tessera_event_stream_probes_total',
+    help: 'Self-checks of the event stream LISTEN session: received, or missing (see TESSERA_LISTEN_DATABASE_URL)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
   // The database-wide gauges are read once per scrape, whichever of them is collected first.
   let scrape: Promise<Awaited<ReturnType<DatabaseGaugeSource['read']>>> | undefined;
   const current = () => (scrape ??= gauges.read().finally(() => setTimeout(() => (scrape = undefined), 0)));
@@ -128,6 +136,9 @@ export function createMetrics({
     },
     observeAttempt(outcome) {
       attempts.inc({ outcome });
+    },
+    observeListenProbe(outcome) {
+      listenProbes.inc({ outcome });
     },
     async render() {
       const own = await registry.metrics();

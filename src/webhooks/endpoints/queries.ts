@@ -61,21 +61,25 @@ export async function insertWebhookEndpoint(
 
 /**
  * The built-in dynamic endpoint, unless the merchant already has one: the partial unique index
- * webhook_endpoints_one_dynamic lets exactly one of two concurrent inserts win. True when this
- * insert won.
+ * webhook_endpoints_one_dynamic lets exactly one of two concurrent inserts win. Its
+ * legacy_notifications is the merchant's legacy_notifications_default (migration 0160: true for
+ * merchants that existed before the opt-in), `row`'s value only if the merchant row is missing.
+ * The row as inserted when this insert won, undefined otherwise.
  */
 export async function insertDynamicEndpointIfMissing(
   db: Queryable,
   row: WebhookEndpointRow,
   tokenEncrypted: string,
-): Promise<boolean> {
-  const inserted = await db.query(
+): Promise<WebhookEndpointRow | undefined> {
+  const [inserted] = await db.query<{ legacy_notifications: boolean }>(
     `INSERT INTO webhook_endpoints (${columns}, token_encrypted, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $10)
-     ON CONFLICT DO NOTHING RETURNING id`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7,
+       COALESCE((SELECT legacy_notifications_default FROM merchants WHERE id = $2), $8::boolean),
+       $9, $10, $11, $12, $13, $14, $15, $10)
+     ON CONFLICT DO NOTHING RETURNING legacy_notifications`,
     [...endpointValues(row), tokenEncrypted],
   );
-  return inserted.length > 0;
+  return inserted ? { ...row, legacy_notifications: inserted.legacy_notifications } : undefined;
 }
 
 function endpointValues(row: WebhookEndpointRow): unknown[] {

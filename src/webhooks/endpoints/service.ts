@@ -104,7 +104,7 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
       url: null,
       description: null,
       enabled_events: [allEvents],
-      // DESIGN §12: the legacy kind is opt-in for endpoints created from now on.
+      // DESIGN §12: opt-in for new merchants; the insert takes the merchant's own default (0160).
       legacy_notifications: false,
       status: 'enabled',
       signature_case: 'upper',
@@ -113,8 +113,9 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
       public_key: null,
       created_at: clock.now(),
     };
-    if (await queries.insertDynamicEndpointIfMissing(source, row, vault.encrypt(generateSecret(tokenPrefix), row.id)))
-      return row;
+    const token = vault.encrypt(generateSecret(tokenPrefix), row.id);
+    const inserted = await queries.insertDynamicEndpointIfMissing(source, row, token);
+    if (inserted) return inserted;
     // Another request created it first; ON CONFLICT waited for that insert to commit, so a new
     // statement sees it (READ COMMITTED).
     const created = await queries.selectDynamicEndpoint(source, merchant.merchantId, merchant.mode);
