@@ -32,7 +32,6 @@ BEGIN
     'events_created',
     'webhook_deliveries_finished',
     'payments_checkout_session',
-    'webhook_deliveries_locked_by',
     'scheduled_jobs_locked_by',
     'idempotency_keys_claimed_by',
     'webhook_deliveries_endpoint_due'
@@ -72,8 +71,8 @@ CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS payments_checkout_session ON paym
 
 -- The claims a dead process still holds, found without reading whole tables: only rows under a
 -- lease are in these indexes, and a lease ends (locked_until NULL) when its work is recorded (0100).
-CREATE INDEX CONCURRENTLY IF NOT EXISTS webhook_deliveries_locked_by
-  ON webhook_deliveries (locked_by) WHERE locked_until IS NOT NULL;
+-- webhook_deliveries has none since 0150 (a lease is written without touching an index): a dead
+-- process's deliveries are found among the pending ones.
 CREATE INDEX CONCURRENTLY IF NOT EXISTS scheduled_jobs_locked_by
   ON scheduled_jobs (locked_by) WHERE locked_until IS NOT NULL AND done_at IS NULL;
 CREATE INDEX CONCURRENTLY IF NOT EXISTS idempotency_keys_claimed_by
