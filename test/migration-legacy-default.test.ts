@@ -16,6 +16,7 @@ import {
   apiBase,
   createTestDatabase,
   databaseKind,
+  payWithTestCard,
   startTestApp,
   type TestContext,
   type TestMerchant,
@@ -99,19 +100,7 @@ describe(`legacy notifications of merchants older than migration 0160 (${databas
   async function firstNotifyUrlTypes(merchant: TestMerchant): Promise<string[]> {
     const receiver = await startReceiver();
     try {
-      const method = await merchant.call('POST', '/payment_methods/create', {
-        type: 'card',
-        card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
-      });
-      assert.equal(method.status, 200, method.raw);
-      const payment = await merchant.call('POST', '/payment/create', {
-        amount: '1999',
-        currency: 'USD',
-        paymentMethod: method.body.data.id,
-        confirm: true,
-        notifyUrl: receiver.url('/notify'),
-      });
-      assert.equal(payment.body.data?.status, 'succeeded', payment.raw);
+      await payWithTestCard(merchant, { notifyUrl: receiver.url('/notify') });
       const sent = await ctx.tessera.webhookDispatcher.runOnce();
       const requests = await receiver.waitFor(sent, 10_000);
       return requests.map((request) => JSON.parse(request.body).type as string).sort();

@@ -1,32 +1,24 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ownRowCondition, selectOwnRowById } from '../src/db/by-id.js';
-import { openDb, type Db } from '../src/db/db.js';
-import { migrate } from '../src/db/migrate.js';
+import type { Db } from '../src/db/db.js';
 import { reserveRefundSql } from '../src/payments/refund-queries.js';
-import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { databaseKind } from './helpers/harness.js';
 import { captureStatements, sqlLiteral } from './helpers/plan-capture.js';
 import { dueQueries, listQueries } from './helpers/plan-cases.js';
-import { seedPlanDatabase } from './helpers/plan-seed.js';
-import { migratedPgliteTemplate } from './helpers/templates.js';
+import { openPlanDatabase } from './helpers/plan-seed.js';
 
 /*
  * One database for the file: migrated, seeded (test/helpers/plan-seed.ts) and never analyzed.
  */
 let db: Db;
-let drop: (() => Promise<void>) | undefined;
+let plans: Awaited<ReturnType<typeof openPlanDatabase>>;
 before(async () => {
-  // A copy of a migrated database (./helpers/templates.ts): no table has statistics yet either.
-  const database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
-  drop = database?.drop;
-  const pgliteTemplate = database ? undefined : await migratedPgliteTemplate();
-  db = await openDb({ databaseUrl: database?.url, dataDir: 'memory://', pgliteTemplate });
-  await migrate(db);
-  await seedPlanDatabase(db);
+  plans = await openPlanDatabase();
+  db = plans.db;
 });
 after(async () => {
-  await db.close();
-  await drop?.();
+  await plans.close();
 });
 
 /*

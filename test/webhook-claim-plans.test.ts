@@ -1,12 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openDb, type Db } from '../src/db/db.js';
-import { migrate } from '../src/db/migrate.js';
+import type { Db } from '../src/db/db.js';
 import { claimDueDeliveriesOf, recordAttempts } from '../src/webhooks/engine/queries.js';
-import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { databaseKind } from './helpers/harness.js';
 import { captureStatements, sqlLiteral } from './helpers/plan-capture.js';
-import { seedPlanDatabase } from './helpers/plan-seed.js';
-import { migratedPgliteTemplate } from './helpers/templates.js';
+import { openPlanDatabase } from './helpers/plan-seed.js';
 
 /*
  * Issue 19 (docs/performance.md, "Webhook drain and the tail"): the engine's lease writes, planned
@@ -19,14 +17,10 @@ import { migratedPgliteTemplate } from './helpers/templates.js';
  *   locked_until or locked_by (as its key or in its predicate): migration 0150.
  */
 let db: Db;
-let drop: (() => Promise<void>) | undefined;
+let plans: Awaited<ReturnType<typeof openPlanDatabase>>;
 before(async () => {
-  const database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
-  drop = database?.drop;
-  const pgliteTemplate = database ? undefined : await migratedPgliteTemplate();
-  db = await openDb({ databaseUrl: database?.url, dataDir: 'memory://', pgliteTemplate });
-  await migrate(db);
-  await seedPlanDatabase(db);
+  plans = await openPlanDatabase();
+  db = plans.db;
   // A backlog: a quarter of the deliveries pending and due, over eight targets; then statistics.
   await db.query(
     `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = created_at,
@@ -36,8 +30,7 @@ before(async () => {
   await db.query('ANALYZE webhook_deliveries');
 });
 after(async () => {
-  await db.close();
-  await drop?.();
+  await plans.close();
 });
 
 /** sqlLiteral, with arrays that hold NULLs and dates (the record's columns). */

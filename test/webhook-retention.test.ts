@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { databaseKind, payWithTestCard, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 import { refusingUrl, startReceiver, type Receiver } from './helpers/receiver.js';
 
 const dayMs = 24 * 60 * 60 * 1000;
@@ -27,19 +27,8 @@ describe(`webhook retention (${databaseKind})`, () => {
   const send = () => ctx.tessera.webhookDispatcher.runOnce();
 
   async function pay(merchant: TestMerchant): Promise<string> {
-    const method = await merchant.call('POST', '/payment_methods/create', {
-      type: 'card',
-      card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
-    });
-    assert.equal(method.status, 200, method.raw);
-    const payment = await merchant.call('POST', '/payment/create', {
-      amount: '1999',
-      currency: 'USD',
-      paymentMethod: method.body.data.id,
-      confirm: true,
-    });
-    assert.equal(payment.status, 200, payment.raw);
-    const events = await merchant.call('GET', `/events?objectId=${payment.body.data.id}`);
+    const payment = await payWithTestCard(merchant);
+    const events = await merchant.call('GET', `/events?objectId=${payment.id}`);
     assert.equal(events.status, 200, events.raw);
     return events.body.data.data[0].id as string;
   }

@@ -216,7 +216,11 @@ export async function legacyOnDynamicEndpoint(merchant: TestMerchant): Promise<v
 }
 
 /** A confirmed payment with the sandbox's Visa test card, which succeeds; its answered data. */
-export async function payWithTestCard(merchant: TestMerchant): Promise<{ id: string; status: string }> {
+export async function payWithTestCard(
+  merchant: TestMerchant,
+  /** More fields of the payment (a notifyUrl, say). */
+  fields: Record<string, unknown> = {},
+): Promise<{ id: string; status: string }> {
   const method = await merchant.call('POST', '/payment_methods/create', {
     type: 'card',
     card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
@@ -227,6 +231,7 @@ export async function payWithTestCard(merchant: TestMerchant): Promise<{ id: str
     currency: 'USD',
     paymentMethod: method.body.data.id,
     confirm: true,
+    ...fields,
   });
   if (payment.status !== 200 || payment.body.data.status !== 'succeeded')
     throw new Error(`the payment: ${payment.raw}`);

@@ -1,4 +1,7 @@
-import type { Db } from '../../src/db/db.js';
+import { openDb, type Db } from '../../src/db/db.js';
+import { migrate } from '../../src/db/migrate.js';
+import { createTestDatabase, databaseKind } from './harness.js';
+import { migratedPgliteTemplate } from './templates.js';
 
 /** Rows in each large table of the plan test: over 250,000 in all (issue 13: at least 100,000). */
 export const seedRows = 20_000;
@@ -88,4 +91,23 @@ export async function seedPlanDatabase(db: Db, rows = seedRows): Promise<void> {
     await tx.query('SET LOCAL session_replication_role = replica');
     for (const sql of statements) await tx.query(sql);
   });
+}
+
+/**
+ * A database for a plan test: a copy of the migrated template (./templates.ts; no table has
+ * statistics yet), seeded by seedPlanDatabase. `close()` closes it and drops it (PostgreSQL).
+ */
+export async function openPlanDatabase(): Promise<{ db: Db; close(): Promise<void> }> {
+  const database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
+  const pgliteTemplate = database ? undefined : await migratedPgliteTemplate();
+  const db = await openDb({ databaseUrl: database?.url, dataDir: 'memory://', pgliteTemplate });
+  await migrate(db);
+  await seedPlanDatabase(db);
+  return {
+    db,
+    async close() {
+      await db.close();
+      await database?.drop();
+    },
+  };
 }
