@@ -1,5 +1,5 @@
 import path from 'node:path';
-import Fastify, { type FastifyBaseLogger } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import { createTessera, type Tessera } from './app.js';
 import { type Config } from './config.js';
 import { ConfigError } from './config-rules.js';
@@ -126,7 +126,7 @@ export async function startWorker(config: Config): Promise<Tessera> {
   // holds the process, which the dispatcher's and the jobs' timers do not.
   const healthServer = Fastify({
     loggerInstance: tessera.logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
   });
   tessera.ops.routes(healthServer);
   try {
