@@ -1,6 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../db/errors.js';
-import { unavailableRetryAfterSeconds } from '../http/error-responses.js';
+import { markDatabaseUnavailable, unavailableRetryAfterSeconds } from '../http/error-responses.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import type { App } from '../http/server.js';
 import { shopperLocale, type ShopperLocale } from '../shopper/locales.js';
@@ -71,12 +70,7 @@ export function hostedCheckoutRoutes(deps: HostedCheckoutDeps, limiter?: RateLim
         const locale = shopperLocale(null, acceptLanguage(request));
         if ((error.statusCode ?? 500) < 500) return sendMessage(reply, 400, locale, 'badRequestTitle', 'badRequest');
         // A database outage is the database's state, not a bug: 503 and a retry, as the API answers.
-        if (isDatabaseUnavailable(error)) {
-          request.log.warn(
-            { reason: (error as { code?: string }).code ?? error.message },
-            'hosted checkout page unavailable',
-          );
-          reply.header('Retry-After', String(unavailableRetryAfterSeconds));
+        if (markDatabaseUnavailable(error, request, reply, 'hosted checkout page')) {
           return sendMessage(reply, 503, locale, 'unavailableTitle', 'unavailable');
         }
         request.log.error({ err: error }, 'hosted checkout page failed');

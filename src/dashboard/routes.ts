@@ -1,8 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/server.js';
-import { isDatabaseUnavailable } from '../db/errors.js';
 import { ApiError } from '../http/errors.js';
-import { unavailableRetryAfterSeconds } from '../http/error-responses.js';
+import { markDatabaseUnavailable } from '../http/error-responses.js';
 import { sameSecret } from '../team/service.js';
 import { html, type SafeHtml } from './html.js';
 import { dashboardBase, layout } from './layout.js';
@@ -87,12 +86,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
           if (status && status >= 400 && status < 500)
             return html200(reply, errorPage(request, 400, 'Not valid', 'The request is not valid'), 400);
           // A database outage is the database's state, not a bug: 503 and a retry, as the API answers.
-          if (isDatabaseUnavailable(error)) {
-            request.log.warn(
-              { reason: (error as { code?: string; message?: string }).code ?? (error as Error).message },
-              'dashboard unavailable',
-            );
-            void reply.header('Retry-After', String(unavailableRetryAfterSeconds));
+          if (markDatabaseUnavailable(error, request, reply, 'dashboard')) {
             return html200(
               reply,
               errorPage(

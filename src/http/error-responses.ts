@@ -28,6 +28,24 @@ export const errorResponses = {
 /** Seconds a client is asked to wait before retrying a 503 (the database may be back by then). */
 export const unavailableRetryAfterSeconds = 2;
 
+/**
+ * For the HTML pages' error handlers (hosted checkout, hosted invoice, dashboard): when `error` is
+ * the database being out of reach — its state, not a bug — logs a warning naming the page and sets
+ * Retry-After, as the API's 503 does, and answers true; the caller then sends its 503 page.
+ */
+export function markDatabaseUnavailable(
+  error: unknown,
+  request: { log: { warn(details: object, message: string): void } },
+  reply: { header(name: string, value: string): unknown },
+  page: string,
+): boolean {
+  if (!isDatabaseUnavailable(error)) return false;
+  const { code, message } = error as { code?: string; message?: string };
+  request.log.warn({ reason: code ?? message }, `${page} unavailable`);
+  reply.header('Retry-After', String(unavailableRetryAfterSeconds));
+  return true;
+}
+
 /** The answer to a request that met a database outage, or came while the process stops. */
 export const serviceUnavailableBody = (msg: string): ErrorBody => ({ code: 'service_unavailable', msg, data: null });
 

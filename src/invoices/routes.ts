@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { isDatabaseUnavailable } from '../db/errors.js';
 import { envelope, listOf, ok } from '../http/envelope.js';
-import { unavailableRetryAfterSeconds } from '../http/error-responses.js';
+import { markDatabaseUnavailable, unavailableRetryAfterSeconds } from '../http/error-responses.js';
 import { merchantOf, type App } from '../http/server.js';
 import { shopperLocale } from '../shopper/locales.js';
 import type { ShopperBrand } from '../shopper/page.js';
@@ -162,12 +161,7 @@ export function hostedInvoiceRoutes(invoices: InvoiceService, limiter?: RateLimi
           return sendPage(reply, 400, renderInvoiceMessage(locale, 'badRequestTitle', 'badRequest'));
         }
         // A database outage is the database's state, not a bug: 503 and a retry, as the API answers.
-        if (isDatabaseUnavailable(error)) {
-          request.log.warn(
-            { reason: (error as { code?: string }).code ?? error.message },
-            'hosted invoice page unavailable',
-          );
-          reply.header('Retry-After', String(unavailableRetryAfterSeconds));
+        if (markDatabaseUnavailable(error, request, reply, 'hosted invoice page')) {
           return sendPage(reply, 503, renderInvoiceMessage(locale, 'unavailableTitle', 'unavailable'));
         }
         request.log.error({ err: error }, 'hosted invoice page failed');
