@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { openDb, type Db, type Queryable } from '../src/db/db.js';
-import type { AttributedError } from '../src/db/held-inserts.js';
+import type { AttributedError } from '../src/db/held-statements.js';
 import { isDatabaseUnavailable, isUniqueViolation } from '../src/db/errors.js';
 import { createTestDatabase, databaseKind } from './helpers/harness.js';
 import { startTcpProxy } from './helpers/tcp-proxy.js';
@@ -103,6 +103,54 @@ describe(`one database code path (${databaseKind})`, () => {
     );
     assert.equal(err.code, '23505');
     assert.deepEqual(await idsAmong(40), []);
+  });
+
+  test('held statements run in order, each seeing what the ones before it wrote, and the query answers its own rows', async () => {
+    await db.execute('CREATE TABLE held_counts (id int PRIMARY KEY, total int NOT NULL)');
+    const rows = await db.transaction(async (tx) => {
+      await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [60]);
+      // Written with a WITH query of its own: sent alone, after the insert before it.
+      await tx.execute(
+        'WITH seen AS (SELECT count(*)::int AS n FROM worker_rows WHERE id = $1) INSERT INTO held_counts SELECT $1, n FROM seen',
+        [60],
+      );
+      // Reads the row the statement before it wrote.
+      await tx.execute(
+        'INSERT INTO worker_rows (id, amount) SELECT id + 1, total FROM held_counts WHERE id = $1',
+        [60],
+      );
+      return tx.query<{ id: number }>('SELECT id FROM worker_rows WHERE id = ANY($1::int[]) ORDER BY id', [[60, 61]]);
+    });
+    assert.deepEqual(
+      rows.map((row) => Number(row.id)),
+      [60, 61],
+    );
+    const [written] = await db.query<{ amount: string }>('SELECT amount FROM worker_rows WHERE id = $1', [61]);
+    assert.equal(written!.amount, '1');
+  });
+
+  test('a held statement that fails among others is attributed to its own call, and nothing is written', async () => {
+    const failing =
+      'WITH bump AS (UPDATE held_counts SET total = total + 1 WHERE id = $1 RETURNING id) INSERT INTO worker_rows (id) SELECT $2 FROM bump';
+    // held_counts has id 60 (the test before); worker_rows has id 1 (the first test).
+    const insertTheDuplicate = (tx: Queryable) => tx.execute(failing, [60, 1]);
+    const err = (await rejectionOf(
+      db.transaction(async (tx) => {
+        await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [70]);
+        await insertTheDuplicate(tx);
+        await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [71]);
+      }),
+    )) as AttributedError & { code?: string };
+    assert.equal(err.code, '23505');
+    assert.equal(err.statement, failing);
+    assert.match(err.stack ?? '', /insertTheDuplicate/);
+    assert.deepEqual(await idsAmong(70, 71), []);
+    // The statements of the failed message are prepared again when they next run.
+    await db.transaction(async (tx) => {
+      await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [72]);
+      await tx.execute(failing, [60, 73]);
+    });
+    assert.deepEqual(await idsAmong(72, 73), [72, 73]);
   });
 
   test('rows keep their types: int8 and numeric as strings, timestamps as Date, jsonb parsed, bytea as bytes', async () => {

@@ -799,7 +799,11 @@ describe(`webhook delivery (${databaseKind})`, () => {
     // What the poll does every TESSERA_WEBHOOK_POLL_INTERVAL_MS in a running dispatcher.
     assert.equal(await run(), 2);
     assert.deepEqual(hook.requests.map(typeOf).sort(), ['endpoint_payment.payment_succeeded', 'payment.succeeded']);
-    assert.equal(hook.requests.find((request) => typeOf(request) === 'payment.succeeded')!.body, recorded.body);
+    // The object's first event: sequence 1 between the body's head and tail (DESIGN §12).
+    assert.equal(
+      hook.requests.find((request) => typeOf(request) === 'payment.succeeded')!.body,
+      `${recorded.bodyHead}1${recorded.bodyTail}`,
+    );
   });
 
   test('a slow endpoint never delays the deliveries of others (per-target concurrency cap)', async () => {

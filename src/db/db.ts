@@ -3,18 +3,19 @@ import pg from 'pg';
 import { ConfigError } from '../config-rules.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { abortedCommit } from './errors.js';
-import { heldInserts } from './held-inserts.js';
+import { attribute, heldStatements, type Batch } from './held-statements.js';
 import { connectPgliteWorker, type PgliteConnection } from './pglite-connection.js';
 
 /** Anything that runs one parameterized SQL statement: the database itself or an open transaction. */
 export interface Queryable {
   query<Row = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<Row[]>;
   /**
-   * An INSERT whose rows are not needed. Outside a transaction it runs now, like `query`. In a
-   * transaction it is held back and runs with the transaction's other held inserts as one
-   * statement, at the transaction's next `query` or its commit (held-inserts.ts): its error (a
-   * unique violation) is thrown there, attributed to this call (its stack, and `statement` = this
-   * SQL). Statements still run in the order they were given.
+   * A statement whose rows are not needed. Outside a transaction it runs now, like `query`. In a
+   * transaction it is held back and sent with the transaction's other held statements at its next
+   * `query` or its commit (held-statements.ts): its error (a unique violation) is thrown there,
+   * attributed to this call (its stack, and `statement` = this SQL). Statements still run in the
+   * order they were given, each seeing what the ones before it wrote, except that a run of plain
+   * INSERTs is one statement (none of them may read what another of the run writes).
    */
   execute(sql: string, params?: readonly unknown[]): Promise<void>;
 }
@@ -23,8 +24,9 @@ export interface Db extends Queryable {
   readonly kind: 'pglite' | 'postgres';
   /**
    * Runs `fn` in one transaction: committed when it resolves, rolled back when it throws. A
-   * transaction that only `execute`s sends its inserts as one statement, which is atomic by
-   * itself, without BEGIN and COMMIT: one round trip.
+   * transaction that only `execute`s holds the connection only while its statements run: on PGlite
+   * they go as one message (with BEGIN and COMMIT when there are several), on PostgreSQL a run of
+   * inserts alone is one statement without BEGIN and COMMIT.
    */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /**
@@ -120,28 +122,18 @@ async function openPglite(dataDir: string | undefined, template: string | undefi
       // The worker opens the transaction at its first statement, if any.
       const tx = ++lastTransaction;
       let open = false;
-      const held = heldInserts();
+      const held = heldStatements();
       try {
         const result = await fn({
-          async query<Row>(sql: string, params?: readonly unknown[]) {
+          // What the transaction held goes in the same message as its next statement or its end.
+          query<Row>(sql: string, params?: readonly unknown[]) {
             open = true;
-            await held.send((statement) => lite.query(statement.sql, statement.params, tx));
-            return lite.query<Row>(sql, params, tx);
+            return lite.query<Row>(sql, params, tx, held.take());
           },
           execute: async (sql, params) => held.hold(sql, params),
         });
-        if (open) {
-          // The held inserts go with the COMMIT, in one message.
-          let finished = false;
-          await held.send(async (statement) => {
-            finished = true;
-            await lite.finish(tx, true, statement);
-          });
-          if (!finished) await lite.finish(tx, true);
-        } else {
-          // Only held inserts: one statement, atomic by itself.
-          await held.send((statement) => lite.query(statement.sql, statement.params));
-        }
+        if (open) await lite.finish(tx, true, held.take());
+        else await lite.atomic(held.take());
         return result;
       } catch (err) {
         // Nothing, if the commit ended the transaction already.
@@ -259,26 +251,36 @@ async function openPostgres(databaseUrl: string, poolSize: number, listenUrl: st
         }
         return connection;
       };
-      const held = heldInserts();
+      const held = heldStatements();
+      const sendHeld = async (target: pg.Pool | pg.PoolClient, batches: readonly Batch[]) => {
+        for (const batch of batches) {
+          try {
+            await run(target, batch.sql, batch.params);
+          } catch (err) {
+            throw attribute(err, batch.held);
+          }
+        }
+      };
       try {
         const result = await fn({
           async query<Row>(sql: string, params?: readonly unknown[]) {
             const connection = await (open ??= begin());
-            await held.send((statement) => run(connection, statement.sql, statement.params));
+            await sendHeld(connection, held.take());
             return run<Row>(connection, sql, params);
           },
           execute: async (sql, params) => held.hold(sql, params),
         });
-        if (open) {
-          const connection = await open;
-          await held.send((statement) => run(connection, statement.sql, statement.params));
-          // COMMIT answers ROLLBACK when a statement of the transaction had failed (and its error
-          // was caught): nothing was written, which the caller must learn, as on PGlite.
-          if ((await connection.query('COMMIT')).command === 'ROLLBACK') throw new Error(abortedCommit);
-        } else {
-          // Only held inserts: one statement, atomic by itself.
-          await held.send((statement) => run(pool, statement.sql, statement.params));
+        const batches = held.take();
+        // Held statements alone that make one statement: atomic by itself, without BEGIN and COMMIT.
+        if (!open && batches.length <= 1) {
+          await sendHeld(pool, batches);
+          return result;
         }
+        const connection = await (open ??= begin());
+        await sendHeld(connection, batches);
+        // COMMIT answers ROLLBACK when a statement of the transaction had failed (and its error
+        // was caught): nothing was written, which the caller must learn, as on PGlite.
+        if ((await connection.query('COMMIT')).command === 'ROLLBACK') throw new Error(abortedCommit);
         return result;
       } catch (err) {
         const connection = await open?.catch(() => undefined);

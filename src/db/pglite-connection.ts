@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { abortedCommit } from './errors.js';
+import { attribute, type Batch, type Statement } from './held-statements.js';
 import { concat, readReply, rowParsers, simpleQuery, statementWriter, type Reply } from './pglite-protocol.js';
 import type {
   PgliteNotification,
@@ -9,15 +10,25 @@ import type {
   SerializedError,
 } from './pglite-worker.js';
 
-/** The main thread's end of the PGlite worker: one statement, or one transaction's end, per call. */
+/**
+ * The main thread's end of the PGlite worker: one message per call, holding the statements a
+ * transaction held back (held-statements.ts) before the call's own statement or its end.
+ */
 export interface PgliteConnection {
-  /** Runs `sql` outside any transaction, or in transaction `tx`, which its first statement opens. */
-  query<Row>(sql: string, params: readonly unknown[] | undefined, tx?: number): Promise<Row[]>;
   /**
-   * Commits or rolls back transaction `tx`, after running `last` in it if given (with the commit,
-   * in the same message); nothing if no statement opened it.
+   * Runs `before` and then `sql` outside any transaction, or in transaction `tx`, which its first
+   * call opens; answers the rows of `sql`.
    */
-  finish(tx: number, commit: boolean, last?: { sql: string; params: readonly unknown[] }): Promise<void>;
+  query<Row>(
+    sql: string,
+    params: readonly unknown[] | undefined,
+    tx?: number,
+    before?: readonly Batch[],
+  ): Promise<Row[]>;
+  /** Runs `before` in transaction `tx` and commits or rolls it back, in one message. */
+  finish(tx: number, commit: boolean, before?: readonly Batch[]): Promise<void>;
+  /** Runs `statements` as one transaction outside any other, in one message. */
+  atomic(statements: readonly Batch[]): Promise<void>;
   /** Calls `notify` with each notification's payload on `channel` (after LISTEN); the answer stops it. */
   onNotification(channel: string, notify: (payload: string) => void): () => void;
   close(): Promise<void>;
@@ -121,51 +132,62 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
   // Transactions whose first statement has been sent (with BEGIN before it).
   const open = new Set<number>();
 
-  /** Sends one message and reads its answer; a database error is thrown with this caller's stack. */
-  const exchange = async (parts: Uint8Array[], tx: number | undefined, end: boolean): Promise<Reply> => {
+  /**
+   * Sends `statements` as one message, between `begin` and `end` (simple queries) when given, and
+   * reads the answer. A database error is thrown with this caller's stack; when a held statement
+   * caused it, it is attributed to that statement's execute call. A Parse the error stopped is
+   * forgotten, so that its text is parsed again.
+   */
+  const exchange = async (
+    statements: readonly (Statement | Batch)[],
+    { tx, begin, end }: { tx: number | undefined; begin: boolean; end?: 'COMMIT' | 'ROLLBACK' },
+  ): Promise<Reply> => {
+    const parts: Uint8Array[] = begin ? [simpleQuery('BEGIN')] : [];
+    const written = statements.map((each) => {
+      const statement = writer.statement(each.sql, each.params);
+      parts.push(...statement.parts);
+      return statement;
+    });
+    if (end) parts.push(simpleQuery(end));
     const id = ++lastId;
-    const { data } = await call(id, { id, message: concat(parts), tx, end });
+    const { data } = await call(id, { id, message: concat(parts), tx, end: end !== undefined });
     const reply = readReply(data ?? new Uint8Array(0), parsers);
-    if (reply.error) throw Object.assign(new Error(reply.error.message), reply.error.fields);
-    return reply;
-  };
-  /** A statement's messages; a Parse that fails is forgotten, so that the text is parsed again. */
-  const run = async (
-    sql: string,
-    params: readonly unknown[] | undefined,
-    before: Uint8Array[],
-    after: Uint8Array[],
-    tx: number | undefined,
-    end: boolean,
-  ) => {
-    const { parts, parsedAs } = writer.statement(sql, params);
-    try {
-      return await exchange([...before, ...parts, ...after], tx, end);
-    } catch (err) {
-      if (parsedAs !== undefined) writer.forget(parsedAs);
-      throw err;
+    if (!reply.error) return reply;
+    let parsed = reply.parsed;
+    for (const statement of written) {
+      if (!statement.parses) continue;
+      if (parsed > 0) parsed -= 1;
+      else if (statement.parsedAs !== undefined) writer.forget(statement.parsedAs);
     }
+    const err = Object.assign(new Error(reply.error.message), reply.error.fields);
+    const failed = statements[reply.error.completedBefore - (begin ? 1 : 0)];
+    throw failed && 'held' in failed ? attribute(err, failed.held) : err;
+  };
+
+  const atomic = async (statements: readonly Batch[]) => {
+    if (statements.length === 0) return;
+    // One statement is atomic by itself.
+    const several = statements.length > 1;
+    const reply = await exchange(statements, { tx: undefined, begin: several, ...(several ? { end: 'COMMIT' } : {}) });
+    if (several && reply.lastCommand === 'ROLLBACK') throw new Error(abortedCommit);
   };
 
   return {
-    async query<Row>(sql: string, params: readonly unknown[] | undefined, tx?: number) {
+    async query<Row>(sql: string, params: readonly unknown[] | undefined, tx?: number, before: readonly Batch[] = []) {
       const begin = tx !== undefined && !open.has(tx);
       if (begin) open.add(tx);
-      return (await run(sql, params, begin ? [simpleQuery('BEGIN')] : [], [], tx, false)).rows as Row[];
+      return (await exchange([...before, { sql, params: params ?? [] }], { tx, begin })).rows as Row[];
     },
-    async finish(tx, commit, last) {
-      if (!open.delete(tx)) {
-        // Nothing opened it: the last statement alone is atomic.
-        if (last) await run(last.sql, last.params, [], [], undefined, false);
-        return;
-      }
-      const end = [simpleQuery(commit ? 'COMMIT' : 'ROLLBACK')];
-      const reply = last ? await run(last.sql, last.params, [], end, tx, true) : await exchange(end, tx, true);
+    async finish(tx, commit, before = []) {
+      // Nothing opened it: what it held is a transaction of its own.
+      if (!open.delete(tx)) return commit ? atomic(before) : undefined;
+      const reply = await exchange(commit ? before : [], { tx, begin: false, end: commit ? 'COMMIT' : 'ROLLBACK' });
       // COMMIT answers ROLLBACK when a statement of the transaction had failed: nothing was written.
       if (commit && reply.lastCommand === 'ROLLBACK') {
         throw new Error(abortedCommit);
       }
     },
+    atomic,
     onNotification(channel, notify) {
       let set = subscribers.get(channel);
       if (!set) subscribers.set(channel, (set = new Set()));

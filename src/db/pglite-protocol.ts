@@ -54,10 +54,13 @@ export function statementWriter() {
     /**
      * One statement's messages, ending with Sync: Parse (the first time, or each time for a
      * statement without parameters, which runs unnamed like BEGIN or DDL), Bind, Describe (so
-     * that the answer names its columns), Execute. `name` is the statement's, to be forgotten
-     * if the answer shows that Parse failed.
+     * that the answer names its columns), Execute. `parses` says whether it has a Parse;
+     * `parsedAs` is the text newly named, to be forgotten if the answer shows that Parse failed.
      */
-    statement(sql: string, params: readonly unknown[] | undefined): { parts: Uint8Array[]; parsedAs?: string } {
+    statement(
+      sql: string,
+      params: readonly unknown[] | undefined,
+    ): { parts: Uint8Array[]; parses: boolean; parsedAs?: string } {
       const values = params && params.length > 0 ? params.map((value) => prepareValue(value)) : [];
       let name = values.length > 0 ? prepared.get(sql) : '';
       const parts: Uint8Array[] = [];
@@ -76,7 +79,7 @@ export function statementWriter() {
         protocol.serialize.execute({}),
         protocol.serialize.sync(),
       );
-      return { parts, parsedAs };
+      return { parts, parses: parts.length === 5, parsedAs };
     },
     /** Forgets a text whose Parse failed, so that it is parsed again next time. */
     forget(sql: string) {
@@ -120,22 +123,29 @@ const errorFields: Record<string, string> = {
 };
 
 export interface Reply {
+  /** The rows of the last statement that completed. */
   rows: Record<string, unknown>[];
-  /** The first ErrorResponse: its message and its fields (code, constraint, detail, table, …). */
-  error?: { message: string; fields: Record<string, string> };
-  /** Whether a ParseComplete came back (a named statement's Parse succeeded). */
-  parsed: boolean;
+  /**
+   * The first ErrorResponse: its message and its fields (code, constraint, detail, table, …),
+   * and how many commands completed before it (which of the message's statements failed).
+   */
+  error?: { message: string; fields: Record<string, string>; completedBefore: number };
+  /** How many ParseCompletes came back: the Parses of the message that succeeded, in order. */
+  parsed: number;
   /** The last CommandComplete's tag (COMMIT answers ROLLBACK when the transaction had failed). */
   lastCommand?: string;
 }
 
 /**
- * Reads the messages of one answer: the rows after the last RowDescription, parsed by their
- * column types; the first error; whether a Parse completed; the last command tag.
+ * Reads the messages of one answer, which may hold several statements' answers: the rows of the
+ * last statement that completed, parsed by their column types; the first error and where it came;
+ * how many Parses completed; the last command tag.
  */
 export function readReply(data: Uint8Array, parsers: ReadonlyMap<number, Parse>): Reply {
   const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  const reply: Reply = { rows: [], parsed: false };
+  const reply: Reply = { rows: [], parsed: 0 };
+  let rows: Record<string, unknown>[] = [];
+  let completed = 0;
   let names: string[] = [];
   let typeIds: number[] = [];
   let offset = 0;
@@ -162,7 +172,7 @@ export function readReply(data: Uint8Array, parsers: ReadonlyMap<number, Parse>)
           const parse = parsers.get(typeId);
           row[names[index]!] = parse ? parse(text, typeId) : text;
         }
-        reply.rows.push(row);
+        rows.push(row);
         break;
       }
       case 0x54: {
@@ -171,7 +181,7 @@ export function readReply(data: Uint8Array, parsers: ReadonlyMap<number, Parse>)
         at += 2;
         names = new Array<string>(count);
         typeIds = new Array<number>(count);
-        reply.rows = [];
+        rows = [];
         for (let index = 0; index < count; index += 1) {
           const nameEnd = bytes.indexOf(0, at);
           names[index] = bytes.toString('utf8', at, nameEnd);
@@ -194,16 +204,19 @@ export function readReply(data: Uint8Array, parsers: ReadonlyMap<number, Parse>)
           if (code === 'M') message = value;
           else if (errorFields[code]) fields[errorFields[code]] = value;
         }
-        reply.error = { message, fields };
+        reply.error = { message, fields, completedBefore: completed };
         break;
       }
       case 0x43:
         // CommandComplete
         reply.lastCommand = bytes.toString('utf8', at, end - 1);
+        reply.rows = rows;
+        rows = [];
+        completed += 1;
         break;
       case 0x31:
         // ParseComplete
-        reply.parsed = true;
+        reply.parsed += 1;
         break;
       default:
         break;

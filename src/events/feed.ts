@@ -3,7 +3,6 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db, Listener } from '../db/db.js';
 import * as queries from './queries.js';
 import type { EventType } from './schemas.js';
-import type { RecordedEvent } from './service.js';
 
 /**
  * The events of every process, for `GET /events/stream` (DESIGN §11, docs/operations.md "Event
@@ -42,10 +41,19 @@ export interface EventFeedDeps {
   onProbe?: (outcome: 'received' | 'missing') => void;
 }
 
+/** An event as the stream sends it: its stored body, read back after its transaction committed. */
+export interface StreamedEvent {
+  id: string;
+  type: EventType;
+  merchantId: string;
+  mode: string;
+  body: string;
+}
+
 interface Subscriber {
   merchantId: string;
   mode: string;
-  deliver: (events: RecordedEvent[]) => void;
+  deliver: (events: StreamedEvent[]) => void;
 }
 
 export function createEventFeed({ db, logger, markListening, onProbe }: EventFeedDeps) {
@@ -74,7 +82,7 @@ export function createEventFeed({ db, logger, markListening, onProbe }: EventFee
         const rows = await queries.selectEventsByIds(db, ids);
         // In the order of the notifications: the order their transactions committed.
         const byId = new Map(rows.map((row) => [row.id, row]));
-        const events: RecordedEvent[] = [];
+        const events: StreamedEvent[] = [];
         for (const id of ids) {
           const row = byId.get(id);
           if (!row) continue;
@@ -84,7 +92,6 @@ export function createEventFeed({ db, logger, markListening, onProbe }: EventFee
             merchantId: row.merchant_id,
             mode: row.mode,
             body: row.body,
-            notifyUrl: row.notify_url,
           });
         }
         for (const subscriber of subscribers) {

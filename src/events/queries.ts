@@ -20,8 +20,9 @@ const columns = 'id, merchant_id, mode, type, object_id, body, created_at, seque
  * A new event with the next `sequence` of its object (DESIGN §12), in one statement: the object's
  * counter row is bumped (INSERT … ON CONFLICT DO UPDATE, which locks it until the transaction
  * commits, so concurrent changes of one object are numbered in commit order) and the event row is
- * written with its body completed by that number: `bodyHead` + sequence + `bodyTail`. Answers the
- * sequence. `notify_url` only when the event goes to a notifyUrl that is not its object's own.
+ * written with its body completed by that number: `bodyHead` + sequence + `bodyTail`. Held in a
+ * transaction (Queryable.execute), like the deliveries planned from it: the number is never needed
+ * before the commit. `notify_url` only when the event goes to a notifyUrl that is not its object's own.
  */
 export async function insertEvent(
   db: Queryable,
@@ -31,16 +32,15 @@ export async function insertEvent(
     bodyTail: string;
     notify_url: string | null;
   },
-): Promise<number> {
-  const [inserted] = await db.query<{ sequence: string | number }>(
+): Promise<void> {
+  await db.execute(
     `WITH counter AS (
        INSERT INTO event_sequences (merchant_id, mode, object_id, last_value) VALUES ($2, $3, $5, 1)
        ON CONFLICT (merchant_id, mode, object_id) DO UPDATE SET last_value = event_sequences.last_value + 1
        RETURNING last_value
      )
      INSERT INTO events (${columns}, notify_url)
-     SELECT $1, $2, $3, $4, $5, $6 || counter.last_value::text || $7, $8, counter.last_value, $9 FROM counter
-     RETURNING sequence`,
+     SELECT $1, $2, $3, $4, $5, $6 || counter.last_value::text || $7, $8, counter.last_value, $9 FROM counter`,
     [
       row.id,
       row.merchant_id,
@@ -53,8 +53,6 @@ export async function insertEvent(
       row.notify_url,
     ],
   );
-  if (!inserted) throw new Error(`The event ${row.id} was not written`);
-  return Number(inserted.sequence);
 }
 
 export async function selectEvent(

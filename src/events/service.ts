@@ -10,12 +10,21 @@ import { canonicalJson } from './canonical-json.js';
 import * as queries from './queries.js';
 import type { Event, EventType, ListEventsQuery } from './schemas.js';
 
+/**
+ * An event recorded in a transaction. Its stored body is `bodyHead`, its `sequence`, `bodyTail`
+ * (DESIGN §12): the number is given by the database when the statement runs, so the body as sent
+ * is read back from the event's row (webhook deliveries are planned from it in the same
+ * transaction).
+ */
 export interface RecordedEvent {
   id: string;
   type: EventType;
   merchantId: string;
   mode: string;
-  body: string;
+  bodyHead: string;
+  bodyTail: string;
+  /** The object the event reports (its `data`). */
+  data: Record<string, unknown>;
   /**
    * Where the event goes besides the merchant's endpoints when it is not the object's own
    * `notifyUrl` (a refund's events go to its payment's notifyUrl, DESIGN §5); null otherwise.
@@ -79,7 +88,7 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
       const bodyHead = `${head.slice(0, -1)},"sequence":`;
       const bodyTail = `,${canonicalJson({ data: object }).slice(1)}`;
       const notifyUrl = options.notifyUrl ?? null;
-      const sequence = await queries.insertEvent(tx, {
+      await queries.insertEvent(tx, {
         id,
         merchant_id: merchant.merchantId,
         mode: merchant.mode,
@@ -90,13 +99,14 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
         notify_url: notifyUrl,
         created_at: now,
       });
-      const body = `${bodyHead}${sequence}${bodyTail}`;
       const recorded: RecordedEvent = {
         id,
         type,
         merchantId: merchant.merchantId,
         mode: merchant.mode,
-        body,
+        bodyHead,
+        bodyTail,
+        data: object,
         notifyUrl,
       };
       for (const recorder of recorders) await recorder(tx, recorded, object);

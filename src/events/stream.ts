@@ -4,8 +4,7 @@ import { invalidField } from '../http/errors.js';
 import { merchantOf, type App } from '../http/server.js';
 import { endpointBodyOf } from '../webhooks/deliveries/service.js';
 import { resolveEventCode, unknownEventCodeHint } from '../webhooks/event-types.js';
-import type { EventFeed } from './feed.js';
-import type { RecordedEvent } from './service.js';
+import type { EventFeed, StreamedEvent } from './feed.js';
 
 /**
  * `GET /events/stream` (issue 12, `tessera listen`): the merchant's events as server-sent events,
@@ -50,7 +49,7 @@ function parseTypes(raw: string | undefined): Set<string> | null {
 }
 
 /** One server-sent event: `id`, `event` (the event code) and the delivery body as `data`. */
-function frame(event: RecordedEvent): string {
+function frame(event: StreamedEvent): string {
   return `id: ${event.id}\nevent: ${event.type}\ndata: ${endpointBodyOf(event.body, event.type)}\n\n`;
 }
 

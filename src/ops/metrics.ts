@@ -128,10 +128,10 @@ export function createMetrics({
       for (const event of events) {
         const group = event.type.slice(0, event.type.indexOf('.'));
         if (group !== 'payment' && group !== 'refund') continue;
-        const data = (JSON.parse(event.body) as { data?: { status?: unknown; subsequentInitialType?: unknown } }).data;
-        const status = typeof data?.status === 'string' ? data.status : 'unknown';
+        const data = event.data;
+        const status = typeof data.status === 'string' ? data.status : 'unknown';
         if (group === 'refund') refunds.inc({ status });
-        else payments.inc({ status, initiator: data?.subsequentInitialType === 'mit' ? 'merchant' : 'customer' });
+        else payments.inc({ status, initiator: data.subsequentInitialType === 'mit' ? 'merchant' : 'customer' });
       }
     },
     observeAttempt(outcome) {

@@ -78,8 +78,12 @@ export interface DeliveryPlan {
   eventType: string;
   merchantId: string;
   mode: string;
-  endpointBody: string;
-  legacyBody: string;
+  /**
+   * The endpoint kind's body around the event's sequence (its head with the `endpoint_` type, and
+   * the stored body's tail); the legacy kind's body is the event's stored body.
+   */
+  endpointHead: string;
+  bodyTail: string;
   /** The payment's notifyUrl, sent through the merchant's dynamic endpoint (which must exist). */
   notifyUrl: string | null;
   /** Delivery ids are `wd_` and 19 digits counted on from this random number in [0, 9·10^18). */
@@ -91,7 +95,10 @@ export interface DeliveryPlan {
  * DESIGN §5 planning in one statement: a delivery per target and kind, for the merchant's
  * enabled static endpoints subscribed to the event type (oldest first) and then the notifyUrl
  * through the dynamic endpoint if that is enabled; `legacy` only where legacyNotifications is
- * on.
+ * on. The bodies are made from the event's row, written by an earlier statement of the same
+ * transaction (held statements run in order): its stored body, and its sequence. It reads
+ * `events`, so it is never combined with the statement that writes the event (held-statements.ts:
+ * that one has WITH queries of its own and is sent alone).
  */
 export async function insertPlannedDeliveries(db: Queryable, plan: DeliveryPlan): Promise<void> {
   await db.execute(
@@ -99,8 +106,10 @@ export async function insertPlannedDeliveries(db: Queryable, plan: DeliveryPlan)
        (id, event_id, merchant_id, mode, endpoint_id, url, kind, body, status, attempts, next_attempt_at, created_at, updated_at)
      SELECT 'wd_' || (1000000000000000000 + ($1::numeric + target.ordinal) % 9000000000000000000)::text,
             $2, $3, $4, target.endpoint_id, target.url, target.kind,
-            CASE target.kind WHEN 'legacy' THEN $6 ELSE $5 END, 'pending', 0, $9, $9, $9
-     FROM (
+            CASE target.kind WHEN 'legacy' THEN event.body ELSE $5 || event.sequence::text || $6 END,
+            'pending', 0, $9, $9, $9
+     FROM (SELECT body, sequence FROM events WHERE id = $2 OFFSET 0) AS event
+     CROSS JOIN (
        SELECT endpoint.id AS endpoint_id, endpoint.url, kinds.kind,
               row_number() OVER (ORDER BY endpoint.position, endpoint.created_at, endpoint.id, kinds.kind) AS ordinal
        FROM (
@@ -120,8 +129,8 @@ export async function insertPlannedDeliveries(db: Queryable, plan: DeliveryPlan)
       plan.eventId,
       plan.merchantId,
       plan.mode,
-      plan.endpointBody,
-      plan.legacyBody,
+      plan.endpointHead,
+      plan.bodyTail,
       JSON.stringify([plan.eventType]),
       plan.notifyUrl,
       plan.now,

@@ -60,18 +60,30 @@ export interface WebhookDeliveryServiceDeps {
  * `endpoint_` form; the same id, created and data, in the same canonical form.
  */
 export function endpointBodyOf(eventBody: string, eventType?: string): string {
-  if (eventType !== undefined) {
-    // The stored body begins {"id":"evt_…","apiVersion":"v1","type":"<code>",: replacing that one
-    // member gives the same bytes as re-encoding the whole event, without parsing it.
-    const member = `,"type":${JSON.stringify(eventType)},`;
-    const at = eventBody.indexOf(member);
-    if (at > 0 && at < 64) {
-      const replaced = `,"type":${JSON.stringify(endpointEventType(eventType))},`;
-      return eventBody.slice(0, at) + replaced + eventBody.slice(at + member.length);
-    }
-  }
+  const replaced = eventType === undefined ? undefined : withEndpointType(eventBody, eventType);
+  if (replaced !== undefined) return replaced;
   const event = JSON.parse(eventBody) as { type: string } & Record<string, unknown>;
   return canonicalJson({ ...event, type: endpointEventType(event.type) });
+}
+
+/**
+ * The stored body begins {"id":"evt_…","apiVersion":"v1","type":"<code>",: replacing that one
+ * member gives the same bytes as re-encoding the whole event, without parsing it. Undefined when
+ * the text does not begin so (a body stored by an older version).
+ */
+function withEndpointType(text: string, eventType: string): string | undefined {
+  const member = `,"type":${JSON.stringify(eventType)},`;
+  const at = text.indexOf(member);
+  if (at <= 0 || at >= 64) return undefined;
+  const replaced = `,"type":${JSON.stringify(endpointEventType(eventType))},`;
+  return text.slice(0, at) + replaced + text.slice(at + member.length);
+}
+
+/** The head of the endpoint kind's body (endpointBodyOf) of an event recorded now. */
+function endpointHeadOf(event: RecordedEvent): string {
+  const head = withEndpointType(event.bodyHead, event.type);
+  if (head === undefined) throw new Error(`The event ${event.id} has no type member to rename`);
+  return head;
 }
 
 /** GET /events/{id}/attempts answers at most this many (13 per delivery; more only after many resends). */
@@ -244,8 +256,8 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
         eventType: event.type,
         merchantId: event.merchantId,
         mode: event.mode,
-        endpointBody: endpointBodyOf(event.body, event.type),
-        legacyBody: event.body,
+        endpointHead: endpointHeadOf(event),
+        bodyTail: event.bodyTail,
         notifyUrl,
         idBase: randomBelow9e18(),
         now: clock.now(),

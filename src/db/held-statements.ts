@@ -1,8 +1,10 @@
 /**
- * The INSERTs a transaction holds back (Queryable.execute) and sends as one statement, with the
- * transaction's next `query` or its commit: one round trip instead of one each (decision 0004,
- * measured again in 0006). A held insert's error is raised where the combined statement runs, but
- * attributed to the insert that caused it: see `attribute`.
+ * The statements a transaction holds back (Queryable.execute): statements whose rows are not
+ * needed, sent with the transaction's next `query` or its commit rather than one round trip each
+ * (decisions 0004, 0006 and 0029). On PGlite all of them travel in the message of that query or
+ * commit; on PostgreSQL (whose driver sends one statement at a time) a run of plain INSERTs goes
+ * as one statement and any other statement on its own. A held statement's error is raised where
+ * it is sent, but attributed to the statement that caused it: see `attribute`.
  */
 export interface Statement {
   sql: string;
@@ -10,47 +12,72 @@ export interface Statement {
 }
 
 interface Held extends Statement {
-  /** Made at the execute call, for its stack: where the insert was given. */
+  /** Made at the execute call, for its stack: where the statement was given. */
   givenAt: Error;
 }
 
-/** An error of a combined statement, attributed to one of its inserts. */
+/** One statement to send, and the held statements it was made of (one, or a run of INSERTs). */
+export interface Batch extends Statement {
+  held: readonly Held[];
+}
+
+/** An error of a sent statement, attributed to one of the held statements. */
 export interface AttributedError extends Error {
-  /** The SQL of the held insert that failed, as given to execute. */
+  /** The SQL of the held statement that failed, as given to execute. */
   statement?: string;
 }
 
-export function heldInserts() {
-  const held: Held[] = [];
+export function heldStatements() {
+  let held: Held[] = [];
   return {
     hold(sql: string, params: readonly unknown[] = []): void {
-      if (!/^\s*INSERT\s/i.test(sql)) throw new Error('Only INSERT statements can be held back in a transaction');
-      held.push({ sql, params, givenAt: new Error('held insert') });
+      held.push({ sql, params, givenAt: new Error('held statement') });
     },
-    /**
-     * Runs what is held, as one statement, through `run`, and holds nothing any more. Its error is
-     * attributed to the insert that caused it.
-     */
-    async send(run: (statement: Statement) => Promise<unknown>): Promise<void> {
-      if (held.length === 0) return;
-      const sent = held.splice(0);
-      try {
-        await run(combineInserts(sent));
-      } catch (err) {
-        throw attribute(err, sent);
-      }
+    /** What is held, as the statements to send in order; nothing is held any more. */
+    take(): Batch[] {
+      if (held.length === 0) return [];
+      const sent = held;
+      held = [];
+      return batchesOf(sent);
     },
   };
+}
+
+const plainInsert = /^\s*INSERT\s/i;
+
+/**
+ * Consecutive plain INSERTs become one statement (combineInserts); any other statement (an
+ * UPDATE, or an INSERT written with its own WITH queries) is sent alone, after what was held
+ * before it, so that it sees those rows and later statements see its own.
+ */
+function batchesOf(held: readonly Held[]): Batch[] {
+  const batches: Batch[] = [];
+  let run: Held[] = [];
+  const flush = () => {
+    if (run.length === 0) return;
+    batches.push({ ...combineInserts(run), held: run });
+    run = [];
+  };
+  for (const each of held) {
+    if (plainInsert.test(each.sql)) {
+      run.push(each);
+      continue;
+    }
+    flush();
+    batches.push({ sql: each.sql, params: each.params, held: [each] });
+  }
+  flush();
+  return batches;
 }
 
 const insertTarget = (sql: string) => /^\s*INSERT\s+INTO\s+("?)([\w.]+)\1/i.exec(sql)?.[2]?.split('.').pop();
 
 /**
  * The database names the table of a failed constraint (`table`); the one held insert into that
- * table (or the only insert) is the culprit. Its SQL becomes the error's `statement` and the error's
- * stack is the one of its execute call, so that the error reads as if raised there.
+ * table (or the only statement) is the culprit. Its SQL becomes the error's `statement` and the
+ * error's stack is the one of its execute call, so that the error reads as if raised there.
  */
-function attribute(err: unknown, sent: readonly Held[]): unknown {
+export function attribute(err: unknown, sent: readonly Held[]): unknown {
   if (!(err instanceof Error)) return err;
   const table = (err as { table?: unknown }).table;
   const intoTable = typeof table === 'string' ? sent.filter((each) => insertTarget(each.sql) === table) : [];
