@@ -6,6 +6,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { apiBase, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 
+// Two groups of the test card's digits, together or split as the requests write them. (A bare
+// 4242 also turns up now and then in random trace ids, which are hex.)
+const cardDigits = /4242(?:[\s-]|%20)?4242/;
+
 const cardNumber = '4242424242424242';
 
 describe('card data in logs and errors', () => {
@@ -28,9 +32,9 @@ describe('card data in logs and errors', () => {
     assert.match(response.body.msg, /unknown field whose name looks like a card number/);
     const spaced = await merchant.call('POST', '/customers/create', { '4242 4242 4242 4242': 1 });
     assert.equal(spaced.status, 400);
-    assert.doesNotMatch(spaced.raw, /4242/);
-    assert.doesNotMatch(response.raw, /4242/);
-    assert.doesNotMatch(linesSince(start), /4242/);
+    assert.doesNotMatch(spaced.raw, cardDigits);
+    assert.doesNotMatch(response.raw, cardDigits);
+    assert.doesNotMatch(linesSince(start), cardDigits);
   });
 
   test('a card number as a key whose value is refused is masked in param and message', async () => {
@@ -42,8 +46,8 @@ describe('card data in logs and errors', () => {
     assert.equal(response.status, 400);
     assert.equal(response.body.data.param, 'metadata.[card number]');
     assert.match(response.body.msg, /^metadata\.\[card number\] must not contain a NUL/);
-    assert.doesNotMatch(response.raw, /4242/);
-    assert.doesNotMatch(linesSince(start), /4242/);
+    assert.doesNotMatch(response.raw, cardDigits);
+    assert.doesNotMatch(linesSince(start), cardDigits);
   });
 
   test('a card number in the URL path is masked in the request log line and the answer', async () => {
@@ -55,11 +59,11 @@ describe('card data in logs and errors', () => {
     ]) {
       const response = await merchant.call('GET', path);
       assert.ok(response.status === 404, `${path}: ${response.status}`);
-      assert.doesNotMatch(response.raw, /4242/);
+      assert.doesNotMatch(response.raw, cardDigits);
     }
     const logged = linesSince(start);
     assert.match(logged, /"url":"\/api\/services\/v1\/payment\/\[card number\]"/);
-    assert.doesNotMatch(logged, /4242/);
+    assert.doesNotMatch(logged, cardDigits);
     // Ids are prefix + 19 digits: they stay readable.
     await merchant.call('GET', '/payment/pay_1234567890123456789');
     assert.match(linesSince(start), /pay_1234567890123456789/);
