@@ -105,35 +105,36 @@ describe(`one database code path (${databaseKind})`, () => {
     assert.deepEqual(await idsAmong(40), []);
   });
 
-  test('held statements run in order, each seeing what the ones before it wrote, and the query answers its own rows', async () => {
+  test('held statements: inserts and the WITH statement after them are one statement, and a later one sees what they wrote', async () => {
     await db.execute('CREATE TABLE held_counts (id int PRIMARY KEY, total int NOT NULL)');
     const rows = await db.transaction(async (tx) => {
       await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [60]);
-      // Written with a WITH query of its own: sent alone, after the insert before it.
+      // One statement with the insert before it: it must not read what that insert writes.
       await tx.execute(
-        'WITH seen AS (SELECT count(*)::int AS n FROM worker_rows WHERE id = $1) INSERT INTO held_counts SELECT $1, n FROM seen',
-        [60],
+        'WITH made AS (INSERT INTO held_counts VALUES ($1, $2) RETURNING id) INSERT INTO worker_rows (id) SELECT id + 2 FROM made',
+        [60, 1],
       );
-      // Reads the row the statement before it wrote.
+      // Sent after them: it reads the row the statement before it wrote.
       await tx.execute(
         'INSERT INTO worker_rows (id, amount) SELECT id + 1, total FROM held_counts WHERE id = $1',
         [60],
       );
-      return tx.query<{ id: number }>('SELECT id FROM worker_rows WHERE id = ANY($1::int[]) ORDER BY id', [[60, 61]]);
+      return tx.query<{ id: number }>('SELECT id FROM worker_rows WHERE id = ANY($1::int[]) ORDER BY id', [
+        [60, 61, 62],
+      ]);
     });
     assert.deepEqual(
       rows.map((row) => Number(row.id)),
-      [60, 61],
+      [60, 61, 62],
     );
     const [written] = await db.query<{ amount: string }>('SELECT amount FROM worker_rows WHERE id = $1', [61]);
     assert.equal(written!.amount, '1');
   });
 
   test('a held statement that fails among others is attributed to its own call, and nothing is written', async () => {
-    const failing =
-      'WITH bump AS (UPDATE held_counts SET total = total + 1 WHERE id = $1 RETURNING id) INSERT INTO worker_rows (id) SELECT $2 FROM bump';
-    // held_counts has id 60 (the test before); worker_rows has id 1 (the first test).
-    const insertTheDuplicate = (tx: Queryable) => tx.execute(failing, [60, 1]);
+    // held_counts has id 60 (the test before).
+    const failing = 'WITH given AS (SELECT $1::int AS id) INSERT INTO held_counts (id, total) SELECT id, 0 FROM given';
+    const insertTheDuplicate = (tx: Queryable) => tx.execute(failing, [60]);
     const err = (await rejectionOf(
       db.transaction(async (tx) => {
         await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [70]);
@@ -148,7 +149,8 @@ describe(`one database code path (${databaseKind})`, () => {
     // The statements of the failed message are prepared again when they next run.
     await db.transaction(async (tx) => {
       await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [72]);
-      await tx.execute(failing, [60, 73]);
+      await tx.execute(failing, [73]);
+      await tx.execute('INSERT INTO worker_rows (id) SELECT id FROM held_counts WHERE id = $1', [73]);
     });
     assert.deepEqual(await idsAmong(72, 73), [72, 73]);
   });

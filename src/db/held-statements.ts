@@ -1,10 +1,11 @@
 /**
  * The statements a transaction holds back (Queryable.execute): statements whose rows are not
  * needed, sent with the transaction's next `query` or its commit rather than one round trip each
- * (decisions 0004, 0006 and 0029). On PGlite all of them travel in the message of that query or
- * commit; on PostgreSQL (whose driver sends one statement at a time) a run of plain INSERTs goes
- * as one statement and any other statement on its own. A held statement's error is raised where
- * it is sent, but attributed to the statement that caused it: see `attribute`.
+ * (decisions 0004, 0006 and 0029). They are sent in the order given, as few statements as can be:
+ * a run of plain INSERTs, and the statement with WITH queries of its own that may end the run (an
+ * event's insert), is one statement; any other statement goes alone. On PGlite all of them travel
+ * in the message of that query or commit. A held statement's error is raised where it is sent, but
+ * attributed to the statement that caused it: see `attribute`.
  */
 export interface Statement {
   sql: string;
@@ -44,11 +45,13 @@ export function heldStatements() {
 }
 
 const plainInsert = /^\s*INSERT\s/i;
+const withQueries = /^\s*WITH\s+(?!RECURSIVE\b)/i;
 
 /**
- * Consecutive plain INSERTs become one statement (combineInserts); any other statement (an
- * UPDATE, or an INSERT written with its own WITH queries) is sent alone, after what was held
- * before it, so that it sees those rows and later statements see its own.
+ * Consecutive plain INSERTs, and a statement with WITH queries of its own right after them, become
+ * one statement (combineInserts): they share one snapshot, so none of them may read what another
+ * of them writes. Any other statement is sent alone. A statement sent later sees what earlier ones
+ * wrote.
  */
 function batchesOf(held: readonly Held[]): Batch[] {
   const batches: Batch[] = [];
@@ -61,26 +64,36 @@ function batchesOf(held: readonly Held[]): Batch[] {
   for (const each of held) {
     if (plainInsert.test(each.sql)) {
       run.push(each);
-      continue;
+    } else if (withQueries.test(each.sql)) {
+      run.push(each);
+      flush();
+    } else {
+      flush();
+      batches.push({ sql: each.sql, params: each.params, held: [each] });
     }
-    flush();
-    batches.push({ sql: each.sql, params: each.params, held: [each] });
   }
   flush();
   return batches;
 }
 
-const insertTarget = (sql: string) => /^\s*INSERT\s+INTO\s+("?)([\w.]+)\1/i.exec(sql)?.[2]?.split('.').pop();
+/** The tables a statement inserts into or updates, by name without schema. */
+function writtenTables(sql: string): string[] {
+  const tables: string[] = [];
+  for (const match of sql.matchAll(/\b(?:INSERT\s+INTO|UPDATE)\s+("?)([\w.]+)\1/gi)) {
+    tables.push(match[2]!.split('.').pop()!);
+  }
+  return tables;
+}
 
 /**
- * The database names the table of a failed constraint (`table`); the one held insert into that
- * table (or the only statement) is the culprit. Its SQL becomes the error's `statement` and the
+ * The database names the table of a failed constraint (`table`); the one held statement that
+ * writes that table (or the only statement) is the culprit. Its SQL becomes the error's `statement` and the
  * error's stack is the one of its execute call, so that the error reads as if raised there.
  */
 export function attribute(err: unknown, sent: readonly Held[]): unknown {
   if (!(err instanceof Error)) return err;
   const table = (err as { table?: unknown }).table;
-  const intoTable = typeof table === 'string' ? sent.filter((each) => insertTarget(each.sql) === table) : [];
+  const intoTable = typeof table === 'string' ? sent.filter((each) => writtenTables(each.sql).includes(table)) : [];
   const culprit = intoTable.length === 1 ? intoTable[0] : sent.length === 1 ? sent[0] : undefined;
   if (!culprit) return err;
   const attributed = err as AttributedError;
@@ -92,10 +105,11 @@ export function attribute(err: unknown, sent: readonly Held[]): unknown {
 
 /**
  * Several INSERTs as one statement: all but the last become data-modifying WITH queries, which
- * PostgreSQL runs exactly once each, to completion, whether or not anything reads them. Their
- * placeholders are renumbered so that the parameters follow one another. The inserts all see the
- * database as it was before the statement, so none may read (INSERT … SELECT) a table that another
- * of them writes; foreign keys between them are checked at the end of the statement and hold.
+ * PostgreSQL runs exactly once each, to completion, whether or not anything reads them; a last
+ * statement with WITH queries of its own adds them to the list. Placeholders are renumbered so that
+ * the parameters follow one another. The parts all see the database as it was before the
+ * statement, so none may read (INSERT … SELECT) a table that another of them writes; foreign keys
+ * between them are checked at the end of the statement and hold.
  */
 export function combineInserts(statements: readonly Statement[]): Statement {
   if (statements.length === 1) return { sql: statements[0]!.sql, params: statements[0]!.params };
@@ -137,8 +151,16 @@ function combinedText(statements: readonly Statement[]): string {
   const parts = statements.map((statement) => {
     const shift = offset;
     offset += statement.params.length;
-    return statement.sql.replace(/\$(\d+)/g, (_, index: string) => `$${Number(index) + shift}`);
+    return shiftPlaceholders(statement.sql, shift);
   });
   const last = parts.pop()!;
-  return `WITH ${parts.map((part, index) => `i${index} AS (${part})`).join(', ')} ${last}`;
+  const first = parts.map((part, index) => `i${index} AS (${part})`).join(', ');
+  // A last statement with WITH queries of its own: they follow the inserts' in one list.
+  const own = withQueries.exec(last);
+  return own ? `WITH ${first}, ${last.slice(own[0].length)}` : `WITH ${first} ${last}`;
+}
+
+/** `sql` with each placeholder `$n` written `$(n + shift)`, to follow `shift` parameters of others. */
+export function shiftPlaceholders(sql: string, shift: number): string {
+  return shift === 0 ? sql : sql.replace(/\$(\d+)/g, (_, index: string) => `$${Number(index) + shift}`);
 }

@@ -1,5 +1,6 @@
 import { selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
+import { shiftPlaceholders, type Statement } from '../db/held-statements.js';
 import { selectPage, type PageRequest } from '../db/pagination.js';
 
 export interface EventRow {
@@ -21,8 +22,10 @@ const columns = 'id, merchant_id, mode, type, object_id, body, created_at, seque
  * counter row is bumped (INSERT … ON CONFLICT DO UPDATE, which locks it until the transaction
  * commits, so concurrent changes of one object are numbered in commit order) and the event row is
  * written with its body completed by that number: `bodyHead` + sequence + `bodyTail`. Held in a
- * transaction (Queryable.execute), like the deliveries planned from it: the number is never needed
- * before the commit. `notify_url` only when the event goes to a notifyUrl that is not its object's own.
+ * transaction (Queryable.execute): the number is never needed before the commit. `then` are
+ * statements that run as part of it and read the new row as `recorded_event` (id, body, sequence):
+ * the webhook deliveries planned from it (decision 0029). `notify_url` only when the event goes to
+ * a notifyUrl that is not its object's own.
  */
 export async function insertEvent(
   db: Queryable,
@@ -32,27 +35,50 @@ export async function insertEvent(
     bodyTail: string;
     notify_url: string | null;
   },
+  then: readonly Statement[] = [],
 ): Promise<void> {
-  await db.execute(
-    `WITH counter AS (
+  const params = [
+    row.id,
+    row.merchant_id,
+    row.mode,
+    row.type,
+    row.object_id,
+    row.bodyHead,
+    row.bodyTail,
+    row.created_at,
+    row.notify_url,
+  ];
+  await db.execute(eventInsertText(then), [...params, ...then.flatMap((statement) => statement.params)]);
+}
+
+const eventInsert = `WITH counter AS (
        INSERT INTO event_sequences (merchant_id, mode, object_id, last_value) VALUES ($2, $3, $5, 1)
        ON CONFLICT (merchant_id, mode, object_id) DO UPDATE SET last_value = event_sequences.last_value + 1
        RETURNING last_value
-     )
-     INSERT INTO events (${columns}, notify_url)
-     SELECT $1, $2, $3, $4, $5, $6 || counter.last_value::text || $7, $8, counter.last_value, $9 FROM counter`,
-    [
-      row.id,
-      row.merchant_id,
-      row.mode,
-      row.type,
-      row.object_id,
-      row.bodyHead,
-      row.bodyTail,
-      row.created_at,
-      row.notify_url,
-    ],
-  );
+     )`;
+const eventRow = `INSERT INTO events (${columns}, notify_url)
+     SELECT $1, $2, $3, $4, $5, $6 || counter.last_value::text || $7, $8, counter.last_value, $9 FROM counter`;
+const eventParams = 9;
+/** The texts made for each list of `then` texts: the same few recur, as the same strings. */
+const eventTexts = new Map<string, string>();
+
+function eventInsertText(then: readonly Statement[]): string {
+  if (then.length === 0) return `${eventInsert}\n     ${eventRow}`;
+  const key = then.map((statement) => `${statement.params.length}:${statement.sql}`).join('\0');
+  let text = eventTexts.get(key);
+  if (text === undefined) {
+    let shift = eventParams;
+    const parts = then.map((statement) => {
+      const part = shiftPlaceholders(statement.sql, shift);
+      shift += statement.params.length;
+      return part;
+    });
+    const last = parts.pop()!;
+    const before = parts.map((part, index) => `, then${index} AS (${part})`).join('');
+    text = `${eventInsert}, recorded_event AS (${eventRow} RETURNING id, body, sequence)${before}\n     ${last}`;
+    if (eventTexts.size < 100) eventTexts.set(key, text);
+  }
+  return text;
 }
 
 export async function selectEvent(

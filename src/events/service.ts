@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
+import type { Statement } from '../db/held-statements.js';
 import type { MerchantContext } from '../http/auth.js';
 import { notFound } from '../http/errors.js';
 import type { Page } from '../http/envelope.js';
@@ -46,9 +47,15 @@ export type EventListener = (events: RecordedEvent[]) => void;
 
 /**
  * Runs inside the transaction that records an event (the webhook engine plans its deliveries
- * here), so that the deliveries exist exactly when the event does.
+ * here), so that the deliveries exist exactly when the event does. It may answer a statement that
+ * runs as part of the event's own insert and reads the new event as `recorded_event` (id, body,
+ * sequence): events/queries.ts insertEvent.
  */
-export type EventRecorder = (tx: Queryable, event: RecordedEvent, object: Record<string, unknown>) => Promise<void>;
+export type EventRecorder = (
+  tx: Queryable,
+  event: RecordedEvent,
+  object: Record<string, unknown>,
+) => Promise<Statement | undefined>;
 
 /**
  * The event as sent. Events recorded before `sequence` existed have none in their stored body
@@ -88,17 +95,6 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
       const bodyHead = `${head.slice(0, -1)},"sequence":`;
       const bodyTail = `,${canonicalJson({ data: object }).slice(1)}`;
       const notifyUrl = options.notifyUrl ?? null;
-      await queries.insertEvent(tx, {
-        id,
-        merchant_id: merchant.merchantId,
-        mode: merchant.mode,
-        type,
-        object_id: object.id,
-        bodyHead,
-        bodyTail,
-        notify_url: notifyUrl,
-        created_at: now,
-      });
       const recorded: RecordedEvent = {
         id,
         type,
@@ -109,7 +105,26 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
         data: object,
         notifyUrl,
       };
-      for (const recorder of recorders) await recorder(tx, recorded, object);
+      const then: Statement[] = [];
+      for (const recorder of recorders) {
+        const statement = await recorder(tx, recorded, object);
+        if (statement) then.push(statement);
+      }
+      await queries.insertEvent(
+        tx,
+        {
+          id,
+          merchant_id: merchant.merchantId,
+          mode: merchant.mode,
+          type,
+          object_id: object.id,
+          bodyHead,
+          bodyTail,
+          notify_url: notifyUrl,
+          created_at: now,
+        },
+        then,
+      );
       return recorded;
     },
 

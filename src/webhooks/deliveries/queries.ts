@@ -1,5 +1,6 @@
 import { ownRowAlias, selectOwnRowById } from '../../db/by-id.js';
 import type { Queryable } from '../../db/db.js';
+import type { Statement } from '../../db/held-statements.js';
 import { listFilter, selectPage, type PageRequest } from '../../db/pagination.js';
 import type { DeliveryKind, DeliveryStatus } from './schemas.js';
 
@@ -74,7 +75,6 @@ export async function insertDeliveries(db: Queryable, rows: readonly NewDelivery
 
 /** What planning an event's deliveries needs; the targets are found by the statement itself. */
 export interface DeliveryPlan {
-  eventId: string;
   eventType: string;
   merchantId: string;
   mode: string;
@@ -95,38 +95,35 @@ export interface DeliveryPlan {
  * DESIGN §5 planning in one statement: a delivery per target and kind, for the merchant's
  * enabled static endpoints subscribed to the event type (oldest first) and then the notifyUrl
  * through the dynamic endpoint if that is enabled; `legacy` only where legacyNotifications is
- * on. The bodies are made from the event's row, written by an earlier statement of the same
- * transaction (held statements run in order): its stored body, and its sequence. It reads
- * `events`, so it is never combined with the statement that writes the event (held-statements.ts:
- * that one has WITH queries of its own and is sent alone).
+ * on. It runs as part of the event's own insert (events/queries.ts insertEvent) and makes the
+ * bodies from the new event's row, `recorded_event`: its stored body, and its sequence.
  */
-export async function insertPlannedDeliveries(db: Queryable, plan: DeliveryPlan): Promise<void> {
-  await db.execute(
-    `INSERT INTO webhook_deliveries
+export function plannedDeliveries(plan: DeliveryPlan): Statement {
+  return {
+    sql: `INSERT INTO webhook_deliveries
        (id, event_id, merchant_id, mode, endpoint_id, url, kind, body, status, attempts, next_attempt_at, created_at, updated_at)
      SELECT 'wd_' || (1000000000000000000 + ($1::numeric + target.ordinal) % 9000000000000000000)::text,
-            $2, $3, $4, target.endpoint_id, target.url, target.kind,
-            CASE target.kind WHEN 'legacy' THEN event.body ELSE $5 || event.sequence::text || $6 END,
-            'pending', 0, $9, $9, $9
-     FROM (SELECT body, sequence FROM events WHERE id = $2 OFFSET 0) AS event
+            event.id, $2, $3, target.endpoint_id, target.url, target.kind,
+            CASE target.kind WHEN 'legacy' THEN event.body ELSE $4 || event.sequence::text || $5 END,
+            'pending', 0, $8, $8, $8
+     FROM recorded_event AS event
      CROSS JOIN (
        SELECT endpoint.id AS endpoint_id, endpoint.url, kinds.kind,
               row_number() OVER (ORDER BY endpoint.position, endpoint.created_at, endpoint.id, kinds.kind) AS ordinal
        FROM (
          SELECT 0 AS position, id, url, created_at, legacy_notifications FROM webhook_endpoints
-         WHERE merchant_id = $3 AND mode = $4 AND deleted_at IS NULL AND kind = 'static' AND status = 'enabled'
-           AND url IS NOT NULL AND (enabled_events @> '["*"]'::jsonb OR enabled_events @> $7::jsonb)
+         WHERE merchant_id = $2 AND mode = $3 AND deleted_at IS NULL AND kind = 'static' AND status = 'enabled'
+           AND url IS NOT NULL AND (enabled_events @> '["*"]'::jsonb OR enabled_events @> $6::jsonb)
          UNION ALL
-         SELECT 1, id, $8::text, created_at, legacy_notifications FROM webhook_endpoints
-         WHERE $8::text IS NOT NULL AND merchant_id = $3 AND mode = $4 AND deleted_at IS NULL AND kind = 'dynamic'
+         SELECT 1, id, $7::text, created_at, legacy_notifications FROM webhook_endpoints
+         WHERE $7::text IS NOT NULL AND merchant_id = $2 AND mode = $3 AND deleted_at IS NULL AND kind = 'dynamic'
            AND status = 'enabled'
        ) AS endpoint
        CROSS JOIN (VALUES ('endpoint'), ('legacy')) AS kinds (kind)
        WHERE kinds.kind = 'endpoint' OR endpoint.legacy_notifications
      ) AS target`,
-    [
+    params: [
       plan.idBase.toString(),
-      plan.eventId,
       plan.merchantId,
       plan.mode,
       plan.endpointHead,
@@ -135,7 +132,7 @@ export async function insertPlannedDeliveries(db: Queryable, plan: DeliveryPlan)
       plan.notifyUrl,
       plan.now,
     ],
-  );
+  };
 }
 
 export async function selectDelivery(

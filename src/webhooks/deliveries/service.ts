@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Db, Queryable } from '../../db/db.js';
+import type { Statement } from '../../db/held-statements.js';
 import { canonicalJson } from '../../events/canonical-json.js';
 import type { RecordedEvent } from '../../events/service.js';
 import type { MerchantContext } from '../../http/auth.js';
@@ -239,9 +240,10 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
   return {
     /**
      * events.onRecorded: plans the deliveries of an event inside the transaction that records it
-     * (DESIGN §4 outbox), so they exist exactly when the event does.
+     * (DESIGN §4 outbox), so they exist exactly when the event does: the answer is the statement
+     * that writes them, run as part of the event's own insert.
      */
-    async plan(tx: Queryable, event: RecordedEvent, object: Record<string, unknown>): Promise<void> {
+    async plan(tx: Queryable, event: RecordedEvent, object: Record<string, unknown>): Promise<Statement> {
       const notifyUrl = eventNotifyUrl(event.notifyUrl, object);
       const scope = `${event.merchantId}:${event.mode}`;
       if (notifyUrl !== null && !dynamicEndpointExists.has(scope)) {
@@ -251,8 +253,7 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
         });
         dynamicEndpointExists.add(scope);
       }
-      await queries.insertPlannedDeliveries(tx, {
-        eventId: event.id,
+      return queries.plannedDeliveries({
         eventType: event.type,
         merchantId: event.merchantId,
         mode: event.mode,
