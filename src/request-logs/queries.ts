@@ -27,18 +27,23 @@ const columns = [
   'created_at',
 ] as const;
 
-/** One INSERT for the whole batch: a few hundred rows cost one round trip. */
+/** Each column's array type, in the order of `columns`. */
+const arrayTypes = ['text', 'text', 'text', 'text', 'text', 'int', 'int', 'text', 'text', 'timestamptz'];
+
+/**
+ * One INSERT for the whole batch, one array per column: the same text for any number of rows, so
+ * it is parsed and planned once (a VALUES list of placeholders was a new statement of up to 5,000
+ * parameters for each batch size, planned again each time: about 10 ms of PGlite's one connection).
+ */
+const insertText = `INSERT INTO api_request_logs (${columns.join(', ')})
+  SELECT * FROM unnest(${arrayTypes.map((type, index) => `$${index + 1}::${type}[]`).join(', ')})`;
+
 export async function insertRequestLogs(db: Queryable, rows: readonly RequestLogRow[]): Promise<void> {
   if (rows.length === 0) return;
-  const params: unknown[] = [];
-  const tuples = rows.map((row) => {
-    const placeholders = columns.map((column) => {
-      params.push(row[column]);
-      return `$${params.length}`;
-    });
-    return `(${placeholders.join(', ')})`;
-  });
-  await db.query(`INSERT INTO api_request_logs (${columns.join(', ')}) VALUES ${tuples.join(', ')}`, params);
+  await db.execute(
+    insertText,
+    columns.map((column) => rows.map((row) => row[column])),
+  );
 }
 
 export interface RequestLogFilter {

@@ -45,16 +45,18 @@ export interface RequestLogServiceDeps {
 
 /**
  * The API request log (DESIGN §7 "request logs"): `record` only appends to memory, so a request's
- * own path gains no database write; batches are inserted every second or every 500 rows, and
- * `close` writes what is left. A failed batch is logged and dropped: the log is a convenience for
+ * own path gains no database write; batches are inserted every 100 ms or every 100 rows, and
+ * `close` writes what is left. Small batches often, not large ones seldom: a batch holds PGlite's
+ * one connection while it is written, and the API's requests wait behind it (docs/performance.md,
+ * "The tail at half the rate"). A failed batch is logged and dropped: the log is a convenience for
  * the merchant's developers, never a reason to slow or fail the API.
  */
 export function createRequestLogService({
   db,
   clock,
   logger,
-  batchSize = 500,
-  flushIntervalMs = 1000,
+  batchSize = 100,
+  flushIntervalMs = 100,
 }: RequestLogServiceDeps) {
   let buffer: queries.RequestLogRow[] = [];
   let writing: Promise<void> = Promise.resolve();
