@@ -88,7 +88,12 @@ describe('sign-in lockout across two processes on one PostgreSQL', { skip: datab
       TESSERA_ADMIN_KEY: ctx.operatorKey,
     });
     dataDirs = [0, 1].map(() => mkdtempSync(path.join(tmpdir(), 'tessera-fleet-sign-in-')));
-    processes = await Promise.all(dataDirs.map((dataDir) => startAnyService(env(dataDir))));
+    // Both at once, as a fleet starts. One that failed must not leave the other running: its pipes
+    // would keep this file's process alive after the tests.
+    const started = await Promise.allSettled(dataDirs.map((dataDir) => startAnyService(env(dataDir))));
+    processes = started.flatMap((each) => (each.status === 'fulfilled' ? [each.value] : []));
+    const failed = started.find((each) => each.status === 'rejected');
+    if (failed) throw failed.reason;
   });
   after(async () => {
     await Promise.all(processes.map((running) => stopService(running)));
@@ -126,3 +131,31 @@ describe('sign-in lockout across two processes on one PostgreSQL', { skip: datab
     }
   });
 });
+
+describe(
+  'the sandbox Owner made by two starts at once on one PostgreSQL',
+  { skip: databaseKind !== 'postgres' },
+  () => {
+    let ctx: TestContext;
+    before(async () => {
+      ctx = await startTestApp();
+    });
+    after(async () => ctx.close());
+
+    // What each `tessera start` outside production does (src/main.ts): the first start on a database
+    // adds the sandbox merchant's Owner. Two at once both found none; one of them failed to start.
+    test('both get a sign-in link, for the same one Owner', async () => {
+      const merchant = await ctx.merchant();
+      const email = `sandbox-${randomBytes(4).toString('hex')}@sandbox.localhost`;
+      const links = await Promise.all(
+        Array.from({ length: 4 }, () => ctx.tessera.team.sandboxOwnerLink(merchant.id, email)),
+      );
+      assert.equal(new Set(links).size, links.length);
+      const owners = await ctx.tessera.db.query<{ count: string }>(
+        "SELECT count(*) AS count FROM team_members WHERE merchant_id = $1 AND role = 'owner'",
+        [merchant.id],
+      );
+      assert.equal(Number(owners[0]!.count), 1);
+    });
+  },
+);

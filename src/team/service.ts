@@ -187,12 +187,21 @@ export function createTeamService({ db, clock, mail, publicUrl, vault }: TeamSer
 
     /** Development: the sandbox merchant's Owner, created once, and a fresh one-time sign-in link. */
     async sandboxOwnerLink(merchantId: string, email: string): Promise<string> {
-      return db.transaction(async (tx) => {
-        const owner =
-          (await queries.selectOwner(tx, merchantId)) ??
-          (await addMember(tx, merchantId, { email, name: 'Sandbox owner', role: 'owner' }));
-        return issueLink(tx, owner.id, 'sign_in');
-      });
+      const link = () =>
+        db.transaction(async (tx) => {
+          const owner =
+            (await queries.selectOwner(tx, merchantId)) ??
+            (await addMember(tx, merchantId, { email, name: 'Sandbox owner', role: 'owner' }));
+          return issueLink(tx, owner.id, 'sign_in');
+        });
+      try {
+        return await link();
+      } catch (err) {
+        // Two starts at once on one PostgreSQL: both found no Owner and the other one added it
+        // first (the e-mail address is unique). This start finds it now.
+        if (!(await queries.selectOwner(db, merchantId))) throw err;
+        return link();
+      }
     },
 
     async signIn(email: string, password: string, clientAddress: string): Promise<SignInResult> {
