@@ -116,7 +116,7 @@ export function createServices({
     sendingAddresses: config.webhookSendingAddresses,
   });
   // Deliveries are planned in each event's transaction and handed to the dispatcher after commit.
-  events.onRecorded((tx, event, object) => webhookDeliveries.plan(tx, event, object));
+  events.onRecorded((tx, event) => webhookDeliveries.plan(tx, event));
   events.onPublished(() => webhookDispatcher.wake());
   events.onPublished((published) => metrics.observeEvents(published));
   webhookEndpoints.onTokenRolled((endpointId, ciphertext, previous) =>

@@ -17,7 +17,7 @@ interface Held extends Statement {
   givenAt: Error;
 }
 
-/** One statement to send, and the held statements it was made of (one, or a run of INSERTs). */
+/** One statement to send, and the held statements it was made of (one, or a run: see batchesOf). */
 export interface Batch extends Statement {
   held: readonly Held[];
 }
@@ -49,7 +49,7 @@ const withQueries = /^\s*WITH\s+(?!RECURSIVE\b)/i;
 
 /**
  * Consecutive plain INSERTs, and a statement with WITH queries of its own right after them, become
- * one statement (combineInserts): they share one snapshot, so none of them may read what another
+ * one statement (combineRun): they share one snapshot, so none of them may read what another
  * of them writes. Any other statement is sent alone. A statement sent later sees what earlier ones
  * wrote.
  */
@@ -58,7 +58,7 @@ function batchesOf(held: readonly Held[]): Batch[] {
   let run: Held[] = [];
   const flush = () => {
     if (run.length === 0) return;
-    batches.push({ ...combineInserts(run), held: run });
+    batches.push({ ...combineRun(run), held: run });
     run = [];
   };
   for (const each of held) {
@@ -87,8 +87,9 @@ function writtenTables(sql: string): string[] {
 
 /**
  * The database names the table of a failed constraint (`table`); the one held statement that
- * writes that table (or the only statement) is the culprit. Its SQL becomes the error's `statement` and the
- * error's stack is the one of its execute call, so that the error reads as if raised there.
+ * writes that table (or the only statement) is the culprit. Its SQL becomes the error's
+ * `statement` and the error's stack is the one of its execute call, so that the error reads as if
+ * raised there.
  */
 export function attribute(err: unknown, sent: readonly Held[]): unknown {
   if (!(err instanceof Error)) return err;
@@ -111,7 +112,7 @@ export function attribute(err: unknown, sent: readonly Held[]): unknown {
  * statement, so none may read (INSERT … SELECT) a table that another of them writes; foreign keys
  * between them are checked at the end of the statement and hold.
  */
-export function combineInserts(statements: readonly Statement[]): Statement {
+function combineRun(statements: readonly Statement[]): Statement {
   if (statements.length === 1) return { sql: statements[0]!.sql, params: statements[0]!.params };
   const params = statements.flatMap((statement) => statement.params);
   // The same few sequences of statements recur (a payment, its event, its deliveries): their
@@ -147,20 +148,30 @@ let combinedCount = 0;
 const maxCombinedTexts = 1000;
 
 function combinedText(statements: readonly Statement[]): string {
-  let offset = 0;
-  const parts = statements.map((statement) => {
-    const shift = offset;
-    offset += statement.params.length;
-    return shiftPlaceholders(statement.sql, shift);
-  });
-  const last = parts.pop()!;
-  const first = parts.map((part, index) => `i${index} AS (${part})`).join(', ');
+  const { queries, last } = asWithQueries(statements, 'i');
   // A last statement with WITH queries of its own: they follow the inserts' in one list.
   const own = withQueries.exec(last);
-  return own ? `WITH ${first}, ${last.slice(own[0].length)}` : `WITH ${first} ${last}`;
+  return own ? `WITH ${queries.join(', ')}, ${last.slice(own[0].length)}` : `WITH ${queries.join(', ')} ${last}`;
 }
 
-/** `sql` with each placeholder `$n` written `$(n + shift)`, to follow `shift` parameters of others. */
-export function shiftPlaceholders(sql: string, shift: number): string {
-  return shift === 0 ? sql : sql.replace(/\$(\d+)/g, (_, index: string) => `$${Number(index) + shift}`);
+/**
+ * Statements to be written as one: all but the last as WITH queries named `<prefix>0`, `<prefix>1`,
+ * …, and the last as it is. Placeholders are renumbered so that each statement's parameters follow
+ * those of the statements before it, and all of them `shift` parameters of the text they join.
+ */
+export function asWithQueries(
+  statements: readonly Statement[],
+  prefix: string,
+  shift = 0,
+): { queries: string[]; last: string } {
+  let offset = shift;
+  const parts = statements.map((statement) => {
+    const from = offset;
+    offset += statement.params.length;
+    return from === 0
+      ? statement.sql
+      : statement.sql.replace(/\$(\d+)/g, (_, index: string) => `$${Number(index) + from}`);
+  });
+  const last = parts.pop()!;
+  return { queries: parts.map((part, index) => `${prefix}${index} AS (${part})`), last };
 }

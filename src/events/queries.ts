@@ -1,6 +1,6 @@
 import { selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
-import { shiftPlaceholders, type Statement } from '../db/held-statements.js';
+import { asWithQueries, type Statement } from '../db/held-statements.js';
 import { selectPage, type PageRequest } from '../db/pagination.js';
 
 export interface EventRow {
@@ -67,14 +67,8 @@ function eventInsertText(then: readonly Statement[]): string {
   const key = then.map((statement) => `${statement.params.length}:${statement.sql}`).join('\0');
   let text = eventTexts.get(key);
   if (text === undefined) {
-    let shift = eventParams;
-    const parts = then.map((statement) => {
-      const part = shiftPlaceholders(statement.sql, shift);
-      shift += statement.params.length;
-      return part;
-    });
-    const last = parts.pop()!;
-    const before = parts.map((part, index) => `, then${index} AS (${part})`).join('');
+    const { queries, last } = asWithQueries(then, 'then', eventParams);
+    const before = queries.map((query) => `, ${query}`).join('');
     text = `${eventInsert}, recorded_event AS (${eventRow} RETURNING id, body, sequence)${before}\n     ${last}`;
     if (eventTexts.size < 100) eventTexts.set(key, text);
   }

@@ -51,11 +51,7 @@ export type EventListener = (events: RecordedEvent[]) => void;
  * runs as part of the event's own insert and reads the new event as `recorded_event` (id, body,
  * sequence): events/queries.ts insertEvent.
  */
-export type EventRecorder = (
-  tx: Queryable,
-  event: RecordedEvent,
-  object: Record<string, unknown>,
-) => Promise<Statement | undefined>;
+export type EventRecorder = (tx: Queryable, event: RecordedEvent) => Promise<Statement | undefined>;
 
 /**
  * The event as sent. Events recorded before `sequence` existed have none in their stored body
@@ -107,7 +103,7 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
       };
       const then: Statement[] = [];
       for (const recorder of recorders) {
-        const statement = await recorder(tx, recorded, object);
+        const statement = await recorder(tx, recorded);
         if (statement) then.push(statement);
       }
       await queries.insertEvent(

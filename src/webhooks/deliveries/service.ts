@@ -243,8 +243,8 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
      * (DESIGN §4 outbox), so they exist exactly when the event does: the answer is the statement
      * that writes them, run as part of the event's own insert.
      */
-    async plan(tx: Queryable, event: RecordedEvent, object: Record<string, unknown>): Promise<Statement> {
-      const notifyUrl = eventNotifyUrl(event.notifyUrl, object);
+    async plan(tx: Queryable, event: RecordedEvent): Promise<Statement> {
+      const notifyUrl = eventNotifyUrl(event.notifyUrl, event.data);
       const scope = `${event.merchantId}:${event.mode}`;
       if (notifyUrl !== null && !dynamicEndpointExists.has(scope)) {
         await webhookEndpoints.ensureDynamicEndpoint(tx, {
