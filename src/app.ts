@@ -12,6 +12,7 @@ import { hashKey } from './http/auth.js';
 import { createIdempotency } from './http/idempotency.js';
 import { createRateLimiter } from './http/rate-limit.js';
 import { buildServer, type App } from './http/server.js';
+import { trackConnections } from './http/connections.js';
 import { createLogger, prettyDestination } from './logger.js';
 import { resolveAdminKey, resolveMasterKey } from './secrets.js';
 import { createJobRunner, type JobRunner } from './jobs/runner.js';
@@ -278,6 +279,7 @@ export async function createTessera({
       ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
       recordApiRequest: (entry) => requestLogs.record(entry),
     });
+    const connections = trackConnections(server.server);
     server.addHook('onListen', async () => {
       const address = server.server.address();
       if (!config.publicUrl && address && typeof address === 'object') {
@@ -320,8 +322,9 @@ export async function createTessera({
         const serverClosed = new Promise<void>((resolve) => setTimeout(resolve, delayMs)).then(async () => {
           closing = true;
           // A kept-alive connection idle now, or once its request is answered, would hold the
-          // close for the keep-alive timeout (72 s): such connections are closed as they go idle.
-          const sweep = setInterval(() => server.server.closeIdleConnections(), 100);
+          // close for the keep-alive timeout (72 s), and one never used for its headers timeout:
+          // such connections are closed as they are found (http/connections.ts).
+          const sweep = setInterval(() => connections.closeUnused(), 100);
           try {
             await server.close();
           } finally {

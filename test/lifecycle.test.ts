@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -70,6 +71,11 @@ describe(`process lifecycle (${databaseKind})`, () => {
         'idempotency-key': 'drain-1',
       },
     );
+    // A connection that never sends a byte (a client's preconnect; undici opens one again after an
+    // aborted event stream): Node counts it busy until its headers timeout (60–90 s), past the guard.
+    const unused = connect(Number(new URL(running.origin).port), '127.0.0.1');
+    const unusedClosed = new Promise<void>((resolve) => unused.once('close', () => resolve()));
+    unused.on('error', () => {});
     await new Promise((resolve) => setTimeout(resolve, 500));
     const exited = new Promise<number | null>((resolve) => running.child.once('exit', (code) => resolve(code)));
     running.child.kill('SIGTERM');
@@ -85,8 +91,9 @@ describe(`process lifecycle (${databaseKind})`, () => {
     const answered = await inFlight;
     assert.equal(answered.status, 200);
     assert.equal(answered.body.code, 'success');
-    // 0, not the 14 s guard's 1: everything under way finished.
+    // 0, not the 14 s guard's 1: everything under way finished, and the unused connection was closed.
     assert.equal(await exited, 0, running.output());
+    await unusedClosed;
   });
 
   it('refuses to start against a schema newer than it knows, naming both versions in one line', async () => {
