@@ -18,7 +18,16 @@ const compiledIsCurrent = !stale(
   'tsconfig.build.json',
   'package-lock.json',
 );
-const cliArgs = compiledIsCurrent ? ['dist/cli/index.js'] : ['--import', 'tsx', 'src/cli/index.ts'];
+/**
+ * A spawned service lives seconds: PGlite's WebAssembly is compiled by V8's baseline compiler only
+ * (Liftoff), as in the test processes themselves (`npm test`), since optimizing its hot functions in
+ * the background costs such a process more CPU than it saves (docs/performance.md, "Test suite
+ * time"). The service run by users keeps V8's defaults.
+ */
+const cliArgs = [
+  '--liftoff-only',
+  ...(compiledIsCurrent ? ['dist/cli/index.js'] : ['--import', 'tsx', 'src/cli/index.ts']),
+];
 
 export interface RunningService extends Running {
   /** The sandbox merchant's private key as printed. */
