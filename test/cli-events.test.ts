@@ -1,9 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createTestDatabase, databaseKind, storeIndependent } from './helpers/harness.js';
+import { rmSync } from 'node:fs';
+import { createTestDatabase, databaseKind, storeIndependent, migratedDataDir } from './helpers/harness.js';
 import { apiCaller, runCli, spawnCli, startService, stopService, type RunningService } from './helpers/cli-process.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
@@ -17,8 +15,8 @@ describe(`tessera events|deliveries against a started service (${databaseKind})`
   let endpointId: string;
 
   before(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-events-cli-'));
-    database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+    dataDir = await migratedDataDir('tessera-events-cli-');
+    database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
     running = await startService({
       TESSERA_DATA_DIR: dataDir,
       TESSERA_WEBHOOK_TIMEOUT_MS: '2000',

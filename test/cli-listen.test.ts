@@ -1,11 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
-import { createTestDatabase, databaseKind, storeIndependent } from './helpers/harness.js';
+import { createTestDatabase, databaseKind, storeIndependent, migratedDataDir } from './helpers/harness.js';
 import {
   apiCaller,
   runCli,
@@ -27,8 +25,8 @@ describe(`tessera listen against a started service (${databaseKind})`, { skip: s
   const listeners: LongRunningCli[] = [];
 
   before(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-listen-'));
-    database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+    dataDir = await migratedDataDir('tessera-listen-');
+    database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
     running = await startService({ TESSERA_DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) });
     call = apiCaller(running);
     cliEnv = { TESSERA_URL: running.origin, TESSERA_API_KEY: running.privateKey };

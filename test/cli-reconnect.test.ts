@@ -1,9 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { createTestDatabase, databaseKind, storeIndependent } from './helpers/harness.js';
+import { rmSync } from 'node:fs';
+import { createTestDatabase, databaseKind, storeIndependent, migratedDataDir } from './helpers/harness.js';
 import {
   apiCaller,
   payWithEndpoint,
@@ -30,8 +28,8 @@ describe(`tail and listen live through a restart of the service (${databaseKind}
   const commands: LongRunningCli[] = [];
 
   before(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-reconnect-'));
-    database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+    dataDir = await migratedDataDir('tessera-reconnect-');
+    database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
     env = { TESSERA_DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) };
   });
   after(async () => {

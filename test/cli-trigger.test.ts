@@ -1,10 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { eventTypes } from '../src/events/schemas.js';
-import { createTestDatabase, databaseKind, storeIndependent } from './helpers/harness.js';
+import { createTestDatabase, databaseKind, storeIndependent, migratedDataDir } from './helpers/harness.js';
 import { apiCaller, runCli, startService, stopService, type RunningService } from './helpers/cli-process.js';
 
 describe(`tessera trigger against a started service (${databaseKind})`, { skip: storeIndependent }, () => {
@@ -15,8 +13,8 @@ describe(`tessera trigger against a started service (${databaseKind})`, { skip: 
   let cliEnv: Record<string, string>;
 
   before(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-trigger-'));
-    database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+    dataDir = await migratedDataDir('tessera-trigger-');
+    database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
     running = await startService({
       TESSERA_DATA_DIR: dataDir,
       TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS: '200',

@@ -1,10 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { loadConfig } from '../src/config.js';
-import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { createTestDatabase, databaseKind, migratedDataDir } from './helpers/harness.js';
 import {
   apiCaller,
   killService,
@@ -36,8 +34,8 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
   });
 
   test('with TESSERA_WEBHOOK_DISPATCHER=off start sends no webhook; they wait for a process with it on', async () => {
-    const switchDir = mkdtempSync(path.join(tmpdir(), 'tessera-dispatcher-'));
-    const switchDb = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+    const switchDir = await migratedDataDir('tessera-dispatcher-');
+    const switchDb = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
     const switchEnv = {
       TESSERA_DATA_DIR: switchDir,
       ...(switchDb ? { DATABASE_URL: switchDb.url } : {}),
@@ -89,8 +87,8 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
     'a service killed while its webhook is in flight: the next start delivers it once the lease has run out',
     { timeout: 180_000 },
     async () => {
-      const dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-killed-'));
-      const database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+      const dataDir = await migratedDataDir('tessera-killed-');
+      const database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
       const env = {
         TESSERA_DATA_DIR: dataDir,
         ...(database ? { DATABASE_URL: database.url } : {}),

@@ -1,10 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
-import { createTestDatabase, databaseKind, storeIndependent } from './helpers/harness.js';
+import { createTestDatabase, databaseKind, storeIndependent, migratedDataDir } from './helpers/harness.js';
 import { apiCaller, runCli, startService, stopService, type RunningService } from './helpers/cli-process.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
@@ -20,8 +19,8 @@ describe(
     const receivers: Receiver[] = [];
 
     before(async () => {
-      dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-golive-'));
-      database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+      dataDir = await migratedDataDir('tessera-golive-');
+      database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
       running = await startService({
         TESSERA_DATA_DIR: dataDir,
         TESSERA_WEBHOOK_TIMEOUT_MS: '1000',

@@ -1,10 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTestDatabase, databaseKind, storeIndependent } from './helpers/harness.js';
+import { createTestDatabase, databaseKind, storeIndependent, migratedDataDir } from './helpers/harness.js';
 import { apiCaller, runCli, startService, stopService, type RunningService } from './helpers/cli-process.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
@@ -24,8 +22,8 @@ describe(
     let receiver: Receiver;
 
     before(async () => {
-      dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-health-'));
-      database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+      dataDir = await migratedDataDir('tessera-health-');
+      database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
       running = await startService({
         TESSERA_DATA_DIR: dataDir,
         TESSERA_WEBHOOK_TIMEOUT_MS: '1000',

@@ -1,11 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import type { Processor } from '../src/processor/processor.js';
 import { createSandboxProcessor } from '../src/processor/sandbox.js';
-import { createTestDatabase, databaseKind, startTestApp } from './helpers/harness.js';
+import { createTestDatabase, databaseKind, startTestApp, migratedDataDir } from './helpers/harness.js';
 import { apiCaller, startService, stopService, type RunningService } from './helpers/cli-process.js';
 
 /**
@@ -21,8 +19,8 @@ describe(`Idempotency-Key after a killed process (${databaseKind})`, () => {
   let running: RunningService | undefined;
 
   before(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-idempotency-crash-'));
-    database = databaseKind === 'postgres' ? await createTestDatabase() : undefined;
+    dataDir = await migratedDataDir('tessera-idempotency-crash-');
+    database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
     env = {
       TESSERA_DATA_DIR: dataDir,
       NODE_ENV: 'test',

@@ -1,11 +1,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { allowedTransitions, operations } from '../src/invoices/states.js';
 import { formatInvoiceNumber, numberPrefixOf } from '../src/invoices/line-items.js';
-import { databaseKind, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import {
+  databaseKind,
+  injectRaw,
+  migratedDataDir,
+  startTestApp,
+  type TestContext,
+  type TestMerchant,
+} from './helpers/harness.js';
 import { mailHeader, mailText, startSmtpServer, type SmtpTestServer } from './helpers/smtp.js';
 
 const dayMs = 24 * 60 * 60 * 1000;
@@ -546,7 +552,7 @@ describe(`invoice e-mail without an SMTP server (${databaseKind})`, () => {
   let ctx: TestContext;
   let dataDir: string;
   before(async () => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-invoice-mail-'));
+    dataDir = await migratedDataDir('tessera-invoice-mail-');
     ctx = await startTestApp({ env: { TESSERA_DATA_DIR: dataDir } });
   });
   after(async () => {

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
-import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { createTestDatabase, databaseKind, migratedDataDir } from './helpers/harness.js';
 import { runCli, spawnCli, startAnyService, stopService, type Running } from './helpers/cli-process.js';
 import { startTcpProxy } from './helpers/tcp-proxy.js';
 import { knownMigrations } from '../src/db/migrate.js';
@@ -32,7 +32,9 @@ async function freshDatabase(migrated: boolean): Promise<Record<string, string>>
     cleanups.push(() => database.drop());
     return { ...common, DATABASE_URL: database.url };
   }
-  const dir = mkdtempSync(path.join(tmpdir(), 'tessera-lifecycle-'));
+  const dir = migrated
+    ? await migratedDataDir('tessera-lifecycle-')
+    : mkdtempSync(path.join(tmpdir(), 'tessera-lifecycle-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   return { ...common, TESSERA_DATA_DIR: dir };
 }

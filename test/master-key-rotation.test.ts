@@ -6,11 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
-import { createTestDatabase, databaseKind } from './helpers/harness.js';
+import { createTestDatabase, databaseKind, migratedDataDir } from './helpers/harness.js';
 import { runCli, startAnyService, stopService, type Running } from './helpers/cli-process.js';
 
 const onPostgres = databaseKind === 'postgres';
@@ -43,7 +41,7 @@ describe(`master-key rotation through the CLI (${databaseKind})`, () => {
       cleanups.push(() => database.drop());
       storage = { DATABASE_URL: database.url };
     } else {
-      const dir = mkdtempSync(path.join(tmpdir(), 'tessera-master-key-'));
+      const dir = await migratedDataDir('tessera-master-key-');
       cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
       storage = { TESSERA_DATA_DIR: dir };
     }

@@ -1,12 +1,17 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { loadConfig } from '../src/config.js';
 import { createWebhookHttpClient } from '../src/webhooks/http-client.js';
 import { parseWebhookProxy } from '../src/webhooks/egress/settings.js';
-import { databaseKind, payWithTestCard, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import {
+  databaseKind,
+  payWithTestCard,
+  startTestApp,
+  type TestContext,
+  type TestMerchant,
+  migratedDataDir,
+} from './helpers/harness.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { signedInOwner } from './helpers/dashboard.js';
 import { runCli } from './helpers/cli-process.js';
@@ -75,7 +80,7 @@ describe('egress settings are checked at start-up (DESIGN §15)', () => {
   });
 
   test('a source address this host does not have stops `tessera start` with one line', async () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-egress-'));
+    const dataDir = await migratedDataDir('tessera-egress-');
     try {
       const result = await runCli(['start', '--port', '0'], {
         TESSERA_DATA_DIR: dataDir,

@@ -6,7 +6,8 @@
  * and the migrations; the service's migrate() still runs and finds nothing to apply.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, createWriteStream } from 'node:fs';
+import { mkdirSync, mkdtempSync, createWriteStream } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { manualClock } from '../../src/clock.js';
@@ -15,7 +16,7 @@ import { createTessera, type Tessera } from '../../src/app.js';
 import { createLogger } from '../../src/logger.js';
 import type { Processor } from '../../src/processor/processor.js';
 import { createSandboxProcessor } from '../../src/processor/sandbox.js';
-import { migratedPgliteTemplate, migratedPostgresTemplate } from './templates.js';
+import { migratedPgliteFolder, migratedPgliteTemplate, migratedPostgresTemplate } from './templates.js';
 
 export const apiBase = '/api/services/v1';
 const testDatabaseUrl = process.env.TESSERA_TEST_DATABASE_URL;
@@ -94,6 +95,19 @@ export async function createTestDatabase(
       await client.end();
     },
   };
+}
+
+/**
+ * A new data folder (mkdtemp, named by `prefix`) for a Tessera a test starts on it, with every
+ * migration applied: on PGlite it holds a copy of a migrated database (templates.ts), so that the
+ * start skips initdb and the migrations as every start of an install after its first does; on
+ * PostgreSQL the database comes from createTestDatabase({ migrated: true }) and the folder is empty.
+ * The tests of a first start (cli, README, migrate, --no-migrate) use an empty folder.
+ */
+export async function migratedDataDir(prefix: string): Promise<string> {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  if (!testDatabaseUrl) await migratedPgliteFolder(dir);
+  return dir;
 }
 
 export async function startTestApp(

@@ -4,11 +4,24 @@
  * migrations, by whichever test process asks first, and named by a hash of the migrations (and,
  * for PGlite, of its version), so that a changed or added migration makes a new one:
  * - PGlite: a tar of a migrated data folder (PGlite's dumpDataDir) in the system's temporary
- *   folder, which the service loads through TESSERA_TEST_PGLITE_TEMPLATE (tests only);
+ *   folder, which the service loads through TESSERA_TEST_PGLITE_TEMPLATE (tests only) into a
+ *   database in memory; and a migrated data folder, which a test copies into the data folder of a
+ *   `tessera start` it spawns (migratedPgliteFolder);
  * - PostgreSQL: a database `tessera_template_<hash>` that CREATE DATABASE … TEMPLATE copies.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -42,12 +55,51 @@ export function migratedPgliteTemplate(): Promise<string> {
 
 async function makePgliteTemplate(): Promise<string> {
   const file = path.join(tmpdir(), `tessera-test-pglite-${pgliteVersion}-${migrationsHash(pgliteVersion)}.tar`);
-  if (existsSync(file)) return file;
-  // Test files start at once: the first makes the tar while the others wait for it.
-  const lock = `${file}.lock`;
+  return madeOnce(file, async () => {
+    const lite = await PGlite.create();
+    await migrate(pgliteDb(lite), migrationsDir);
+    const dump = await lite.dumpDataDir('none');
+    await lite.close();
+    // Written under another name and renamed, so that no process reads half a file.
+    const partial = `${file}.${process.pid}.partial`;
+    await writeFile(partial, Buffer.from(await dump.arrayBuffer()));
+    renameSync(partial, file);
+  });
+}
+
+let pgliteFolder: Promise<string> | undefined;
+
+/**
+ * Copies a migrated PGlite data folder into `dataDir` (an empty folder), for a `tessera start` that
+ * a test spawns on it: that start finds every migration applied, as every start of an install after
+ * its first does, and skips initdb and the migrations (3–4 s of CPU). The folder copied is made once
+ * per set of migrations and PGlite version, in the system's temporary folder.
+ */
+export async function migratedPgliteFolder(dataDir: string): Promise<void> {
+  pgliteFolder ??= makePgliteFolder();
+  cpSync(await pgliteFolder, dataDir, { recursive: true });
+}
+
+async function makePgliteFolder(): Promise<string> {
+  const folder = path.join(tmpdir(), `tessera-test-pglite-folder-${pgliteVersion}-${migrationsHash(pgliteVersion)}`);
+  return madeOnce(folder, async () => {
+    // Made beside it and renamed when complete, so that no process copies half a folder.
+    const partial = mkdtempSync(`${folder}.partial-`);
+    const lite = await PGlite.create(partial);
+    await migrate(pgliteDb(lite), migrationsDir);
+    await lite.close();
+    renameSync(partial, folder);
+  });
+}
+
+/** `target` (a file or folder), made by `make` when missing, by one test process at a time. */
+async function madeOnce(target: string, make: () => Promise<void>): Promise<string> {
+  if (existsSync(target)) return target;
+  // Test files start at once: the first makes it while the others wait for it.
+  const lock = `${target}.lock`;
   const deadline = Date.now() + 180_000;
   for (;;) {
-    if (existsSync(file)) return file;
+    if (existsSync(target)) return target;
     try {
       closeSync(openSync(lock, 'wx'));
       break;
@@ -60,16 +112,8 @@ async function makePgliteTemplate(): Promise<string> {
     }
   }
   try {
-    if (existsSync(file)) return file;
-    const lite = await PGlite.create();
-    await migrate(pgliteDb(lite), migrationsDir);
-    const dump = await lite.dumpDataDir('none');
-    await lite.close();
-    // Written under another name and renamed, so that no process reads half a file.
-    const partial = `${file}.${process.pid}.partial`;
-    await writeFile(partial, Buffer.from(await dump.arrayBuffer()));
-    renameSync(partial, file);
-    return file;
+    if (!existsSync(target)) await make();
+    return target;
   } finally {
     rmSync(lock, { force: true });
   }
