@@ -7,13 +7,16 @@ import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli, startService, stopService } from './helpers/cli-process.js';
 import { createTestDatabase } from './helpers/harness.js';
+import { migratedPgliteFolder } from './helpers/templates.js';
 
 /** The development loop as a newcomer meets it: clear one-line refusals instead of stack traces. */
 describe('tessera start refuses what cannot work with one clear line', () => {
   const folders: string[] = [];
-  const folder = () => {
+  /** A PGlite data folder, migrated: these refusals are not about a first start (templates.ts). */
+  const folder = async () => {
     const made = mkdtempSync(path.join(tmpdir(), 'tessera-devloop-'));
     folders.push(made);
+    await migratedPgliteFolder(made);
     return made;
   };
   let occupied: Server;
@@ -30,7 +33,7 @@ describe('tessera start refuses what cannot work with one clear line', () => {
   });
 
   test('a port in use gives one line naming PORT, no stack trace, and leaves the data folder unlocked', async () => {
-    const dataDir = folder();
+    const dataDir = await folder();
     const result = await runCli(['start'], {
       PORT: String(busyPort),
       TESSERA_DATA_DIR: dataDir,
@@ -46,7 +49,7 @@ describe('tessera start refuses what cannot work with one clear line', () => {
   });
 
   test('a second process on the same PGlite data folder is refused naming the first one; migrate too', async () => {
-    const dataDir = folder();
+    const dataDir = await folder();
     const first = await startService({ TESSERA_DATA_DIR: dataDir });
     try {
       const lock = JSON.parse(readFileSync(path.join(dataDir, 'tessera.lock'), 'utf8'));
@@ -72,7 +75,7 @@ describe('tessera start refuses what cannot work with one clear line', () => {
   });
 
   test('a stale lock (its process is gone) is taken over', async () => {
-    const dataDir = folder();
+    const dataDir = await folder();
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     const deadPid = Number(gone.stdout);
     writeFileSync(path.join(dataDir, 'tessera.lock'), JSON.stringify({ pid: deadPid, host: hostname() }));
