@@ -2,8 +2,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { ConfigError } from '../config-rules.js';
-import { openDb } from '../db/db.js';
-import { migrate } from '../db/migrate.js';
 import { webhooksCommand, webhooksUsage } from './webhooks.js';
 import { webhooksHealthActions, webhooksHealthCommand, webhooksHealthUsage } from './webhooks-health.js';
 import { goLiveActions, goLiveCommand, goLiveUsage } from './webhooks-golive.js';
@@ -13,7 +11,6 @@ import { deliveriesCommand, eventsCommand, eventsUsage } from './events.js';
 import { merchantsCommand, merchantsUsage, operatorOptions } from './merchants.js';
 import { operatorCall } from './client.js';
 import { printJson } from './output.js';
-import { start, startWorker } from '../main.js';
 
 const usage = `Usage: tessera <command> [options]
 
@@ -45,12 +42,18 @@ admin.key), so they work whether it runs on PGlite or PostgreSQL. The webhooks, 
 and deliveries commands call the merchant API with a merchant's private key: --url (TESSERA_URL) and --key (TESSERA_API_KEY).
 `;
 
+/*
+ * The service's modules (main.js, the database) are imported by the commands that run it: the
+ * commands that call a running service load only their HTTP client, and start in a fraction of the
+ * time (docs/performance.md, "Test suite time").
+ */
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'start':
     case 'worker': {
       const config = loadConfig(process.env, rest);
+      const { start, startWorker } = await import('../main.js');
       const tessera = await (command === 'start' ? start(config) : startWorker(config));
       let stopping = false;
       const stop = (signal: string) => {
@@ -78,6 +81,7 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'migrate': {
       const config = loadConfig(process.env, rest);
+      const [{ openDb }, { migrate }] = await Promise.all([import('../db/db.js'), import('../db/migrate.js')]);
       const db = await openDb({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, poolSize: 2 });
       try {
         const applied = await migrate(db);
