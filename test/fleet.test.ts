@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
 import { databaseKind } from './helpers/harness.js';
 import { startFleet, killService, type BalancedFleet } from './helpers/fleet.js';
-import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { answerSuccess, startReceiver, type Receiver } from './helpers/receiver.js';
 
 const onPostgres = databaseKind === 'postgres';
 /** The fleet's limit per client address on public-key routes (one process's limit, shared by all). */
@@ -199,6 +199,50 @@ describe('a fleet behind HAProxy', { skip: onPostgres ? false : 'PostgreSQL only
         () => verifyWebhook({ headers: request.headers, rawBody: request.rawBody, token: newToken }),
         'signed with the new token',
       );
+    }
+  });
+
+  it('a roll on one process signs the deliveries another process claimed before it and sends after its answer', async () => {
+    // The receiver holds every notification to this path until the roll has been answered: each
+    // process's slots for the target fill up, and the deliveries it claimed beyond them wait in its
+    // queue (a process claims three times its per-target cap), to be sent once slots free up.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    receiver.respond((request) => (request.path === '/held' ? { until: held } : { status: 200, body: 'success' }));
+    const heldRequests = () => receiver.requests.filter((request) => request.path === '/held');
+    try {
+      const endpoint = await call('POST', '/webhook_endpoints/create', {
+        url: receiver.url('/held'),
+        enabledEvents: ['payment.succeeded'],
+      });
+      assert.equal(endpoint.status, 200, JSON.stringify(endpoint.body));
+      // All made on one process that is not the one that rolls: it claims them, and can send only
+      // eight at once (the cap per target).
+      const payer = fleet.apis[1]!.baseUrl;
+      const payments = 14;
+      for (let index = 0; index < payments; index++) assert.equal((await pay(payer)).status, 200);
+      await waitUntil(async () => (heldRequests().length >= 8 ? true : undefined));
+      const rolled = await call(
+        'POST',
+        `/webhook_endpoints/${endpoint.body.data.id}/roll_token`,
+        {},
+        fleet.apis[0]!.baseUrl,
+      );
+      assert.equal(rolled.status, 200);
+      const newToken = rolled.body.data.token as string;
+      const rolledAt = heldRequests().length;
+      assert.ok(rolledAt < payments, `${rolledAt} of ${payments} were sent before the roll: none left to check`);
+      release();
+      await waitUntil(async () => (heldRequests().length >= payments ? true : undefined), 60_000);
+      for (const request of heldRequests().slice(rolledAt)) {
+        assert.doesNotThrow(
+          () => verifyWebhook({ headers: request.headers, rawBody: request.rawBody, token: newToken }),
+          'an attempt that started after the roll was answered is signed with the new token',
+        );
+      }
+    } finally {
+      release();
+      receiver.respond(answerSuccess);
     }
   });
 

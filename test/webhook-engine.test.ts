@@ -340,7 +340,6 @@ describe("the scheduler's slot accounting", () => {
     const slots = createSlots({ concurrencyPerTarget: 1, maxInFlight: 10 });
     slots.enqueue([...claim('a', 3), ...claim('b', 2, { kind: 'legacy', endpoint_id: 'we_b' })], leaseUntil);
     slots.take('a', notLate);
-    assert.deepEqual([...slots.queuedEndpointIds()], ['we_1'], 'legacy deliveries sign with the legacy key');
     const queued = slots.releaseQueued();
     assert.equal(queued.length, 4);
     assert.equal(slots.held(), 1, 'the one in flight');
@@ -353,12 +352,17 @@ describe("the scheduler's slot accounting", () => {
 });
 
 describe("the scheduler's token cache", () => {
+  /** PGlite: this process's rolls are all told, none is read. */
+  const oneProcess = { readBeforeEachAttempt: false };
   function source() {
     const decrypted: string[] = [];
+    const reads: string[][] = [];
     let failNext = false;
     const stored = new Map([['we_1', 'cipher-stored']]);
     return {
       decrypted,
+      reads,
+      stored,
       failOnce: () => (failNext = true),
       async decryptToken(_endpointId: string, ciphertext: string) {
         decrypted.push(ciphertext);
@@ -369,6 +373,7 @@ describe("the scheduler's token cache", () => {
         return `token-of-${ciphertext}`;
       },
       async tokenCiphertexts(endpointIds: readonly string[]) {
+        reads.push([...endpointIds]);
         const row = (id: string) => ({
           id,
           token_encrypted: stored.get(id)!,
@@ -384,7 +389,7 @@ describe("the scheduler's token cache", () => {
   }
 
   test('a roll told after a claim signs the deliveries claimed before it', async () => {
-    const tokens = createTokenCache(source());
+    const tokens = createTokenCache(source(), oneProcess);
     tokens.learn('we_1', 'cipher-1', tokens.startLearning());
     assert.equal(await tokens.signingKeyOf(delivery()), 'token-of-cipher-1');
     tokens.rolled('we_1', 'cipher-2');
@@ -392,24 +397,43 @@ describe("the scheduler's token cache", () => {
   });
 
   test('a read that started before a roll does not bring back the old token', async () => {
-    const tokens = createTokenCache(source());
+    const tokens = createTokenCache(source(), oneProcess);
     const claimStarted = tokens.startLearning();
     tokens.rolled('we_1', 'cipher-2');
     tokens.learn('we_1', 'cipher-1', claimStarted);
     assert.equal(await tokens.signingKeyOf(delivery()), 'token-of-cipher-2');
   });
 
-  test('a refresh learns a roll made in another process', async () => {
+  test('on PostgreSQL each attempt reads the token again: a roll in another process signs the next attempt', async () => {
     const endpoints = source();
-    const tokens = createTokenCache(endpoints);
+    const tokens = createTokenCache(endpoints, { readBeforeEachAttempt: true });
     tokens.learn('we_1', 'cipher-1', tokens.startLearning());
-    await tokens.refresh(new Set(['we_1']));
     assert.equal(await tokens.signingKeyOf(delivery()), 'token-of-cipher-stored');
+    endpoints.stored.set('we_1', 'cipher-rolled-elsewhere');
+    assert.equal(await tokens.signingKeyOf(delivery()), 'token-of-cipher-rolled-elsewhere');
+    assert.deepEqual(endpoints.reads, [['we_1'], ['we_1']]);
+    assert.equal(await tokens.signingKeyOf(delivery({ kind: 'legacy' })), 'legacy-of-mer_1', 'no read for the legacy key');
+    assert.equal(endpoints.reads.length, 2);
+  });
+
+  test('attempts that start during a read share the next one, which starts after they did', async () => {
+    const endpoints = source();
+    endpoints.stored.set('we_2', 'cipher-of-2');
+    const tokens = createTokenCache(endpoints, { readBeforeEachAttempt: true });
+    const first = [tokens.signingKeyOf(delivery()), tokens.signingKeyOf(delivery({ endpoint_id: 'we_2' }))];
+    // Started while the first read is under way: the roll it made before must be seen.
+    await Promise.resolve();
+    await Promise.resolve();
+    endpoints.stored.set('we_1', 'cipher-rolled');
+    const later = [tokens.signingKeyOf(delivery()), tokens.signingKeyOf(delivery({ id: 'wd_3' }))];
+    assert.deepEqual(await Promise.all(first), ['token-of-cipher-stored', 'token-of-cipher-of-2']);
+    assert.deepEqual(await Promise.all(later), ['token-of-cipher-rolled', 'token-of-cipher-rolled']);
+    assert.deepEqual(endpoints.reads, [['we_1', 'we_2'], ['we_1']]);
   });
 
   test('each token is decrypted once, a failed decryption is tried again, legacy uses the legacy key', async () => {
     const endpoints = source();
-    const tokens = createTokenCache(endpoints);
+    const tokens = createTokenCache(endpoints, oneProcess);
     endpoints.failOnce();
     await assert.rejects(tokens.signingKeyOf(delivery()), /cannot decrypt/);
     assert.equal(await tokens.signingKeyOf(delivery()), 'token-of-cipher-1');

@@ -21,9 +21,10 @@ export interface ReceivedRequest {
   remoteAddress: string | undefined;
 }
 
-/** How to answer one request: a status and a body, after a delay; or drop the connection. */
+/** How to answer one request: a status and a body, after a delay or once `until` settles; or drop the connection. */
 export type Answer =
-  { status?: number; body?: string; delayMs?: number; headers?: Record<string, string> } | { reset: true };
+  | { status?: number; body?: string; delayMs?: number; until?: Promise<unknown>; headers?: Record<string, string> }
+  | { reset: true };
 
 export type Responder = (request: ReceivedRequest) => Answer;
 
@@ -86,7 +87,8 @@ export async function startReceiver(responder: Responder = answerSuccess): Promi
         res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain; charset=utf-8', ...reply.headers });
         res.end(reply.body ?? 'success');
       };
-      if (reply.delayMs) setTimeout(send, reply.delayMs).unref();
+      if (reply.until) void reply.until.finally(send);
+      else if (reply.delayMs) setTimeout(send, reply.delayMs).unref();
       else send();
     });
   });

@@ -63,7 +63,8 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
   const claimer = createClaimer({ db, clock, timeoutMs, processId: options.processId, leaseMarginMs });
   const recorder = createRecorder({ db, logger, onGroupWritten, onGone: options.onEndpointGone });
   const slots = createSlots(options);
-  const tokens = createTokenCache(options.webhookEndpoints);
+  // PGlite's database belongs to this process: every roll is told (tokenRolled), none to read.
+  const tokens = createTokenCache(options.webhookEndpoints, { readBeforeEachAttempt: db.kind === 'postgres' });
 
   /** Work that runOnce and stop wait for: attempts (until recorded) and hand-backs. */
   const tasks = new Set<Promise<void>>();
@@ -287,9 +288,6 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
   function arm(): void {
     const current = setTimeout(() => {
       anyDueWanted = true;
-      void tokens
-        .refresh(slots.queuedEndpointIds())
-        .catch((err: unknown) => logger[failureLevel(err)]({ err }, 'webhook endpoint tokens could not be read again'));
       void pump().finally(() => {
         // Only the timer of the current start re-arms (a stop and start in between made a new one).
         if (started && timer === current) arm();

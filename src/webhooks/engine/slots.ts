@@ -199,15 +199,6 @@ export function createSlots({ concurrencyPerTarget, maxInFlight }: SlotLimits) {
       return busy;
     },
 
-    /** The endpoints whose claimed deliveries wait to be sent (their tokens are read again). */
-    queuedEndpointIds(): Set<string> {
-      const endpointIds = new Set<string>();
-      for (const state of targets.values()) {
-        for (const { delivery } of state.queue) if (delivery.kind !== 'legacy') endpointIds.add(delivery.endpoint_id);
-      }
-      return endpointIds;
-    },
-
     /** Empties every queue and forgets every backlog (a stop): answers what was queued, no longer held. */
     releaseQueued(): Leased[] {
       const queued: Leased[] = [];

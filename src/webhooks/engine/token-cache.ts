@@ -3,11 +3,17 @@ import type { ClaimedDelivery } from './queries.js';
 
 /*
  * The newest stored (encrypted) token known for each endpoint, and when it was learnt. Every claim
- * reads the current one with its deliveries; a roll in this process is told at once (rolled); the
- * tokens of endpoints with claimed deliveries still waiting to be sent are read again on each poll
- * (a roll in another process). An attempt is signed with the newest, not with the one its delivery
- * was claimed with, so a rolled token also signs the notifications claimed before the roll
- * (DESIGN §5: the old token stops working at once).
+ * reads the current one with its deliveries, and a roll in this process is told at once (rolled). An
+ * attempt is signed with the newest, not with the one its delivery was claimed with, so a rolled
+ * token also signs the notifications claimed before the roll (DESIGN §5: the old token stops
+ * working at once).
+ *
+ * On PostgreSQL another process may roll a token (DESIGN §11: an attempt that starts after the
+ * roll's answer is signed with the new token, whichever process sends it): each attempt's token is
+ * read again by a read that starts after the attempt did. The attempts that start while one such
+ * read is under way share the next one, so a busy process makes about one read per database round
+ * trip, whatever its number of attempts. PGlite's database belongs to this process: its rolls are
+ * all told.
  *
  * With the newest token comes the one it replaced when the roll gave a grace period (DESIGN §12,
  * standard format): it signs too, beside the newest, until its expiry.
@@ -27,11 +33,19 @@ interface KnownToken {
   learnt: number;
 }
 
-export function createTokenCache(webhookEndpoints: TokenSource) {
+export interface TokenCacheOptions {
+  /** Another process may roll a token (PostgreSQL): each attempt reads its endpoint's token again. */
+  readBeforeEachAttempt: boolean;
+}
+
+export function createTokenCache(webhookEndpoints: TokenSource, options: TokenCacheOptions) {
   const latestTokens = new Map<string, KnownToken>();
   let learning = 0;
   /** Decrypted tokens by ciphertext: decrypted once, whichever deliveries they sign. */
   const decrypted = new Map<string, Promise<string>>();
+  /** The read of tokens under way, and the endpoints of the one that starts when it ends. */
+  let reading: Promise<void> = Promise.resolve();
+  let nextRead: { endpointIds: Set<string>; done: Promise<void> } | undefined;
 
   function learn(endpointId: string, ciphertext: string, learnt: number, previous: PreviousToken | null = null): void {
     const known = latestTokens.get(endpointId);
@@ -51,6 +65,35 @@ export function createTokenCache(webhookEndpoints: TokenSource) {
       if (decrypted.get(ciphertext) === token) decrypted.delete(ciphertext);
     });
     return token;
+  }
+
+  async function read(endpointIds: ReadonlySet<string>): Promise<void> {
+    const learnt = ++learning;
+    const stored = await webhookEndpoints.tokenCiphertexts([...endpointIds]);
+    for (const [endpointId, row] of stored) {
+      const previous =
+        row.previous_token_encrypted !== null && row.previous_token_expires_at !== null
+          ? { ciphertext: row.previous_token_encrypted, expiresAt: row.previous_token_expires_at }
+          : null;
+      learn(endpointId, row.token_encrypted, learnt, previous);
+    }
+  }
+
+  /** Settles once a read of this endpoint's token that started after this call has ended. */
+  function readAgain(endpointId: string): Promise<void> {
+    if (!nextRead) {
+      const endpointIds = new Set<string>();
+      // Starts once the read under way has ended (and, at the soonest, after the attempts started in
+      // this turn of the event loop have joined it).
+      const done = reading.then(() => {
+        nextRead = undefined;
+        return read(endpointIds);
+      });
+      reading = done.catch(() => {});
+      nextRead = { endpointIds, done };
+    }
+    nextRead.endpointIds.add(endpointId);
+    return nextRead.done;
   }
 
   return {
@@ -75,9 +118,13 @@ export function createTokenCache(webhookEndpoints: TokenSource) {
       learn(endpointId, ciphertext, ++learning, previous);
     },
 
-    /** The key that signs the delivery's next attempt: its endpoint's newest token, or the legacy key. */
-    signingKeyOf(delivery: ClaimedDelivery): Promise<string> {
+    /**
+     * The key that signs an attempt starting now: its endpoint's newest token (read again first when
+     * another process may have rolled it), or the merchant's legacy key.
+     */
+    async signingKeyOf(delivery: ClaimedDelivery): Promise<string> {
       if (delivery.kind === 'legacy') return webhookEndpoints.legacyKeyFor(delivery.merchant_id);
+      if (options.readBeforeEachAttempt) await readAgain(delivery.endpoint_id);
       const ciphertext = latestTokens.get(delivery.endpoint_id)?.ciphertext ?? delivery.token_ciphertext;
       return decrypt(delivery.endpoint_id, ciphertext);
     },
@@ -88,20 +135,6 @@ export function createTokenCache(webhookEndpoints: TokenSource) {
       const previous = latestTokens.get(delivery.endpoint_id)?.previous;
       if (!previous || previous.expiresAt.getTime() <= at.getTime()) return null;
       return decrypt(delivery.endpoint_id, previous.ciphertext);
-    },
-
-    /** Reads again the tokens of these endpoints (those whose claimed deliveries wait to be sent). */
-    async refresh(endpointIds: ReadonlySet<string>): Promise<void> {
-      if (endpointIds.size === 0) return;
-      const learnt = ++learning;
-      const stored = await webhookEndpoints.tokenCiphertexts([...endpointIds]);
-      for (const [endpointId, row] of stored) {
-        const previous =
-          row.previous_token_encrypted !== null && row.previous_token_expires_at !== null
-            ? { ciphertext: row.previous_token_encrypted, expiresAt: row.previous_token_expires_at }
-            : null;
-        learn(endpointId, row.token_encrypted, learnt, previous);
-      }
     },
   };
 }
