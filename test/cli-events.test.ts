@@ -1,13 +1,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import { createTestDatabase, databaseKind, storeIndependent, migratedDataDir } from './helpers/harness.js';
+import { databaseKind, storeIndependent, migratedStorage, type TestStorage } from './helpers/harness.js';
 import { apiCaller, runCli, spawnCli, startService, stopService, type RunningService } from './helpers/cli-process.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 describe(`tessera events|deliveries against a started service (${databaseKind})`, { skip: storeIndependent }, () => {
-  let dataDir: string;
-  let database: { url: string; drop(): Promise<void> } | undefined;
+  let storage: TestStorage | undefined;
   let running: RunningService;
   let call: ReturnType<typeof apiCaller>;
   let cliEnv: Record<string, string>;
@@ -15,12 +13,10 @@ describe(`tessera events|deliveries against a started service (${databaseKind})`
   let endpointId: string;
 
   before(async () => {
-    dataDir = await migratedDataDir('tessera-events-cli-');
-    database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
+    storage = await migratedStorage('tessera-events-cli-');
     running = await startService({
-      TESSERA_DATA_DIR: dataDir,
       TESSERA_WEBHOOK_TIMEOUT_MS: '2000',
-      ...(database ? { DATABASE_URL: database.url } : {}),
+      ...storage.env,
     });
     call = apiCaller(running);
     cliEnv = { TESSERA_URL: running.origin, TESSERA_API_KEY: running.privateKey };
@@ -34,8 +30,7 @@ describe(`tessera events|deliveries against a started service (${databaseKind})`
   after(async () => {
     await receiver.close();
     await stopService(running);
-    rmSync(dataDir, { recursive: true, force: true });
-    await database?.drop();
+    await storage?.remove();
   });
 
   async function pay(cardNo: string) {

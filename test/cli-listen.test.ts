@@ -1,9 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
-import { createTestDatabase, databaseKind, storeIndependent, migratedDataDir } from './helpers/harness.js';
+import { databaseKind, storeIndependent, migratedStorage, type TestStorage } from './helpers/harness.js';
 import {
   apiCaller,
   runCli,
@@ -16,8 +15,7 @@ import {
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 describe(`tessera listen against a started service (${databaseKind})`, { skip: storeIndependent }, () => {
-  let dataDir: string;
-  let database: { url: string; drop(): Promise<void> } | undefined;
+  let storage: TestStorage | undefined;
   let running: RunningService;
   let call: ReturnType<typeof apiCaller>;
   let cliEnv: Record<string, string>;
@@ -25,9 +23,8 @@ describe(`tessera listen against a started service (${databaseKind})`, { skip: s
   const listeners: LongRunningCli[] = [];
 
   before(async () => {
-    dataDir = await migratedDataDir('tessera-listen-');
-    database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
-    running = await startService({ TESSERA_DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) });
+    storage = await migratedStorage('tessera-listen-');
+    running = await startService({ ...storage.env });
     call = apiCaller(running);
     cliEnv = { TESSERA_URL: running.origin, TESSERA_API_KEY: running.privateKey };
   });
@@ -39,8 +36,7 @@ describe(`tessera listen against a started service (${databaseKind})`, { skip: s
       listeners.map(() => 0),
     );
     await Promise.all(receivers.map((receiver) => receiver.close()));
-    rmSync(dataDir, { recursive: true, force: true });
-    await database?.drop();
+    await storage?.remove();
   });
 
   /** A receiver that answers `success` only to a notification that verifies with `token()`. */
@@ -129,7 +125,7 @@ describe(`tessera listen against a started service (${databaseKind})`, { skip: s
       const receiver = await startReceiver(() => ({ status: 200, body: 'success' }));
       receivers.push(receiver);
       const session = await listen(receiver, '--events', 'payment.succeeded');
-      const admin = new pg.Client({ connectionString: database!.url });
+      const admin = new pg.Client({ connectionString: storage!.databaseUrl! });
       await admin.connect();
       const listening = async () =>
         (

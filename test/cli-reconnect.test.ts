@@ -1,7 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
-import { createTestDatabase, databaseKind, storeIndependent, migratedDataDir } from './helpers/harness.js';
+import { databaseKind, storeIndependent, migratedStorage, type TestStorage } from './helpers/harness.js';
 import {
   apiCaller,
   payWithEndpoint,
@@ -20,24 +19,21 @@ import { refusingUrl, startReceiver, type Receiver } from './helpers/receiver.js
  * carry on; a service that is not running at all is named as such (issue 21 item 3).
  */
 describe(`tail and listen live through a restart of the service (${databaseKind})`, { skip: storeIndependent }, () => {
-  let dataDir: string;
-  let database: { url: string; drop(): Promise<void> } | undefined;
+  let storage: TestStorage | undefined;
   let env: Record<string, string>;
   let running: RunningService | undefined;
   const receivers: Receiver[] = [];
   const commands: LongRunningCli[] = [];
 
   before(async () => {
-    dataDir = await migratedDataDir('tessera-reconnect-');
-    database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
-    env = { TESSERA_DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) };
+    storage = await migratedStorage('tessera-reconnect-');
+    env = { ...storage.env };
   });
   after(async () => {
     await Promise.all(commands.map((command) => command.stop()));
     if (running) await stopService(running);
     await Promise.all(receivers.map((receiver) => receiver.close()));
-    rmSync(dataDir, { recursive: true, force: true });
-    await database?.drop();
+    await storage?.remove();
   });
 
   test('a refused connection is named, with the address and what to start, never "fetch failed"', async () => {

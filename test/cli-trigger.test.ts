@@ -1,33 +1,28 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { eventTypes } from '../src/events/schemas.js';
-import { createTestDatabase, databaseKind, storeIndependent, migratedDataDir } from './helpers/harness.js';
+import { databaseKind, storeIndependent, migratedStorage, type TestStorage } from './helpers/harness.js';
 import { apiCaller, runCli, startService, stopService, type RunningService } from './helpers/cli-process.js';
 
 describe(`tessera trigger against a started service (${databaseKind})`, { skip: storeIndependent }, () => {
-  let dataDir: string;
-  let database: { url: string; drop(): Promise<void> } | undefined;
+  let storage: TestStorage | undefined;
   let running: RunningService;
   let call: ReturnType<typeof apiCaller>;
   let cliEnv: Record<string, string>;
 
   before(async () => {
-    dataDir = await migratedDataDir('tessera-trigger-');
-    database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
+    storage = await migratedStorage('tessera-trigger-');
     running = await startService({
-      TESSERA_DATA_DIR: dataDir,
       TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS: '200',
       TESSERA_JOB_POLL_INTERVAL_MS: '50',
-      ...(database ? { DATABASE_URL: database.url } : {}),
+      ...storage.env,
     });
     call = apiCaller(running);
     cliEnv = { TESSERA_URL: running.origin, TESSERA_API_KEY: running.privateKey };
   });
   after(async () => {
     await stopService(running);
-    rmSync(dataDir, { recursive: true, force: true });
-    await database?.drop();
+    await storage?.remove();
   });
 
   /** The events of `type` about `objectId`, waiting a little for those that follow a settlement. */

@@ -1,8 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { loadConfig } from '../src/config.js';
-import { createTestDatabase, databaseKind, migratedDataDir } from './helpers/harness.js';
+import { databaseKind, migratedStorage } from './helpers/harness.js';
 import {
   apiCaller,
   killService,
@@ -34,11 +33,9 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
   });
 
   test('with TESSERA_WEBHOOK_DISPATCHER=off start sends no webhook; they wait for a process with it on', async () => {
-    const switchDir = await migratedDataDir('tessera-dispatcher-');
-    const switchDb = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
+    const storage = await migratedStorage('tessera-dispatcher-');
     const switchEnv = {
-      TESSERA_DATA_DIR: switchDir,
-      ...(switchDb ? { DATABASE_URL: switchDb.url } : {}),
+      ...storage.env,
       // Polling often, so that a dispatcher that should not run would have sent by the check.
       TESSERA_WEBHOOK_POLL_INTERVAL_MS: '20',
     };
@@ -78,8 +75,7 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
       }
     } finally {
       await receiver.close();
-      rmSync(switchDir, { recursive: true, force: true });
-      await switchDb?.drop();
+      await storage.remove();
     }
   });
 
@@ -87,11 +83,9 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
     'a service killed while its webhook is in flight: the next start delivers it once the lease has run out',
     { timeout: 180_000 },
     async () => {
-      const dataDir = await migratedDataDir('tessera-killed-');
-      const database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
+      const storage = await migratedStorage('tessera-killed-');
       const env = {
-        TESSERA_DATA_DIR: dataDir,
-        ...(database ? { DATABASE_URL: database.url } : {}),
+        ...storage.env,
         // The lease is the timeout plus a minute (engine/claimer.ts, leaseMsFor); the test-only
         // margin makes it 1 + 10 s here, so that the test waits seconds rather than a minute.
         TESSERA_WEBHOOK_TIMEOUT_MS: '1000',
@@ -130,8 +124,7 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
         }
       } finally {
         await receiver.close();
-        rmSync(dataDir, { recursive: true, force: true });
-        await database?.drop();
+        await storage.remove();
       }
     },
   );

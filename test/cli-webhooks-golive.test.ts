@@ -1,9 +1,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
-import { createTestDatabase, databaseKind, storeIndependent, migratedDataDir } from './helpers/harness.js';
+import { databaseKind, storeIndependent, migratedStorage, type TestStorage } from './helpers/harness.js';
 import { apiCaller, runCli, startService, stopService, type RunningService } from './helpers/cli-process.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
@@ -11,20 +11,17 @@ describe(
   `tessera webhooks check|doctor against a started service (${databaseKind})`,
   { skip: storeIndependent },
   () => {
-    let dataDir: string;
-    let database: { url: string; drop(): Promise<void> } | undefined;
+    let storage: TestStorage | undefined;
     let running: RunningService;
     let call: ReturnType<typeof apiCaller>;
     let cliEnv: Record<string, string>;
     const receivers: Receiver[] = [];
 
     before(async () => {
-      dataDir = await migratedDataDir('tessera-golive-');
-      database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
+      storage = await migratedStorage('tessera-golive-');
       running = await startService({
-        TESSERA_DATA_DIR: dataDir,
         TESSERA_WEBHOOK_TIMEOUT_MS: '1000',
-        ...(database ? { DATABASE_URL: database.url } : {}),
+        ...storage.env,
       });
       call = apiCaller(running);
       cliEnv = { TESSERA_URL: running.origin, TESSERA_API_KEY: running.privateKey };
@@ -32,8 +29,7 @@ describe(
     after(async () => {
       await Promise.all(receivers.map((receiver) => receiver.close()));
       await stopService(running);
-      rmSync(dataDir, { recursive: true, force: true });
-      await database?.drop();
+      await storage?.remove();
     });
 
     test('check prints ✓ for every case of a verifying receiver and exits 0', async () => {
@@ -98,7 +94,7 @@ describe(
         headerLines.push(`${request.rawHeaders[index]}: ${request.rawHeaders[index + 1]}`);
       }
       const file = (name: string, text: string) => {
-        const at = path.join(dataDir, name);
+        const at = path.join(storage!.dataDir, name);
         writeFileSync(at, text);
         return at;
       };

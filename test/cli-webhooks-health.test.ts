@@ -1,8 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createTestDatabase, databaseKind, storeIndependent, migratedDataDir } from './helpers/harness.js';
+import { databaseKind, storeIndependent, migratedStorage, type TestStorage } from './helpers/harness.js';
 import { apiCaller, runCli, startService, stopService, type RunningService } from './helpers/cli-process.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
@@ -14,21 +13,18 @@ describe(
   `tessera webhooks list|recover against a started service (${databaseKind})`,
   { skip: storeIndependent },
   () => {
-    let dataDir: string;
-    let database: { url: string; drop(): Promise<void> } | undefined;
+    let storage: TestStorage | undefined;
     let running: RunningService;
     let call: ReturnType<typeof apiCaller>;
     let cliEnv: Record<string, string>;
     let receiver: Receiver;
 
     before(async () => {
-      dataDir = await migratedDataDir('tessera-health-');
-      database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
+      storage = await migratedStorage('tessera-health-');
       running = await startService({
-        TESSERA_DATA_DIR: dataDir,
         TESSERA_WEBHOOK_TIMEOUT_MS: '1000',
         TESSERA_WEBHOOK_POLL_INTERVAL_MS: '100',
-        ...(database ? { DATABASE_URL: database.url } : {}),
+        ...storage.env,
       });
       call = apiCaller(running);
       cliEnv = { TESSERA_URL: running.origin, TESSERA_API_KEY: running.privateKey };
@@ -37,8 +33,7 @@ describe(
     after(async () => {
       await receiver.close();
       await stopService(running);
-      rmSync(dataDir, { recursive: true, force: true });
-      await database?.drop();
+      await storage?.remove();
     });
 
     async function pay(): Promise<string> {

@@ -1,9 +1,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import type { Processor } from '../src/processor/processor.js';
 import { createSandboxProcessor } from '../src/processor/sandbox.js';
-import { createTestDatabase, databaseKind, startTestApp, migratedDataDir } from './helpers/harness.js';
+import { databaseKind, startTestApp, migratedStorage, type TestStorage } from './helpers/harness.js';
 import { apiCaller, startService, stopService, type RunningService } from './helpers/cli-process.js';
 
 /**
@@ -13,25 +12,21 @@ import { apiCaller, startService, stopService, type RunningService } from './hel
  */
 describe(`Idempotency-Key after a killed process (${databaseKind})`, () => {
   const leaseMs = 1500;
-  let dataDir: string;
-  let database: { url: string; drop(): Promise<void> } | undefined;
+  let storage: TestStorage | undefined;
   let env: Record<string, string>;
   let running: RunningService | undefined;
 
   before(async () => {
-    dataDir = await migratedDataDir('tessera-idempotency-crash-');
-    database = databaseKind === 'postgres' ? await createTestDatabase({ migrated: true }) : undefined;
+    storage = await migratedStorage('tessera-idempotency-crash-');
     env = {
-      TESSERA_DATA_DIR: dataDir,
       NODE_ENV: 'test',
       TESSERA_IDEMPOTENCY_LEASE_MS: String(leaseMs),
-      ...(database ? { DATABASE_URL: database.url } : {}),
+      ...storage.env,
     };
   });
   after(async () => {
     if (running) await stopService(running);
-    rmSync(dataDir, { recursive: true, force: true });
-    await database?.drop();
+    await storage?.remove();
   });
 
   function post(service: RunningService, route: string, body: unknown, key: string) {

@@ -6,9 +6,8 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
-import { createTestDatabase, databaseKind, migratedDataDir } from './helpers/harness.js';
+import { databaseKind, migratedStorage } from './helpers/harness.js';
 import { runCli, startAnyService, stopService, type Running } from './helpers/cli-process.js';
 
 const onPostgres = databaseKind === 'postgres';
@@ -35,17 +34,9 @@ describe(`master-key rotation through the CLI (${databaseKind})`, () => {
     const oldKey = randomBytes(32).toString('hex');
     const newKey = randomBytes(32).toString('hex');
     const adminKey = `operator_${randomBytes(16).toString('hex')}`;
-    let storage: Record<string, string>;
-    if (onPostgres) {
-      const database = await createTestDatabase({ migrated: true });
-      cleanups.push(() => database.drop());
-      storage = { DATABASE_URL: database.url };
-    } else {
-      const dir = await migratedDataDir('tessera-master-key-');
-      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-      storage = { TESSERA_DATA_DIR: dir };
-    }
-    const env = { ...storage, NODE_ENV: 'test', TESSERA_ADMIN_KEY: adminKey };
+    const storage = await migratedStorage('tessera-master-key-');
+    cleanups.push(() => storage.remove());
+    const env = { ...storage.env, NODE_ENV: 'test', TESSERA_ADMIN_KEY: adminKey };
     const start = async (keys: Record<string, string>) => {
       const running = await startAnyService({ ...env, ...keys, TESSERA_SHUTDOWN_DELAY_MS: '0' });
       cleanups.push(() => stopService(running));

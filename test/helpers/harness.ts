@@ -6,7 +6,7 @@
  * and the migrations; the service's migrate() still runs and finds nothing to apply.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, createWriteStream } from 'node:fs';
+import { mkdirSync, mkdtempSync, createWriteStream, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -108,6 +108,35 @@ export async function migratedDataDir(prefix: string): Promise<string> {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
   if (!testDatabaseUrl) await migratedPgliteFolder(dir);
   return dir;
+}
+
+/** Where a Tessera a test starts keeps its data, and how to remove it. */
+export interface TestStorage {
+  dataDir: string;
+  /** PostgreSQL only: the test's own database. */
+  databaseUrl?: string;
+  /** TESSERA_DATA_DIR, and DATABASE_URL on PostgreSQL: spread into the started service's environment. */
+  env: { TESSERA_DATA_DIR: string; DATABASE_URL?: string };
+  /** Removes the folder and drops the database. */
+  remove(): Promise<void>;
+}
+
+/**
+ * Migrated storage for a Tessera a test starts: a migratedDataDir folder and, on PostgreSQL, a
+ * database of its own made from the migrated template, so that both are migrated alike.
+ */
+export async function migratedStorage(prefix: string): Promise<TestStorage> {
+  const dataDir = await migratedDataDir(prefix);
+  const database = testDatabaseUrl ? await createTestDatabase({ migrated: true }) : undefined;
+  return {
+    dataDir,
+    ...(database ? { databaseUrl: database.url } : {}),
+    env: { TESSERA_DATA_DIR: dataDir, ...(database ? { DATABASE_URL: database.url } : {}) },
+    async remove() {
+      rmSync(dataDir, { recursive: true, force: true });
+      await database?.drop();
+    },
+  };
 }
 
 export async function startTestApp(
