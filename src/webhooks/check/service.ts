@@ -92,13 +92,17 @@ interface Sent {
   latencyMs: number;
 }
 
-/** The test event: shaped like a payment.succeeded notification, marked as a test, about nothing real. */
+/**
+ * The test event: shaped like a payment.succeeded notification (with its `sequence`, DESIGN §12: 1,
+ * the first event of an object that exists nowhere else), marked as a test, about nothing real.
+ */
 function testEvent(eventId: string, objectId: string, type: string, created: string, amount: string) {
   return {
     id: eventId,
     apiVersion: 'v1',
     type,
     created,
+    sequence: 1,
     test: true,
     data: { id: objectId, object: 'payment', amount, currency: 'USD', status: 'succeeded', test: true },
   };
