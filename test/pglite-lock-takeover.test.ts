@@ -2,12 +2,14 @@
  * DESIGN §11: on PGlite, a restart right after `kill -9` is never refused by the data folder's
  * lock (src/db/data-dir-lock.ts). A lock whose process is gone, is a zombie (killed, not yet reaped
  * by its parent), or whose pid now belongs to another process image is taken over; a lock of a
- * running process is not. (test/dev-loop.test.ts starts real processes on a locked folder.)
+ * running process is not. A lock written on another host (a container recreated on the same volume)
+ * is taken over once it has not been renewed for 8 s. (test/dev-loop.test.ts starts real processes
+ * on a locked folder.)
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../src/config-rules.js';
@@ -31,8 +33,8 @@ function writeLock(dataDir: string, owner: Record<string, unknown>) {
   writeFileSync(lockFile(dataDir), JSON.stringify({ host: hostname(), ...owner }));
 }
 
-function takesOver(dataDir: string) {
-  const release = lockDataDir(dataDir);
+async function takesOver(dataDir: string) {
+  const release = await lockDataDir(dataDir);
   try {
     assert.equal(JSON.parse(readFileSync(lockFile(dataDir), 'utf8')).pid, process.pid);
   } finally {
@@ -50,21 +52,21 @@ describe('the PGlite data folder lock after a crash', () => {
     for (const dataDir of folders) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  test('a lock whose pid now belongs to another process image (another start time) is taken over', () => {
+  test('a lock whose pid now belongs to another process image (another start time) is taken over', async () => {
     const other = sleeper();
     try {
       const dataDir = folder();
       writeLock(dataDir, { pid: other.pid, started: '1', boot: bootId() });
-      takesOver(dataDir);
+      await takesOver(dataDir);
     } finally {
       other.kill('SIGKILL');
     }
   });
 
-  test('a lock naming this very pid, which holds no lock (a container restarted with the same pid), is taken over', () => {
+  test('a lock naming this very pid, which holds no lock (a container restarted with the same pid), is taken over', async () => {
     const dataDir = folder();
     writeLock(dataDir, { pid: process.pid });
-    takesOver(dataDir);
+    await takesOver(dataDir);
   });
 
   test('a lock of a killed process not yet reaped (a zombie) is taken over', async () => {
@@ -83,30 +85,77 @@ describe('the PGlite data folder lock after a crash', () => {
       assert.match(readFileSync(`/proc/${zombiePid}/stat`, 'utf8'), /\) Z /, 'the child is a zombie');
       const dataDir = folder();
       writeLock(dataDir, { pid: zombiePid });
-      takesOver(dataDir);
+      await takesOver(dataDir);
     } finally {
       parent.kill('SIGKILL');
     }
   });
 
-  test('a lock of a process that is gone is taken over', () => {
+  test('a lock of a process that is gone is taken over', async () => {
     const gone = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     const dataDir = folder();
     writeLock(dataDir, { pid: Number(gone.stdout) });
-    takesOver(dataDir);
+    await takesOver(dataDir);
   });
 
-  test('the lock of a running process (same image, same boot) is respected, naming it', () => {
+  test('the lock of a running process (same image, same boot) is respected, naming it', async () => {
     const other = sleeper();
     try {
       const dataDir = folder();
       writeLock(dataDir, { pid: other.pid, started: startOf(other.pid!), boot: bootId() });
-      assert.throws(
+      await assert.rejects(
         () => lockDataDir(dataDir),
         (err: unknown) => err instanceof ConfigError && err.message.includes(`pid ${other.pid}`),
       );
     } finally {
       other.kill('SIGKILL');
     }
+  });
+  test('a lock from another host (a container recreated on the volume) not renewed for 8 s is taken over at once', async () => {
+    const dataDir = folder();
+    writeLock(dataDir, { pid: 1, host: 'a-container-that-is-gone', boot: bootId() });
+    const longAgo = new Date(Date.now() - 20_000);
+    utimesSync(lockFile(dataDir), longAgo, longAgo);
+    const started = Date.now();
+    await takesOver(dataDir);
+    assert.ok(Date.now() - started < 2000, 'no wait for a lock that is stale already');
+  });
+
+  test('a fresh lock from another host is watched: taken over when it is not renewed, respected when it is', async () => {
+    const dataDir = folder();
+    writeLock(dataDir, { pid: 1, host: 'killed-a-moment-ago' });
+    const started = Date.now();
+    await takesOver(dataDir);
+    assert.ok(Date.now() - started >= 7000, 'waited until the lock was 8 s old');
+
+    const alive = folder();
+    writeLock(alive, { pid: 4242, host: 'another-machine' });
+    // Its owner renews it every 2 s, as a running Tessera does.
+    const renewing = setInterval(() => {
+      const now = new Date();
+      utimesSync(lockFile(alive), now, now);
+    }, 2000);
+    try {
+      await assert.rejects(
+        () => lockDataDir(alive),
+        (err: unknown) => err instanceof ConfigError && err.message.includes('pid 4242 on another-machine'),
+      );
+    } finally {
+      clearInterval(renewing);
+    }
+  });
+
+  test('a running owner renews its lock, so that other hosts see it alive', async () => {
+    const dataDir = folder();
+    const release = await lockDataDir(dataDir);
+    try {
+      const longAgo = new Date(Date.now() - 60_000);
+      utimesSync(lockFile(dataDir), longAgo, longAgo);
+      await new Promise((resolve) => setTimeout(resolve, 2500));
+      assert.ok(Date.now() - statSync(lockFile(dataDir)).mtimeMs < 2000, 'renewed within 2 s');
+    } finally {
+      release();
+    }
+    assert.throws(() => statSync(lockFile(dataDir)), /ENOENT/, 'released: the file is gone');
   });
 });

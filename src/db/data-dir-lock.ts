@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../config-rules.js';
@@ -11,8 +11,17 @@ import { ConfigError } from '../config-rules.js';
  * and so is one whose pid now belongs to another process image: the lock records the owner's start
  * time and the machine's boot id, so that a pid reused after a restart (in a container, the new
  * process often gets the very same pid) is not taken for the owner.
+ *
+ * A lock written on another host cannot be checked by its pid: a container recreated on the same
+ * volume has another host name, and a folder shared over the network is seen from other machines.
+ * The owner renews its lock's modification time every renewMs; a lock from another host that has
+ * not been renewed for staleAfterMs is taken over, and one that is renewed while the new process
+ * waits for that long is respected. So a restart in a new container right after `kill -9` waits a
+ * few seconds and starts.
  */
 export const lockFileName = 'tessera.lock';
+const renewMs = 2000;
+const staleAfterMs = 8000;
 
 interface LockOwner {
   pid: number;
@@ -76,14 +85,41 @@ function readOwner(file: string): LockOwner | undefined {
   }
 }
 
+/** Milliseconds since the lock file was last written or renewed; undefined when it is gone. */
+function ageOf(file: string): number | undefined {
+  try {
+    return Date.now() - statSync(file).mtimeMs;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether a lock written on another host is stale: not renewed for staleAfterMs. A younger one is
+ * watched until it would be: renewed meanwhile means its owner runs.
+ */
+async function otherHostLockIsStale(file: string): Promise<boolean> {
+  const age = ageOf(file);
+  if (age === undefined || age >= staleAfterMs) return true;
+  const seen = statSync(file).mtimeMs;
+  await new Promise((resolve) => setTimeout(resolve, staleAfterMs - age + 100));
+  try {
+    return statSync(file).mtimeMs === seen;
+  } catch {
+    return true;
+  }
+}
+
 /** Takes the folder's lock, or throws naming the process that holds it; answers the release. */
-export function lockDataDir(dataDir: string): () => void {
+export async function lockDataDir(dataDir: string): Promise<() => void> {
   const folder = path.resolve(dataDir);
   const file = path.join(folder, lockFileName);
+  let renewal: NodeJS.Timeout | undefined;
   const release = () => {
     const count = (held.get(folder) ?? 1) - 1;
     if (count > 0) return void held.set(folder, count);
     held.delete(folder);
+    clearInterval(renewal);
     if (readOwner(file)?.pid === process.pid) rmSync(file, { force: true });
   };
   if (held.has(folder)) {
@@ -96,13 +132,22 @@ export function lockDataDir(dataDir: string): () => void {
     try {
       writeFileSync(file, JSON.stringify(me), { flag: 'wx', mode: 0o600 });
       held.set(folder, 1);
+      renewal = setInterval(() => {
+        const now = new Date();
+        try {
+          utimesSync(file, now, now);
+        } catch {
+          // Deleted by hand: nothing to renew.
+        }
+      }, renewMs);
+      renewal.unref();
       return release;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const owner = readOwner(file);
-    // A lock from another machine (a shared folder) cannot be checked: it is respected.
-    const stale = owner === undefined || (owner.host === me.host && !ownerRuns(owner));
+    const stale =
+      owner === undefined || (owner.host === me.host ? !ownerRuns(owner) : await otherHostLockIsStale(file));
     if (!stale) {
       throw new ConfigError(
         `The data folder ${folder} is in use by another Tessera process (pid ${owner.pid} on ${owner.host}): ` +

@@ -103,7 +103,7 @@ export async function openDb(options: {
 async function openPglite(dataDir: string | undefined, template: string | undefined): Promise<Db> {
   // A folder on disk is locked first, so that a second process is refused before it opens it.
   const onDisk = dataDir !== undefined && !/^[a-z]+:\/\//.test(dataDir);
-  const unlock = onDisk ? lockDataDir(dataDir) : () => {};
+  const unlock = onDisk ? await lockDataDir(dataDir) : () => {};
   let lite: PgliteConnection;
   try {
     lite = await connectPgliteWorker(dataDir, template);
