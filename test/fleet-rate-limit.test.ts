@@ -1,5 +1,5 @@
 /**
- * DESIGN §11: the public-key rate limits are counted in the database, so that several processes
+ * DESIGN §11: the public-key rate limits (and the hosted forms' limits, on the same buckets) are counted in the database, so that several processes
  * on one PostgreSQL allow together what one allows; a limit that cannot be counted refuses the
  * request with 503 `service_unavailable` rather than letting it through.
  */
@@ -80,6 +80,37 @@ describe('rate limits across two processes on one PostgreSQL', { skip: databaseK
     }
     const allowed = statuses.filter((status) => status === 200).length;
     // The bucket refills one token every 10 s: at most one more may come back while these run.
+    assert.ok(allowed >= perAddressPerMinute && allowed <= perAddressPerMinute + 1, statuses.join(','));
+  });
+
+  test("one hosted checkout page's card form, posted to both processes, gets the limit of one process in all", async () => {
+    const merchant = await ctx.merchant();
+    const session = await merchant.call('POST', '/checkout/session/create', {
+      amountTotal: '500',
+      currency: 'USD',
+      returnUrl: 'https://shop.example/done',
+    });
+    assert.equal(session.status, 200, session.raw);
+    const statuses: number[] = [];
+    // From a different address each time: the session's own bucket is what limits (card testing).
+    for (let index = 0; index < 4 * perAddressPerMinute; index++) {
+      // The hosted page's form posts to its own path on the process's origin (baseUrl is the API's).
+      const origin = new URL(fleet.apis[index % 2]!.baseUrl).origin;
+      const response = await fetch(`${origin}/checkout/${session.body.data.id}/pay`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': `203.0.113.${index + 1}` },
+        body: new URLSearchParams({
+          cardNo: '4000000000000002',
+          expiry: '12/30',
+          securityCode: '123',
+          name: 'Card Tester',
+        }).toString(),
+        redirect: 'manual',
+      });
+      await response.arrayBuffer();
+      statuses.push(response.status);
+    }
+    const allowed = statuses.filter((status) => status !== 429).length;
     assert.ok(allowed >= perAddressPerMinute && allowed <= perAddressPerMinute + 1, statuses.join(','));
   });
 });

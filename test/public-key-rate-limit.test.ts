@@ -220,6 +220,80 @@ describe('public-key rate limit per client address', () => {
     // Another session of the same shop is not held back by this one.
     assert.equal((await postDeclined(await openSession(shop), '203.0.113.99')).statusCode, 200);
   });
+  /** A sent invoice's hosted page: where its card form posts, and the form's token. */
+  async function openInvoice(shop: TestMerchant): Promise<{ action: string; token: string }> {
+    const customer = await shop.call('POST', '/customers/create', { email: 'ada@example.com' });
+    const created = await shop.call('POST', '/invoices/create', {
+      customerId: customer.body.data.id,
+      currency: 'USD',
+      lineItems: [{ description: 'Repair', amount: '800' }],
+      collectionMethod: 'send_invoice',
+    });
+    assert.equal(created.status, 200, created.raw);
+    const open = await shop.call('POST', `/invoices/${created.body.data.id}/finalize`);
+    assert.equal(open.status, 200, open.raw);
+    const url = new URL(open.body.data.hostedInvoiceUrl as string);
+    const page = await injectRaw(ctx, { method: 'GET', url: `${url.pathname}${url.search}` });
+    assert.equal(page.statusCode, 200);
+    const action = /<form method="post" action="([^"]+)"/.exec(page.body)?.[1];
+    const token = /name="token" value="([^"]+)"/.exec(page.body)?.[1];
+    assert.ok(action && token, page.body);
+    return { action, token };
+  }
+
+  /**
+   * The hosted invoice page's card form: a post with a declined card, as a card tester makes it. Let
+   * through, it is answered 303 to the invoice page (post/redirect/get), the decline shown there.
+   */
+  async function postDeclinedOnInvoice(form: { action: string; token: string }, address: string) {
+    ctx.clock.advance(1);
+    return injectRaw(ctx, {
+      method: 'POST',
+      url: form.action,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({
+        token: form.token,
+        cardNo: '4000000000000002',
+        expiry: '12/30',
+        securityCode: '123',
+        name: 'Card Tester',
+      }).toString(),
+      remoteAddress: address,
+    });
+  }
+
+  test('limits the hosted invoice form per client address, on the same bucket as the public-key routes', async () => {
+    const shop = await ctx.merchant();
+    const method = await paymentMethodOf(shop);
+    const address = '198.51.100.80';
+    for (let index = 0; index < 3; index += 1) {
+      assert.equal((await read(ctx, method, { key: shop.publicKey, address })).status, 200);
+    }
+    const [first, second] = [await openInvoice(shop), await openInvoice(shop)];
+    for (const form of [first, second, first]) {
+      assert.equal((await postDeclinedOnInvoice(form, address)).statusCode, 303);
+    }
+    const limited = await postDeclinedOnInvoice(second, address);
+    assert.equal(limited.statusCode, 429);
+    assert.equal(limited.headers['retry-after'], '10');
+    assert.ok(!limited.body.includes('4000000000000002'));
+    assertLimited(await read(ctx, method, { key: shop.publicKey, address }), 10);
+    ctx.clock.advance(10_000);
+    assert.equal((await postDeclinedOnInvoice(second, address)).statusCode, 303);
+  });
+
+  test('limits the hosted invoice form per invoice, from however many addresses', async () => {
+    const shop = await ctx.merchant();
+    const form = await openInvoice(shop);
+    for (let index = 0; index < 6; index += 1) {
+      assert.equal((await postDeclinedOnInvoice(form, `203.0.113.${40 + index}`)).statusCode, 303);
+    }
+    const limited = await postDeclinedOnInvoice(form, '203.0.113.98');
+    assert.equal(limited.statusCode, 429);
+    assert.equal(limited.headers['retry-after'], '10');
+    // Another invoice of the same shop is not held back by this one.
+    assert.equal((await postDeclinedOnInvoice(await openInvoice(shop), '203.0.113.98')).statusCode, 303);
+  });
 });
 
 describe('public-key rate limit per key', () => {
