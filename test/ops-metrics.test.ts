@@ -40,6 +40,38 @@ describe('health and metrics', () => {
     }
   });
 
+  it('is not ready while the database does not answer within 1 s, and ready again once it does', async () => {
+    let answered!: () => void;
+    const held = new Promise<void>((resolve) => (answered = resolve));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((resolve) => (locked = resolve));
+    // The table the readiness check reads, locked by another transaction: on PostgreSQL the check
+    // waits for the lock, on PGlite (one connection) for the connection.
+    const holder = ctx.tessera.db.transaction(async (tx) => {
+      await tx.query('LOCK TABLE schema_migrations IN ACCESS EXCLUSIVE MODE');
+      locked();
+      await held;
+    });
+    // Let go after 4 s whatever happens: a check without its timeout would then answer 200, late.
+    const letGo = setTimeout(() => answered(), 4000);
+    try {
+      await lockTaken;
+      const started = Date.now();
+      const slow = await injectRaw(ctx, { method: 'GET', url: '/health/ready' });
+      assert.equal(slow.statusCode, 503, slow.body);
+      assert.deepEqual(slow.json(), {
+        status: 'unavailable',
+        checks: { process: { status: 'ok' }, database: { status: 'failing', detail: 'no answer within 1000 ms' } },
+      });
+      assert.ok(Date.now() - started < 3500, 'answered after the 1 s, not when the database let go');
+    } finally {
+      clearTimeout(letGo);
+      answered();
+      await holder;
+    }
+    assert.equal((await injectRaw(ctx, { method: 'GET', url: '/health/ready' })).statusCode, 200);
+  });
+
   it('refuses /metrics without the operator key or the metrics token', async () => {
     for (const authorization of ['', 'Bearer wrong-token-wrong-token-wrong', `Bearer ${merchant.privateKey}`]) {
       const response = await scrape(authorization);
