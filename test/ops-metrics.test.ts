@@ -106,6 +106,32 @@ describe('health and metrics', () => {
       confirm: true,
     });
     await merchant.call('GET', `/payment/${payment.body.data.id}`);
+    // A stored card charged again by the merchant (MIT), and a refund of it.
+    const customer = await merchant.call('POST', '/customers/create', { email: 'mit@example.com' });
+    const stored = await merchant.call('POST', '/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    const storing = await merchant.call('POST', '/payment/create', {
+      amount: '1000',
+      currency: 'USD',
+      customerId: customer.body.data.id,
+      paymentMethod: stored.body.data.id,
+      setupFutureUsage: 'on',
+      confirm: true,
+    });
+    assert.equal(storing.body.data.status, 'succeeded', storing.raw);
+    const mit = await merchant.call('POST', '/payment/create', {
+      amount: '250',
+      currency: 'USD',
+      customerId: customer.body.data.id,
+      paymentMethod: stored.body.data.id,
+      subsequentInitialType: 'mit',
+      confirm: true,
+    });
+    assert.equal(mit.body.data.status, 'succeeded', mit.raw);
+    const refund = await merchant.call('POST', '/refunds/create', { paymentId: mit.body.data.id });
+    assert.equal(refund.status, 200, refund.raw);
 
     // The database-wide gauges are computed again once they are 10 s old.
     ctx.clock.advance(10_000);
@@ -118,7 +144,10 @@ describe('health and metrics', () => {
       1,
     );
     assert.ok(!text.includes(payment.body.data.id), 'no raw URL (object id) in a label');
-    assert.equal(sample(text, 'tessera_payments_total{status="succeeded",initiator="customer"}'), 1);
+    assert.equal(sample(text, 'tessera_payments_total{status="succeeded",initiator="customer"}'), 2);
+    assert.equal(sample(text, 'tessera_payments_total{status="succeeded",initiator="merchant"}'), 1);
+    const refunded = refund.body.data.status as string;
+    assert.equal(sample(text, `tessera_refunds_total{status="${refunded}"}`), 1, text);
     assert.equal(sample(text, 'tessera_payments_total{status="failed",initiator="customer"}'), 1);
     assert.match(
       text,
@@ -132,7 +161,6 @@ describe('health and metrics', () => {
     assert.equal(sample(text, 'tessera_ready'), 1, 'ready, as /health/ready says');
     assert.ok(sample(text, 'process_cpu_user_seconds_total') !== undefined, 'default process metrics');
     assert.match(text, /^nodejs_eventloop_lag_seconds /m);
-    assert.match(text, /^# TYPE tessera_refunds_total counter$/m);
     assert.match(text, /^# TYPE tessera_webhook_attempts_total counter$/m);
   });
 
@@ -166,5 +194,29 @@ describe('health and metrics', () => {
     assert.equal(sample(text, 'tessera_webhook_endpoints{health="failing"}'), 1, text);
     assert.equal(sample(text, 'tessera_webhook_endpoints{health="disabled"}'), 1);
     assert.equal(sample(text, 'tessera_webhook_endpoints{health="healthy"}'), 1);
+  });
+
+  it('counts a delivery ended unsent, its endpoint disabled after it was planned, as a skipped attempt', async () => {
+    const shop = await ctx.merchant();
+    const endpoint = await shop.call('POST', '/webhook_endpoints/create', {
+      url: 'http://127.0.0.1:9/skipped',
+      enabledEvents: ['payment.succeeded'],
+    });
+    const method = await shop.call('POST', '/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    const payment = await shop.call('POST', '/payment/create', {
+      amount: '1000',
+      currency: 'USD',
+      paymentMethod: method.body.data.id,
+      confirm: true,
+    });
+    assert.equal(payment.body.data.status, 'succeeded');
+    const before = sample((await scrape()).body, 'tessera_webhook_attempts_total{outcome="skipped"}') ?? 0;
+    await shop.call('POST', `/webhook_endpoints/${endpoint.body.data.id}/update`, { status: 'disabled' });
+    await ctx.tessera.webhookDispatcher.runOnce();
+    const text = (await scrape()).body;
+    assert.equal(sample(text, 'tessera_webhook_attempts_total{outcome="skipped"}'), before + 1, text);
   });
 });
