@@ -69,6 +69,51 @@ describe(`tessera.js and the card frame (${databaseKind})`, () => {
     assert.match(answer.body, /data-parent-origin="http:\/\/127\.0\.0\.1:8080"/);
   });
 
+  it("speaks the shopper's language: tessera.js's locale, else Accept-Language, Arabic right to left", async () => {
+    const merchant = await ctx.merchant();
+    const frame = (locale?: string, acceptLanguage?: string) =>
+      ctx.tessera.server.inject({
+        method: 'GET',
+        url: `${frameUrl(merchant, 'http://127.0.0.1:8080')}${locale ? `&locale=${locale}` : ''}`,
+        headers: acceptLanguage ? { 'accept-language': acceptLanguage } : {},
+      });
+    const decodeEntities = (text: string) =>
+      text
+        .replace(/&#(\d+);/g, (_entity, code: string) => String.fromCharCode(Number(code)))
+        .replace(/&quot;/g, '"')
+        .replace(/&amp;/g, '&');
+    /** The frame's language and direction, its card number label, and a message its script shows. */
+    const spoken = (body: string) => {
+      const messages = /data-messages="([^"]*)"/.exec(body)?.[1] ?? '';
+      return {
+        lang: /<html lang="([^"]+)" dir="([^"]+)">/.exec(body)?.slice(1, 3).join(' '),
+        label: /<label for="cardNo">([^<]+)<\/label>/.exec(body)?.[1],
+        missing: (JSON.parse(decodeEntities(messages)) as Record<string, string>).cardNumberMissing,
+      };
+    };
+    assert.deepEqual(spoken((await frame()).body), {
+      lang: 'en ltr',
+      label: 'Card number',
+      missing: 'Enter your card number.',
+    });
+    assert.deepEqual(spoken((await frame(undefined, 'de-CH,de;q=0.9,en;q=0.5')).body), {
+      lang: 'de ltr',
+      label: 'Kartennummer',
+      missing: 'Geben Sie Ihre Kartennummer ein.',
+    });
+    // The locale tessera.js was given wins over the browser's languages.
+    assert.deepEqual(spoken((await frame('ja', 'de')).body), {
+      lang: 'ja ltr',
+      label: 'カード番号',
+      missing: 'カード番号を入力してください。',
+    });
+    assert.deepEqual(spoken((await frame(undefined, 'ar')).body), {
+      lang: 'ar rtl',
+      label: 'رقم البطاقة',
+      missing: 'أدخل رقم بطاقتك.',
+    });
+  });
+
   it("lists exactly the merchant's website origins in frame-ancestors, and refuses another page's origin", async () => {
     const merchant = await ctx.merchant();
     const set = await operator(`/merchants/${merchant.id}/update`, {
