@@ -68,8 +68,8 @@ export function parseSourceAddresses(raw: string | undefined): readonly string[]
 
 /**
  * TESSERA_WEBHOOK_SENDING_ADDRESSES: what merchants should allow, as IP addresses or CIDR
- * ranges (`203.0.113.7`, `198.51.100.0/28`, `2001:db8::/64`), comma separated. Written back in
- * the canonical spelling Node gives them.
+ * ranges (`203.0.113.7`, `198.51.100.0/28`, `2001:db8::/64`), comma separated. Shown to
+ * merchants as the operator wrote them, each trimmed, in the operator's order.
  */
 export function parseSendingAddresses(raw: string | undefined): readonly string[] {
   const entries = splitList(raw);
