@@ -184,6 +184,13 @@ describe(`merchants see the sending addresses (${databaseKind})`, () => {
     assert.match(list.body, /Sending addresses/);
     assert.match(list.body, /<code>203\.0\.113\.7<\/code>/);
     assert.match(list.body, /<code>198\.51\.100\.0\/28<\/code>/);
+    // The endpoint's page, beside its go-live check.
+    const endpointId = await createEndpoint(fixedMerchant, 'https://hooks.example/egress');
+    const detail = await owner.get(`/dashboard/developers/webhooks/${endpointId}`);
+    assert.equal(detail.status, 200);
+    assert.match(detail.body, /Run go-live check/);
+    assert.match(detail.body, /Sending addresses/);
+    assert.match(detail.body, /<code>203\.0\.113\.7<\/code>/);
 
     const openMerchant = await open.merchant();
     const other = await signedInOwner(open, openMerchant.id, 'owner@open.example', 'correct horse battery');
