@@ -192,7 +192,154 @@ describe(`the SDK package installed from its tarball into an empty project (${da
       await proxy.close();
     }
   });
+
+  test('checkoutSessions: create, retrieve, list and expire a session; expiring it again is refused', async () => {
+    writeFileSync(path.join(projectDir, 'checkout.mjs'), checkoutScript);
+    const output = await node('checkout.mjs');
+    const created = /^created (cs_\d{19}) open (\S+)$/m.exec(output);
+    assert.ok(created, output);
+    assert.match(created[2]!, new RegExp(`/checkout/${created[1]}$`));
+    assert.match(output, new RegExp(`^retrieved ${created[1]} open$`, 'm'));
+    assert.match(output, /^listed true$/m);
+    assert.match(output, new RegExp(`^expired ${created[1]} expired$`, 'm'));
+    assert.match(output, /^refused 400 invalid_state$/m);
+  });
+
+  test('webhookEndpoints: revealToken answers the token, recover sends what a disabled endpoint missed, sendingAddresses answers', async () => {
+    writeFileSync(path.join(projectDir, 'recover.mjs'), recoverScript);
+    const output = await node('recover.mjs');
+    assert.match(output, /^revealed true$/m);
+    assert.match(output, /^recovered 1 event\(s\), 1 new delivery$/m);
+    assert.match(output, /^received endpoint_invoice\.invoice_created of the invoice made while disabled$/m);
+    assert.match(output, /^sending addresses sending_addresses false 0$/m);
+    const deleted = /^deleted (we_\d+)$/m.exec(output);
+    assert.ok(deleted, output);
+    await assert.rejects(apiCaller(running)(`/webhook_endpoints/${deleted[1]}`), /resource_missing/);
+  });
+
+  test('events.stream yields each event as it happens, ends when its signal aborts, and throws a refusal as TesseraError', async () => {
+    writeFileSync(path.join(projectDir, 'stream.mjs'), streamScript);
+    const output = await node('stream.mjs');
+    assert.match(output, /^streamed invoice\.created endpoint_invoice\.invoice_created of an invoice made here$/m);
+    assert.match(output, /^after abort done$/m);
+    assert.match(output, /^refused 400 invalid_request types$/m);
+  });
 });
+
+/** Run in the project: the checkout session operations. */
+const checkoutScript = `import { randomUUID } from 'node:crypto';
+import { Tessera, TesseraError } from '@tessera/node';
+const tessera = new Tessera({ apiKey: process.env.TESSERA_API_KEY, baseUrl: process.env.TESSERA_URL });
+const session = await tessera.checkoutSessions.create({
+  amountTotal: '2598',
+  currency: 'USD',
+  orderNo: randomUUID(),
+  lineItems: [{ name: 'T-shirt', amount: 12.99, currency: 'USD', quantity: 2 }],
+  returnUrl: 'https://shop.example.com/checkout/done',
+  cancelUrl: 'https://shop.example.com/cart',
+});
+console.log('created', session.id, session.status, session.url);
+const read = await tessera.checkoutSessions.retrieve(session.id);
+console.log('retrieved', read.id, read.status);
+const listed = await tessera.checkoutSessions.list({ limit: 100 });
+console.log('listed', listed.data.some((other) => other.id === session.id));
+const expired = await tessera.checkoutSessions.expire(session.id);
+console.log('expired', expired.id, expired.status);
+try {
+  await tessera.checkoutSessions.expire(session.id);
+} catch (err) {
+  if (!(err instanceof TesseraError)) throw err;
+  console.log('refused', err.status, err.code);
+}
+`;
+
+/**
+ * Run in the project: an endpoint whose token is revealed, disabled while an invoice is made, then
+ * enabled and recovered, so that the invoice's event comes (verified) to its receiver; deleted at the end.
+ */
+const recoverScript = `import { createServer } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { Tessera, verifyWebhook } from '@tessera/node';
+const tessera = new Tessera({ apiKey: process.env.TESSERA_API_KEY, baseUrl: process.env.TESSERA_URL });
+let token;
+let arrived;
+const received = new Promise((resolve) => (arrived = resolve));
+const receiver = createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (chunk) => chunks.push(chunk));
+  req.on('end', () => {
+    try {
+      arrived(verifyWebhook({ headers: req.headers, rawBody: Buffer.concat(chunks), token }));
+      res.end('success');
+    } catch {
+      res.statusCode = 400;
+      res.end('rejected');
+    }
+  });
+});
+await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const endpoint = await tessera.webhookEndpoints.create({
+  url: \`http://127.0.0.1:\${receiver.address().port}/webhooks\`,
+  enabledEvents: ['invoice.created'],
+});
+token = (await tessera.webhookEndpoints.revealToken(endpoint.id)).token;
+console.log('revealed', token === endpoint.token);
+await tessera.webhookEndpoints.update(endpoint.id, { status: 'disabled' });
+const customer = await tessera.customers.create({ email: 'ada@example.com', merchantUserId: randomUUID() });
+const invoice = await tessera.invoices.create({
+  customerId: customer.id,
+  currency: 'USD',
+  collectionMethod: 'send_invoice',
+  daysUntilDue: 30,
+  lineItems: [{ description: 'Consulting, March', amount: '150000', quantity: 1 }],
+});
+await tessera.webhookEndpoints.update(endpoint.id, { status: 'enabled' });
+const recovery = await tessera.webhookEndpoints.recover(endpoint.id, { since: endpoint.created });
+console.log('recovered', recovery.events, 'event(s),', recovery.deliveriesCreated, 'new delivery');
+const event = await received;
+console.log('received', event.type, event.data.id === invoice.id ? 'of the invoice made while disabled' : event.data.id);
+const addresses = await tessera.webhookEndpoints.sendingAddresses();
+console.log('sending addresses', addresses.object, addresses.fixed, addresses.addresses.length);
+await tessera.webhookEndpoints.del(endpoint.id);
+console.log('deleted', endpoint.id);
+receiver.close();
+`;
+
+/**
+ * Run in the project: the stream of invoice.created events. The stream says nothing when it is
+ * connected, so invoices are made until the first of their events comes through it.
+ */
+const streamScript = `import { randomUUID } from 'node:crypto';
+import { Tessera, TesseraError } from '@tessera/node';
+const tessera = new Tessera({ apiKey: process.env.TESSERA_API_KEY, baseUrl: process.env.TESSERA_URL });
+const customer = await tessera.customers.create({ email: 'ada@example.com', merchantUserId: randomUUID() });
+const stop = new AbortController();
+const events = tessera.events.stream({ types: 'invoice.created' }, { signal: stop.signal });
+const first = events.next();
+const made = new Set();
+let event;
+for (let i = 0; i < 40 && !event; i++) {
+  const invoice = await tessera.invoices.create({
+    customerId: customer.id,
+    currency: 'USD',
+    collectionMethod: 'send_invoice',
+    daysUntilDue: 30,
+    lineItems: [{ description: 'Consulting, March', amount: '150000', quantity: 1 }],
+  });
+  made.add(invoice.id);
+  event = await Promise.race([first.then((next) => next.value), new Promise((resolve) => setTimeout(resolve, 250))]);
+}
+const listed = await tessera.events.retrieve(event.id);
+console.log('streamed', listed.type, event.type, made.has(event.data.id) ? 'of an invoice made here' : event.data.id);
+stop.abort();
+console.log('after abort', (await events.next()).done ? 'done' : 'not done');
+try {
+  for await (const _ of tessera.events.stream({ types: 'invoice.creatd' })) break;
+} catch (err) {
+  if (!(err instanceof TesseraError)) throw err;
+  console.log('refused', err.status, err.code, err.param);
+}
+`;
 
 /** Run in the project: calls through the flaky proxy, with short retry delays. */
 const retriesScript = `import { Tessera, TesseraError } from '@tessera/node';

@@ -15,6 +15,7 @@ export class Tessera extends TesseraClient {
   readonly payments: Resources['payments'];
   readonly refunds: Resources['refunds'];
   readonly invoices: Resources['invoices'];
+  readonly checkoutSessions: Resources['checkoutSessions'];
   readonly events: Resources['events'];
   readonly webhookEndpoints: Resources['webhookEndpoints'];
   readonly webhookDeliveries: Resources['webhookDeliveries'];
@@ -28,6 +29,7 @@ export class Tessera extends TesseraClient {
     this.payments = bound.payments;
     this.refunds = bound.refunds;
     this.invoices = bound.invoices;
+    this.checkoutSessions = bound.checkoutSessions;
     this.events = bound.events;
     this.webhookEndpoints = bound.webhookEndpoints;
     this.webhookDeliveries = bound.webhookDeliveries;
@@ -42,7 +44,7 @@ export function verifyEvent(options: VerifyWebhookOptions): TesseraEvent {
 
 export default Tessera;
 export { TesseraClient } from './client.js';
-export type { RequestOptions, RequestParts, TesseraOptions } from './client.js';
+export type { RequestOptions, RequestParts, ServerSentEvent, TesseraOptions } from './client.js';
 export { TesseraConnectionError, TesseraError, type TesseraErrorCode } from './errors.js';
 export {
   verifyWebhook,

@@ -1,8 +1,10 @@
 /**
- * Named helpers for every merchant API operation, each a one-line binding of `request`: the
- * argument and result types come from the generated OpenAPI types, never written here.
+ * Named helpers for every merchant API operation, each a one-line binding of `request` (or, for
+ * GET /events/stream, of `stream`): the argument and result types come from the generated OpenAPI
+ * types, never written here.
  */
-import type { RequestOptions, TesseraClient } from './client.js';
+import type { RequestOptions, ServerSentEvent, TesseraClient } from './client.js';
+import { TesseraError } from './errors.js';
 import type { ApiPath, QueryParams, RequestBody, ResponseData, TesseraEvent } from './types.js';
 
 /** The one path parameter of `path` set to `id`, whatever its name (`id`, `customerId`). */
@@ -62,6 +64,23 @@ function remove<P extends ApiPath<'delete'>>(client: TesseraClient, path: P): Re
   return (id, options) => loose(client)('delete', path, { params: withId(path, id) }, options);
 }
 
+/** The events of GET /events/stream: each server-sent event's `data` is the event as a webhook endpoint gets it. */
+async function* eventsOf(frames: AsyncIterable<ServerSentEvent>): AsyncGenerator<TesseraEvent, void, undefined> {
+  for await (const frame of frames) {
+    let event: TesseraEvent;
+    try {
+      event = JSON.parse(frame.data) as TesseraEvent;
+    } catch {
+      throw new TesseraError({
+        code: 'invalid_response',
+        msg: `the stream's event ${frame.id} is not JSON`,
+        status: 200,
+      });
+    }
+    yield event;
+  }
+}
+
 export type Resources = ReturnType<typeof resources>;
 
 export function resources(client: TesseraClient) {
@@ -108,6 +127,13 @@ export function resources(client: TesseraClient) {
       markUncollectible: action(client, '/invoices/{id}/mark_uncollectible'),
       del: remove(client, '/invoices/{id}'),
     },
+    checkoutSessions: {
+      create: create(client, '/checkout/session/create'),
+      retrieve: retrieve(client, '/checkout/session/{id}'),
+      list: list(client, '/checkout/session'),
+      /** Expires an open session at once: its page can no longer be paid. */
+      expire: action(client, '/checkout/session/{id}/expire'),
+    },
     events: {
       retrieve: retrieve(client, '/events/{id}') as (
         id: string,
@@ -121,6 +147,16 @@ export function resources(client: TesseraClient) {
       deliveries: retrieve(client, '/events/{id}/deliveries'),
       attempts: retrieve(client, '/events/{id}/attempts'),
       resend: action(client, '/events/{id}/resend'),
+      /**
+       * The merchant's events as they happen (GET /events/stream), for as long as the loop runs:
+       * `for await (const event of tessera.events.stream({ types: 'payment.succeeded' }, { signal }))`.
+       * Each has the `endpoint_` form of its type, as a webhook carries it. Events recorded while no
+       * stream is open are not replayed: read them with `list`. Aborting `signal` ends the loop.
+       */
+      stream: (
+        query?: QueryParams<'get', '/events/stream'>,
+        options?: RequestOptions,
+      ): AsyncGenerator<TesseraEvent, void, undefined> => eventsOf(client.stream('/events/stream', { query }, options)),
     },
     webhookEndpoints: {
       create: create(client, '/webhook_endpoints/create'),
@@ -133,6 +169,8 @@ export function resources(client: TesseraClient) {
       /** The go-live check: test deliveries to the endpoint, a verdict per case. */
       check: action(client, '/webhook_endpoints/{id}/check'),
       checks: retrieve(client, '/webhook_endpoints/{id}/checks'),
+      /** Sends the endpoint again every event from `since` (to `until`) that it has not acknowledged. */
+      recover: action(client, '/webhook_endpoints/{id}/recover'),
       /** DESIGN §15: the addresses webhooks come from, for an IP allow-list. */
       sendingAddresses: list(client, '/webhook_endpoints/sending_addresses'),
     },

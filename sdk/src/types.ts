@@ -43,6 +43,7 @@ export type PaymentMethod = ResponseData<'get', '/payment_methods/{id}'>;
 export type Payment = ResponseData<'get', '/payment/{id}'>;
 export type Refund = ResponseData<'get', '/refunds/{id}'>;
 export type Invoice = ResponseData<'get', '/invoices/{id}'>;
+export type CheckoutSession = ResponseData<'get', '/checkout/session/{id}'>;
 export type WebhookEndpoint = ResponseData<'get', '/webhook_endpoints/{id}'>;
 export type WebhookDelivery = ResponseData<'get', '/webhook_deliveries/{id}'>;
 
