@@ -208,6 +208,8 @@ export function documentOperations(document: OpenApiDocument, publicRoutes: Publ
         operation.summary ??= doc.summary;
         if (!operation.description && doc.description) operation.description = doc.description;
       }
+      // The operator API is not in /docs (its own document, /admin/v1/openapi.json, for operators,
+      // whom the SDK does not serve): it gets summaries, not merchant examples or samples.
       if (path.startsWith(adminBasePath)) continue;
       const captured = capturedExamples[key];
       const request: ExampleRequest = captured?.request ?? { path: merchantPath };

@@ -1,12 +1,18 @@
 /**
  * `x-codeSamples` of every merchant operation (DESIGN §14): curl, and the `@tessera/node` SDK's
  * named method for it (sdk/src/resources.ts), built from the operation's example request, so that
- * a sample always sends what the example shows. test/api-reference-examples.test.ts checks that
- * every named method exists in the SDK.
+ * a sample always sends what the example shows. test/api-reference-examples.test.ts runs every
+ * operation's SDK sample against the built SDK and fails when one falls back to the generic
+ * `tessera.request(…)`, names a method the SDK lacks, or sends another request than its operation.
  */
 import { apiBasePath } from './app-types.js';
 
-/** `METHOD path` → the SDK's method (`resource.method`); the call's arguments follow from its kind. */
+/**
+ * `METHOD path` → the SDK's method (`resource.method`); the call's arguments follow from its kind.
+ * Two operations are second forms of another, and their sample calls the SDK's method for that
+ * one: POST /payment/{id} (the Java SDK's update) sends POST /payment/{id}/update, and POST
+ * …/reveal_token (kept for clients that post it) sends the GET.
+ */
 export const sdkMethods: Record<string, string> = {
   'POST /customers/create': 'customers.create',
   'GET /customers/{id}': 'customers.retrieve',
@@ -40,20 +46,28 @@ export const sdkMethods: Record<string, string> = {
   'POST /invoices/{id}/void': 'invoices.void',
   'POST /invoices/{id}/mark_uncollectible': 'invoices.markUncollectible',
   'DELETE /invoices/{id}': 'invoices.del',
+  'POST /checkout/session/create': 'checkoutSessions.create',
+  'GET /checkout/session/{id}': 'checkoutSessions.retrieve',
+  'GET /checkout/session': 'checkoutSessions.list',
+  'POST /checkout/session/{id}/expire': 'checkoutSessions.expire',
   'GET /events/{id}': 'events.retrieve',
   'GET /events': 'events.list',
   'GET /events/{id}/deliveries': 'events.deliveries',
   'GET /events/{id}/attempts': 'events.attempts',
   'POST /events/{id}/resend': 'events.resend',
+  'GET /events/stream': 'events.stream',
   'POST /webhook_endpoints/create': 'webhookEndpoints.create',
   'GET /webhook_endpoints/{id}': 'webhookEndpoints.retrieve',
   'GET /webhook_endpoints': 'webhookEndpoints.list',
   'POST /webhook_endpoints/{id}/update': 'webhookEndpoints.update',
   'DELETE /webhook_endpoints/{id}': 'webhookEndpoints.del',
   'GET /webhook_endpoints/{id}/reveal_token': 'webhookEndpoints.revealToken',
+  'POST /webhook_endpoints/{id}/reveal_token': 'webhookEndpoints.revealToken',
   'POST /webhook_endpoints/{id}/roll_token': 'webhookEndpoints.rollToken',
   'POST /webhook_endpoints/{id}/check': 'webhookEndpoints.check',
   'GET /webhook_endpoints/{id}/checks': 'webhookEndpoints.checks',
+  'POST /webhook_endpoints/{id}/recover': 'webhookEndpoints.recover',
+  'GET /webhook_endpoints/sending_addresses': 'webhookEndpoints.sendingAddresses',
   'GET /webhook_deliveries': 'webhookDeliveries.list',
   'GET /webhook_deliveries/{id}': 'webhookDeliveries.retrieve',
   'GET /webhook_deliveries/{id}/attempts': 'webhookDeliveries.attempts',
@@ -115,12 +129,23 @@ function nodeSample(key: string, method: string, example: ExampleRequest): strin
         ...(example.query ? { query: example.query } : {}),
         ...(method === 'POST' && example.body !== undefined ? { body: example.body } : {}),
       })})`;
-  return [
+  const head = [
     "import { Tessera } from '@tessera/node';",
     '',
     'const tessera = new Tessera({ apiKey: process.env.TESSERA_API_KEY, baseUrl: process.env.TESSERA_URL });',
-    `const answer = await ${call};`,
-  ].join('\n');
+  ];
+  if (named === 'events.stream') {
+    // The stream never ends: its events are read as they come, until the signal aborts.
+    const options = '{ signal: stop.signal }';
+    return [
+      ...head,
+      'const stop = new AbortController(); // stop.abort() ends the loop',
+      `for await (const event of tessera.${named}(${[...args, options].join(', ')})) {`,
+      '  console.log(event.type, event.data.id);',
+      '}',
+    ].join('\n');
+  }
+  return [...head, `const answer = await ${call};`].join('\n');
 }
 
 /** The value of the one path parameter, read from the filled-in path. */
