@@ -1,7 +1,9 @@
 /**
  * The SDK as a merchant gets it: `npm pack` in sdk/, the tarball installed into an empty project,
- * and plain `node` running the quickstart (ESM) and the CommonJS example against a started service.
- * A broken package (exports, build, types generation, a runtime dependency) fails here.
+ * and plain `node` running the quickstart (ESM), the CommonJS example and scripts of the methods
+ * they do not call (checkout sessions, revealToken, recover, sendingAddresses, events.stream)
+ * against a started service. A broken package (exports, build, types generation, a runtime
+ * dependency) fails here.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
