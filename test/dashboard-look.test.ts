@@ -192,5 +192,55 @@ describe('dashboard: what staff read (issue 22)', () => {
     }
     const filtered = await fresh.get('/dashboard/payments?q=ORD-404');
     assert.match(filtered.body, /No payments match these filters/);
+
+    // Before the new merchant's first API request and first recorded action.
+    const requests = await fresh.get('/dashboard/developers/request-logs');
+    assert.match(requests.body, /No API requests yet/);
+    assert.match(requests.body, /<code>npx tessera trigger payment\.succeeded<\/code>/);
+    const audit = await fresh.get('/dashboard/audit-log');
+    assert.match(audit.body, /Nothing recorded yet/);
+    assert.match(audit.body, /<a href="\/dashboard\/team">Invite your team<\/a>/);
+
+    // Only the built-in dynamic endpoint: the page offers to add one of the merchant's own.
+    let endpoints = await fresh.get('/dashboard/developers/webhooks');
+    assert.match(endpoints.body, /No endpoint of your own yet/);
+    assert.match(endpoints.body, /<a href="#f-url">Add an endpoint<\/a>/);
+    assert.match(endpoints.body, /id="f-url"/);
+    assert.match(endpoints.body, /<code>npx tessera listen --forward-to http:\/\/localhost:3000\/webhooks<\/code>/);
+
+    // An event made before any endpoint of the merchant's own listened: sent nowhere.
+    const method = await empty.call('POST', '/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    const paid = await empty.call('POST', '/payment/create', {
+      amount: '1000',
+      currency: 'USD',
+      confirm: true,
+      paymentMethod: method.body.data.id,
+    });
+    assert.equal(paid.status, 200, paid.raw);
+    const events = await empty.call('GET', '/events?type=payment.succeeded');
+    const eventId = events.body.data.data[0].id as string;
+    const event = await fresh.get(`/dashboard/developers/events/${eventId}`);
+    assert.equal(event.status, 200);
+    assert.match(event.body, /Not sent to any endpoint/);
+    assert.match(event.body, /<a href="\/dashboard\/developers\/webhooks">Add an endpoint<\/a>/);
+    assert.match(event.body, new RegExp(`<code>npx tessera events resend ${eventId}</code>`));
+
+    const filteredRequests = await fresh.get('/dashboard/developers/request-logs?status=5xx');
+    assert.match(filteredRequests.body, /No requests match these filters/);
+    assert.match(filteredRequests.body, /<a href="\/dashboard\/developers\/request-logs">Clear the filters<\/a>/);
+
+    const endpoint = await empty.call('POST', '/webhook_endpoints/create', { url: 'http://127.0.0.1:9/new-hook' });
+    assert.equal(endpoint.status, 200, endpoint.raw);
+    const detail = await fresh.get(`/dashboard/developers/webhooks/${endpoint.body.data.id}`);
+    assert.equal(detail.status, 200);
+    assert.match(detail.body, /Nothing sent to this endpoint yet/);
+    assert.match(detail.body, /Run the go-live check above/);
+    assert.match(detail.body, /<code>npx tessera trigger payment\.succeeded<\/code>/);
+    assert.match(detail.body, /No check run yet/);
+    endpoints = await fresh.get('/dashboard/developers/webhooks');
+    assert.doesNotMatch(endpoints.body, /No endpoint of your own yet/);
   });
 });

@@ -16,6 +16,7 @@ import {
   webhookRecoverPages,
   type RecoverView,
 } from './webhook-recover-pages.js';
+import { emptyState } from './ui.js';
 
 const base = '/dashboard/developers';
 
@@ -48,7 +49,19 @@ export function developerPages(app: App, deps: DashboardDeps): void {
     return layout(
       { title: 'Webhook endpoints', session: ctx.session, current: '/developers/webhooks' },
       html`<h1>Webhook endpoints</h1>
-        ${table(['Endpoint', 'Description', 'Health', 'Events'], rows, 'No endpoints yet.')}
+        ${table(['Endpoint', 'Description', 'Health', 'Events'], rows, html``)}
+        ${
+          // The list always holds the built-in dynamic endpoint (it signs the deliveries to
+          // payments' notifyUrl): "nothing yet" is no endpoint of the merchant's own.
+          endpoints.data.some((endpoint) => endpoint.kind === 'static')
+            ? ''
+            : emptyState({
+                title: 'No endpoint of your own yet',
+                body: html`Events go only to the notifyUrl of each payment. <a href="#f-url">Add an endpoint</a> below
+                  to receive every event at one URL, or forward them to your computer while you build:`,
+                command: 'npx tessera listen --forward-to http://localhost:3000/webhooks',
+              })
+        }
         ${sendingAddressesSection(deps.sendingAddresses)}
         <h2>Add an endpoint</h2>
         <form class="card" method="post" action="${base}/webhooks" novalidate>
@@ -239,7 +252,15 @@ export function developerPages(app: App, deps: DashboardDeps): void {
         </tr>`,
       );
     }
-    return table(['Event', 'Status', 'Attempts', ''], rows, 'Nothing sent to this endpoint yet.');
+    return table(
+      ['Event', 'Status', 'Attempts', ''],
+      rows,
+      emptyState({
+        title: 'Nothing sent to this endpoint yet',
+        body: 'Every event it listens to is sent here as it happens. Run the go-live check above to try it with test deliveries, or make an event from your terminal:',
+        command: 'npx tessera trigger payment.succeeded',
+      }),
+    );
   };
 
   page(app, deps, 'GET', '/developers/webhooks/:id', 'webhooks.read', (ctx) =>

@@ -83,7 +83,16 @@ export function eventPages(app: App, deps: DashboardDeps): void {
         <h2>Body</h2>
         <pre>${JSON.stringify(event, null, 2)}</pre>
         <h2>Deliveries</h2>
-        ${table(['Target', 'Kind', 'Status', 'Attempts'], rows, 'No deliveries.')}`,
+        ${table(
+          ['Target', 'Kind', 'Status', 'Attempts'],
+          rows,
+          emptyState({
+            title: 'Not sent to any endpoint',
+            body: html`No endpoint listened for ${event.type} when it happened.
+              <a href="${base}/webhooks">Add an endpoint</a> for it, then send the event again from your terminal:`,
+            command: `npx tessera events resend ${event.id}`,
+          }),
+        )}`,
     );
   });
 }

@@ -3,6 +3,7 @@ import type { PageRequest } from '../db/pagination.js';
 import { html, type SafeHtml } from './html.js';
 import { field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, type DashboardDeps } from './kit.js';
+import { emptyState } from './ui.js';
 
 const base = '/dashboard/developers/request-logs';
 const statusClasses = ['2xx', '3xx', '4xx', '5xx'] as const;
@@ -74,7 +75,21 @@ export function requestLogPages(app: App, deps: DashboardDeps): void {
           <button type="submit">Filter</button>
         </form>
         ${formError(errors)}
-        ${table(['Time', 'Method', 'Route', 'Status', 'Latency', 'X-TraceId', 'Key'], rows, 'No requests.')} ${links}`,
+        ${table(
+          ['Time', 'Method', 'Route', 'Status', 'Latency', 'X-TraceId', 'Key'],
+          rows,
+          shown.status || shown.path.trim()
+            ? emptyState({
+                title: 'No requests match these filters',
+                body: html`<a href="${base}">Clear the filters</a> to see every request of the last 30 days.`,
+              })
+            : emptyState({
+                title: 'No API requests yet',
+                body: "Requests made with this mode's keys show here a moment later. Make some from your terminal:",
+                command: 'npx tessera trigger payment.succeeded',
+              }),
+        )}
+        ${links}`,
     );
   });
 }

@@ -4,6 +4,7 @@ import { invalidField } from '../http/errors.js';
 import { html } from './html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
+import { emptyState } from './ui.js';
 
 const invitableRoles = roles.filter((role) => role !== 'owner').map((role) => [role, roleNames[role]] as const);
 
@@ -135,7 +136,11 @@ export function teamPages(app: App, deps: DashboardDeps): void {
                 <td>${entry.mode}</td>
               </tr>`,
           ),
-          'Nothing yet.',
+          emptyState({
+            title: 'Nothing recorded yet',
+            body: html`Sign-ins, invitations, role changes, key rolls and webhook endpoint changes are recorded here,
+              with who made them and from where. <a href="/dashboard/team">Invite your team</a> to get started.`,
+          }),
         )}`,
     );
   });

@@ -6,6 +6,7 @@ import { csrfField, field, formError, table, when, type FieldErrors } from './la
 import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 import { sendingAddressesSection } from './sending-addresses.js';
+import { emptyState } from './ui.js';
 
 const base = '/dashboard/developers';
 
@@ -88,7 +89,10 @@ export async function checkSection(
     <h3>Earlier checks</h3>
     ${
       history.data.length === 0
-        ? html`<p>No check run yet.</p>`
+        ? emptyState({
+            title: 'No check run yet',
+            body: 'Run the go-live check above before this endpoint receives live payments: it shows, case by case, whether the endpoint verifies signatures and answers as it should.',
+          })
         : history.data.map(
             (check) =>
               html`<details class="card">
