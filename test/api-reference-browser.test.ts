@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from './helpers/browser.js';
+import { scrollsSideways, seriousViolations } from './helpers/axe.js';
 import { startTestApp, type TestContext, storeIndependent } from './helpers/harness.js';
 
 describe('the API reference in a browser, offline', { skip: storeIndependent }, () => {
@@ -121,6 +122,26 @@ describe('the API reference in a browser, offline', { skip: storeIndependent }, 
       );
       assert.ok(await page.evaluate(() => window.scrollY > 1000), 'scrolled well down the page');
       assert.deepEqual(outside, [], 'no request left the service');
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('has no serious axe-core violation and does not scroll sideways at 1280 and 390 px (DESIGN §13)', async () => {
+    const { context, page } = await offlinePage();
+    try {
+      await page.goto(`${base}/docs`, { waitUntil: 'networkidle', timeout: 120_000 });
+      await page.locator(`[id$="${createPaymentSuffix}"]`).first().waitFor({ timeout: 60_000 });
+      const accessibility: string[] = [];
+      const sideways: string[] = [];
+      for (const width of [1280, 390]) {
+        await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+        const violations = await seriousViolations(page, { timeoutMs: 120_000 });
+        for (const violation of violations) accessibility.push(`at ${width}: ${violation}`);
+        if (await scrollsSideways(page)) sideways.push(`at ${width}`);
+      }
+      assert.deepEqual(accessibility, []);
+      assert.deepEqual(sideways, []);
     } finally {
       await context.close();
     }
