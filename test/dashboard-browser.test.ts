@@ -28,6 +28,7 @@ describe('dashboard in a browser', { skip: storeIndependent }, () => {
   let base: string;
   let privateKey: string;
   let ownerLink: string;
+  let merchantId: string;
 
   before(async () => {
     mkdirSync(screenshots, { recursive: true });
@@ -43,6 +44,7 @@ describe('dashboard in a browser', { skip: storeIndependent }, () => {
       payload: JSON.stringify({ name: 'Browser shop', tokenization: true, ownerEmail: 'owner@browser.test' }),
     });
     privateKey = created.json().data.keys.privateKey;
+    merchantId = created.json().data.id;
     ownerLink = created.json().data.ownerSetPasswordUrl;
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -62,6 +64,35 @@ describe('dashboard in a browser', { skip: storeIndependent }, () => {
       payload: JSON.stringify(body),
     });
     return answer.json().data;
+  };
+
+  const apiGet = async (path: string) => {
+    const answer = await ctx.tessera.server.inject({
+      method: 'GET',
+      url: `/api/services/v1${path}`,
+      headers: { authorization: `Bearer ${privateKey}` },
+    });
+    return answer.json().data;
+  };
+
+  /** The one-time set-password link of a mail (quoted-printable undone). */
+  const setPasswordLink = (raw: string) =>
+    /https?:\/\/\S+\/dashboard\/set-password\?token=[A-Za-z0-9_-]+/.exec(
+      raw.replace(/=\r?\n/g, '').replace(/=3D/g, '='),
+    )![0];
+
+  /**
+   * The page as it is now, at 1280 px and then at 390 px (DESIGN §13): each serious or critical
+   * axe-core violation and each sideways scroll is added to the lists, named, so that one test
+   * reports every page at once.
+   */
+  const auditAtBothWidths = async (target: Page, name: string, accessibility: string[], sideways: string[]) => {
+    for (const width of [1280, 390]) {
+      await target.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+      for (const violation of await seriousViolations(target)) accessibility.push(`${name} at ${width}: ${violation}`);
+      if (await scrollsSideways(target)) sideways.push(`${name} at ${width}`);
+    }
+    await target.setViewportSize({ width: 1280, height: 900 });
   };
 
   const pay = async (amount: string) => {
@@ -100,9 +131,7 @@ describe('dashboard in a browser', { skip: storeIndependent }, () => {
     await page.getByRole('button', { name: 'Send invitation' }).click();
     const [mail] = await smtp.waitFor(1);
     assert.deepEqual(mail!.to, ['dev@browser.test']);
-    const link = /https?:\/\/\S+\/dashboard\/set-password\?token=[A-Za-z0-9_-]+/.exec(
-      mail!.raw.replace(/=\r?\n/g, '').replace(/=3D/g, '='),
-    )![0];
+    const link = setPasswordLink(mail!.raw);
     await page.screenshot({ path: `${screenshots}/team.png`, fullPage: true });
     const other = await browser.newPage();
     await other.goto(link);
@@ -329,6 +358,100 @@ describe('dashboard in a browser', { skip: storeIndependent }, () => {
     await page.getByRole('link', { name: 'Refunds' }).waitFor({ state: 'hidden' });
     await page.setViewportSize({ width: 1280, height: 900 });
     assert.deepEqual(violations, []);
+    assert.deepEqual(accessibility, []);
+    assert.deepEqual(sideways, []);
+  });
+
+  it('shows the signed-out pages (sign-in, reset, set password, sign-in link, expired link) at 1280 and 390 px without a serious axe-core violation or a sideways scroll', async () => {
+    const accessibility: string[] = [];
+    const sideways: string[] = [];
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const anonymous = await context.newPage();
+      await anonymous.goto(`${base}/dashboard/sign-in`);
+      await anonymous.getByRole('heading', { name: 'Sign in' }).waitFor();
+      await auditAtBothWidths(anonymous, 'sign-in', accessibility, sideways);
+      await anonymous.getByRole('link', { name: 'Forgot your password?' }).click();
+      await anonymous.getByRole('heading', { name: 'Reset your password' }).waitFor();
+      await auditAtBothWidths(anonymous, 'forgot-password', accessibility, sideways);
+      const sent = smtp.messages.length;
+      await anonymous.getByLabel('E-mail').fill('owner@browser.test');
+      await anonymous.getByRole('button', { name: 'Send a reset link' }).click();
+      await anonymous.getByText(/a reset link is on its way/).waitFor();
+      await auditAtBothWidths(anonymous, 'forgot-password sent', accessibility, sideways);
+      const mail = (await smtp.waitFor(sent + 1)).slice(sent).find((each) => each.to.includes('owner@browser.test'));
+      assert.ok(mail, 'the reset mail');
+      await anonymous.goto(setPasswordLink(mail.raw));
+      await anonymous.getByRole('heading', { name: 'Choose a password' }).waitFor();
+      await auditAtBothWidths(anonymous, 'set-password', accessibility, sideways);
+      await anonymous.getByLabel('New password').fill('short');
+      await anonymous.getByRole('button', { name: 'Set password and sign in' }).click();
+      await anonymous.locator('#f-password-error').waitFor();
+      await auditAtBothWidths(anonymous, 'set-password refused', accessibility, sideways);
+      await anonymous.goto(await ctx.tessera.team.sandboxOwnerLink(merchantId, 'owner@browser.test'));
+      await anonymous.getByRole('heading', { name: 'Sign in as owner@browser.test' }).waitFor();
+      await auditAtBothWidths(anonymous, 'sign-in link', accessibility, sideways);
+      await anonymous.goto(`${base}/dashboard/set-password?token=used-up`);
+      await anonymous.getByRole('heading', { name: /This link has expired/ }).waitFor();
+      await auditAtBothWidths(anonymous, 'expired link', accessibility, sideways);
+    } finally {
+      await context.close();
+    }
+    assert.deepEqual(accessibility, []);
+    assert.deepEqual(sideways, []);
+  });
+
+  it('shows the ownership page, a refund, an endpoint with its token and recover answers, an event and the 3-D Secure challenge at 1280 and 390 px without a serious axe-core violation or a sideways scroll', async () => {
+    const accessibility: string[] = [];
+    const sideways: string[] = [];
+    const endpoint = await api('/webhook_endpoints/create', { url: receiver.url('/axe'), description: 'Audited' });
+    const payment = await pay('6100');
+    const refund = await api('/refunds/create', { paymentId: payment.id, amount: '1100' });
+    await ctx.tessera.webhookDispatcher.runOnce();
+    const events = await apiGet(`/events?type=payment.succeeded&objectId=${payment.id}`);
+    const event = events.data[0] as { id: string };
+
+    const visits: Array<[string, string, string | RegExp]> = [
+      ['owner', '/dashboard/team/owner', 'Ownership and security'],
+      ['refund', `/dashboard/refunds/${refund.id}`, /11\.00 USD/],
+      ['endpoint', `/dashboard/developers/webhooks/${endpoint.id}`, receiver.url('/axe')],
+      ['event', `/dashboard/developers/events/${event.id}`, 'payment.succeeded'],
+    ];
+    for (const [name, path, heading] of visits) {
+      await page.goto(`${base}${path}`);
+      await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+      await auditAtBothWidths(page, name, accessibility, sideways);
+    }
+    // The endpoint page as the answers to its forms show it.
+    await page.goto(`${base}/dashboard/developers/webhooks/${endpoint.id}`);
+    await page.getByRole('button', { name: 'Reveal token' }).click();
+    await page.locator('#token').waitFor();
+    await auditAtBothWidths(page, 'endpoint token revealed', accessibility, sideways);
+    await page.getByRole('button', { name: 'Roll token' }).click();
+    await page.getByText('The new token').waitFor();
+    await auditAtBothWidths(page, 'endpoint token rolled', accessibility, sideways);
+    await page.getByRole('button', { name: 'Recover events' }).click();
+    await page.locator('#recover-result').waitFor();
+    await auditAtBothWidths(page, 'endpoint recover', accessibility, sideways);
+
+    const challengeMethod = await api('/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: '4000002500003155', expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    const challenged = await api('/payment/create', {
+      amount: '1999',
+      currency: 'USD',
+      confirm: true,
+      paymentMethod: challengeMethod.id,
+      returnUrl: 'https://shop.example.com/return',
+      description: 'Order 1999',
+    });
+    assert.equal(challenged.nextAction?.type, 'redirect', JSON.stringify(challenged));
+    await page.goto(challenged.nextAction.redirectToUrl);
+    await page.getByRole('heading', { name: '3-D Secure authentication' }).waitFor();
+    await auditAtBothWidths(page, '3-D Secure challenge', accessibility, sideways);
+    await page.goto(`${base}/dashboard`);
+
     assert.deepEqual(accessibility, []);
     assert.deepEqual(sideways, []);
   });

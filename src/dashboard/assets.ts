@@ -74,7 +74,8 @@ ol.timeline li.tone-warn::before { background: #d08a00; } ol.timeline li.tone-in
 ol.timeline p { margin: 0; } ol.timeline .when { color: var(--muted); font-size: 0.85rem; }
 ol.timeline .detail { font-size: 0.9rem; }
 .delta { display: block; font-size: 0.85rem; } .delta.up { color: var(--good); } .delta.down { color: var(--bad); } .delta.neutral { color: var(--muted); }
-pre { white-space: pre-wrap; word-break: break-all; background: #fff; border: 1px solid var(--line); padding: 8px; max-height: 400px; overflow: auto; }
+/* Wrapped and shown whole, never a box of its own that scrolls: one would need keyboard access (axe-core). */
+pre { white-space: pre-wrap; word-break: break-all; background: #fff; border: 1px solid var(--line); padding: 8px; }
 dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 4px 16px; }
 dl.facts dt { color: var(--muted); } dl.facts dd { margin: 0; }
 .actions { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0; }
