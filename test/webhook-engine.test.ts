@@ -412,7 +412,11 @@ describe("the scheduler's token cache", () => {
     endpoints.stored.set('we_1', 'cipher-rolled-elsewhere');
     assert.equal(await tokens.signingKeyOf(delivery()), 'token-of-cipher-rolled-elsewhere');
     assert.deepEqual(endpoints.reads, [['we_1'], ['we_1']]);
-    assert.equal(await tokens.signingKeyOf(delivery({ kind: 'legacy' })), 'legacy-of-mer_1', 'no read for the legacy key');
+    assert.equal(
+      await tokens.signingKeyOf(delivery({ kind: 'legacy' })),
+      'legacy-of-mer_1',
+      'no read for the legacy key',
+    );
     assert.equal(endpoints.reads.length, 2);
   });
 
