@@ -105,7 +105,7 @@ export function customerPages(app: App, deps: DashboardDeps): void {
         )}
         <h2>Payments</h2>
         ${table(
-          ['Payment', 'Amount', 'Status', 'Created'],
+          ['Amount', 'Status', 'Payment', 'Created'],
           payments.data.map(
             (payment) =>
               html`<tr>
