@@ -28,6 +28,7 @@ describe('dashboard: lists as staff read them (DESIGN §13)', () => {
   let owner: DashboardClient;
   let customerId = '';
   let paidId = '';
+  let endpointId = '';
 
   const card = async (cardNo: string) => {
     const created = await merchant.call('POST', '/payment_methods/create', {
@@ -55,6 +56,7 @@ describe('dashboard: lists as staff read them (DESIGN §13)', () => {
     owner = await signedInOwner(ctx, merchant.id, 'owner@lists.test', password);
     const endpoint = await merchant.call('POST', '/webhook_endpoints/create', { url: 'http://127.0.0.1:9/hook' });
     assert.equal(endpoint.status, 200, endpoint.raw);
+    endpointId = endpoint.body.data.id;
     const customer = await merchant.call('POST', '/customers/create', {
       email: 'ada@lists.test',
       firstName: 'Ada',
@@ -79,5 +81,17 @@ describe('dashboard: lists as staff read them (DESIGN §13)', () => {
       ['Payment', paidId],
       ['Created', cells[3]![1]],
     ]);
+  });
+
+  it('shows webhook delivery statuses as the labelled badges of the other lists', async () => {
+    const log = await owner.get(`/dashboard/developers/webhooks/${endpointId}`);
+    assert.equal(log.status, 200);
+    assert.match(log.body, /<span class="badge badge-warn">Retrying<\/span>/);
+    assert.doesNotMatch(log.body, /class="status-pending"/);
+    const events = await merchant.call('GET', '/events?limit=10');
+    const succeeded = events.body.data.data.find((event: { type: string }) => event.type === 'payment.succeeded');
+    const event = await owner.get(`/dashboard/developers/events/${succeeded.id}`);
+    assert.equal(event.status, 200);
+    assert.match(event.body, /<td data-label="Status"[^>]*>\s*<span class="badge badge-warn">Retrying<\/span>/);
   });
 });

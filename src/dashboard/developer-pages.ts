@@ -7,6 +7,7 @@ import { csrfField, field, formError, layout, select, table, when, type FieldErr
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 import { sendingAddressesSection } from './sending-addresses.js';
+import { deliveryBadge } from './ui.js';
 import { tokenSection, webhookTokenPages, type TokenView } from './webhook-token-pages.js';
 import { checkSection, webhookCheckPages, type CheckView } from './webhook-check-pages.js';
 import {
@@ -219,14 +220,8 @@ export function developerPages(app: App, deps: DashboardDeps): void {
         html`<tr>
           <td>${when(main.created)}<br /><a href="${base}/events/${main.eventId}">${main.type}</a></td>
           <td>
-            <span class="status-${main.status}">${main.status}</span>
-            ${
-              legacy
-                ? html`<br /><span class="hint"
-                      >legacy ${legacy.type}: <span class="status-${legacy.status}">${legacy.status}</span></span
-                    >`
-                : ''
-            }
+            ${deliveryBadge(main)}
+            ${legacy ? html`<br /><span class="hint">legacy ${legacy.type}: ${deliveryBadge(legacy)}</span>` : ''}
           </td>
           <td>
             ${attempts.data.map(

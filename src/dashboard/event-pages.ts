@@ -1,6 +1,6 @@
 import type { App } from '../http/server.js';
 import { ListEventsQuery } from '../events/schemas.js';
-import { emptyState } from './ui.js';
+import { deliveryBadge, emptyState } from './ui.js';
 import { html, type SafeHtml } from './html.js';
 import { field, formError, layout, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, type DashboardDeps } from './kit.js';
@@ -72,7 +72,7 @@ export function eventPages(app: App, deps: DashboardDeps): void {
         html`<tr>
           <td><a href="${base}/webhooks/${delivery.endpointId}">${delivery.url}</a></td>
           <td>${delivery.kind}</td>
-          <td class="status-${delivery.status}">${delivery.status}</td>
+          <td>${deliveryBadge(delivery)}</td>
           <td>${delivery.attempts}</td>
         </tr>`,
     );

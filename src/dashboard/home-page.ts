@@ -5,7 +5,7 @@ import { barChart } from './chart.js';
 import { html, type SafeHtml } from './html.js';
 import { layout, money, table, when } from './layout.js';
 import { page, type DashboardDeps } from './kit.js';
-import { comparison, emptyState, statusBadge } from './ui.js';
+import { comparison, deliveryBadge, emptyState } from './ui.js';
 import { healthBadge } from './webhook-recover-pages.js';
 
 const days = 30;
@@ -231,9 +231,7 @@ export function homePage(app: App, deps: DashboardDeps): void {
                     (delivery) =>
                       html`<tr>
                         <td><a href="/dashboard/developers/webhooks/${delivery.endpointId}">${delivery.id}</a></td>
-                        <td>
-                          ${delivery.status === 'pending' ? statusBadge('retrying', 'Retrying') : statusBadge(delivery.status)}
-                        </td>
+                        <td>${deliveryBadge(delivery)}</td>
                         <td>${delivery.url}</td>
                         <td class="num">${delivery.attempts}</td>
                         <td>${when(delivery.nextAttemptAt)}</td>

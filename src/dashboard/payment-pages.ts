@@ -10,6 +10,7 @@ import { exportLink } from './csv.js';
 import { dayBound, minorUnitsOf, paymentQuery } from './payment-search.js';
 import {
   dateRanges,
+  deliveryBadge,
   emptyState,
   moneyCell,
   moneyText,
@@ -198,7 +199,7 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
         detail: deliveries.map(
           (delivery) =>
             html`<div>
-              ${delivery.kind} → <span class="url">${delivery.url}</span>: ${statusBadge(delivery.status)}
+              ${delivery.kind} → <span class="url">${delivery.url}</span>: ${deliveryBadge(delivery)}
               (${delivery.attempts} ${delivery.attempts === 1 ? 'attempt' : 'attempts'})
             </div>`,
         ),

@@ -45,6 +45,16 @@ export function statusBadge(status: string, label = statusWords(status)): SafeHt
   return badge(label, toneOf[status] ?? 'warn');
 }
 
+/**
+ * A webhook delivery's status as a badge: a pending delivery already tried reads "Retrying", one
+ * not tried yet "Pending"; home, a payment's timeline, an endpoint's log and an event read the same.
+ */
+export function deliveryBadge(delivery: { status: string; attempts: number }): SafeHtml {
+  return delivery.status === 'pending' && delivery.attempts > 0
+    ? statusBadge('retrying', 'Retrying')
+    : statusBadge(delivery.status);
+}
+
 /** A count shown on a tab: exact up to the cap, then "cap-1+" (the count stopped reading there). */
 export function cappedCount(count: number, cap: number): string {
   return count >= cap ? `${cap - 1}+` : String(count);
