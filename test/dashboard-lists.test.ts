@@ -10,6 +10,7 @@ import { startTestApp, type TestContext, type TestMerchant } from './helpers/har
 import { signedInOwner, type DashboardClient } from './helpers/dashboard.js';
 
 const password = 'correct horse battery';
+const dayMs = 24 * 60 * 60 * 1000;
 
 /** Each `<td data-label="…">` of `row` as [label, text without tags]. */
 function labelledCells(row: string): Array<[string, string]> {
@@ -29,6 +30,7 @@ describe('dashboard: lists as staff read them (DESIGN §13)', () => {
   let customerId = '';
   let paidId = '';
   let endpointId = '';
+  let bobId = '';
 
   const card = async (cardNo: string) => {
     const created = await merchant.call('POST', '/payment_methods/create', {
@@ -38,16 +40,33 @@ describe('dashboard: lists as staff read them (DESIGN §13)', () => {
     assert.equal(created.status, 200, created.raw);
     return created.body.data.id as string;
   };
-  const pay = async (amount: string, extra: Record<string, unknown> = {}) => {
+  const pay = async (amount: string, extra: Record<string, unknown> = {}, cardNo = '4242424242424242') => {
     const paid = await merchant.call('POST', '/payment/create', {
       amount,
       currency: 'USD',
       confirm: true,
-      paymentMethod: await card('4242424242424242'),
+      paymentMethod: await card(cardNo),
       ...extra,
     });
     assert.equal(paid.status, 200, paid.raw);
     return paid.body.data.id as string;
+  };
+
+  const refund = async (paymentId: string, amount: string) => {
+    const refunded = await merchant.call('POST', '/refunds/create', { paymentId, amount });
+    assert.equal(refunded.status, 200, refunded.raw);
+    return refunded.body.data.id as string;
+  };
+
+  const invoice = async (customer: string, currency: string, amount: string) => {
+    const created = await merchant.call('POST', '/invoices/create', {
+      customerId: customer,
+      currency,
+      collectionMethod: 'send_invoice',
+      lineItems: [{ description: 'Cake', amount }],
+    });
+    assert.equal(created.status, 200, created.raw);
+    return created.body.data.id as string;
   };
 
   before(async () => {
@@ -64,7 +83,25 @@ describe('dashboard: lists as staff read them (DESIGN §13)', () => {
     });
     assert.equal(customer.status, 200, customer.raw);
     customerId = customer.body.data.id;
-    paidId = await pay('123456', { customerId });
+    // A refund ten days ago (of a payment without customer), left pending; two today of Ada's
+    // payment, by a card whose refunds succeed at once.
+    const now = ctx.clock.now();
+    ctx.clock.set(new Date(now.getTime() - 10 * dayMs));
+    await refund(await pay('5000'), '5000');
+    ctx.clock.set(now);
+    paidId = await pay('123456', { customerId }, '4000000000007726');
+    await refund(paidId, '1050');
+    await refund(paidId, '20000');
+    // Invoices: one of Bob (e-mail only) in JPY ten days ago, a draft and an open one of Ada today.
+    const bob = await merchant.call('POST', '/customers/create', { email: 'bob@lists.test' });
+    assert.equal(bob.status, 200, bob.raw);
+    bobId = bob.body.data.id;
+    ctx.clock.set(new Date(now.getTime() - 10 * dayMs));
+    await invoice(bobId, 'JPY', '3000');
+    ctx.clock.set(now);
+    await invoice(customerId, 'USD', '2500');
+    const open = await invoice(customerId, 'USD', '12000');
+    assert.equal((await merchant.call('POST', `/invoices/${open}/finalize`)).status, 200);
     await ctx.tessera.webhookDispatcher.runOnce();
   });
   after(() => ctx?.close());
@@ -77,7 +114,7 @@ describe('dashboard: lists as staff read them (DESIGN §13)', () => {
     const cells = labelledCells(row.slice(0, row.indexOf('</tr>')));
     assert.deepEqual(cells, [
       ['Amount', '1234.56 USD'],
-      ['Status', 'Succeeded'],
+      ['Status', 'Partially refunded'],
       ['Payment', paidId],
       ['Created', cells[3]![1]],
     ]);
@@ -93,5 +130,111 @@ describe('dashboard: lists as staff read them (DESIGN §13)', () => {
     const event = await owner.get(`/dashboard/developers/events/${succeeded.id}`);
     assert.equal(event.status, 200);
     assert.match(event.body, /<td data-label="Status"[^>]*>\s*<span class="badge badge-warn">Retrying<\/span>/);
+  });
+
+  it('lists refunds with who was refunded, amounts in major units, status tabs with counts and quick date ranges', async () => {
+    const list = await owner.get('/dashboard/refunds');
+    assert.equal(list.status, 200);
+    assert.match(list.body, /<th scope="col">Customer<\/th>/);
+    const rows = list.body.split('<tr>').slice(2);
+    assert.equal(rows.length, 3);
+    const ada = rows.filter((row) => row.includes('Ada Lovelace <span class="muted">ada@lists.test</span>'));
+    assert.equal(ada.length, 2);
+    assert.match(list.body, /<td data-label="Amount"[^>]*>\s*200\.00 <span class="currency">USD<\/span>/);
+    assert.match(list.body, /<td data-label="Customer">\s*<span class="person">Ada Lovelace/);
+    assert.match(list.body, /<span class="badge badge-good">Succeeded<\/span>/);
+    assert.match(list.body, /aria-label="Refunds by status"/);
+    assert.match(list.body, /href="\/dashboard\/refunds"\s+aria-current="page"\s*>All <span class="count">3<\/span>/);
+    assert.match(list.body, /href="\/dashboard\/refunds\?status=succeeded"\s*>Succeeded <span class="count">2<\/span>/);
+    assert.match(list.body, />Pending <span class="count">1<\/span>/);
+    assert.match(list.body, />Failed <span class="count">0<\/span>/);
+    assert.doesNotMatch(list.body, /<select[^>]*name="status"/);
+
+    const today = ctx.clock.now().toISOString().slice(0, 10);
+    const weekAgo = new Date(ctx.clock.now().getTime() - 6 * dayMs).toISOString().slice(0, 10);
+    assert.match(
+      list.body,
+      new RegExp(`href="/dashboard/refunds\\?from=${weekAgo}&amp;to=${today}"[^>]*>Last 7 days<`),
+    );
+    const week = await owner.get(`/dashboard/refunds?from=${weekAgo}&to=${today}&status=succeeded`);
+    assert.equal(week.status, 200);
+    assert.match(week.body, />All <span class="count">2<\/span>/);
+    assert.match(week.body, /aria-current="page"\s*>Succeeded <span class="count">2<\/span>/);
+    assert.match(week.body, /aria-current="true">Last 7 days</);
+    // The tabs keep the date range, the ranges keep the status.
+    assert.match(week.body, new RegExp(`href="/dashboard/refunds\\?from=${weekAgo}&amp;to=${today}"\\s*>All `));
+    assert.match(
+      week.body,
+      new RegExp(`href="/dashboard/refunds\\?status=succeeded&amp;from=${today}&amp;to=${today}"`),
+    );
+    assert.equal(week.body.split('<tr>').length - 2, 2);
+  });
+
+  it('filters refunds by amount in major units, refusing an amount the currency cannot have', async () => {
+    const between = await owner.get('/dashboard/refunds?currency=usd&amountMin=10.50&amountMax=50');
+    assert.equal(between.status, 200);
+    const rows = between.body.split('<tr>').slice(2);
+    assert.equal(rows.length, 2, between.body);
+    assert.ok(rows.every((row) => /10\.50 <span|50\.00 <span/.test(row)));
+    assert.match(between.body, /id="f-amountMin"[^>]*value="10\.50"/);
+    const exported = await owner.get('/dashboard/refunds/export.csv?currency=USD&amountMin=10.50&amountMax=50');
+    assert.equal(exported.status, 200);
+    assert.deepEqual(
+      exported.body
+        .trim()
+        .split('\r\n')
+        .slice(1)
+        .map((line) => line.split(',')[3])
+        .sort(),
+      ['1050', '5000'],
+    );
+    const refused = await owner.get('/dashboard/refunds?currency=JPY&amountMin=10.5');
+    assert.equal(refused.status, 400);
+    assert.match(
+      refused.body,
+      /id="f-amountMin-error"[^>]*>amountMin must be an amount in JPY with at most 0 decimals/,
+    );
+    const status = await owner.get('/dashboard/refunds?status=lost');
+    assert.equal(status.status, 400);
+    assert.match(status.body, /id="f-status-error"/);
+  });
+
+  it('lists invoices with the customer, status tabs with counts, quick date ranges and amount filters in major units', async () => {
+    const list = await owner.get('/dashboard/invoices');
+    assert.equal(list.status, 200);
+    assert.match(list.body, /<td data-label="Customer">\s*<a[^>]*>\s*<span class="person">Ada Lovelace/);
+    assert.match(list.body, /<span class="person">bob@lists\.test<\/span>/);
+    assert.match(list.body, /3000 <span class="currency">JPY<\/span>/);
+    assert.match(list.body, /aria-label="Invoices by status"/);
+    assert.match(list.body, /aria-current="page"\s*>All <span class="count">3<\/span>/);
+    assert.match(list.body, /href="\/dashboard\/invoices\?status=draft"\s*>Draft <span class="count">2<\/span>/);
+    assert.match(list.body, />Open <span class="count">1<\/span>/);
+    assert.match(list.body, />Paid <span class="count">0<\/span>/);
+    assert.doesNotMatch(list.body, />Void </);
+    assert.doesNotMatch(list.body, /<select[^>]*name="status"/);
+
+    const today = ctx.clock.now().toISOString().slice(0, 10);
+    const week = new Date(ctx.clock.now().getTime() - 6 * dayMs).toISOString().slice(0, 10);
+    const recent = await owner.get(`/dashboard/invoices?status=draft&from=${week}&to=${today}`);
+    assert.equal(recent.status, 200);
+    assert.match(recent.body, />All <span class="count">2<\/span>/);
+    assert.match(recent.body, /aria-current="page"\s*>Draft <span class="count">1<\/span>/);
+    assert.match(recent.body, /aria-current="true">Last 7 days</);
+    assert.equal(recent.body.split('<tr>').length - 2, 1);
+    assert.match(recent.body, /25\.00 <span class="currency">USD<\/span>/);
+
+    const large = await owner.get('/dashboard/invoices?currency=USD&amountMin=100');
+    assert.equal(large.status, 200);
+    assert.equal(large.body.split('<tr>').length - 2, 1);
+    assert.match(large.body, /120\.00 <span class="currency">USD<\/span>/);
+    const yen = await owner.get('/dashboard/invoices?currency=JPY&amountMax=3000');
+    assert.match(yen.body, /3000 <span class="currency">JPY<\/span>/);
+    assert.equal(yen.body.split('<tr>').length - 2, 1);
+    const refused = await owner.get('/dashboard/invoices?currency=JPY&amountMax=29.99');
+    assert.equal(refused.status, 400);
+    assert.match(
+      refused.body,
+      /id="f-amountMax-error"[^>]*>amountMax must be an amount in JPY with at most 0 decimals/,
+    );
   });
 });

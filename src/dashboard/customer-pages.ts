@@ -1,17 +1,15 @@
 import type { App } from '../http/server.js';
 import { ListCustomersQuery } from '../customers/schemas.js';
-import { ListRefundsQuery } from '../refunds/schemas.js';
-import { refundStatuses } from '../refunds/states.js';
 import { html, type SafeHtml } from './html.js';
-import { field, formError, layout, money, select, table, when, type FieldErrors } from './layout.js';
+import { field, formError, layout, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, type DashboardDeps } from './kit.js';
 import { given, validated } from './validate.js';
 import { exportLink } from './csv.js';
-import { emptyState, moneyCell, statusBadge, statusWords } from './ui.js';
+import { emptyState, moneyCell, statusBadge } from './ui.js';
 
 const base = '/dashboard';
 
-/** Customers (with their payment methods, brand and last four only, and payments) and refunds: read-only pages. */
+/** Customers (with their payment methods, brand and last four only, and payments): read-only pages. */
 export function customerPages(app: App, deps: DashboardDeps): void {
   page(app, deps, 'GET', '/customers', 'customers.read', async (ctx) => {
     const email = (ctx.request.query as Record<string, string>).email ?? '';
@@ -118,83 +116,6 @@ export function customerPages(app: App, deps: DashboardDeps): void {
           'No payments.',
         )}
         <p><a href="${base}/invoices?customer=${customer.id}">Invoices of this customer</a></p>`,
-    );
-  });
-
-  page(app, deps, 'GET', '/refunds', 'refunds.read', async (ctx) => {
-    const query = ctx.request.query as Record<string, string>;
-    const filters = { payment: query.payment ?? '', status: query.status ?? '' };
-    let errors: FieldErrors | undefined;
-    let rows: SafeHtml[] = [];
-    try {
-      const listQuery = validated<ListRefundsQuery>(
-        ListRefundsQuery,
-        { limit: 50, ...given({ paymentId: filters.payment, status: filters.status }) },
-        'querystring',
-      );
-      const refunds = await deps.refunds.list(ctx.merchant, listQuery);
-      rows = refunds.data.map(
-        (refund) =>
-          html`<tr>
-            ${moneyCell(refund.amount, refund.currency)}
-            <td>${statusBadge(refund.status)}</td>
-            <td><a href="${base}/refunds/${refund.id}">${refund.id}</a></td>
-            <td class="hide-narrow"><a href="${base}/payments/${refund.paymentId}">${refund.paymentId}</a></td>
-            <td>${when(refund.created)}</td>
-          </tr>`,
-      );
-    } catch (err) {
-      errors = fieldErrors(err, 'payment');
-      if (errors.paymentId) errors = { payment: errors.paymentId };
-      ctx.reply.code(400);
-    }
-    return layout(
-      { title: 'Refunds', session: ctx.session, current: '/refunds' },
-      html`<h1>Refunds</h1>
-        <form class="filters" method="get" action="${base}/refunds" novalidate>
-          ${field({ name: 'payment', label: 'Payment id', value: filters.payment, errors })}
-          ${select({ name: 'status', label: 'Status', value: filters.status, errors, choices: [['', 'Any'], ...refundStatuses.map((status) => [status, statusWords(status)] as const)] })}
-          <button type="submit">Filter</button>
-        </form>
-        ${formError(errors)} ${exportLink(ctx, '/refunds', filters)}
-        ${table(
-          ['Amount', 'Status', 'Refund', 'Payment', 'Created'],
-          rows,
-          emptyState({
-            title: filters.payment || filters.status ? 'No refunds match these filters' : 'No refunds yet',
-            body: 'A refund is made from a payment’s page (Refund), or with POST /api/services/v1/refunds/create.',
-          }),
-          'Refunds',
-        )}`,
-    );
-  });
-
-  page(app, deps, 'GET', '/refunds/:id', 'refunds.read', async (ctx) => {
-    const refund = await deps.refunds.retrieve(ctx.merchant, (ctx.request.params as { id: string }).id);
-    return layout(
-      { title: `Refund ${refund.id}`, session: ctx.session, current: '/refunds' },
-      html`<p><a href="${base}/refunds">← Refunds</a></p>
-        <h1>${money(refund.amount, refund.currency)} ${statusBadge(refund.status)}</h1>
-        <dl class="facts card">
-          <dt>Id</dt>
-          <dd>${refund.id}</dd>
-          <dt>Payment</dt>
-          <dd><a href="${base}/payments/${refund.paymentId}">${refund.paymentId}</a></dd>
-          <dt>Reason</dt>
-          <dd>${refund.reason ?? '—'}</dd>
-          <dt>Note</dt>
-          <dd>${refund.note ?? '—'}</dd>
-          <dt>Description</dt>
-          <dd>${refund.description ?? '—'}</dd>
-          ${
-            refund.failureReason
-              ? html`<dt>Failure</dt>
-                  <dd>${refund.failureReason}</dd>`
-              : ''
-          }
-          <dt>Created</dt>
-          <dd>${when(refund.created)}</dd>
-        </dl>`,
     );
   });
 }

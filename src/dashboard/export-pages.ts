@@ -3,10 +3,9 @@ import type { App } from '../http/server.js';
 import { ApiError } from '../http/errors.js';
 import type { Page } from '../http/envelope.js';
 import { ListCustomersQuery } from '../customers/schemas.js';
-import { ListRefundsQuery } from '../refunds/schemas.js';
-import { ListInvoicesQuery } from '../invoices/schemas.js';
 import { csvLine } from './csv.js';
 import { paymentQuery } from './payment-search.js';
+import { invoiceQuery, refundQuery } from './list-queries.js';
 import { page, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 
@@ -60,13 +59,8 @@ const refunds: Export<Awaited<ReturnType<DashboardDeps['refunds']['list']>>['dat
   columns: ['id', 'created', 'status', 'amount', 'currency', 'paymentId', 'reason', 'failureReason'],
   row: (r) => [r.id, r.created, r.status, r.amount, r.currency, r.paymentId, r.reason, r.failureReason],
   pages: (ctx, deps) => {
-    const filters = filtersOf(ctx);
-    const query = validated<ListRefundsQuery>(
-      ListRefundsQuery,
-      { limit: pageSize, ...given({ paymentId: filters.payment, status: filters.status }) },
-      'querystring',
-    );
-    return (startingAfter) => deps.refunds.list(ctx.merchant, { ...query, ...given({ startingAfter }) });
+    const { listQuery, search } = refundQuery(filtersOf(ctx), pageSize);
+    return (startingAfter) => deps.refunds.list(ctx.merchant, { ...listQuery, ...given({ startingAfter }) }, search);
   },
 };
 
@@ -74,13 +68,8 @@ const invoices: Export<Awaited<ReturnType<DashboardDeps['invoices']['list']>>['d
   columns: ['id', 'number', 'created', 'status', 'customerId', 'currency', 'amountDue', 'amountPaid', 'dueDate'],
   row: (i) => [i.id, i.number, i.created, i.status, i.customerId, i.currency, i.amountDue, i.amountPaid, i.dueDate],
   pages: (ctx, deps) => {
-    const filters = filtersOf(ctx);
-    const query = validated<ListInvoicesQuery>(
-      ListInvoicesQuery,
-      { limit: pageSize, ...given({ customerId: filters.customer, status: filters.status }) },
-      'querystring',
-    );
-    return (startingAfter) => deps.invoices.list(ctx.merchant, { ...query, ...given({ startingAfter }) });
+    const { listQuery, search } = invoiceQuery(filtersOf(ctx), pageSize);
+    return (startingAfter) => deps.invoices.list(ctx.merchant, { ...listQuery, ...given({ startingAfter }) }, search);
   },
 };
 

@@ -1,5 +1,5 @@
 import type { App } from '../http/server.js';
-import { CreateInvoiceBody, ListInvoicesQuery, collectionMethods } from '../invoices/schemas.js';
+import { CreateInvoiceBody, collectionMethods } from '../invoices/schemas.js';
 import { invoiceStatuses } from '../invoices/states.js';
 import { can } from '../team/permissions.js';
 import { html, type SafeHtml } from './html.js';
@@ -7,11 +7,25 @@ import { csrfField, field, formError, layout, money, select, table, when, type F
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 import { exportLink } from './csv.js';
-import { emptyState, moneyCell, personText, statusBadge, statusWords } from './ui.js';
+import {
+  amountFields,
+  createdRange,
+  dateFields,
+  refusedFilters,
+  listNavigation,
+  moneyFiltersOf,
+  statusCountCap,
+  statusKept,
+  statusTabsOf,
+} from './list-filters.js';
+import { invoiceQuery } from './list-queries.js';
+import { emptyState, moneyCell, personText, statusBadge, type StatusTab } from './ui.js';
 
 const base = '/dashboard/invoices';
 /** Line item rows of the draft form; empty rows are left out. */
 const lineRows = [0, 1, 2] as const;
+/** The status tabs always shown; the others appear when they have invoices or are selected. */
+const alwaysShown = new Set(['draft', 'open', 'paid']);
 
 /**
  * Invoices: list, detail, create a draft, finalize, send, void — each action the invoice service's.
@@ -20,16 +34,19 @@ const lineRows = [0, 1, 2] as const;
 export function invoicePages(app: App, deps: DashboardDeps): void {
   const listPage = async (ctx: PageContext, values: Record<string, string> = {}, errors?: FieldErrors) => {
     const query = ctx.request.query as Record<string, string>;
-    const filters = { customer: query.customer ?? '', status: query.status ?? '' };
+    const shared = moneyFiltersOf(query);
+    const filters = { customer: query.customer ?? '', ...shared };
     let rows: SafeHtml[] = [];
+    let tabs: StatusTab[] = [];
     let filterErrors: FieldErrors | undefined;
     try {
-      const listQuery = validated<ListInvoicesQuery>(
-        ListInvoicesQuery,
-        { limit: 50, ...given({ customerId: filters.customer, status: filters.status }) },
-        'querystring',
-      );
-      const invoices = (await deps.invoices.list(ctx.merchant, listQuery)).data;
+      const { listQuery, search } = invoiceQuery(filters, 50);
+      const [listed, counts] = await Promise.all([
+        deps.invoices.list(ctx.merchant, listQuery, search),
+        deps.invoices.countByStatus(ctx.merchant, createdRange(shared), statusCountCap),
+      ]);
+      tabs = statusTabsOf({ statuses: invoiceStatuses, counts, selected: shared.status, alwaysShown });
+      const invoices = listed.data;
       const people = await deps.customers.peopleOf(
         ctx.merchant,
         invoices.map((invoice) => invoice.customerId),
@@ -49,31 +66,42 @@ export function invoicePages(app: App, deps: DashboardDeps): void {
           </tr>`,
       );
     } catch (err) {
-      filterErrors = fieldErrors(err, 'customer');
-      if (filterErrors.customerId) filterErrors = { customer: filterErrors.customerId };
+      filterErrors = refusedFilters(err, (refused) => fieldErrors(refused, 'customer'), { customerId: 'customer' });
       ctx.reply.code(400);
     }
     const manage = can(ctx.actor.role, 'invoices.manage');
+    const filtered = Object.entries(filters).some(([name, value]) => name !== 'status' && value !== '');
     return layout(
       { title: 'Invoices', session: ctx.session, current: '/invoices' },
       html`<h1>Invoices</h1>
+        ${listNavigation({ path: base, filters, tabs, label: 'Invoices by status', now: deps.clock.now() })}
         <form class="filters" method="get" action="${base}" novalidate>
+          ${statusKept(shared, filterErrors)}
           ${field({ name: 'customer', label: 'Customer id', value: filters.customer, errors: filterErrors })}
-          ${select({ name: 'status', label: 'Status', value: filters.status, errors: filterErrors, choices: [['', 'Any'], ...invoiceStatuses.map((status) => [status, statusWords(status)] as const)] })}
+          ${amountFields(shared, filterErrors)} ${dateFields(shared, filterErrors)}
           <button type="submit">Filter</button>
         </form>
         ${formError(filterErrors)} ${exportLink(ctx, '/invoices', filters)}
-        ${table(
-          ['Amount due', 'Status', 'Invoice', 'Customer', 'Created'],
-          rows,
-          emptyState({
-            title: filters.customer || filters.status ? 'No invoices match these filters' : 'No invoices yet',
-            body: manage
-              ? 'Create a draft below, or with POST /api/services/v1/invoices/create.'
-              : 'Invoices appear here once an Owner or Administrator creates them.',
-          }),
-          'Invoices',
-        )}
+        ${
+          filterErrors
+            ? ''
+            : table(
+                ['Amount due', 'Status', 'Invoice', 'Customer', 'Created'],
+                rows,
+                filtered
+                  ? emptyState({
+                      title: 'No invoices match these filters',
+                      body: html`<a href="${base}">Clear the filters</a> or widen the date range.`,
+                    })
+                  : emptyState({
+                      title: shared.status ? `No ${shared.status} invoices` : 'No invoices yet',
+                      body: manage
+                        ? 'Create a draft below, or with POST /api/services/v1/invoices/create.'
+                        : 'Invoices appear here once an Owner or Administrator creates them.',
+                    }),
+                'Invoices',
+              )
+        }
         ${manage ? draftForm(ctx, values, errors) : ''}`,
     );
   };

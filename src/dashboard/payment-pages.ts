@@ -7,28 +7,35 @@ import { csrfField, field, formError, layout, select, table, when, type FieldErr
 import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 import { exportLink } from './csv.js';
-import { dayBound, minorUnitsOf, paymentQuery } from './payment-search.js';
+import { paymentQuery } from './payment-search.js';
+import { payersOf } from './people.js';
 import {
-  dateRanges,
+  amountFields,
+  createdRange,
+  dateFields,
+  refusedFilters,
+  listNavigation,
+  minorUnitsOf,
+  moneyFiltersOf,
+  statusCountCap,
+  statusKept,
+  statusTabsOf,
+} from './list-filters.js';
+import {
   deliveryBadge,
   emptyState,
   moneyCell,
   moneyText,
   personText,
   statusBadge,
-  statusTabs,
   statusWords,
   timeline,
-  type Person,
   type StatusTab,
   type TimelineEntry,
   type Tone,
 } from './ui.js';
 
 const base = '/dashboard/payments';
-
-/** Status tab counts stop at this many rows a status, shown as "99+" (docs/decisions/0022). */
-export const statusCountCap = 100;
 
 /** The tabs always shown; the others appear when they have payments or are selected. */
 const alwaysShown = new Set(['succeeded', 'requires_capture', 'failed']);
@@ -39,25 +46,6 @@ const tabLabels: Record<string, string> = {
   requires_action: 'Needs action',
   requires_capture: 'Uncaptured',
 };
-
-/** Who paid: the customer's name and e-mail, else the card holder's billing name and e-mail. */
-async function peopleOf(
-  deps: DashboardDeps,
-  ctx: PageContext,
-  payments: ReadonlyArray<{ customerId: string | null; paymentMethod: string | null }>,
-): Promise<(payment: { customerId: string | null; paymentMethod: string | null }) => Person | undefined> {
-  const customerIds = payments.flatMap((payment) => (payment.customerId ? [payment.customerId] : []));
-  const methodIds = payments.flatMap((payment) => (payment.paymentMethod ? [payment.paymentMethod] : []));
-  const [customers, holders] = await Promise.all([
-    deps.customers.peopleOf(ctx.merchant, customerIds),
-    deps.paymentMethods.billingPeopleOf(ctx.merchant, methodIds),
-  ]);
-  return (payment) => {
-    const customer = payment.customerId ? customers.get(payment.customerId) : undefined;
-    if (customer && (customer.name || customer.email)) return customer;
-    return payment.paymentMethod ? holders.get(payment.paymentMethod) : undefined;
-  };
-}
 
 /** Payments: list with filters, detail with its timeline, and the refund action (the refund service's). */
 export function paymentPages(app: App, deps: DashboardDeps): void {
@@ -74,30 +62,24 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
       from: query.from ?? '',
       to: query.to ?? '',
     };
+    const shared = moneyFiltersOf(query);
     let errors: FieldErrors | undefined;
     let rows: SafeHtml[] = [];
     let tabs: StatusTab[] = [];
     try {
       const { listQuery, search } = paymentQuery(filters, 50);
-      const range = {
-        createdGte: filters.from ? new Date(dayBound(filters.from, 'from', false)!) : undefined,
-        createdLte: filters.to ? new Date(dayBound(filters.to, 'to', true)!) : undefined,
-      };
       const [payments, counts] = await Promise.all([
         deps.payments.list(ctx.merchant, listQuery, search),
-        deps.payments.countByStatus(ctx.merchant, range, statusCountCap),
+        deps.payments.countByStatus(ctx.merchant, createdRange(shared), statusCountCap),
       ]);
-      tabs = [
-        { value: '', label: 'All', count: counts.total },
-        ...paymentStatuses
-          .filter((status) => alwaysShown.has(status) || status === filters.status || counts.byStatus[status]! > 0)
-          .map((status) => ({
-            value: status,
-            label: tabLabels[status] ?? statusWords(status),
-            count: counts.byStatus[status] ?? 0,
-          })),
-      ];
-      const personOf = await peopleOf(deps, ctx, payments.data);
+      tabs = statusTabsOf({
+        statuses: paymentStatuses,
+        counts,
+        selected: filters.status,
+        alwaysShown,
+        labels: tabLabels,
+      });
+      const personOf = await payersOf(deps, ctx, payments.data);
       rows = payments.data.map(
         (payment) =>
           html`<tr>
@@ -110,14 +92,10 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
           </tr>`,
       );
     } catch (err) {
-      const { field: name, message } = err as { field?: string; message?: string };
-      errors = name ? { [name]: message || `${name} must be a date (YYYY-MM-DD)` } : fieldErrors(err, 'customer');
-      if (errors.customerId) errors = { customer: errors.customerId };
+      errors = refusedFilters(err, (refused) => fieldErrors(refused, 'customer'), { customerId: 'customer' });
       ctx.reply.code(400);
     }
     const filtered = Object.entries(filters).some(([name, value]) => name !== 'status' && value !== '');
-    const { status: _status, ...keepForTabs } = filters;
-    const { from: _from, to: _to, ...keepForRanges } = filters;
     const empty = filtered
       ? emptyState({
           title: 'No payments match these filters',
@@ -131,35 +109,17 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
     return layout(
       { title: 'Payments', session: ctx.session, current: '/payments' },
       html`<h1>Payments</h1>
-        ${
-          tabs.length > 0
-            ? statusTabs({
-                path: base,
-                name: 'status',
-                selected: filters.status,
-                tabs,
-                keep: keepForTabs,
-                cap: statusCountCap,
-                label: 'Payments by status',
-              })
-            : ''
-        }
-        ${dateRanges({ path: base, now: deps.clock.now(), keep: keepForRanges, from: filters.from, to: filters.to })}
+        ${listNavigation({ path: base, filters, tabs, label: 'Payments by status', now: deps.clock.now() })}
         <form class="filters" method="get" action="${base}" novalidate>
-          <input type="hidden" name="status" value="${filters.status}" />
+          ${statusKept(shared, errors)}
           ${field({ name: 'q', label: 'Search', value: filters.q, errors, hint: 'Payment id, order number or e-mail' })}
-          ${field({ name: 'currency', label: 'Currency', value: filters.currency, errors, hint: 'e.g. USD' })}
-          ${field({ name: 'amountMin', label: 'Amount from', value: filters.amountMin, errors, inputmode: 'decimal', hint: 'e.g. 10.00' })}
-          ${field({ name: 'amountMax', label: 'Amount to', value: filters.amountMax, errors, inputmode: 'decimal', hint: 'e.g. 99.99' })}
+          ${amountFields(shared, errors)}
           ${field({ name: 'customer', label: 'Customer id', value: filters.customer, errors })}
           ${field({ name: 'orderNo', label: 'Order number', value: filters.orderNo, errors })}
-          ${field({ name: 'from', label: 'From (date)', type: 'date', value: filters.from, errors })}
-          ${field({ name: 'to', label: 'To (date)', type: 'date', value: filters.to, errors })}
+          ${dateFields(shared, errors)}
           <button type="submit">Filter</button>
         </form>
-        ${formError(errors)}
-        ${errors?.status ? html`<p class="form-error" id="f-status-error" role="alert">${errors.status}</p>` : ''}
-        ${exportLink(ctx, '/payments', filters)}
+        ${formError(errors)} ${exportLink(ctx, '/payments', filters)}
         ${errors ? '' : table(['Amount', 'Status', 'Payment', 'Customer', 'Order', 'Created'], rows, empty, 'Payments')}`,
     );
   });
@@ -177,7 +137,7 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
           () => null,
         )
       : null;
-    const person = (await peopleOf(deps, ctx, [payment]))(payment);
+    const person = (await payersOf(deps, ctx, [payment]))(payment);
     // DESIGN §7: endpoint URLs and the delivery log are for the roles that see webhooks.
     const seesWebhooks = can(ctx.actor.role, 'webhooks.read');
     const seesEvents = can(ctx.actor.role, 'events.read');

@@ -16,6 +16,7 @@ import { paymentPages } from './payment-pages.js';
 import { teamPages } from './team-pages.js';
 import { accountPages } from './account-pages.js';
 import { customerPages } from './customer-pages.js';
+import { refundPages } from './refund-pages.js';
 import { invoicePages } from './invoice-pages.js';
 import { homePage } from './home-page.js';
 import { settingsPages } from './settings-pages.js';
@@ -124,6 +125,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
         teamPages(dashboard, deps);
         accountPages(dashboard, deps);
         customerPages(dashboard, deps);
+        refundPages(dashboard, deps);
         invoicePages(dashboard, deps);
         settingsPages(dashboard, deps);
       },

@@ -134,3 +134,54 @@ export function narrowed(table: string, conditions: readonly string[]): string {
   if (conditions.length === 0) return table;
   return `(SELECT * FROM ${table} WHERE ${conditions.join(' AND ')} OFFSET 0) AS ${table}`;
 }
+
+/** The tables whose lists have status tabs; each has a (status, merchant_id, mode, created_at DESC, id DESC) index. */
+export type StatusCountedTable = 'payments' | 'refunds' | 'invoices';
+
+export interface StatusCounts {
+  total: number;
+  byStatus: Record<string, number>;
+}
+
+/**
+ * How many of a merchant's rows of `table` in one mode have each status, each count read through
+ * the table's status index (status, merchant, mode, created_at) and stopped at `cap` rows, so the
+ * dashboard's status tabs cost at most `cap` index entries a status whatever the table holds
+ * (docs/decisions/0022). `total` is counted the same way through the table's list index.
+ */
+export async function countByStatus(
+  db: Queryable,
+  table: StatusCountedTable,
+  merchantId: string,
+  mode: string,
+  statuses: readonly string[],
+  range: { createdGte?: Date; createdLte?: Date },
+  cap: number,
+): Promise<StatusCounts> {
+  const params: unknown[] = [merchantId, mode, cap, statuses];
+  // The range's bounds are written only when given, so each is an index condition, not a filter.
+  let rangeSql = '';
+  if (range.createdGte) rangeSql += ` AND created_at >= $${params.push(range.createdGte)}`;
+  if (range.createdLte) rangeSql += ` AND created_at <= $${params.push(range.createdLte)}`;
+  const rows = await db.query<{ status: string | null; count: string | number }>(
+    // The ORDER BY is the indexes' own: without it, and without statistics, the planner takes a
+    // LIMIT for a reason to scan the table in any order, which reads every row of a status that
+    // has none (measured: 9× slower at 100,000 payments).
+    `SELECT s.status, (SELECT count(*) FROM (SELECT 1 FROM ${table}
+              WHERE status = s.status AND merchant_id = $1 AND mode = $2${rangeSql}
+              ORDER BY created_at DESC, id DESC LIMIT $3) AS capped) AS count
+       FROM unnest($4::text[]) AS s(status)
+     UNION ALL
+     SELECT NULL, (SELECT count(*) FROM (SELECT 1 FROM ${table}
+              WHERE merchant_id = $1 AND mode = $2${rangeSql}
+              ORDER BY created_at DESC, id DESC LIMIT $3) AS capped)`,
+    params,
+  );
+  const byStatus: Record<string, number> = {};
+  let total = 0;
+  for (const row of rows) {
+    if (row.status === null) total = Number(row.count);
+    else byStatus[row.status] = Number(row.count);
+  }
+  return { total, byStatus };
+}

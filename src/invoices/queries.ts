@@ -1,6 +1,13 @@
 import { ownRowCondition, selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
-import { listFilter, selectPage, type PageRequest, type CreatedRange } from '../db/pagination.js';
+import {
+  countByStatus,
+  listFilter,
+  selectPage,
+  type PageRequest,
+  type CreatedRange,
+  type StatusCounts,
+} from '../db/pagination.js';
 import type { CollectionMethod } from './schemas.js';
 import type { Transition } from '../state-table.js';
 import type { InvoiceStatus } from './states.js';
@@ -202,6 +209,10 @@ export async function nextInvoiceNumber(
 export interface InvoiceFilters extends CreatedRange {
   customerId?: string;
   status?: InvoiceStatus;
+  /** The dashboard's amount filter (minor units) and currency; not filters of the API's list. */
+  amountGte?: bigint;
+  amountLte?: bigint;
+  currency?: string;
 }
 
 export async function selectInvoicePage(
@@ -214,6 +225,21 @@ export async function selectInvoicePage(
   const filter = listFilter(merchantId, mode)
     .add((p) => `customer_id = ${p}`, filters.customerId)
     .add((p) => `status = ${p}`, filters.status)
+    .add((p) => `amount_due >= ${p}`, filters.amountGte?.toString())
+    .add((p) => `amount_due <= ${p}`, filters.amountLte?.toString())
+    .add((p) => `currency = ${p}`, filters.currency)
     .created(filters);
   return selectPage<InvoiceRow>(db, { table: 'invoices', columns, where: filter.where, params: filter.params }, page);
+}
+
+/** Invoices of each status, for the dashboard's status tabs (countByStatus, docs/decisions/0022). */
+export function countInvoicesByStatus(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  statuses: readonly string[],
+  range: { createdGte?: Date; createdLte?: Date },
+  cap: number,
+): Promise<StatusCounts> {
+  return countByStatus(db, 'invoices', merchantId, mode, statuses, range, cap);
 }

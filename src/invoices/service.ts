@@ -12,6 +12,7 @@ import type { HostedInvoiceView } from './hosted-page.js';
 import { paymentUnderWay, payOnHostedPage } from './hosted-payment.js';
 import { lineTotal } from './line-items.js';
 import * as queries from './queries.js';
+import { invoiceStatuses } from './states.js';
 import { hostedTokenMatches, hostedTokenOf, loadInvoice, toInvoice, type InvoiceDeps } from './records.js';
 import type { CreateInvoiceBody, Invoice, ListInvoicesQuery, PayInvoiceBody, UpdateInvoiceBody } from './schemas.js';
 
@@ -22,6 +23,9 @@ export type { InvoiceDeps } from './records.js';
  * the explicit dependencies in `deps` (editing.ts, actions.ts, collection.ts, hosted-payment.ts),
  * bound here with the automatic collection job.
  */
+/** The dashboard's filters of the invoices list beyond the API's: amount (minor units) and currency. */
+export type InvoiceSearch = Pick<queries.InvoiceFilters, 'amountGte' | 'amountLte' | 'currency'>;
+
 export function createInvoiceService(deps: InvoiceDeps) {
   const { db } = deps;
   deps.jobs.register(collectJobKind, (invoiceId) => collectInvoice(deps, invoiceId));
@@ -33,7 +37,12 @@ export function createInvoiceService(deps: InvoiceDeps) {
       return toInvoice(deps, await loadInvoice(db, merchant, id));
     },
 
-    async list(merchant: MerchantContext, query: ListInvoicesQuery): Promise<Page<Invoice>> {
+    /** The API's list; `search` adds the dashboard's amount and currency filters. */
+    async list(
+      merchant: MerchantContext,
+      query: ListInvoicesQuery,
+      search: InvoiceSearch = {},
+    ): Promise<Page<Invoice>> {
       const { rows, hasMore } = await queries.selectInvoicePage(
         db,
         merchant.merchantId,
@@ -42,10 +51,16 @@ export function createInvoiceService(deps: InvoiceDeps) {
           customerId: query.customerId,
           status: query.status,
           ...createdBounds(query),
+          ...search,
         },
         query,
       );
       return { data: rows.map((row) => toInvoice(deps, row)), hasMore };
+    },
+
+    /** The dashboard's status tabs: invoices of each status (and all), each count stopped at `cap`. */
+    countByStatus(merchant: MerchantContext, range: { createdGte?: Date; createdLte?: Date }, cap: number) {
+      return queries.countInvoicesByStatus(db, merchant.merchantId, merchant.mode, invoiceStatuses, range, cap);
     },
 
     update: (merchant: MerchantContext, id: string, input: UpdateInvoiceBody) =>

@@ -1,6 +1,13 @@
 import { selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
-import { listFilter, selectPage, type PageRequest, type CreatedRange } from '../db/pagination.js';
+import {
+  countByStatus,
+  listFilter,
+  selectPage,
+  type PageRequest,
+  type CreatedRange,
+  type StatusCounts,
+} from '../db/pagination.js';
 import type { ShippingOut } from '../http/common-schemas.js';
 import type { Transition } from '../state-table.js';
 import type { LineItemOut, PaymentMethodDetails, RecurringOut } from './payment-object.js';
@@ -308,44 +315,14 @@ export async function selectPaymentPage(
   );
 }
 
-/**
- * How many of a merchant's payments in one mode have each status, each count read through
- * payments_status_list (status, merchant, mode, created_at) and stopped at `cap` rows, so the
- * dashboard's status tabs cost at most `cap` index entries a status whatever the table holds
- * (docs/decisions/0022). `total` is counted the same way through payments_list.
- */
-export async function countPaymentsByStatus(
+/** Payments of each status, for the dashboard's status tabs (countByStatus, docs/decisions/0022). */
+export function countPaymentsByStatus(
   db: Queryable,
   merchantId: string,
   mode: string,
   statuses: readonly string[],
   range: { createdGte?: Date; createdLte?: Date },
   cap: number,
-): Promise<{ total: number; byStatus: Record<string, number> }> {
-  const params: unknown[] = [merchantId, mode, cap, statuses];
-  // The range's bounds are written only when given, so each is an index condition, not a filter.
-  let rangeSql = '';
-  if (range.createdGte) rangeSql += ` AND created_at >= $${params.push(range.createdGte)}`;
-  if (range.createdLte) rangeSql += ` AND created_at <= $${params.push(range.createdLte)}`;
-  const rows = await db.query<{ status: string | null; count: string | number }>(
-    // The ORDER BY is the indexes' own: without it, and without statistics, the planner takes a
-    // LIMIT for a reason to scan the table in any order, which reads every row of a status that
-    // has none (measured: 9× slower at 100,000 payments).
-    `SELECT s.status, (SELECT count(*) FROM (SELECT 1 FROM payments
-              WHERE status = s.status AND merchant_id = $1 AND mode = $2${rangeSql}
-              ORDER BY created_at DESC, id DESC LIMIT $3) AS capped) AS count
-       FROM unnest($4::text[]) AS s(status)
-     UNION ALL
-     SELECT NULL, (SELECT count(*) FROM (SELECT 1 FROM payments
-              WHERE merchant_id = $1 AND mode = $2${rangeSql}
-              ORDER BY created_at DESC, id DESC LIMIT $3) AS capped)`,
-    params,
-  );
-  const byStatus: Record<string, number> = {};
-  let total = 0;
-  for (const row of rows) {
-    if (row.status === null) total = Number(row.count);
-    else byStatus[row.status] = Number(row.count);
-  }
-  return { total, byStatus };
+): Promise<StatusCounts> {
+  return countByStatus(db, 'payments', merchantId, mode, statuses, range, cap);
 }

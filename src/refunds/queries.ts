@@ -1,6 +1,13 @@
 import { selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
-import { listFilter, selectPage, type PageRequest, type CreatedRange } from '../db/pagination.js';
+import {
+  countByStatus,
+  listFilter,
+  selectPage,
+  type PageRequest,
+  type CreatedRange,
+  type StatusCounts,
+} from '../db/pagination.js';
 import type { Metadata } from '../http/common-schemas.js';
 import type { Transition } from '../state-table.js';
 import type { RefundReason } from './schemas.js';
@@ -102,6 +109,10 @@ export async function changeRefund(
 export interface RefundFilters extends CreatedRange {
   paymentId?: string;
   status?: RefundStatus;
+  /** The dashboard's amount filter (minor units) and currency; not filters of the API's list. */
+  amountGte?: bigint;
+  amountLte?: bigint;
+  currency?: string;
 }
 
 export async function selectRefundPage(
@@ -114,6 +125,21 @@ export async function selectRefundPage(
   const filter = listFilter(merchantId, mode)
     .add((p) => `payment_id = ${p}`, filters.paymentId)
     .add((p) => `status = ${p}`, filters.status)
+    .add((p) => `amount >= ${p}`, filters.amountGte?.toString())
+    .add((p) => `amount <= ${p}`, filters.amountLte?.toString())
+    .add((p) => `currency = ${p}`, filters.currency)
     .created(filters);
   return selectPage<RefundRow>(db, { table: 'refunds', columns, where: filter.where, params: filter.params }, page);
+}
+
+/** Refunds of each status, for the dashboard's status tabs (countByStatus, docs/decisions/0022). */
+export function countRefundsByStatus(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  statuses: readonly string[],
+  range: { createdGte?: Date; createdLte?: Date },
+  cap: number,
+): Promise<StatusCounts> {
+  return countByStatus(db, 'refunds', merchantId, mode, statuses, range, cap);
 }

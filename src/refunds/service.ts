@@ -15,7 +15,7 @@ import type { Processor, RefundOutcome } from '../processor/processor.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './queries.js';
 import type { CreateRefundBody, ListRefundsQuery, Refund } from './schemas.js';
-import { refundStates, type RefundOperation, type RefundStatus } from './states.js';
+import { refundStates, refundStatuses, type RefundOperation, type RefundStatus } from './states.js';
 
 /*
  * Refunds (DESIGN §4). A refund is created pending, in one transaction with the reservation of
@@ -78,6 +78,9 @@ class StateConflict extends Error {
 
 /** How many times a refund is claimed again when the payment changed between the claim and its diagnosis. */
 const maxClaimAttempts = 3;
+
+/** The dashboard's filters of the refunds list beyond the API's: amount (minor units) and currency. */
+export type RefundSearch = Pick<queries.RefundFilters, 'amountGte' | 'amountLte' | 'currency'>;
 
 export function createRefundService(deps: RefundServiceDeps) {
   const { db, logger, clock, processor, events, jobs, payments } = deps;
@@ -336,7 +339,8 @@ export function createRefundService(deps: RefundServiceDeps) {
       return toRefund(row);
     },
 
-    async list(merchant: MerchantContext, query: ListRefundsQuery): Promise<Page<Refund>> {
+    /** The API's list; `search` adds the dashboard's amount and currency filters. */
+    async list(merchant: MerchantContext, query: ListRefundsQuery, search: RefundSearch = {}): Promise<Page<Refund>> {
       const { rows, hasMore } = await queries.selectRefundPage(
         db,
         merchant.merchantId,
@@ -345,10 +349,16 @@ export function createRefundService(deps: RefundServiceDeps) {
           paymentId: query.paymentId,
           status: query.status,
           ...createdBounds(query),
+          ...search,
         },
         query,
       );
       return { data: rows.map(toRefund), hasMore };
+    },
+
+    /** The dashboard's status tabs: refunds of each status (and all), each count stopped at `cap`. */
+    countByStatus(merchant: MerchantContext, range: { createdGte?: Date; createdLte?: Date }, cap: number) {
+      return queries.countRefundsByStatus(db, merchant.merchantId, merchant.mode, refundStatuses, range, cap);
     },
   };
 }
