@@ -237,4 +237,44 @@ describe('dashboard: lists as staff read them (DESIGN §13)', () => {
       /id="f-amountMax-error"[^>]*>amountMax must be an amount in JPY with at most 0 decimals/,
     );
   });
+
+  it('takes an invoice draft’s unit prices in major units of its currency, naming a refused one', async () => {
+    const form = await owner.get('/dashboard/invoices');
+    assert.match(form.body, /<label for="f-lineItems\[0\]\.amount">Unit price<\/label>/);
+    assert.doesNotMatch(form.body, /minor units/);
+    const draft = async (currency: string, amount: string) =>
+      owner.post('/dashboard/invoices', {
+        customerId: bobId,
+        currency,
+        collectionMethod: 'send_invoice',
+        'lineItems[0].description': 'Typed cake',
+        'lineItems[0].amount': amount,
+        'lineItems[0].quantity': '2',
+      });
+    for (const [currency, typed, minor] of [
+      ['EUR', '25.00', '2500'],
+      ['eur', '25,5', '2550'],
+      ['JPY', '2500', '2500'],
+      ['KWD', '1.250', '1250'],
+    ] as const) {
+      const created = await draft(currency, typed);
+      assert.equal(created.status, 303, created.body);
+      const id = /\/invoices\/(in_\d+)/.exec(created.location ?? '')?.[1];
+      const stored = await merchant.call('GET', `/invoices/${id}`);
+      assert.equal(stored.status, 200, stored.raw);
+      assert.equal(stored.body.data.lineItems[0].amount, minor, `${typed} ${currency}`);
+      assert.equal(stored.body.data.amountDue, String(BigInt(minor) * 2n));
+    }
+    const refused = await draft('JPY', '25.50');
+    assert.equal(refused.status, 400);
+    assert.match(
+      refused.body,
+      /id="f-lineItems\[0\]\.amount-error"[^>]*>Unit price of item 1 must be an amount in JPY with at most 0 decimals, like 1200/,
+    );
+    assert.match(refused.body, /value="Typed cake"/);
+    assert.match(refused.body, /value="25\.50"/);
+    const noCurrency = await draft('EURO', '25.00');
+    assert.equal(noCurrency.status, 400);
+    assert.match(noCurrency.body, /id="f-currency-error"[^>]*>currency must be an ISO 4217 code/);
+  });
 });

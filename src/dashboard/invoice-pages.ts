@@ -1,6 +1,7 @@
 import type { App } from '../http/server.js';
 import { CreateInvoiceBody, collectionMethods } from '../invoices/schemas.js';
 import { invoiceStatuses } from '../invoices/states.js';
+import { normalizeCurrency } from '../money.js';
 import { can } from '../team/permissions.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, layout, money, select, table, when, type FieldErrors } from './layout.js';
@@ -13,7 +14,9 @@ import {
   dateFields,
   refusedFilters,
   listNavigation,
+  minorUnitsOf,
   moneyFiltersOf,
+  refuse,
   statusCountCap,
   statusKept,
   statusTabsOf,
@@ -121,7 +124,7 @@ export function invoicePages(app: App, deps: DashboardDeps): void {
             (index) =>
               html`<div class="filters">
                 ${field({ name: `lineItems[${index}].description`, label: `Item ${index + 1}`, value: values[`lineItems[${index}].description`], errors })}
-                ${field({ name: `lineItems[${index}].amount`, label: 'Unit price (minor units)', value: values[`lineItems[${index}].amount`], errors, inputmode: 'numeric' })}
+                ${field({ name: `lineItems[${index}].amount`, label: 'Unit price', value: values[`lineItems[${index}].amount`], errors, inputmode: 'decimal', hint: 'In the currency above, e.g. 25.00' })}
                 ${field({ name: `lineItems[${index}].quantity`, label: 'Quantity', value: values[`lineItems[${index}].quantity`], errors, inputmode: 'numeric' })}
               </div>`,
           )}
@@ -139,11 +142,21 @@ export function invoicePages(app: App, deps: DashboardDeps): void {
       for (const part of ['description', 'amount', 'quantity'])
         values[`lineItems[${index}].${part}`] = text(ctx.form, `lineItems[${index}].${part}`).trim();
     try {
+      // Staff type unit prices in major units of the invoice's currency (DESIGN §13: 25.00 EUR,
+      // 2500 JPY); the invoice service takes minor units.
+      const unitPrice = (index: number): string | undefined => {
+        const typed = values[`lineItems[${index}].amount`] ?? '';
+        if (!typed) return undefined;
+        const currency = normalizeCurrency(values.currency ?? '');
+        if (!currency) throw refuse('currency', 'currency must be an ISO 4217 code such as USD or EUR');
+        const name = `lineItems[${index}].amount`;
+        return minorUnitsOf(typed, currency, name, `Unit price of item ${index + 1}`).toString();
+      };
       const lineItems = lineRows
         .map((index) =>
           given({
             description: values[`lineItems[${index}].description`],
-            amount: values[`lineItems[${index}].amount`],
+            amount: unitPrice(index),
             quantity: values[`lineItems[${index}].quantity`],
           }),
         )
@@ -165,7 +178,7 @@ export function invoicePages(app: App, deps: DashboardDeps): void {
       redirect(ctx.reply, `/invoices/${invoice.id}`);
     } catch (err) {
       ctx.reply.code(400);
-      const errors = fieldErrors(err, 'customerId');
+      const errors = refusedFilters(err, (refused) => fieldErrors(refused, 'customerId'));
       // A line item refused as a whole (`lineItems`) is shown beside the first row.
       if (errors.lineItems) errors['lineItems[0].description'] = errors.lineItems;
       return listPage(ctx, values, errors);

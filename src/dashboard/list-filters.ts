@@ -16,9 +16,10 @@ export const refuse = (name: string, message: string) => Object.assign(new Error
 
 /**
  * An amount typed in major units ("12.50") as minor units of `currency` (two decimals when no
- * currency is chosen): staff read and type money as shoppers see it (issue 22).
+ * currency is chosen): staff read and type money as shoppers see it (issue 22). A refusal is
+ * `name`'s and its message starts with `label` (the field as the form names it).
  */
-export function minorUnitsOf(value: string, currency: string, name: string): bigint {
+export function minorUnitsOf(value: string, currency: string, name: string, label = name): bigint {
   const exponent = currencyExponent(currency || 'USD');
   const pattern = exponent === 0 ? /^(\d{1,18})$/ : new RegExp(`^(\\d{1,18})(?:[.,](\\d{1,${exponent}}))?$`);
   const match = pattern.exec(value.replace(/[\s']/g, ''));
@@ -26,10 +27,10 @@ export function minorUnitsOf(value: string, currency: string, name: string): big
   if (!match)
     throw refuse(
       name,
-      `${name} must be an amount in ${currency || 'the currency'} with at most ${exponent} decimals, like ${example}`,
+      `${label} must be an amount in ${currency || 'the currency'} with at most ${exponent} decimals, like ${example}`,
     );
   const minor = BigInt(match[1]!) * 10n ** BigInt(exponent) + BigInt((match[2] ?? '').padEnd(exponent, '0') || '0');
-  if (minor.toString().length > maxAmountDigits) throw refuse(name, `${name} is larger than any payment can be`);
+  if (minor.toString().length > maxAmountDigits) throw refuse(name, `${label} is larger than any payment can be`);
   return minor;
 }
 
@@ -170,7 +171,7 @@ export function statusKept(filters: MoneyFilters, errors: FieldErrors | undefine
 }
 
 /**
- * A list's refusal as field errors: a filter refused here names its field; one refused by the
+ * A list's (or form's) refusal as field errors: a field refused here names itself; one refused by the
  * API's schema (`fallback`) is given the page's name for it through `renamed`.
  */
 export function refusedFilters(
