@@ -242,5 +242,12 @@ describe('dashboard: what staff read (issue 22)', () => {
     assert.match(detail.body, /No check run yet/);
     endpoints = await fresh.get('/dashboard/developers/webhooks');
     assert.doesNotMatch(endpoints.body, /No endpoint of your own yet/);
+
+    // A new customer: how a card and a payment come to be listed on their page.
+    const customer = await empty.call('POST', '/customers/create', { email: 'new@customer.test' });
+    const page = await fresh.get(`/dashboard/customers/${customer.body.data.id}`);
+    assert.equal(page.status, 200);
+    assert.match(page.body, /No card saved yet: a payment with this customer’s customerId and setupFutureUsage/);
+    assert.match(page.body, /No payments yet: a payment made with this customer’s customerId/);
   });
 });

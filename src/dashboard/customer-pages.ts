@@ -99,7 +99,7 @@ export function customerPages(app: App, deps: DashboardDeps): void {
                 <td>${when(method.created)}</td>
               </tr>`,
           ),
-          'No payment methods.',
+          'No card saved yet: a payment with this customer’s customerId and setupFutureUsage saves its card here.',
         )}
         <h2>Payments</h2>
         ${table(
@@ -113,7 +113,7 @@ export function customerPages(app: App, deps: DashboardDeps): void {
                 <td>${when(payment.created)}</td>
               </tr>`,
           ),
-          'No payments.',
+          'No payments yet: a payment made with this customer’s customerId, or a paid invoice sent to them, shows here.',
         )}
         <p><a href="${base}/invoices?customer=${customer.id}">Invoices of this customer</a></p>`,
     );

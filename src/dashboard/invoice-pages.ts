@@ -259,7 +259,7 @@ export function invoicePages(app: App, deps: DashboardDeps): void {
                 <td class="num">${money(item.amount, invoice.currency)}</td>
               </tr>`,
           ),
-          'No line items.',
+          'No line items yet: add one to the draft before you finalize it.',
         )}`,
     );
   };

@@ -203,7 +203,7 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
           }
         </dl>
         <h2>Timeline</h2>
-        ${timeline(entries, 'No events yet.')}
+        ${timeline(entries, 'No events yet: each change of this payment appears here as it happens.')}
         ${
           mayRefund
             ? html`<h2>Refund</h2>
