@@ -234,6 +234,45 @@ describe(`sandbox test cards (${databaseKind})`, () => {
     assert.equal((await retrieve(merchant, payment.id)).status, 'succeeded');
   });
 
+  test("the hosted page speaks the shopper's browser language, Arabic right to left", async () => {
+    const merchant = await ctx.merchant();
+    const payment = await pay(merchant, { paymentMethod: await createMethod(merchant, threeDSecureCard) });
+    const page = (acceptLanguage: string) =>
+      injectRaw(ctx, {
+        method: 'GET',
+        url: `/3ds/${payment.id}?secret=${payment.clientSecret}`,
+        headers: { 'accept-language': acceptLanguage },
+      });
+    const german = await page('de-DE,de;q=0.9,en;q=0.5');
+    assert.equal(german.statusCode, 200);
+    assert.match(german.body, /<html lang="de" dir="ltr">/);
+    assert.match(german.body, /<h1>3-D-Secure-Authentifizierung<\/h1>/);
+    assert.match(german.body, /Ihre Bank bittet Sie, diese Zahlung zu bestätigen\./);
+    assert.match(german.body, /<dt>Betrag<\/dt>/);
+    assert.match(german.body, /value="pass">Bestätigen<\/button>/);
+    const arabic = await page('ar');
+    assert.match(arabic.body, /<html lang="ar" dir="rtl">/);
+    assert.match(arabic.body, /يطلب منك البنك تأكيد هذه الدفعة/);
+    const english = await page('');
+    assert.match(english.body, /<html lang="en" dir="ltr">/);
+    assert.match(english.body, /value="pass">Pass<\/button>/);
+    // The result, and a page that does not exist, in the same language.
+    const answered = await injectRaw(ctx, {
+      method: 'POST',
+      url: `/3ds/${payment.id}`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'accept-language': 'fr' },
+      payload: new URLSearchParams({ secret: payment.clientSecret, outcome: 'pass' }).toString(),
+    });
+    assert.match(answered.body, /<h1>Authentification terminée\.<\/h1>/);
+    const missing = await injectRaw(ctx, {
+      method: 'GET',
+      url: `/3ds/${payment.id}`,
+      headers: { 'accept-language': 'ja' },
+    });
+    assert.equal(missing.statusCode, 404);
+    assert.match(missing.body, /この認証ページは存在しません/);
+  });
+
   test('with confirmationMethod manual, passing 3-D Secure returns the payment to requires_confirmation until /confirm', async () => {
     const merchant = await ctx.merchant();
     const payment = await pay(merchant, {

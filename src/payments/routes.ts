@@ -5,6 +5,7 @@ import type { Idempotency } from '../http/idempotency.js';
 import { randomHex } from '../ids.js';
 import { withQueryParameters } from '../return-url.js';
 import { merchantOf, type App } from '../http/server.js';
+import { shopperLocale } from '../shopper/locales.js';
 import { CancelPaymentQuery, ListPaymentsQuery, PaymentParams } from './params-schemas.js';
 import {
   CancelPaymentBody,
@@ -218,31 +219,29 @@ export function threeDSecureRoutes(payments: PaymentService) {
       scope.get('/3ds/:paymentId', { schema: { hide: true } }, async (request, reply) => {
         const { paymentId } = request.params as { paymentId: string };
         const secret = text((request.query as Record<string, unknown>).secret);
+        const locale = shopperLocale(null, request.headers['accept-language']);
         const found = await payments.challengePage(paymentId, secret);
-        if (!found) return sendPage(reply, 404, renderNotFoundPage());
+        if (!found) return sendPage(reply, 404, renderNotFoundPage(locale));
         if (found.status !== 'requires_action') {
           return sendPage(
             reply,
             200,
-            renderResultPage({
-              paymentId,
-              status: found.status,
-              message: 'This payment does not need authentication any more',
-            }),
+            renderResultPage({ paymentId, status: found.status, message: 'threeDsNotNeeded' }, locale),
           );
         }
-        return sendPage(reply, 200, renderChallengePage(found.view));
+        return sendPage(reply, 200, renderChallengePage(found.view, locale));
       });
 
       scope.post('/3ds/:paymentId', { schema: { hide: true } }, async (request, reply) => {
         const { paymentId } = request.params as { paymentId: string };
         const form = (request.body ?? {}) as Record<string, unknown>;
+        const locale = shopperLocale(null, request.headers['accept-language']);
         const outcome = text(form.outcome);
         if (outcome !== 'pass' && outcome !== 'fail') {
-          return sendPage(reply, 400, renderBadRequestPage('Choose Pass or Fail.'));
+          return sendPage(reply, 400, renderBadRequestPage(locale));
         }
         const completed = await payments.completeChallenge(paymentId, text(form.secret), outcome);
-        if (!completed) return sendPage(reply, 404, renderNotFoundPage());
+        if (!completed) return sendPage(reply, 404, renderNotFoundPage(locale));
         const { payment, returnUrl } = completed;
         if (returnUrl !== null) {
           const target = returnTarget(returnUrl, payment.id, payment.clientSecret);
@@ -250,11 +249,15 @@ export function threeDSecureRoutes(payments: PaymentService) {
         }
         const message =
           payment.status === 'succeeded' || payment.status === 'requires_capture' || payment.status === 'processing'
-            ? 'Authentication complete'
+            ? 'threeDsComplete'
             : payment.status === 'requires_confirmation'
-              ? 'Authentication complete; the merchant will confirm the payment'
-              : 'The payment was not completed';
-        return sendPage(reply, 200, renderResultPage({ paymentId: payment.id, status: payment.status, message }));
+              ? 'threeDsMerchantConfirms'
+              : 'threeDsNotCompleted';
+        return sendPage(
+          reply,
+          200,
+          renderResultPage({ paymentId: payment.id, status: payment.status, message }, locale),
+        );
       });
     });
   };

@@ -2,8 +2,11 @@
  * The hosted 3-D Secure challenge page of the sandbox (DESIGN §4): small, self-contained HTML
  * with no script and no external resource. The customer's browser reaches it through the
  * payment's nextAction.redirectToUrl; the payment's client secret in its address is what lets
- * it in. Everything merchant-supplied is escaped.
+ * it in. Everything merchant-supplied is escaped. In the shopper's language (DESIGN §13: the
+ * browser's Accept-Language), like the hosted checkout and invoice pages that lead to it.
  */
+import { textDirection, type ShopperLocale } from '../shopper/locales.js';
+import { translate, type MessageKey } from '../shopper/messages.js';
 
 /** Headers for every page: nothing cached, the secret in the address never sent as a referrer. */
 export const pageHeaders = {
@@ -18,9 +21,9 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
 }
 
-function page(title: string, body: string): string {
+function page(locale: ShopperLocale, title: string, body: string): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${locale}" dir="${textDirection(locale)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -57,41 +60,60 @@ export interface ChallengeView {
   description: string | null;
 }
 
-/** The challenge: Pass and Fail post the same form with a different outcome. */
-export function renderChallengePage(view: ChallengeView): string {
-  const rows = [['Amount', view.amountText], ...(view.description ? [['Description', view.description]] : [])]
+/** The challenge, in the shopper's language: Pass and Fail post the same form with a different outcome. */
+export function renderChallengePage(view: ChallengeView, locale: ShopperLocale): string {
+  const t = (key: MessageKey) => escapeHtml(translate(locale, key));
+  const rows = [
+    [translate(locale, 'amount'), view.amountText],
+    ...(view.description ? [[translate(locale, 'description'), view.description]] : []),
+  ]
     .map(([term, value]) => `<dt>${escapeHtml(term ?? '')}</dt><dd>${escapeHtml(value ?? '')}</dd>`)
     .join('');
   const id = encodeURIComponent(view.paymentId);
   return page(
-    '3-D Secure authentication',
-    `<h1>3-D Secure authentication</h1>
-<p>Your bank asks you to confirm this payment.</p>
+    locale,
+    translate(locale, 'threeDsTitle'),
+    `<h1>${t('threeDsTitle')}</h1>
+<p>${t('threeDsIntro')}</p>
 <dl>${rows}</dl>
 <form method="post" action="/3ds/${id}">
 <input type="hidden" name="secret" value="${escapeHtml(view.clientSecret)}">
-<button class="pass" type="submit" name="outcome" value="pass">Pass</button>
-<button class="fail" type="submit" name="outcome" value="fail">Fail</button>
+<button class="pass" type="submit" name="outcome" value="pass">${t('threeDsPass')}</button>
+<button class="fail" type="submit" name="outcome" value="fail">${t('threeDsFail')}</button>
 </form>
-<p class="note">Sandbox: Pass completes authentication, Fail makes it fail.</p>`,
+<p class="note">${t('threeDsSandbox')}</p>`,
   );
 }
 
 /** A missing payment and a wrong secret look the same, so the page reveals nothing about either. */
-export function renderNotFoundPage(): string {
-  return page('Not found', '<h1>This authentication page does not exist</h1><p>The link is wrong or incomplete.</p>');
+export function renderNotFoundPage(locale: ShopperLocale): string {
+  return page(
+    locale,
+    translate(locale, 'notFoundTitle'),
+    `<h1>${escapeHtml(translate(locale, 'notFoundTitle'))}</h1><p>${escapeHtml(translate(locale, 'threeDsNotFound'))}</p>`,
+  );
 }
 
-export function renderBadRequestPage(message: string): string {
-  return page('Bad request', `<h1>The form could not be read</h1><p>${escapeHtml(message)}</p>`);
+/** A post without Pass or Fail. */
+export function renderBadRequestPage(locale: ShopperLocale): string {
+  return page(
+    locale,
+    translate(locale, 'badRequestTitle'),
+    `<h1>${escapeHtml(translate(locale, 'badRequestTitle'))}</h1><p>${escapeHtml(translate(locale, 'threeDsChoose'))}</p>`,
+  );
 }
 
 /** Shown when the payment has no return address, or no longer awaits authentication. */
-export function renderResultPage(result: { paymentId: string; status: string; message: string }): string {
+export function renderResultPage(
+  result: { paymentId: string; status: string; message: MessageKey },
+  locale: ShopperLocale,
+): string {
+  const t = (key: MessageKey) => escapeHtml(translate(locale, key));
   return page(
-    'Payment authentication',
-    `<h1>${escapeHtml(result.message)}</h1>
-<dl><dt>Payment</dt><dd>${escapeHtml(result.paymentId)}</dd><dt>Status</dt><dd>${escapeHtml(result.status)}</dd></dl>
-<p class="note">You can close this page.</p>`,
+    locale,
+    translate(locale, 'threeDsResultTitle'),
+    `<h1>${t(result.message)}</h1>
+<dl><dt>${t('payment')}</dt><dd>${escapeHtml(result.paymentId)}</dd><dt>${t('paymentStatus')}</dt><dd>${escapeHtml(result.status)}</dd></dl>
+<p class="note">${t('closePage')}</p>`,
   );
 }

@@ -89,6 +89,23 @@ export const en = {
   tooMany: 'Too many card attempts on this page. Try again in {seconds} seconds.',
   unavailableTitle: 'Please try again',
   unavailable: 'This payment page is briefly unavailable. Nothing was charged; try again in a moment.',
+  // The 3-D Secure challenge (the sandbox's page of the bank).
+  threeDsTitle: '3-D Secure authentication',
+  threeDsIntro: 'Your bank asks you to confirm this payment.',
+  description: 'Description',
+  threeDsPass: 'Pass',
+  threeDsFail: 'Fail',
+  threeDsSandbox: 'Sandbox: Pass completes authentication, Fail makes it fail.',
+  threeDsNotFound: 'This authentication page does not exist. The link is wrong or incomplete.',
+  threeDsChoose: 'Choose Pass or Fail.',
+  threeDsResultTitle: 'Payment authentication',
+  threeDsNotNeeded: 'This payment does not need authentication any more.',
+  threeDsComplete: 'Authentication complete.',
+  threeDsMerchantConfirms: 'Authentication complete. The shop will confirm the payment.',
+  threeDsNotCompleted: 'The payment was not completed.',
+  payment: 'Payment',
+  paymentStatus: 'Status',
+  closePage: 'You can close this page.',
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -71,4 +71,21 @@ export const de: Messages = {
   unavailableTitle: 'Bitte versuchen Sie es erneut',
   unavailable:
     'Diese Zahlungsseite ist kurz nicht verfügbar. Es wurde nichts abgebucht; versuchen Sie es gleich noch einmal.',
+  // The 3-D Secure challenge (the sandbox's page of the bank).
+  threeDsTitle: '3-D-Secure-Authentifizierung',
+  threeDsIntro: 'Ihre Bank bittet Sie, diese Zahlung zu bestätigen.',
+  description: 'Beschreibung',
+  threeDsPass: 'Bestätigen',
+  threeDsFail: 'Ablehnen',
+  threeDsSandbox: 'Sandbox: Bestätigen schließt die Authentifizierung ab, Ablehnen lässt sie fehlschlagen.',
+  threeDsNotFound: 'Diese Authentifizierungsseite gibt es nicht. Der Link ist falsch oder unvollständig.',
+  threeDsChoose: 'Wählen Sie Bestätigen oder Ablehnen.',
+  threeDsResultTitle: 'Zahlungsauthentifizierung',
+  threeDsNotNeeded: 'Diese Zahlung braucht keine Authentifizierung mehr.',
+  threeDsComplete: 'Authentifizierung abgeschlossen.',
+  threeDsMerchantConfirms: 'Authentifizierung abgeschlossen. Der Shop bestätigt die Zahlung.',
+  threeDsNotCompleted: 'Die Zahlung wurde nicht abgeschlossen.',
+  payment: 'Zahlung',
+  paymentStatus: 'Status',
+  closePage: 'Sie können diese Seite schließen.',
 };

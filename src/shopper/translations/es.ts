@@ -68,4 +68,21 @@ export const es: Messages = {
   unavailableTitle: 'Inténtalo de nuevo',
   unavailable:
     'Esta página de pago no está disponible por un momento. No se ha cobrado nada; vuelve a intentarlo en unos instantes.',
+  // The 3-D Secure challenge (the sandbox's page of the bank).
+  threeDsTitle: 'Autenticación 3-D Secure',
+  threeDsIntro: 'Tu banco te pide que confirmes este pago.',
+  description: 'Descripción',
+  threeDsPass: 'Aprobar',
+  threeDsFail: 'Rechazar',
+  threeDsSandbox: 'Sandbox: Aprobar completa la autenticación; Rechazar hace que falle.',
+  threeDsNotFound: 'Esta página de autenticación no existe. El enlace es incorrecto o está incompleto.',
+  threeDsChoose: 'Elige Aprobar o Rechazar.',
+  threeDsResultTitle: 'Autenticación del pago',
+  threeDsNotNeeded: 'Este pago ya no necesita autenticación.',
+  threeDsComplete: 'Autenticación completada.',
+  threeDsMerchantConfirms: 'Autenticación completada. La tienda confirmará el pago.',
+  threeDsNotCompleted: 'El pago no se completó.',
+  payment: 'Pago',
+  paymentStatus: 'Estado',
+  closePage: 'Puedes cerrar esta página.',
 };

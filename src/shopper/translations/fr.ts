@@ -68,4 +68,21 @@ export const fr: Messages = {
   unavailableTitle: 'Veuillez réessayer',
   unavailable:
     'Cette page de paiement est momentanément indisponible. Rien n’a été débité ; réessayez dans un instant.',
+  // The 3-D Secure challenge (the sandbox's page of the bank).
+  threeDsTitle: 'Authentification 3-D Secure',
+  threeDsIntro: 'Votre banque vous demande de confirmer ce paiement.',
+  description: 'Description',
+  threeDsPass: 'Valider',
+  threeDsFail: 'Refuser',
+  threeDsSandbox: 'Sandbox : Valider termine l’authentification, Refuser la fait échouer.',
+  threeDsNotFound: 'Cette page d’authentification n’existe pas. Le lien est erroné ou incomplet.',
+  threeDsChoose: 'Choisissez Valider ou Refuser.',
+  threeDsResultTitle: 'Authentification du paiement',
+  threeDsNotNeeded: 'Ce paiement n’a plus besoin d’authentification.',
+  threeDsComplete: 'Authentification terminée.',
+  threeDsMerchantConfirms: 'Authentification terminée. La boutique confirmera le paiement.',
+  threeDsNotCompleted: 'Le paiement n’a pas abouti.',
+  payment: 'Paiement',
+  paymentStatus: 'Statut',
+  closePage: 'Vous pouvez fermer cette page.',
 };

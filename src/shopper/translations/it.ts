@@ -68,4 +68,21 @@ export const it: Messages = {
   unavailableTitle: 'Riprova',
   unavailable:
     'Questa pagina di pagamento non è disponibile per qualche istante. Non è stato addebitato nulla; riprova tra poco.',
+  // The 3-D Secure challenge (the sandbox's page of the bank).
+  threeDsTitle: 'Autenticazione 3-D Secure',
+  threeDsIntro: 'La tua banca ti chiede di confermare questo pagamento.',
+  description: 'Descrizione',
+  threeDsPass: 'Conferma',
+  threeDsFail: 'Rifiuta',
+  threeDsSandbox: 'Sandbox: Conferma completa l’autenticazione, Rifiuta la fa fallire.',
+  threeDsNotFound: 'Questa pagina di autenticazione non esiste. Il link è errato o incompleto.',
+  threeDsChoose: 'Scegli Conferma o Rifiuta.',
+  threeDsResultTitle: 'Autenticazione del pagamento',
+  threeDsNotNeeded: 'Questo pagamento non richiede più l’autenticazione.',
+  threeDsComplete: 'Autenticazione completata.',
+  threeDsMerchantConfirms: 'Autenticazione completata. Il negozio confermerà il pagamento.',
+  threeDsNotCompleted: 'Il pagamento non è stato completato.',
+  payment: 'Pagamento',
+  paymentStatus: 'Stato',
+  closePage: 'Puoi chiudere questa pagina.',
 };

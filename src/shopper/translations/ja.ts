@@ -68,4 +68,21 @@ export const ja: Messages = {
   unavailableTitle: 'もう一度お試しください',
   unavailable:
     'この支払いページは一時的に利用できません。請求は行われていません。しばらくしてからもう一度お試しください。',
+  // The 3-D Secure challenge (the sandbox's page of the bank).
+  threeDsTitle: '3-Dセキュア認証',
+  threeDsIntro: 'カード会社がこのお支払いの確認を求めています。',
+  description: '内容',
+  threeDsPass: '承認',
+  threeDsFail: '拒否',
+  threeDsSandbox: 'サンドボックス：「承認」で認証が完了し、「拒否」で失敗します。',
+  threeDsNotFound: 'この認証ページは存在しません。リンクが正しくないか、不完全です。',
+  threeDsChoose: '「承認」か「拒否」を選んでください。',
+  threeDsResultTitle: 'お支払いの認証',
+  threeDsNotNeeded: 'このお支払いに認証はもう必要ありません。',
+  threeDsComplete: '認証が完了しました。',
+  threeDsMerchantConfirms: '認証が完了しました。ショップがお支払いを確定します。',
+  threeDsNotCompleted: 'お支払いは完了しませんでした。',
+  payment: 'お支払い',
+  paymentStatus: '状態',
+  closePage: 'このページを閉じてかまいません。',
 };
