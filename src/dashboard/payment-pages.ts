@@ -51,18 +51,8 @@ const tabLabels: Record<string, string> = {
 export function paymentPages(app: App, deps: DashboardDeps): void {
   page(app, deps, 'GET', '/payments', 'payments.read', async (ctx) => {
     const query = ctx.request.query as Record<string, string>;
-    const filters = {
-      q: query.q ?? '',
-      status: query.status ?? '',
-      customer: query.customer ?? '',
-      orderNo: query.orderNo ?? '',
-      currency: query.currency ?? '',
-      amountMin: query.amountMin ?? '',
-      amountMax: query.amountMax ?? '',
-      from: query.from ?? '',
-      to: query.to ?? '',
-    };
     const shared = moneyFiltersOf(query);
+    const filters = { ...shared, q: query.q ?? '', customer: query.customer ?? '', orderNo: query.orderNo ?? '' };
     let errors: FieldErrors | undefined;
     let rows: SafeHtml[] = [];
     let tabs: StatusTab[] = [];
