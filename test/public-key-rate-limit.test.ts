@@ -52,6 +52,24 @@ function assertLimited(response: Awaited<ReturnType<typeof read>>, retryAfterSec
   assert.ok(response.headers['x-traceid']);
 }
 
+/** A hosted page's card form posted with a declined card from `address`, as a card tester posts it. */
+function postDeclinedCard(ctx: TestContext, url: string, address: string, fields: Record<string, string> = {}) {
+  ctx.clock.advance(1);
+  return injectRaw(ctx, {
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    payload: new URLSearchParams({
+      ...fields,
+      cardNo: '4000000000000002',
+      expiry: '12/30',
+      securityCode: '123',
+      name: 'Card Tester',
+    }).toString(),
+    remoteAddress: address,
+  });
+}
+
 describe('public-key rate limit per client address', () => {
   let ctx: TestContext;
   before(async () => {
@@ -164,19 +182,7 @@ describe('public-key rate limit per client address', () => {
 
   /** The hosted checkout page's card form: a post with a declined card, as a card tester makes it. */
   async function postDeclined(sessionId: string, address: string) {
-    ctx.clock.advance(1);
-    return injectRaw(ctx, {
-      method: 'POST',
-      url: `/checkout/${sessionId}/pay`,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: new URLSearchParams({
-        cardNo: '4000000000000002',
-        expiry: '12/30',
-        securityCode: '123',
-        name: 'Card Tester',
-      }).toString(),
-      remoteAddress: address,
-    });
+    return postDeclinedCard(ctx, `/checkout/${sessionId}/pay`, address);
   }
 
   async function openSession(shop: TestMerchant): Promise<string> {
@@ -246,20 +252,7 @@ describe('public-key rate limit per client address', () => {
    * through, it is answered 303 to the invoice page (post/redirect/get), the decline shown there.
    */
   async function postDeclinedOnInvoice(form: { action: string; token: string }, address: string) {
-    ctx.clock.advance(1);
-    return injectRaw(ctx, {
-      method: 'POST',
-      url: form.action,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: new URLSearchParams({
-        token: form.token,
-        cardNo: '4000000000000002',
-        expiry: '12/30',
-        securityCode: '123',
-        name: 'Card Tester',
-      }).toString(),
-      remoteAddress: address,
-    });
+    return postDeclinedCard(ctx, form.action, address, { token: form.token });
   }
 
   test('limits the hosted invoice form per client address, on the same bucket as the public-key routes', async () => {
