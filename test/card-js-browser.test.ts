@@ -140,7 +140,8 @@ describe(`tessera.js in a browser (${databaseKind})`, { skip: storeIndependent }
     // The shop's page, its DOM and its scripts' view of it, never holds the number.
     assert.ok(!(await page.content()).includes(goodCard));
     assert.equal(await page.evaluate(() => document.body.innerText.includes('4242424242')), false);
-    await page.getByRole('button', { name: 'Pay 25.00 USD' }).click();
+    // mountCard's amount and currency, written by the frame in the shopper's language.
+    await page.getByRole('button', { name: 'Pay $25.00' }).click();
     const result = page.locator('#result');
     await result.filter({ hasText: 'Paid: succeeded' }).waitFor();
     assert.match(await result.innerText(), /visa •••• 4242 \(pt_\d{19}\)/);
@@ -201,7 +202,7 @@ describe(`tessera.js in a browser (${databaseKind})`, { skip: storeIndependent }
     assert.deepEqual(await seriousViolations(frame), []);
     await typeCard(frame, challengeCard);
     const popupOpened = page.waitForEvent('popup');
-    await page.getByRole('button', { name: 'Pay 25.00 USD' }).click();
+    await page.getByRole('button', { name: 'Pay $25.00' }).click();
     const popup = await popupOpened;
     await popup.getByRole('heading', { name: '3-D Secure authentication' }).waitFor();
     await popup.getByRole('button', { name: 'Pass' }).click();

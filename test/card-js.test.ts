@@ -114,6 +114,30 @@ describe(`tessera.js and the card frame (${databaseKind})`, () => {
     });
   });
 
+  it("writes mountCard's amount as the Pay button's label in the shopper's language, and refuses a bad one naming it", async () => {
+    const merchant = await ctx.merchant();
+    const frame = (extra: Record<string, string>, acceptLanguage = 'en') =>
+      ctx.tessera.server.inject({
+        method: 'GET',
+        url: `${frameUrl(merchant, 'http://127.0.0.1:8080')}&${new URLSearchParams(extra)}`,
+        headers: { 'accept-language': acceptLanguage },
+      });
+    const label = (body: string) => /data-pay-label="([^"]*)"/.exec(body)?.[1];
+    assert.equal(label((await frame({ amount: '2500', currency: 'USD' })).body), 'Pay $25.00');
+    assert.equal(label((await frame({ amount: '2500', currency: 'eur' }, 'de')).body), '25,00\u00a0€ bezahlen');
+    assert.equal(label((await frame({ amount: '1200', currency: 'JPY', locale: 'ja' })).body), '￥1,200を支払う');
+    assert.equal(label((await frame({})).body), undefined, 'no amount, no label');
+    for (const [extra, rule] of [
+      [{ amount: '25.00', currency: 'USD' }, /amount must be a whole number of minor units/],
+      [{ amount: '2500', currency: 'XYZ' }, /currency must be an ISO 4217 code/],
+      [{ currency: 'USD' }, /amount must be a whole number/],
+    ] as const) {
+      const refused = await frame(extra);
+      assert.equal(refused.statusCode, 400, JSON.stringify(extra));
+      assert.match(refused.body, rule);
+    }
+  });
+
   it("lists exactly the merchant's website origins in frame-ancestors, and refuses another page's origin", async () => {
     const merchant = await ctx.merchant();
     const set = await operator(`/merchants/${merchant.id}/update`, {

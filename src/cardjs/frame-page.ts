@@ -53,6 +53,8 @@ export interface CardFrameView {
   publicKey: string;
   parentOrigin: string;
   frameId: string;
+  /** mountCard's amount and currency, written for the shopper: the label of the page's Pay button. */
+  payLabel?: string | undefined;
 }
 
 /**
@@ -65,7 +67,9 @@ export function renderCardFrame(view: CardFrameView): string {
   return page(
     view.locale,
     `<form id="card-form" novalidate autocomplete="on" data-key="${escapeHtml(view.publicKey)}"
- data-parent-origin="${escapeHtml(view.parentOrigin)}" data-frame-id="${escapeHtml(view.frameId)}" data-messages="${messages}">
+ data-parent-origin="${escapeHtml(view.parentOrigin)}" data-frame-id="${escapeHtml(view.frameId)}" data-messages="${messages}"${
+   view.payLabel ? ` data-pay-label="${escapeHtml(view.payLabel)}"` : ''
+ }>
 <div class="row"><label for="cardNo">${t('cardNumber')}</label>
 <div class="number"><input id="cardNo" name="cardNo" inputmode="numeric" autocomplete="cc-number" maxlength="23" placeholder="1234 1234 1234 1234" spellcheck="false" aria-describedby="error">
 <span class="brand" id="card-brand" aria-live="polite" data-label="${t('cardBrand')}"></span></div></div>

@@ -9,7 +9,10 @@ import { hashKey, type KeyLookup } from '../http/auth.js';
 import type { App } from '../http/server.js';
 import type { MerchantService } from '../merchants/service.js';
 import { isOrigin } from '../merchants/origins.js';
-import { shopperLocale } from '../shopper/locales.js';
+import { normalizeCurrency, parseAmount } from '../money.js';
+import { shopperLocale, type ShopperLocale } from '../shopper/locales.js';
+import { translate } from '../shopper/messages.js';
+import { formatMoney } from '../shopper/page.js';
 import { cardFrameHeaders, renderCardFrame, renderRefusedFrame, type FrameAncestors } from './frame-page.js';
 
 export interface CardJsDeps {
@@ -96,15 +99,34 @@ export function cardJsRoutes(deps: CardJsDeps) {
           ancestors,
           "This page's origin is not one of the merchant's website origins (dashboard → Settings).",
         );
-      return reply.headers(cardFrameHeaders(ancestors)).send(
-        renderCardFrame({
-          // tessera.js's locale (Tessera(key, { locale }) or mountCard), else the shopper's browser.
-          locale: shopperLocale(text(query.locale), request.headers['accept-language']),
-          publicKey: key,
-          parentOrigin,
-          frameId,
-        }),
-      );
+      // tessera.js's locale (Tessera(key, { locale }) or mountCard), else the shopper's browser.
+      const locale = shopperLocale(text(query.locale), request.headers['accept-language']);
+      const pay = payLabelOf(locale, text(query.amount), text(query.currency));
+      if ('refused' in pay) return refused(reply, 400, ancestors, pay.refused);
+      return reply
+        .headers(cardFrameHeaders(ancestors))
+        .send(renderCardFrame({ locale, publicKey: key, parentOrigin, frameId, payLabel: pay.label }));
     });
   };
+}
+
+/**
+ * mountCard's `amount` (minor units, as the API takes it) and `currency`: the Pay button's label in
+ * the shopper's language ("Pay $25.00", "25,00 € bezahlen"), which tessera.js writes on the page's
+ * button. Neither given: no label. Refused naming the field and the rule otherwise.
+ */
+function payLabelOf(
+  locale: ShopperLocale,
+  amount: string,
+  currency: string,
+): { label: string | undefined } | { refused: string } {
+  if (amount === '' && currency === '') return { label: undefined };
+  const minor = parseAmount(amount);
+  if (minor === undefined) {
+    return { refused: 'mountCard: amount must be a whole number of minor units, e.g. "2500" for 25.00 USD.' };
+  }
+  const code = normalizeCurrency(currency);
+  if (code === undefined)
+    return { refused: 'mountCard: currency must be an ISO 4217 code, e.g. "USD", beside amount.' };
+  return { label: translate(locale, 'pay', { amount: formatMoney(locale, minor, code) }) };
 }

@@ -247,6 +247,7 @@
   form.addEventListener('submit', function (event) {
     event.preventDefault();
   });
-  send({ type: 'ready' });
+  // The Pay button's label, when mountCard gave an amount (written on the server, in the field's language).
+  send({ type: 'ready', payLabel: form.getAttribute('data-pay-label') || null });
   reportHeight();
 })();

@@ -4,6 +4,8 @@
  *
  *   const tessera = Tessera('test_pu_…', { locale: 'de' }); // locale: optional, else the browser's
  *   const card = tessera.mountCard('#card');            // an iframe from Tessera's origin
+ *   // or, with the Pay button's label in the shopper's language ("Pay $25.00", "25,00 $ bezahlen"):
+ *   // tessera.mountCard('#card', { amount: '2500', currency: 'USD', payButton: '#pay' })
  *   const { paymentMethod } = await tessera.createPaymentMethod(card, { billingDetails });
  *   const { payment } = await tessera.confirmPayment(clientSecret, { paymentMethod: paymentMethod.id });
  *
@@ -75,6 +77,29 @@
       // The field's language: mountCard's, else Tessera()'s, else the shopper's browser (Accept-Language).
       var locale = (mountOptions && mountOptions.locale) || (options && options.locale);
       if (typeof locale === 'string' && locale !== '') query.set('locale', locale);
+      // The Pay button shows the amount in the shopper's language (DESIGN §13): mountCard's amount
+      // (minor units, as the API takes it) and currency, written by the frame, put on payButton.
+      var amount = mountOptions && mountOptions.amount;
+      var currency = mountOptions && mountOptions.currency;
+      if (amount !== undefined || currency !== undefined) {
+        if (!/^\d{1,12}$/.test(String(amount))) {
+          throw failure(
+            'invalid_request',
+            'mountCard: amount must be a whole number of minor units, e.g. "2500" for 25.00 USD',
+            'amount',
+          );
+        }
+        if (typeof currency !== 'string' || !/^[A-Za-z]{3}$/.test(currency)) {
+          throw failure('invalid_request', 'mountCard: currency must be an ISO 4217 code, e.g. "USD"', 'currency');
+        }
+        query.set('amount', String(amount));
+        query.set('currency', currency);
+      }
+      var payButton = mountOptions && mountOptions.payButton;
+      var payButtonElement = typeof payButton === 'string' ? document.querySelector(payButton) : payButton || null;
+      if (payButton && !payButtonElement) {
+        throw failure('invalid_request', 'mountCard: no element matches payButton ' + String(payButton), 'payButton');
+      }
       frame.src = origin + '/js/v1/card-frame?' + query.toString();
       frame.title = (mountOptions && mountOptions.title) || 'Card details';
       frame.setAttribute('allow', 'payment');
@@ -87,7 +112,7 @@
       var listeners = {};
       var pending = {};
       var requestCount = 0;
-      var state = { ready: false, complete: false, empty: true, brand: null, error: null };
+      var state = { ready: false, complete: false, empty: true, brand: null, error: null, payLabel: null };
       var readyWaiters = [];
 
       function emit(type, payload) {
@@ -103,10 +128,12 @@
         if (!data || data.tessera !== 'v1' || data.id !== frameId) return;
         if (data.type === 'ready') {
           state.ready = true;
+          state.payLabel = typeof data.payLabel === 'string' ? data.payLabel : null;
+          if (payButtonElement && state.payLabel) payButtonElement.textContent = state.payLabel;
           readyWaiters.splice(0).forEach(function (wake) {
             wake();
           });
-          emit('ready', {});
+          emit('ready', { payLabel: state.payLabel });
         } else if (data.type === 'resize' && typeof data.height === 'number') {
           frame.style.height = Math.min(Math.max(data.height, 60), 600) + 'px';
         } else if (data.type === 'change') {
