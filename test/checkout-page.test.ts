@@ -146,6 +146,36 @@ describe(`hosted checkout page (${databaseKind})`, () => {
     }
   });
 
+  test("the challenge page speaks the session's locale, whatever the browser's, and so does its answer", async () => {
+    const s = await session({ locale: 'fr' });
+    const posted = await postCard(s.id, { cardNo: cards.threeDSecure });
+    assert.equal(posted.statusCode, 303);
+    const location = new URL(String(posted.headers.location));
+    assert.equal(location.searchParams.get('locale'), 'fr');
+    const challenge = await injectRaw(ctx, {
+      method: 'GET',
+      url: `${location.pathname}${location.search}`,
+      headers: { 'accept-language': 'de' },
+    });
+    assert.match(challenge.body, /<html lang="fr" dir="ltr">/);
+    assert.match(challenge.body, /Votre banque vous demande de confirmer ce paiement/);
+    const secret = /name="secret" value="([^"]+)"/.exec(challenge.body)![1]!;
+    assert.match(challenge.body, /name="locale" value="fr"/);
+    // A session left to the browser's language hands none on.
+    const auto = await session();
+    const autoPosted = await postCard(auto.id, { cardNo: cards.threeDSecure });
+    assert.equal(new URL(String(autoPosted.headers.location)).searchParams.get('locale'), null);
+    // A bad post (no outcome) answered in the same language.
+    const refused = await injectRaw(ctx, {
+      method: 'POST',
+      url: location.pathname,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'accept-language': 'de' },
+      payload: new URLSearchParams({ secret: secret.replace(/&#95;/g, '_'), locale: 'fr' }).toString(),
+    });
+    assert.equal(refused.statusCode, 400);
+    assert.match(refused.body, /Choisissez Valider ou Refuser/);
+  });
+
   test('cancel goes to cancelUrl; an expired session takes no card', async () => {
     const s = await session();
     const cancel = await browse(`/checkout/${s.id}/cancel`);

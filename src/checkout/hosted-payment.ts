@@ -137,7 +137,7 @@ async function settle(
 ): Promise<HostedCheckoutResult> {
   if (payment.status === 'requires_action' && payment.nextAction) {
     await queries.holdForChallenge(deps.db, row.id, payment.id, new Date(deps.clock.now().getTime() + challengeHoldMs));
-    return { kind: 'redirect', location: payment.nextAction.redirectToUrl };
+    return { kind: 'redirect', location: inSessionLanguage(payment.nextAction.redirectToUrl, row.details.locale) };
   }
   if (['succeeded', 'requires_capture', 'processing'].includes(payment.status)) {
     // Completed with the payment's success, in its transaction; a payment still being authorized
@@ -235,4 +235,15 @@ export async function returnFromChallenge(deps: HostedCheckoutDeps, id: string):
   if (!row.pending_payment_id) return { kind: 'redirect', location: `/checkout/${id}` };
   const { context } = await merchantOfSession(deps, row);
   return settle(deps, row, await deps.payments.retrieve(context, row.pending_payment_id));
+}
+
+/**
+ * The challenge page in the session's language (DESIGN §13: `locale` on the session, else the
+ * browser's): a session with a locale of its own hands it on; `auto` or none leaves the browser's.
+ */
+function inSessionLanguage(challengeUrl: string, locale: string | null | undefined): string {
+  if (!locale || locale === 'auto') return challengeUrl;
+  const url = new URL(challengeUrl);
+  url.searchParams.set('locale', locale);
+  return url.toString();
 }

@@ -218,9 +218,10 @@ export function threeDSecureRoutes(payments: PaymentService) {
 
       scope.get('/3ds/:paymentId', { schema: { hide: true } }, async (request, reply) => {
         const { paymentId } = request.params as { paymentId: string };
-        const secret = text((request.query as Record<string, unknown>).secret);
-        const locale = shopperLocale(null, request.headers['accept-language']);
-        const found = await payments.challengePage(paymentId, secret);
+        // The hosted checkout hands on its session's locale; else the browser's language.
+        const query = request.query as Record<string, unknown>;
+        const locale = shopperLocale(text(query.locale), request.headers['accept-language']);
+        const found = await payments.challengePage(paymentId, text(query.secret));
         if (!found) return sendPage(reply, 404, renderNotFoundPage(locale));
         if (found.status !== 'requires_action') {
           return sendPage(
@@ -235,7 +236,7 @@ export function threeDSecureRoutes(payments: PaymentService) {
       scope.post('/3ds/:paymentId', { schema: { hide: true } }, async (request, reply) => {
         const { paymentId } = request.params as { paymentId: string };
         const form = (request.body ?? {}) as Record<string, unknown>;
-        const locale = shopperLocale(null, request.headers['accept-language']);
+        const locale = shopperLocale(text(form.locale), request.headers['accept-language']);
         const outcome = text(form.outcome);
         if (outcome !== 'pass' && outcome !== 'fail') {
           return sendPage(reply, 400, renderBadRequestPage(locale));

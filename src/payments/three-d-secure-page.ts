@@ -78,6 +78,7 @@ export function renderChallengePage(view: ChallengeView, locale: ShopperLocale):
 <dl>${rows}</dl>
 <form method="post" action="/3ds/${id}">
 <input type="hidden" name="secret" value="${escapeHtml(view.clientSecret)}">
+<input type="hidden" name="locale" value="${locale}">
 <button class="pass" type="submit" name="outcome" value="pass">${t('threeDsPass')}</button>
 <button class="fail" type="submit" name="outcome" value="fail">${t('threeDsFail')}</button>
 </form>
