@@ -33,6 +33,11 @@ interface KnownToken {
   learnt: number;
 }
 
+/** The token a roll replaced and kept signing until its expiry (a grace period), as stored; or none. */
+function previousToken(ciphertext: string | null, expiresAt: Date | null): PreviousToken | null {
+  return ciphertext !== null && expiresAt !== null ? { ciphertext, expiresAt } : null;
+}
+
 export interface TokenCacheOptions {
   /** Another process may roll a token (PostgreSQL): each attempt reads its endpoint's token again. */
   readBeforeEachAttempt: boolean;
@@ -71,11 +76,12 @@ export function createTokenCache(webhookEndpoints: TokenSource, options: TokenCa
     const learnt = ++learning;
     const stored = await webhookEndpoints.tokenCiphertexts([...endpointIds]);
     for (const [endpointId, row] of stored) {
-      const previous =
-        row.previous_token_encrypted !== null && row.previous_token_expires_at !== null
-          ? { ciphertext: row.previous_token_encrypted, expiresAt: row.previous_token_expires_at }
-          : null;
-      learn(endpointId, row.token_encrypted, learnt, previous);
+      learn(
+        endpointId,
+        row.token_encrypted,
+        learnt,
+        previousToken(row.previous_token_encrypted, row.previous_token_expires_at),
+      );
     }
   }
 
@@ -101,10 +107,7 @@ export function createTokenCache(webhookEndpoints: TokenSource, options: TokenCa
 
     /** Learns the tokens a claim read with its deliveries. */
     learnClaimed(delivery: ClaimedDelivery, learnt: number): void {
-      const previous =
-        delivery.previous_token_ciphertext !== null && delivery.previous_token_expires_at !== null
-          ? { ciphertext: delivery.previous_token_ciphertext, expiresAt: delivery.previous_token_expires_at }
-          : null;
+      const previous = previousToken(delivery.previous_token_ciphertext, delivery.previous_token_expires_at);
       learn(delivery.endpoint_id, delivery.token_ciphertext, learnt, previous);
     },
 
