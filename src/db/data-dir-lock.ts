@@ -85,10 +85,10 @@ function readOwner(file: string): LockOwner | undefined {
   }
 }
 
-/** Milliseconds since the lock file was last written or renewed; undefined when it is gone. */
-function ageOf(file: string): number | undefined {
+/** When the lock file was last written or renewed (ms since the epoch); undefined when it is gone. */
+function renewedAt(file: string): number | undefined {
   try {
-    return Date.now() - statSync(file).mtimeMs;
+    return statSync(file).mtimeMs;
   } catch {
     return undefined;
   }
@@ -99,15 +99,11 @@ function ageOf(file: string): number | undefined {
  * watched until it would be: renewed meanwhile means its owner runs.
  */
 async function otherHostLockIsStale(file: string): Promise<boolean> {
-  const age = ageOf(file);
-  if (age === undefined || age >= staleAfterMs) return true;
-  const seen = statSync(file).mtimeMs;
-  await new Promise((resolve) => setTimeout(resolve, staleAfterMs - age + 100));
-  try {
-    return statSync(file).mtimeMs === seen;
-  } catch {
-    return true;
-  }
+  const seen = renewedAt(file);
+  if (seen === undefined || Date.now() - seen >= staleAfterMs) return true;
+  await new Promise((resolve) => setTimeout(resolve, staleAfterMs - (Date.now() - seen) + 100));
+  const now = renewedAt(file);
+  return now === undefined || now === seen;
 }
 
 /** Takes the folder's lock, or throws naming the process that holds it; answers the release. */
