@@ -242,8 +242,5 @@ export async function returnFromChallenge(deps: HostedCheckoutDeps, id: string):
  * browser's): a session with a locale of its own hands it on; `auto` or none leaves the browser's.
  */
 function inSessionLanguage(challengeUrl: string, locale: string | null | undefined): string {
-  if (!locale || locale === 'auto') return challengeUrl;
-  const url = new URL(challengeUrl);
-  url.searchParams.set('locale', locale);
-  return url.toString();
+  return !locale || locale === 'auto' ? challengeUrl : withQueryParameters(challengeUrl, { locale });
 }
