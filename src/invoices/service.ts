@@ -18,14 +18,14 @@ import type { CreateInvoiceBody, Invoice, ListInvoicesQuery, PayInvoiceBody, Upd
 
 export type { InvoiceDeps } from './records.js';
 
+/** The dashboard's filters of the invoices list beyond the API's: amount (minor units) and currency. */
+export type InvoiceSearch = Pick<queries.InvoiceFilters, 'amountGte' | 'amountLte' | 'currency'>;
+
 /**
  * Invoices (DESIGN §4): the operations of the API and of the hosted page, each a function over
  * the explicit dependencies in `deps` (editing.ts, actions.ts, collection.ts, hosted-payment.ts),
  * bound here with the automatic collection job.
  */
-/** The dashboard's filters of the invoices list beyond the API's: amount (minor units) and currency. */
-export type InvoiceSearch = Pick<queries.InvoiceFilters, 'amountGte' | 'amountLte' | 'currency'>;
-
 export function createInvoiceService(deps: InvoiceDeps) {
   const { db } = deps;
   deps.jobs.register(collectJobKind, (invoiceId) => collectInvoice(deps, invoiceId));
