@@ -3,7 +3,8 @@
  * with no script and no external resource. The customer's browser reaches it through the
  * payment's nextAction.redirectToUrl; the payment's client secret in its address is what lets
  * it in. Everything merchant-supplied is escaped. In the shopper's language (DESIGN §13: the
- * browser's Accept-Language), like the hosted checkout and invoice pages that lead to it.
+ * `locale` the hosted checkout hands on in the address, else the browser's Accept-Language), like
+ * the hosted checkout and invoice pages that lead to it.
  */
 import { textDirection, type ShopperLocale } from '../shopper/locales.js';
 import { translate, type MessageKey } from '../shopper/messages.js';
