@@ -7,7 +7,7 @@ import { csrfField, field, formError, layout, select, table, when, type FieldErr
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 import { sendingAddressesSection } from './sending-addresses.js';
-import { deliveryBadge } from './ui.js';
+import { deliveryBadge, emptyState } from './ui.js';
 import { tokenSection, webhookTokenPages, type TokenView } from './webhook-token-pages.js';
 import { checkSection, webhookCheckPages, type CheckView } from './webhook-check-pages.js';
 import {
@@ -17,7 +17,6 @@ import {
   webhookRecoverPages,
   type RecoverView,
 } from './webhook-recover-pages.js';
-import { emptyState } from './ui.js';
 
 const base = '/dashboard/developers';
 
