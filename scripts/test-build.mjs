@@ -7,14 +7,22 @@
 // depth of its source (.test-dist/helpers/x.js for test/helpers/x.ts), so that relative paths to
 // scripts/ and to files read from the repository stay the same. Single files still run from the
 // sources: `node --import tsx --test test/FILE.test.ts`.
-import { mkdirSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildSync } from 'esbuild';
+import { pathToFileURL } from 'node:url';
+import { build, buildSync } from 'esbuild';
 import { stale } from './stale.mjs';
 
 const out = '.test-dist';
 const stamp = path.join(out, '.build-stamp');
-const inputs = ['test', 'sdk/src/verify-webhook.ts', 'scripts/test-build.mjs', 'package-lock.json'];
+// dist/'s stamp: the test files are bundled with the service's compiled code (below).
+const inputs = [
+  'test',
+  'sdk/src/verify-webhook.ts',
+  'scripts/test-build.mjs',
+  'package-lock.json',
+  'dist/.build-stamp',
+];
 if (!stale(stamp, ...inputs)) process.exit(0);
 // Written to a folder of its own and renamed into place, so that a test process never reads half.
 const began = new Date();
@@ -63,8 +71,60 @@ for (const file of result.outputFiles) {
   mkdirSync(path.dirname(file.path), { recursive: true });
   writeFileSync(file.path, text);
 }
+await bundleTestFiles();
 writeFileSync(path.join(work, '.build-stamp'), `${began.toISOString()}\n`);
 utimesSync(path.join(work, '.build-stamp'), began, began);
 rmSync(out, { recursive: true, force: true });
 renameSync(work, out);
 console.log(`test-build: ${result.outputFiles.length} files → ${out}/ (imports of src/ point at dist/)`);
+
+/*
+ * Each test file is then bundled with what it imports of dist/ and test/helpers/, and with
+ * TypeBox, whose 374 modules cost a test process about 300 ms of CPU to load one by one (the
+ * service's 400 modules another 80 ms; docs/performance.md, "One module graph per test file"). The
+ * code shared by the files goes into chunks (.test-dist/chunks/), so each is written once. The
+ * other packages stay imports of node_modules, as the service loads them. Every bundled module's
+ * `import.meta.url` becomes the address of the file it was (dist/x.js, .test-dist/helpers/x.js),
+ * so that the paths it finds beside itself (migrations, static files, the PGlite worker) stay
+ * right. The unbundled helpers stay in .test-dist/ for the scripts the tests start as processes.
+ */
+async function bundleTestFiles() {
+  const inlined = new Set(['typebox']);
+  const finalPath = (file) => path.join(path.resolve(out), path.relative(path.resolve(work), file));
+  const entries = readdirSync(work).filter((name) => name.endsWith('.test.js'));
+  await build({
+    entryPoints: entries.map((name) => path.join(work, name)),
+    outdir: work,
+    allowOverwrite: true,
+    bundle: true,
+    splitting: true,
+    chunkNames: 'chunks/[name]-[hash]',
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: 'linked',
+    logLevel: 'warning',
+    plugins: [
+      {
+        name: 'tessera-test-bundle',
+        setup(builder) {
+          builder.onResolve({ filter: /^[^./]/ }, (args) => {
+            const parts = args.path.split('/');
+            const name = args.path.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
+            return inlined.has(name) ? undefined : { external: true };
+          });
+          builder.onLoad({ filter: /\.js$/ }, (args) => {
+            if (args.path.includes(`${path.sep}node_modules${path.sep}`)) return undefined;
+            const inWork = args.path.startsWith(path.resolve(work) + path.sep);
+            const address = pathToFileURL(inWork ? finalPath(args.path) : args.path).href;
+            return {
+              contents: readFileSync(args.path, 'utf8').replaceAll('import.meta.url', JSON.stringify(address)),
+              loader: 'js',
+              resolveDir: path.dirname(args.path),
+            };
+          });
+        },
+      },
+    ],
+  });
+}
