@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { fromAcceptLanguage, shopperLocale, shopperLocales, textDirection } from '../src/shopper/locales.js';
 import { browserMessageKeys, catalogs, en, translate, type MessageKey } from '../src/shopper/messages.js';
-import { formatMoney, textOn } from '../src/shopper/page.js';
+import { formatMoney } from '../src/shopper/format.js';
+import { textOn } from '../src/shopper/page.js';
 
 const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((match) => match[1]).sort();
 

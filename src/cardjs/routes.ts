@@ -12,7 +12,7 @@ import { isOrigin } from '../merchants/origins.js';
 import { normalizeCurrency, parseAmount } from '../money.js';
 import { shopperLocale, type ShopperLocale } from '../shopper/locales.js';
 import { translate } from '../shopper/messages.js';
-import { formatMoney } from '../shopper/page.js';
+import { formatMoney } from '../shopper/format.js';
 import { cardFrameHeaders, renderCardFrame, renderRefusedFrame, type FrameAncestors } from './frame-page.js';
 
 export interface CardJsDeps {

@@ -8,7 +8,8 @@ import { escapeHtml } from '../payments/three-d-secure-page.js';
 import { renderCardForm, type CardFormState } from '../shopper/card-form.js';
 import type { ShopperLocale } from '../shopper/locales.js';
 import { translate, type MessageKey } from '../shopper/messages.js';
-import { formatMoney, shopperPage, shopperPageHeaders, type ShopperBrand } from '../shopper/page.js';
+import { formatMoney } from '../shopper/format.js';
+import { shopperPage, shopperPageHeaders, type ShopperBrand } from '../shopper/page.js';
 import { parseAmount, currencyExponent } from '../money.js';
 import type { CheckoutSessionRow } from './queries.js';
 

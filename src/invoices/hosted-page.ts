@@ -10,7 +10,8 @@ import { escapeHtml } from '../payments/three-d-secure-page.js';
 import { renderCardForm, type CardFormState } from '../shopper/card-form.js';
 import type { ShopperLocale } from '../shopper/locales.js';
 import { declineMessageKey, translate, type MessageKey } from '../shopper/messages.js';
-import { formatDate, formatMoney, shopperPage, shopperPageHeaders, type ShopperBrand } from '../shopper/page.js';
+import { formatDate, formatMoney } from '../shopper/format.js';
+import { shopperPage, shopperPageHeaders, type ShopperBrand } from '../shopper/page.js';
 
 export type { CardField, CardFormState } from '../shopper/card-form.js';
 

@@ -6,6 +6,7 @@
  * `locale` the hosted checkout hands on in the address, else the browser's Accept-Language), like
  * the hosted checkout and invoice pages that lead to it.
  */
+import { formatMoney } from '../shopper/format.js';
 import { textDirection, type ShopperLocale } from '../shopper/locales.js';
 import { translate, type MessageKey } from '../shopper/messages.js';
 
@@ -56,8 +57,9 @@ ${body}
 export interface ChallengeView {
   paymentId: string;
   clientSecret: string;
-  /** The amount for people to read, e.g. "19.99 USD". */
-  amountText: string;
+  /** The amount in minor units and its currency, written in the shopper's language on the page. */
+  amount: bigint;
+  currency: string;
   description: string | null;
 }
 
@@ -65,7 +67,7 @@ export interface ChallengeView {
 export function renderChallengePage(view: ChallengeView, locale: ShopperLocale): string {
   const t = (key: MessageKey) => escapeHtml(translate(locale, key));
   const rows = [
-    [translate(locale, 'amount'), view.amountText],
+    [translate(locale, 'amount'), formatMoney(locale, view.amount, view.currency)],
     ...(view.description ? [[translate(locale, 'description'), view.description]] : []),
   ]
     .map(([term, value]) => `<dt>${escapeHtml(term ?? '')}</dt><dd>${escapeHtml(value ?? '')}</dd>`)

@@ -2,7 +2,6 @@
 
 import { ApiError } from '../http/errors.js';
 import { isId } from '../ids.js';
-import { formatAmount } from '../money.js';
 import type { PaymentMethodForPayment } from '../payment-methods/service.js';
 import { authorize } from './authorize.js';
 import type { PaymentContext } from './context.js';
@@ -43,7 +42,8 @@ export async function challengePage(
     view: {
       paymentId: row.id,
       clientSecret: ctx.view.clientSecretOf(row.id),
-      amountText: `${formatAmount(BigInt(row.amount), row.currency)} ${row.currency}`,
+      amount: BigInt(row.amount),
+      currency: row.currency,
       description: row.details.description,
     },
   };

@@ -4,7 +4,6 @@
  * card scripts, which are files of this origin (CSP `script-src 'self'`, never inline). Without
  * script the pages work the same, checked by the server (progressive enhancement).
  */
-import { currencyExponent, formatAmount } from '../money.js';
 import { escapeHtml } from '../payments/three-d-secure-page.js';
 import { textDirection, type ShopperLocale } from './locales.js';
 
@@ -15,24 +14,6 @@ export interface ShopperBrand {
   brandColor: string | null;
   /** An https URL, checked when set. */
   logoUrl: string | null;
-}
-
-/** An amount for the shopper to read, in their language: 3150n USD → "$31.50" (en), "31,50 $" (fr). */
-export function formatMoney(locale: ShopperLocale, amount: bigint, currency: string): string {
-  const digits = currencyExponent(currency);
-  const format = new Intl.NumberFormat(locale, {
-    style: 'currency',
-    currency,
-    minimumFractionDigits: digits,
-    maximumFractionDigits: digits,
-  });
-  // A decimal string keeps every digit of a bigint (Intl.NumberFormat v3); a number could round.
-  return format.format(formatAmount(amount, currency) as unknown as number);
-}
-
-/** A date for the shopper to read, in their language, as the day it is in UTC. */
-export function formatDate(locale: ShopperLocale, date: Date): string {
-  return new Intl.DateTimeFormat(locale, { timeZone: 'UTC', dateStyle: 'long' }).format(date);
 }
 
 const brandColorForm = /^#[0-9a-f]{6}$/i;
