@@ -218,6 +218,8 @@ export function createServices({
     deliveryRetentionDays: config.deliveryRetentionDays,
     onCreated: () => webhookDispatcher.wake(),
   });
+  // The backstop of recover's chains: a delivery whose predecessor will never be answered goes on.
+  jobs.every(60 * 1000, () => recovery.releaseStranded());
   const requestLogs = createRequestLogService({ db, clock, logger: log });
   jobs.every(60 * 60 * 1000, () => requestLogs.purgeExpired());
   const retention = createRetention({

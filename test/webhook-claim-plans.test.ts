@@ -15,6 +15,8 @@ import { openPlanDatabase } from './helpers/plan-seed.js';
  *   every delivery ever kept. It must reach the picked rows by primary key.
  * - A lease is written as a heap-only (HOT) update only while no index of webhook_deliveries names
  *   locked_until or locked_by (as its key or in its predicate): migration 0150.
+ * - A record makes the followers of its deliveries in a recover's chain due: it must probe the
+ *   partial index of waiting deliveries, also while a large chain waits (migration 0165).
  */
 let db: Db;
 let plans: Awaited<ReturnType<typeof openPlanDatabase>>;
@@ -26,6 +28,12 @@ before(async () => {
     `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = created_at,
        url = 'https://example.com/' || (right(id, 1)::int % 8)
      WHERE right(id, 1)::int % 4 = 0`,
+  );
+  // A large recover under way: a fifth of the deliveries wait in a chain (docs/decisions/0030).
+  await db.query(
+    `UPDATE webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = NULL,
+       follows = 'whd_' || (substr(id, 5)::bigint - 2)::text
+     WHERE right(id, 1)::int % 4 = 2`,
   );
   await db.query('ANALYZE webhook_deliveries');
 });
@@ -101,7 +109,11 @@ describe(`webhook lease writes with statistics and a backlog (${databaseKind})`,
     const { sql, params } = statements[0]!;
     for (const mode of ['force_generic_plan', 'force_custom_plan']) {
       const explained = await plan(mode, sql, params);
-      assert.doesNotMatch(explained, /Seq Scan on webhook_deliveries\b/, `${mode}\n${explained}`);
+      const context = `${mode}\n${explained}`;
+      assert.doesNotMatch(explained, /Seq Scan on webhook_deliveries\b/, context);
+      // Their followers in a recover's chain (docs/decisions/0030): probes of the partial index of
+      // waiting deliveries, which holds a recover's chain and nothing else.
+      assert.match(explained, /(Index Scan using|Bitmap Index Scan on) webhook_deliveries_follows\b/, context);
     }
   });
 

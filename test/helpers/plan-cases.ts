@@ -16,6 +16,7 @@ import { selectAudit, selectMembers } from '../../src/team/queries.js';
 import { dailySummary } from '../../src/payments/daily-summary.js';
 import { manualClock } from '../../src/clock.js';
 import { lockFinishedDeliveries, lockOldEvents } from '../../src/retention/queries.js';
+import { releaseStrandedFollowers } from '../../src/webhooks/recover/queries.js';
 
 /** One list or filter query of the service, as its query function sends it, over the seeded data. */
 export interface ListQuery {
@@ -248,4 +249,9 @@ export const dueQueries: ListQuery[] = [
     run: (db) => lockFinishedDeliveries(db, now, 500),
   },
   { name: 'retention: the oldest events', index: 'events_created', run: (db) => lockOldEvents(db, now, 500) },
+  {
+    name: "recover: chained deliveries whose predecessor won't be answered",
+    index: 'webhook_deliveries_follows',
+    run: (db) => releaseStrandedFollowers(db, now, now),
+  },
 ];

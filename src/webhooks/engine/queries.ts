@@ -258,16 +258,40 @@ const healthSql = `health AS (
      )`;
 
 /**
+ * A recover's chain (docs/decisions/0030): a delivery that follows one whose attempt is recorded
+ * falls due when that record is written, whatever its outcome, in the same statement, so that the
+ * worker that claims it next sees the attempt before it answered. Looked up through the partial
+ * index of waiting deliveries (migration 0165): when no recover is under way it holds no row, and
+ * this costs one empty index probe per record. By the array of recorded ids, so that the planner
+ * probes the index rather than hashing the group.
+ */
+const releaseFollowersSql = `released AS (
+       UPDATE webhook_deliveries n SET next_attempt_at = $17, follows = NULL, updated_at = $17
+       WHERE n.follows = ANY (ARRAY(SELECT id FROM updated)) AND n.follows IS NOT NULL AND n.status = 'pending'
+       RETURNING n.id
+     )`;
+
+export interface RecordedGroup {
+  /** The deliveries whose attempt was recorded (the others' leases were lost). */
+  recorded: Set<string>;
+  /** Deliveries of a recover's chain that fell due because the one before them was answered. */
+  followersReleased: number;
+}
+
+/**
  * Writes attempts and their deliveries' new states, any number in one statement (atomic without
  * a transaction; one commit for a whole batch). Each update is conditional on the lease still
  * being this worker's and on the attempt count it claimed: a worker whose lease ran out and was
  * taken over records nothing (the new owner makes and records the attempt), so the attempt
- * numbers of a delivery stay 1, 2, 3, … Answers the ids of the deliveries whose attempt was recorded.
+ * numbers of a delivery stay 1, 2, 3, … The deliveries of a recover's chain that follow the
+ * recorded ones fall due (releaseFollowersSql).
  */
-export async function recordAttempts(db: Queryable, records: readonly AttemptRecord[]): Promise<Set<string>> {
-  if (records.length === 0) return new Set();
+export async function recordAttemptGroup(db: Queryable, records: readonly AttemptRecord[]): Promise<RecordedGroup> {
+  if (records.length === 0) return { recorded: new Set(), followersReleased: 0 };
   const column = <T>(pick: (record: AttemptRecord) => T) => records.map(pick);
-  const rows = await db.query<{ delivery_id: string }>(
+  // The followers fall due when the group is written: at the latest of its records' times.
+  const writtenAt = new Date(Math.max(...records.map((record) => record.now.getTime())));
+  const rows = await db.query<{ delivery_id: string; released: string | number }>(
     `WITH input AS (
        SELECT * FROM unnest($1::text[], $2::timestamptz[], $3::int[], $4::text[], $5::timestamptz[],
                             $6::timestamptz[], $7::text[], $8::timestamptz[], $9::text[], $10::int[],
@@ -283,13 +307,13 @@ export async function recordAttempts(db: Queryable, records: readonly AttemptRec
        WHERE d.id = i.delivery_id AND d.locked_until = i.lease_until AND d.attempts = i.attempt_number - 1
          AND d.status = 'pending'
        RETURNING d.id
-     ), ${healthSql}
+     ), ${releaseFollowersSql}, ${healthSql}
      INSERT INTO webhook_attempts
        (id, delivery_id, attempt_number, attempted_at, duration_ms, http_status, response_excerpt, error, succeeded, created_at)
      SELECT i.attempt_id, i.delivery_id, i.attempt_number, i.attempted_at, i.duration_ms, i.http_status,
             i.response_excerpt, i.error, i.succeeded, i.now
      FROM input i JOIN updated ON updated.id = i.delivery_id
-     RETURNING delivery_id`,
+     RETURNING delivery_id, (SELECT count(*) FROM released) AS released`,
     [
       column((record) => record.deliveryId),
       column((record) => record.leaseUntil),
@@ -307,9 +331,18 @@ export async function recordAttempts(db: Queryable, records: readonly AttemptRec
       column((record) => record.succeeded),
       column((record) => record.endpointId),
       column((record) => record.countsForHealth),
+      writtenAt,
     ],
   );
-  return new Set(rows.map((row) => row.delivery_id));
+  return {
+    recorded: new Set(rows.map((row) => row.delivery_id)),
+    followersReleased: Number(rows[0]?.released ?? 0),
+  };
+}
+
+/** recordAttemptGroup, answering the ids of the deliveries whose attempt was recorded. */
+export async function recordAttempts(db: Queryable, records: readonly AttemptRecord[]): Promise<Set<string>> {
+  return (await recordAttemptGroup(db, records)).recorded;
 }
 
 /**
@@ -329,7 +362,7 @@ export async function releaseDeliveries(
   );
 }
 
-/** One attempt: see recordAttempts. False when the lease was lost. */
+/** One attempt: see recordAttemptGroup. False when the lease was lost. */
 export async function recordAttempt(db: Queryable, record: AttemptRecord): Promise<boolean> {
   return (await recordAttempts(db, [record])).has(record.deliveryId);
 }

@@ -83,6 +83,8 @@ export interface RecorderDeps {
   logger: FastifyBaseLogger;
   /** Called after each group is written: claims held back while too many waited may go on. */
   onGroupWritten: () => void;
+  /** Deliveries of a recover's chain fell due as the ones before them were recorded: claim them. */
+  onFollowersReleased: () => void;
   /** A recorded attempt was answered HTTP 410 Gone (endpoint health disables the endpoint). */
   onGone?: (endpointId: string) => Promise<void>;
 }
@@ -90,7 +92,7 @@ export interface RecorderDeps {
 /** HTTP 410: the receiver says the endpoint is gone for good (Standard Webhooks: stop sending). */
 const goneStatus = 410;
 
-export function createRecorder({ db, logger, onGroupWritten, onGone }: RecorderDeps) {
+export function createRecorder({ db, logger, onGroupWritten, onFollowersReleased, onGone }: RecorderDeps) {
   // Attempts are written in groups: the ones that end while a write is under way go together in
   // the next (group commit), so a busy worker commits once per group instead of once per attempt.
   const unwritten: Unwritten[] = [];
@@ -127,10 +129,11 @@ export function createRecorder({ db, logger, onGroupWritten, onGone }: RecorderD
 
   async function writeGroup(group: readonly Unwritten[]): Promise<void> {
     try {
-      const recorded = await queries.recordAttempts(
+      const { recorded, followersReleased } = await queries.recordAttemptGroup(
         db,
         group.map((item) => item.record),
       );
+      if (followersReleased > 0) onFollowersReleased();
       for (const item of group) item.written(recorded.has(item.record.deliveryId));
     } catch (err) {
       if (group.length === 1) {
@@ -139,7 +142,10 @@ export function createRecorder({ db, logger, onGroupWritten, onGone }: RecorderD
       }
       // One bad row must not cost the others their record: each is written on its own.
       for (const item of group) {
-        await queries.recordAttempt(db, item.record).then(item.written, item.failed);
+        await queries.recordAttemptGroup(db, [item.record]).then(({ recorded, followersReleased }) => {
+          if (followersReleased > 0) onFollowersReleased();
+          item.written(recorded.has(item.record.deliveryId));
+        }, item.failed);
       }
     }
   }

@@ -61,7 +61,14 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
   const leaseMarginMs = options.leaseMarginMs ?? defaultLeaseMarginMs;
   const leaseLeftToStartMs = timeoutMs + leaseMarginMs * recordShareOfMargin;
   const claimer = createClaimer({ db, clock, timeoutMs, processId: options.processId, leaseMarginMs });
-  const recorder = createRecorder({ db, logger, onGroupWritten, onGone: options.onEndpointGone });
+  const recorder = createRecorder({
+    db,
+    logger,
+    onGroupWritten,
+    // A recover's next delivery is due now: claimed at once, not at the next poll (docs/decisions/0030).
+    onFollowersReleased: () => requestPump(true),
+    onGone: options.onEndpointGone,
+  });
   const slots = createSlots(options);
   // PGlite's database belongs to this process: every roll is told (tokenRolled), none to read.
   const tokens = createTokenCache(options.webhookEndpoints, { readBeforeEachAttempt: db.kind === 'postgres' });

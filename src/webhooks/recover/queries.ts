@@ -1,8 +1,9 @@
 import type { Queryable } from '../../db/db.js';
 
 /*
- * The statements of recover (issue 20 item 4, docs/decisions/0017): the events of a window that an
- * endpoint has not acknowledged, and the deliveries that send them again.
+ * The statements of recover (issue 20 item 4, docs/decisions/0017 and 0030): the events of a window
+ * that an endpoint has not acknowledged, and the chain of deliveries that sends them again, one
+ * after another.
  */
 
 export interface UnacknowledgedEvent {
@@ -62,26 +63,72 @@ export async function selectUnacknowledgedEvents(
   );
 }
 
+export interface PendingDelivery {
+  id: string;
+  event_id: string;
+  /** Under a lease that has not run out: its attempt is under way. */
+  in_flight: boolean;
+}
+
 /**
- * Makes the still-retrying deliveries of these events to the endpoint due now: they are the
- * event's sending, so the event is not sent twice. `dueAt[i]` keeps the events in order.
+ * The still-retrying deliveries of these events to the endpoint, each event's in the order its
+ * deliveries are chained (kind, then id), with whether an attempt of each is under way now.
  */
-export async function rescheduleDeliveries(
+export async function selectPendingDeliveries(
   db: Queryable,
   endpointId: string,
   eventIds: readonly string[],
-  dueAt: readonly Date[],
   now: Date,
-): Promise<number> {
-  if (eventIds.length === 0) return 0;
-  const rows = await db.query(
-    `UPDATE webhook_deliveries d SET next_attempt_at = LEAST(d.next_attempt_at, due.at), updated_at = $4
-     FROM unnest($2::text[], $3::timestamptz[]) AS due (event_id, at)
-     WHERE d.event_id = due.event_id AND d.endpoint_id = $1 AND d.status = 'pending'
-     RETURNING d.id`,
-    [endpointId, eventIds, dueAt, now],
+): Promise<PendingDelivery[]> {
+  if (eventIds.length === 0) return [];
+  return db.query<PendingDelivery>(
+    `SELECT id, event_id, COALESCE(locked_until > $3, false) AS in_flight
+     FROM webhook_deliveries
+     WHERE event_id = ANY ($2::text[]) AND endpoint_id = $1 AND status = 'pending'
+     ORDER BY kind, id`,
+    [endpointId, eventIds, now],
   );
-  return rows.length;
+}
+
+/**
+ * Locks, until the recover commits, the deliveries of `ids` that are still pending and not under a
+ * lease: claims skip a locked row (FOR UPDATE SKIP LOCKED), so none of them is sent before its place
+ * in the chain is written. One whose attempt is under way is left to that attempt: locking it would
+ * hold the recorder of its worker until the recover commits. Answers the ids locked.
+ */
+export async function lockIdleDeliveries(db: Queryable, ids: readonly string[], now: Date): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.query<{ id: string }>(
+    `SELECT id FROM webhook_deliveries
+     WHERE id = ANY ($1::text[]) AND status = 'pending' AND (locked_until IS NULL OR locked_until <= $2)
+     ORDER BY id
+     FOR UPDATE`,
+    [ids, now],
+  );
+  return new Set(rows.map((row) => row.id));
+}
+
+/** A place in a recover's chain: the delivery before it, or, for the first, when it falls due. */
+export interface ChainLink {
+  id: string;
+  follows: string | null;
+  /** Null unless it is the first: the others fall due when the one they follow is answered. */
+  next_attempt_at: Date | null;
+}
+
+/**
+ * Puts still-retrying deliveries (locked by lockIdleDeliveries) in their places in the chain. A
+ * lease that ran out is taken away, as a claim would: its worker's late record is refused.
+ */
+export async function chainDeliveries(db: Queryable, links: readonly ChainLink[], now: Date): Promise<void> {
+  if (links.length === 0) return;
+  await db.query(
+    `UPDATE webhook_deliveries d
+     SET follows = link.follows, next_attempt_at = link.next_attempt_at, locked_until = NULL, updated_at = $4
+     FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS link (id, follows, next_attempt_at)
+     WHERE d.id = link.id`,
+    [links.map((link) => link.id), links.map((link) => link.follows), links.map((link) => link.next_attempt_at), now],
+  );
 }
 
 export interface RecoveredDelivery {
@@ -93,23 +140,25 @@ export interface RecoveredDelivery {
   url: string;
   kind: string;
   body: string;
-  next_attempt_at: Date;
+  /** The delivery before it in the chain (ChainLink), and when it falls due (the first only). */
+  follows: string | null;
+  next_attempt_at: Date | null;
   created_at: Date;
 }
 
-/** New deliveries, each due at its own `next_attempt_at` (in the events' order), in one statement. */
+/** New deliveries in their places in a recover's chain, in one statement. */
 export async function insertRecoveredDeliveries(db: Queryable, rows: readonly RecoveredDelivery[]): Promise<void> {
   if (rows.length === 0) return;
   const column = <T>(pick: (row: RecoveredDelivery) => T) => rows.map(pick);
   await db.query(
     `INSERT INTO webhook_deliveries
-       (id, event_id, merchant_id, mode, endpoint_id, url, kind, body, status, attempts, next_attempt_at, created_at,
-        updated_at)
+       (id, event_id, merchant_id, mode, endpoint_id, url, kind, body, status, attempts, next_attempt_at, follows,
+        created_at, updated_at)
      SELECT r.id, r.event_id, r.merchant_id, r.mode, r.endpoint_id, r.url, r.kind, r.body, 'pending', 0,
-            r.next_attempt_at, r.created_at, r.created_at
+            r.next_attempt_at, r.follows, r.created_at, r.created_at
      FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-                 $9::timestamptz[], $10::timestamptz[])
-       AS r (id, event_id, merchant_id, mode, endpoint_id, url, kind, body, next_attempt_at, created_at)`,
+                 $9::timestamptz[], $10::timestamptz[], $11::text[])
+       AS r (id, event_id, merchant_id, mode, endpoint_id, url, kind, body, next_attempt_at, created_at, follows)`,
     [
       column((row) => row.id),
       column((row) => row.event_id),
@@ -121,6 +170,32 @@ export async function insertRecoveredDeliveries(db: Queryable, rows: readonly Re
       column((row) => row.body),
       column((row) => row.next_attempt_at),
       column((row) => row.created_at),
+      column((row) => row.follows),
     ],
   );
+}
+
+/**
+ * The backstop of recover's chains (docs/decisions/0030): a delivery still waiting, chained at least
+ * `chainedBefore` ago, whose delivery before it will not be answered (gone, finished without a
+ * recorded attempt, or answered and waiting for a retry while the record missed its follower) falls
+ * due now. The one before it is still to be answered while it is pending and waiting in turn, due,
+ * or under a lease. Read through the partial index of waiting deliveries (empty when no recover is
+ * under way): `follows > ''` (every id) makes it a condition on the index's key, since without
+ * statistics (PGlite never gathers them) the planner takes `follows IS NOT NULL` for nearly every
+ * row and chose the index of all pending deliveries. The age keeps it off chains a recover is
+ * writing at this moment: a row this statement waits for is checked again as the recover left it,
+ * and recent, it is left alone.
+ */
+export async function releaseStrandedFollowers(db: Queryable, now: Date, chainedBefore: Date): Promise<number> {
+  const rows = await db.query(
+    `UPDATE webhook_deliveries n SET next_attempt_at = $1, follows = NULL, updated_at = $1
+     WHERE n.follows > '' AND n.status = 'pending' AND n.updated_at < $2
+       AND NOT EXISTS (SELECT 1 FROM webhook_deliveries p
+                        WHERE p.id = n.follows AND p.status = 'pending'
+                          AND (p.follows IS NOT NULL OR p.next_attempt_at <= $1 OR p.locked_until > $1))
+     RETURNING n.id`,
+    [now, chainedBefore],
+  );
+  return rows.length;
 }

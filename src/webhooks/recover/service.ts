@@ -13,18 +13,22 @@ import type { RecoverBody, Recovery } from './schemas.js';
  * Recover (issue 20 item 4, DESIGN §12, docs/decisions/0017): sends an endpoint, oldest first,
  * every event of a window that it has not acknowledged (no delivery of the event to it succeeded):
  * the events it missed while failing, and those made while it was disabled (never planned for it).
- * - Events still being retried to it are not sent twice: their pending deliveries fall due now.
+ * - Events still being retried to it are not sent twice: their pending deliveries are sent again.
  * - The others get new deliveries of the kinds the endpoint takes now (the endpoint_ kind, and the
- *   legacy kind when legacyNotifications is on), due at the event's creation time, so that the
- *   dispatcher's earliest-first claim sends them in the events' order.
+ *   legacy kind when legacyNotifications is on).
+ * - All of them, in the events' order, form one chain (docs/decisions/0030): the first falls due at
+ *   once, and each of the others when the attempt of the one before it has been answered and
+ *   recorded (engine/queries.ts recordAttemptGroup), whatever its outcome: one at a time, in order.
  * - A disabled endpoint is refused (endpoint_disabled, 409): it would receive nothing.
  * - The window is bounded by retention (an older event, or its deliveries, may be gone), and starts no
  *   earlier than the endpoint's creation: it cannot have missed what was made before it existed.
  */
 
 const dayMs = 24 * 60 * 60 * 1000;
-/** Events read, and deliveries written, per transaction. */
+/** Events read, and deliveries written, per statement (all in the recover's one transaction). */
 const pageSize = 500;
+/** A chain's delivery is let go by the backstop only once it has waited this long (releaseStranded). */
+const strandedAfterMs = 60_000;
 
 export interface RecoveryDeps {
   db: Db;
@@ -36,6 +40,30 @@ export interface RecoveryDeps {
   deliveryRetentionDays: number;
   /** New deliveries were made: wakes the dispatcher. */
   onCreated: () => void;
+}
+
+/**
+ * A recover's chain (docs/decisions/0030): its deliveries in the events' order, each but the first
+ * following the one before it; the first falls due at its event's creation time (before anything
+ * planned since, in the dispatcher's earliest-first claim). A delivery whose attempt is under way
+ * when the recover is made is left to that attempt; the chain's first delivery follows it when it
+ * comes before any other (a second recover while the first one's chain is sending), else it is passed
+ * over: it was sent already, and holding the rest for its answer is not needed.
+ */
+function startChain() {
+  let previous: string | null = null;
+  let started = false;
+  return {
+    link(id: string, eventCreated: Date): queries.ChainLink {
+      const link = { id, follows: previous, next_attempt_at: previous === null ? eventCreated : null };
+      previous = id;
+      started = true;
+      return link;
+    },
+    inFlight(id: string): void {
+      if (!started) previous = id;
+    },
+  };
 }
 
 /** DESIGN §5: the notifyUrl an event was sent to (recorded with it, or its payment's own). */
@@ -98,63 +126,95 @@ export function createRecoveryService(deps: RecoveryDeps) {
       const since = created > window_.since ? created : window_.since;
       const until = window_.until;
       const kinds = endpoint.legacyNotifications ? (['endpoint', 'legacy'] as const) : (['endpoint'] as const);
-      const result = { events: 0, deliveriesCreated: 0, deliveriesRescheduled: 0 };
-      let after: { created: Date; id: string } | null = null;
-      // Nothing to look at when the endpoint was created after the window.
-      while (since.getTime() <= until.getTime()) {
-        const events = await queries.selectUnacknowledgedEvents(db, {
-          merchantId: merchant.merchantId,
-          mode: merchant.mode,
-          endpointId,
-          dynamic: endpoint.kind === 'dynamic',
-          subscribedTo: endpoint.enabledEvents,
-          since,
-          until,
-          after,
-          limit: pageSize,
-        });
-        const last = events.at(-1);
-        if (!last) break;
-        after = { created: last.created_at, id: last.id };
-        const retrying = events.filter((event) => Number(event.pending_deliveries) > 0);
-        const rows: queries.RecoveredDelivery[] = [];
-        for (const event of events) {
-          if (Number(event.pending_deliveries) > 0) continue;
-          const url = endpoint.kind === 'dynamic' ? notifyUrlOf(event) : endpoint.url;
-          if (url === null) continue;
-          for (const kind of kinds) {
-            rows.push({
-              id: newId('wd'),
-              event_id: event.id,
-              merchant_id: merchant.merchantId,
-              mode: merchant.mode,
-              endpoint_id: endpointId,
-              url,
-              kind,
-              body: kind === 'endpoint' ? endpointBodyOf(event.body, event.type) : event.body,
-              next_attempt_at: event.created_at,
-              created_at: now,
-            });
-          }
-        }
-        const rescheduled = await db.transaction(async (tx) => {
-          await queries.insertRecoveredDeliveries(tx, rows);
-          return queries.rescheduleDeliveries(
+      // One transaction, so that the chain is whole before any of it is sent: a part written and
+      // started while the rest was still being read could run past the next part's first link.
+      const result = await db.transaction(async (tx) => {
+        const totals = { events: 0, deliveriesCreated: 0, deliveriesRescheduled: 0 };
+        const chain = startChain();
+        let after: { created: Date; id: string } | null = null;
+        // Nothing to look at when the endpoint was created after the window.
+        while (since.getTime() <= until.getTime()) {
+          const events = await queries.selectUnacknowledgedEvents(tx, {
+            merchantId: merchant.merchantId,
+            mode: merchant.mode,
+            endpointId,
+            dynamic: endpoint.kind === 'dynamic',
+            subscribedTo: endpoint.enabledEvents,
+            since,
+            until,
+            after,
+            limit: pageSize,
+          });
+          const last = events.at(-1);
+          if (!last) break;
+          after = { created: last.created_at, id: last.id };
+          const retrying = events.filter((event) => Number(event.pending_deliveries) > 0);
+          const pending = await queries.selectPendingDeliveries(
             tx,
             endpointId,
             retrying.map((event) => event.id),
-            retrying.map((event) => event.created_at),
             now,
           );
-        });
-        result.events += retrying.length + new Set(rows.map((row) => row.event_id)).size;
-        result.deliveriesCreated += rows.length;
-        result.deliveriesRescheduled += rescheduled;
-        if (events.length < pageSize) break;
-      }
+          const idle = await queries.lockIdleDeliveries(
+            tx,
+            pending.filter((delivery) => !delivery.in_flight).map((delivery) => delivery.id),
+            now,
+          );
+          const pendingOf = new Map<string, queries.PendingDelivery[]>();
+          for (const delivery of pending)
+            pendingOf.set(delivery.event_id, [...(pendingOf.get(delivery.event_id) ?? []), delivery]);
+          const links: queries.ChainLink[] = [];
+          const rows: queries.RecoveredDelivery[] = [];
+          for (const event of events) {
+            if (Number(event.pending_deliveries) > 0) {
+              // Not sent twice: its pending deliveries take their places in the chain.
+              for (const delivery of pendingOf.get(event.id) ?? []) {
+                if (idle.has(delivery.id)) links.push(chain.link(delivery.id, event.created_at));
+                else if (delivery.in_flight) chain.inFlight(delivery.id);
+              }
+              totals.events++;
+              continue;
+            }
+            const url = endpoint.kind === 'dynamic' ? notifyUrlOf(event) : endpoint.url;
+            if (url === null) continue;
+            for (const kind of kinds) {
+              const link = chain.link(newId('wd'), event.created_at);
+              rows.push({
+                ...link,
+                event_id: event.id,
+                merchant_id: merchant.merchantId,
+                mode: merchant.mode,
+                endpoint_id: endpointId,
+                url,
+                kind,
+                body: kind === 'endpoint' ? endpointBodyOf(event.body, event.type) : event.body,
+                created_at: now,
+              });
+            }
+            totals.events++;
+          }
+          await queries.insertRecoveredDeliveries(tx, rows);
+          await queries.chainDeliveries(tx, links, now);
+          totals.deliveriesCreated += rows.length;
+          totals.deliveriesRescheduled += links.length;
+          if (events.length < pageSize) break;
+        }
+        return totals;
+      });
       await deps.webhookEndpoints.recordAudit(merchant, 'webhook_endpoint.recovered', endpointId, actor);
       if (result.deliveriesCreated + result.deliveriesRescheduled > 0) deps.onCreated();
       return { endpointId, since: isoTimestamp(since), until: isoTimestamp(until), ...result };
+    },
+
+    /**
+     * The backstop of the chains (every minute, in every process): a delivery whose delivery before
+     * it will not be answered (deleted, or ended without a recorded attempt) falls due. How many.
+     */
+    async releaseStranded(): Promise<number> {
+      const now = clock.now();
+      const released = await queries.releaseStrandedFollowers(db, now, new Date(now.getTime() - strandedAfterMs));
+      if (released > 0) deps.onCreated();
+      return released;
     },
   };
 }
