@@ -78,6 +78,52 @@ describe(`webhook delivery fast-forward (${databaseKind})`, () => {
     assert.equal(again.body.code, 'invalid_state');
   });
 
+  test('a recovered delivery waiting for the one before it keeps waiting when fast-forwarded (its later waits shrink)', async () => {
+    const shop = await ctx.merchant();
+    const hook = await startReceiver();
+    try {
+      const created = await shop.call('POST', '/webhook_endpoints/create', {
+        url: hook.url(),
+        legacyNotifications: false,
+        enabledEvents: ['payment.succeeded'],
+      });
+      const id = created.body.data.id as string;
+      const since = ctx.clock.now().toISOString();
+      await shop.call('POST', `/webhook_endpoints/${id}/update`, { status: 'disabled' });
+      const method = await shop.call('POST', '/payment_methods/create', {
+        type: 'card',
+        card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+      });
+      for (let index = 0; index < 2; index++) {
+        ctx.clock.advance(1000);
+        await shop.call('POST', '/payment/create', {
+          amount: '500',
+          currency: 'USD',
+          paymentMethod: method.body.data.id,
+          confirm: true,
+        });
+      }
+      await shop.call('POST', `/webhook_endpoints/${id}/update`, { status: 'enabled' });
+      await shop.call('POST', `/webhook_endpoints/${id}/recover`, { since });
+      const listed = await shop.call('GET', `/webhook_deliveries?endpointId=${id}`);
+      const [waiting] = (listed.body.data.data as Array<{ id: string; nextAttemptAt: string | null }>).filter(
+        (delivery) => delivery.nextAttemptAt === null,
+      );
+      assert.ok(waiting, listed.raw);
+
+      const forwarded = await shop.call('POST', `/webhook_deliveries/${waiting.id}/fast_forward`, {});
+      assert.equal(forwarded.status, 200, forwarded.raw);
+      assert.deepEqual([forwarded.body.data.status, forwarded.body.data.nextAttemptAt], ['pending', null]);
+      assert.equal(await ctx.tessera.webhookDispatcher.runOnce(), 2);
+      assert.equal(hook.maxConcurrent(), 1);
+      const sent = hook.requests.map((request) => (JSON.parse(request.body) as { id: string }).id);
+      const last = await shop.call('GET', `/webhook_deliveries/${waiting.id}`);
+      assert.equal(sent[1], last.body.data.eventId);
+    } finally {
+      await hook.close();
+    }
+  });
+
   test('the factor is bounded, and live mode is refused naming the rule', async () => {
     for (const factor of [0, 86_401, 1.5]) {
       const refused = await merchant.call('POST', '/webhook_deliveries/wd_1000000000000000000/fast_forward', {

@@ -48,9 +48,13 @@ export function createFastForward({ db, clock, wake }: { db: Db; clock: Clock; w
       }
       const factor = input.factor ?? defaultTimeFactor;
       const now = clock.now();
-      // The wait already under way is compressed too: the next attempt falls due at once.
+      // The wait already under way is compressed too: the next attempt falls due at once. Not so for
+      // a delivery of a recover's chain still waiting for the one before it (docs/decisions/0030):
+      // it has no time to bring forward (LEAST would take $5 for its NULL) and keeps its place.
       const [row] = await db.query<{ id: string }>(
-        `UPDATE webhook_deliveries SET time_factor = $4, next_attempt_at = LEAST(next_attempt_at, $5), updated_at = $5
+        `UPDATE webhook_deliveries
+         SET time_factor = $4, updated_at = $5,
+             next_attempt_at = CASE WHEN follows IS NULL THEN LEAST(next_attempt_at, $5) ELSE next_attempt_at END
          WHERE id = $1 AND merchant_id = $2 AND mode = $3 AND status = 'pending' RETURNING id`,
         [id, merchant.merchantId, merchant.mode, factor, now],
       );
@@ -83,7 +87,9 @@ export function fastForwardRoutes(service: ReturnType<typeof createFastForward>)
             "Test mode only (live: 403 permission_denied, rule test_mode_only): runs the pending delivery's " +
             'remaining retry schedule compressed, each wait divided by `factor` (default 3600, 1 to 86400), so ' +
             'that all 13 attempts and the give-up can be watched (GET /webhook_deliveries/{id}/attempts). The ' +
-            'next attempt falls due at once. A delivery that succeeded or was given up: invalid_state.',
+            'next attempt falls due at once, except for a recovered delivery still waiting for the one before it ' +
+            '(nextAttemptAt null): it keeps its place, and its later waits are divided. A delivery that succeeded ' +
+            'or was given up: invalid_state.',
           params: DeliveryParams,
           body: FastForwardBody,
           response: { 200: envelope(WebhookDelivery) },
