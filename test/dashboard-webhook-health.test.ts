@@ -105,4 +105,34 @@ describe(`dashboard: endpoint health and recover (${databaseKind})`, () => {
     assert.equal(audit.length, 1);
     assert.match(audit[0]!.actor, /^member:/);
   });
+
+  it("a recovered delivery waiting for the one before it reads Waiting and why, on the endpoint's log and its event", async () => {
+    const since = ctx.clock.now().toISOString();
+    await merchant.call('POST', `/webhook_endpoints/${endpointId}/update`, { status: 'disabled' });
+    const method = await merchant.call('POST', '/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    for (let index = 0; index < 2; index++) {
+      ctx.clock.advance(1000);
+      const body = { amount: '700', currency: 'EUR', paymentMethod: method.body.data.id, confirm: true };
+      assert.equal((await merchant.call('POST', '/payment/create', body)).status, 200);
+    }
+    await merchant.call('POST', `/webhook_endpoints/${endpointId}/update`, { status: 'enabled' });
+    const recovered = await merchant.call('POST', `/webhook_endpoints/${endpointId}/recover`, { since });
+    assert.equal(recovered.body.data.deliveriesCreated, 2, recovered.raw);
+    const listed = await merchant.call('GET', `/webhook_deliveries?endpointId=${endpointId}&status=pending`);
+    const waiting = (listed.body.data.data as Array<{ eventId: string; nextAttemptAt: string | null }>).find(
+      (delivery) => delivery.nextAttemptAt === null,
+    );
+    assert.ok(waiting, listed.raw);
+
+    const waitingBadge =
+      /<span class="badge badge-warn">Waiting<\/span> <span class="hint">recovered in order: sent once the one before it is answered<\/span>/;
+    const log = await owner.get(`${base}/webhooks/${endpointId}`);
+    assert.match(log.body, waitingBadge);
+    const event = await owner.get(`${base}/events/${waiting.eventId}`);
+    assert.match(event.body, waitingBadge);
+    assert.equal(await ctx.tessera.webhookDispatcher.runOnce(), 2);
+  });
 });

@@ -65,7 +65,13 @@ function eventLine(event: Event, typeWidth: number): string {
 }
 
 function deliveryLine(delivery: Delivery): string {
-  const next = delivery.nextAttemptAt ? colors.dim(`  next ${delivery.nextAttemptAt}`) : '';
+  // A pending delivery without a time waits for the one before it in a recover (docs/webhooks.md, Recover).
+  const waiting = delivery.status === 'pending' && delivery.nextAttemptAt === null;
+  const next = delivery.nextAttemptAt
+    ? colors.dim(`  next ${delivery.nextAttemptAt}`)
+    : waiting
+      ? colors.dim('  next after the one before it (recover)')
+      : '';
   return `  ${delivery.id}  ${delivery.kind.padEnd(8)}  ${byOutcome(delivery.status.padEnd(9))}  ${delivery.attempts} attempt(s)  ${delivery.url}${next}`;
 }
 

@@ -12,8 +12,8 @@ export const webhooksHealthUsage = `  webhooks list [--limit N] [--json]
                                  the merchant's webhook endpoints with their health: healthy, failing
                                  (since when, the last error, the next attempt) or disabled
   webhooks recover ID --since TIME|24h|7d [--until TIME] [--json]
-                                 send the endpoint again, oldest first, every event of the window it has
-                                 not acknowledged (enable a disabled endpoint first)`;
+                                 send the endpoint again, one at a time and oldest first, every event of
+                                 the window it has not acknowledged (enable a disabled endpoint first)`;
 
 interface Endpoint {
   id: string;
@@ -107,7 +107,7 @@ async function recover(argv: string[]): Promise<number> {
   })) as { events: number; deliveriesCreated: number; deliveriesRescheduled: number; since: string; until: string };
   if (values.json) return json(recovery);
   process.stdout.write(
-    `${recovery.events} event(s) from ${recovery.since} to ${recovery.until} sent again to ${id}, oldest first ` +
+    `${recovery.events} event(s) from ${recovery.since} to ${recovery.until} sent again to ${id}, oldest first, one at a time ` +
       `(${recovery.deliveriesCreated} new deliveries, ${recovery.deliveriesRescheduled} retries brought forward)\n`,
   );
   return 0;

@@ -5,7 +5,7 @@ import { barChart } from './chart.js';
 import { html, type SafeHtml } from './html.js';
 import { layout, money, table, when } from './layout.js';
 import { page, type DashboardDeps } from './kit.js';
-import { comparison, deliveryBadge, emptyState } from './ui.js';
+import { comparison, deliveryBadge, emptyState, waitsForPreviousDelivery } from './ui.js';
 import { healthBadge } from './webhook-recover-pages.js';
 
 const days = 30;
@@ -234,7 +234,9 @@ export function homePage(app: App, deps: DashboardDeps): void {
                         <td>${deliveryBadge(delivery)}</td>
                         <td>${delivery.url}</td>
                         <td class="num">${delivery.attempts}</td>
-                        <td>${when(delivery.nextAttemptAt)}</td>
+                        <td>
+                          ${waitsForPreviousDelivery(delivery) ? 'after the one before it' : when(delivery.nextAttemptAt)}
+                        </td>
                       </tr>`,
                   ),
                   'Every delivery went through: none failed, none is being retried.',

@@ -45,15 +45,37 @@ export function statusBadge(status: string, label = statusWords(status)): SafeHt
   return badge(label, toneOf[status] ?? 'warn');
 }
 
+/** A delivery as the dashboard reads it; `nextAttemptAt` where known (the API's WebhookDelivery). */
+interface DeliveryState {
+  status: string;
+  attempts: number;
+  nextAttemptAt?: string | null;
+}
+
+/**
+ * Whether a pending delivery waits for the one before it in a recover's chain (docs/decisions/0030):
+ * it has no time of its own until that one is answered.
+ */
+export function waitsForPreviousDelivery(delivery: DeliveryState): boolean {
+  return delivery.status === 'pending' && delivery.nextAttemptAt === null;
+}
+
 /**
  * A webhook delivery's status as a badge: a pending delivery already tried reads "Retrying", one
- * not tried yet "Pending"; home, a payment's timeline, an endpoint's log and an event read the same.
+ * not tried yet "Pending", one of a recover waiting for the delivery before it "Waiting" with why;
+ * home, a payment's timeline, an endpoint's log and an event read the same.
  */
-export function deliveryBadge(delivery: { status: string; attempts: number }): SafeHtml {
+export function deliveryBadge(delivery: DeliveryState): SafeHtml {
+  if (waitsForPreviousDelivery(delivery)) {
+    return html`${statusBadge('waiting', 'Waiting')} <span class="hint">${waitingWords}</span>`;
+  }
   return delivery.status === 'pending' && delivery.attempts > 0
     ? statusBadge('retrying', 'Retrying')
     : statusBadge(delivery.status);
 }
+
+/** What a delivery of a recover's chain waits for, in words (beside its badge, as its next attempt). */
+export const waitingWords = 'recovered in order: sent once the one before it is answered';
 
 /** A count shown on a tab: exact up to the cap, then "cap-1+" (the count stopped reading there). */
 export function cappedCount(count: number, cap: number): string {

@@ -83,9 +83,10 @@ export function recoverSection(
     <form class="card" method="post" action="${base}/webhooks/${endpoint.id}/recover" novalidate>
       ${csrfField(ctx.session.csrfToken)} ${formError(errors)}
       <p class="hint">
-        Sends this endpoint again, oldest first, every event of the window it has not acknowledged (answered
-        <code>success</code>), including events made while it was disabled. Deliveries still being retried are sent now
-        instead of twice.
+        Sends this endpoint again, one at a time and oldest first, every event of the window it has not acknowledged
+        (answered <code>success</code>), including events made while it was disabled: each once the one before it has
+        been answered; one that fails is retried on its schedule while the rest go on. Deliveries still being retried
+        take their places instead of being sent twice.
       </p>
       ${field({ name: 'since', label: 'Since', value: view.values?.since ?? deps.recovery.suggestedSince(endpoint.failingSince), errors, required: true, hint: 'ISO 8601 time, e.g. 2026-11-22T18:30:00Z; within the retention of events (30 days by default)' })}
       ${field({ name: 'until', label: 'Until (optional)', value: view.values?.until, errors, hint: 'Empty: now' })}
@@ -94,8 +95,9 @@ export function recoverSection(
     ${
       result
         ? html`<p class="card" role="status" id="recover-result">
-            ${result.events} event(s) from ${when(result.since)} to ${when(result.until)} are being sent again
-            (${result.deliveriesCreated} new deliveries, ${result.deliveriesRescheduled} retries brought forward).
+            ${result.events} event(s) from ${when(result.since)} to ${when(result.until)} are being sent again one at a
+            time, oldest first (${result.deliveriesCreated} new deliveries, ${result.deliveriesRescheduled} retries
+            brought forward).
           </p>`
         : ''
     }`;

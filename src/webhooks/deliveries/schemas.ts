@@ -60,7 +60,12 @@ export const WebhookDelivery = Type.Object(
       description: '`pending` until answered `success` (`succeeded`) or given up after the last retry (`failed`)',
     }),
     attempts: Type.Integer({ description: 'Attempts made so far' }),
-    nextAttemptAt: Nullable(Timestamp),
+    nextAttemptAt: Type.Union([Timestamp, Type.Null()], {
+      description:
+        'When the next attempt is due. Null once the delivery has ended, and while a pending delivery made or ' +
+        'rescheduled by a recover waits for the one before it to be answered: a recover sends one at a time, ' +
+        "in the events' order (docs/webhooks.md, Recover)",
+    }),
     lastAttemptAt: Nullable(Timestamp),
     created: Timestamp,
   },

@@ -17,7 +17,9 @@ export function recoverRoutes(recovery: RecoveryService) {
           description:
             'Sends the endpoint again, oldest first, every event created from since to until (both included) that it has not ' +
             'acknowledged (no delivery of it to this endpoint succeeded), including events made while it was ' +
-            'disabled. Deliveries still retrying fall due at once instead of being doubled. `since` in the future ' +
+            "disabled. One at a time, in the events' order: each delivery's first attempt starts once the attempt " +
+            'of the one before it has been answered and recorded; one that fails is retried on its schedule while ' +
+            'the rest go on. Deliveries still retrying take their places instead of being doubled. `since` in the future ' +
             'or older than retention: 400 naming it. A disabled endpoint: 409 endpoint_disabled (enable it ' +
             'first). Written to the audit log.',
           params: WebhookEndpointParams,

@@ -27,9 +27,13 @@ export const Recovery = Type.Object(
     since: Timestamp,
     until: Timestamp,
     events: Type.Integer({ description: 'Events in the window that the endpoint had not acknowledged: sent again' }),
-    deliveriesCreated: Type.Integer({ description: 'New deliveries made for them, due at once, oldest event first' }),
+    deliveriesCreated: Type.Integer({
+      description: "New deliveries made for them, sent one at a time in the events' order, the first at once",
+    }),
     deliveriesRescheduled: Type.Integer({
-      description: 'Deliveries of them still retrying, made due at once instead of sent twice',
+      description:
+        'Deliveries of them still retrying, sent again in their places in that order instead of doubled (one ' +
+        'whose attempt is under way is left to that attempt)',
     }),
   },
   { $id: 'WebhookEndpointRecovery' },
