@@ -1,9 +1,10 @@
 import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/db.js';
+import type { Db, Queryable } from '../../db/db.js';
 import type { MerchantContext } from '../../http/auth.js';
 import { ApiError, invalidField } from '../../http/errors.js';
 import { newId } from '../../ids.js';
 import { isoTimestamp } from '../../time.js';
+import type { DeliveryKind } from '../deliveries/schemas.js';
 import { endpointBodyOf } from '../deliveries/service.js';
 import type { Actor, WebhookEndpointService } from '../endpoints/service.js';
 import * as queries from './queries.js';
@@ -66,6 +67,77 @@ function startChain() {
   };
 }
 
+/** Where a recover sends: the endpoint, its url (null: the dynamic endpoint, each event's notifyUrl), its kinds. */
+interface PageTarget {
+  merchant: Pick<MerchantContext, 'merchantId' | 'mode'>;
+  endpointId: string;
+  url: string | null;
+  kinds: readonly DeliveryKind[];
+}
+
+/**
+ * One page of the window's events, in order, into the chain: an event still being retried to the
+ * endpoint by its pending deliveries (those not under a lease, locked until the recover commits),
+ * any other by new deliveries of each kind. Answers what it counted and wrote.
+ */
+async function chainPage(
+  tx: Queryable,
+  target: PageTarget,
+  events: readonly queries.UnacknowledgedEvent[],
+  chain: ReturnType<typeof startChain>,
+  now: Date,
+): Promise<{ events: number; created: number; rescheduled: number }> {
+  const retrying = events.filter((event) => Number(event.pending_deliveries) > 0);
+  const pending = await queries.selectPendingDeliveries(
+    tx,
+    target.endpointId,
+    retrying.map((event) => event.id),
+    now,
+  );
+  const idle = await queries.lockIdleDeliveries(
+    tx,
+    pending.filter((delivery) => !delivery.in_flight).map((delivery) => delivery.id),
+    now,
+  );
+  const pendingOf = new Map<string, queries.PendingDelivery[]>();
+  for (const delivery of pending) {
+    pendingOf.set(delivery.event_id, [...(pendingOf.get(delivery.event_id) ?? []), delivery]);
+  }
+  const links: queries.ChainLink[] = [];
+  const rows: queries.RecoveredDelivery[] = [];
+  let counted = 0;
+  for (const event of events) {
+    if (Number(event.pending_deliveries) > 0) {
+      // Not sent twice: its pending deliveries take their places in the chain.
+      for (const delivery of pendingOf.get(event.id) ?? []) {
+        if (idle.has(delivery.id)) links.push(chain.link(delivery.id, event.created_at));
+        else if (delivery.in_flight) chain.inFlight(delivery.id);
+      }
+      counted++;
+      continue;
+    }
+    const url = target.url ?? notifyUrlOf(event);
+    if (url === null) continue;
+    for (const kind of target.kinds) {
+      rows.push({
+        ...chain.link(newId('wd'), event.created_at),
+        event_id: event.id,
+        merchant_id: target.merchant.merchantId,
+        mode: target.merchant.mode,
+        endpoint_id: target.endpointId,
+        url,
+        kind,
+        body: kind === 'endpoint' ? endpointBodyOf(event.body, event.type) : event.body,
+        created_at: now,
+      });
+    }
+    counted++;
+  }
+  await queries.insertRecoveredDeliveries(tx, rows);
+  await queries.chainDeliveries(tx, links, now);
+  return { events: counted, created: rows.length, rescheduled: links.length };
+}
+
 /** DESIGN §5: the notifyUrl an event was sent to (recorded with it, or its payment's own). */
 function notifyUrlOf(event: queries.UnacknowledgedEvent): string | null {
   if (event.notify_url) return event.notify_url;
@@ -125,7 +197,12 @@ export function createRecoveryService(deps: RecoveryDeps) {
       const created = new Date(endpoint.created);
       const since = created > window_.since ? created : window_.since;
       const until = window_.until;
-      const kinds = endpoint.legacyNotifications ? (['endpoint', 'legacy'] as const) : (['endpoint'] as const);
+      const target: PageTarget = {
+        merchant,
+        endpointId,
+        url: endpoint.kind === 'dynamic' ? null : endpoint.url,
+        kinds: endpoint.legacyNotifications ? ['endpoint', 'legacy'] : ['endpoint'],
+      };
       // One transaction, so that the chain is whole before any of it is sent: a part written and
       // started while the rest was still being read could run past the next part's first link.
       const result = await db.transaction(async (tx) => {
@@ -148,55 +225,10 @@ export function createRecoveryService(deps: RecoveryDeps) {
           const last = events.at(-1);
           if (!last) break;
           after = { created: last.created_at, id: last.id };
-          const retrying = events.filter((event) => Number(event.pending_deliveries) > 0);
-          const pending = await queries.selectPendingDeliveries(
-            tx,
-            endpointId,
-            retrying.map((event) => event.id),
-            now,
-          );
-          const idle = await queries.lockIdleDeliveries(
-            tx,
-            pending.filter((delivery) => !delivery.in_flight).map((delivery) => delivery.id),
-            now,
-          );
-          const pendingOf = new Map<string, queries.PendingDelivery[]>();
-          for (const delivery of pending)
-            pendingOf.set(delivery.event_id, [...(pendingOf.get(delivery.event_id) ?? []), delivery]);
-          const links: queries.ChainLink[] = [];
-          const rows: queries.RecoveredDelivery[] = [];
-          for (const event of events) {
-            if (Number(event.pending_deliveries) > 0) {
-              // Not sent twice: its pending deliveries take their places in the chain.
-              for (const delivery of pendingOf.get(event.id) ?? []) {
-                if (idle.has(delivery.id)) links.push(chain.link(delivery.id, event.created_at));
-                else if (delivery.in_flight) chain.inFlight(delivery.id);
-              }
-              totals.events++;
-              continue;
-            }
-            const url = endpoint.kind === 'dynamic' ? notifyUrlOf(event) : endpoint.url;
-            if (url === null) continue;
-            for (const kind of kinds) {
-              const link = chain.link(newId('wd'), event.created_at);
-              rows.push({
-                ...link,
-                event_id: event.id,
-                merchant_id: merchant.merchantId,
-                mode: merchant.mode,
-                endpoint_id: endpointId,
-                url,
-                kind,
-                body: kind === 'endpoint' ? endpointBodyOf(event.body, event.type) : event.body,
-                created_at: now,
-              });
-            }
-            totals.events++;
-          }
-          await queries.insertRecoveredDeliveries(tx, rows);
-          await queries.chainDeliveries(tx, links, now);
-          totals.deliveriesCreated += rows.length;
-          totals.deliveriesRescheduled += links.length;
+          const written = await chainPage(tx, target, events, chain, now);
+          totals.events += written.events;
+          totals.deliveriesCreated += written.created;
+          totals.deliveriesRescheduled += written.rescheduled;
           if (events.length < pageSize) break;
         }
         return totals;
