@@ -75,9 +75,10 @@ describe(`tail and listen live through a restart of the service (${databaseKind}
 
     await stopService(running);
     running = undefined;
-    // Refused, or reset when the poll under way was cut by the stopping service: either is named.
+    // Refused, or reset or closed when the poll under way was cut by the stopping service (undici
+    // names a socket the server closed mid-answer UND_ERR_SOCKET): each is named.
     await tail.waitFor(
-      /lost the service, reconnecting \(Ctrl-C stops\): could not connect to .* \(connection (refused|reset)\)/,
+      /lost the service, reconnecting \(Ctrl-C stops\): could not connect to .* \(connection (refused|reset|closed)\)/,
     );
     await listen.waitFor(/lost the service, reconnecting \(Ctrl-C stops\): /);
     // A few back-off rounds pass with the service down: still running, one line each, not one per try.
