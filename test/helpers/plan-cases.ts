@@ -16,7 +16,7 @@ import { selectAudit, selectMembers } from '../../src/team/queries.js';
 import { dailySummary } from '../../src/payments/daily-summary.js';
 import { manualClock } from '../../src/clock.js';
 import { lockFinishedDeliveries, lockOldEvents } from '../../src/retention/queries.js';
-import { releaseStrandedFollowers } from '../../src/webhooks/recover/queries.js';
+import { releaseStrandedFollowers, selectUnacknowledgedEvents } from '../../src/webhooks/recover/queries.js';
 
 /** One list or filter query of the service, as its query function sends it, over the seeded data. */
 export interface ListQuery {
@@ -203,6 +203,24 @@ export const listQueries: ListQuery[] = [
     index: 'payments_list',
     run: (db) => dailySummary(db, manualClock(new Date('2026-01-02T00:00:00Z')), { merchantId: big, mode: test }, 1),
   },
+  // Recover reads each event's deliveries by the event (a planner without statistics chose the
+  // endpoint's index and read all of its deliveries for every event: 48 s for 20,000 events).
+  ...[null, { created: new Date('2026-01-01T10:30:00Z'), id: 'evt_5000' }].map((cursor): ListQuery => ({
+    name: `recover: the events an endpoint has not acknowledged${cursor ? ', next page' : ''}`,
+    index: 'webhook_deliveries_event',
+    run: (db) =>
+      selectUnacknowledgedEvents(db, {
+        merchantId: big,
+        mode: test,
+        endpointId: 'we_1',
+        dynamic: false,
+        subscribedTo: ['*'],
+        since: new Date('2026-01-01T00:00:00Z'),
+        until: new Date('2026-01-02T00:00:00Z'),
+        after: cursor,
+        limit: 500,
+      }),
+  })),
 ];
 
 const now = new Date('2026-01-02T00:00:00Z');
