@@ -319,9 +319,18 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
       };
     },
 
-    /** Writes an audit_log row for an action on an endpoint (recover, say) done by another part of webhooks. */
-    async recordAudit(merchant: MerchantContext, action: string, id: string, actor: Actor): Promise<void> {
-      await queries.insertAuditEntry(db, audit(merchant, action, id, actor));
+    /**
+     * Writes an audit_log row for an action on an endpoint (recover, say) done by another part of
+     * webhooks, in that action's transaction (`on`) when it has one.
+     */
+    async recordAudit(
+      merchant: MerchantContext,
+      action: string,
+      id: string,
+      actor: Actor,
+      on: Queryable = db,
+    ): Promise<void> {
+      await queries.insertAuditEntry(on, audit(merchant, action, id, actor));
     },
 
     /** Called after each committed roll of a token in this process (the delivery engine). */

@@ -231,9 +231,10 @@ export function createRecoveryService(deps: RecoveryDeps) {
           totals.deliveriesRescheduled += written.rescheduled;
           if (events.length < pageSize) break;
         }
+        // Audited in the same transaction: no recover without its entry, nor an entry without it.
+        await deps.webhookEndpoints.recordAudit(merchant, 'webhook_endpoint.recovered', endpointId, actor, tx);
         return totals;
       });
-      await deps.webhookEndpoints.recordAudit(merchant, 'webhook_endpoint.recovered', endpointId, actor);
       if (result.deliveriesCreated + result.deliveriesRescheduled > 0) deps.onCreated();
       return { endpointId, since: isoTimestamp(since), until: isoTimestamp(until), ...result };
     },
