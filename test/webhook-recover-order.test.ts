@@ -1,7 +1,8 @@
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
-import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { databaseKind, type TestMerchant } from './helpers/harness.js';
+import type { Receiver } from './helpers/receiver.js';
+import { recoverFixture } from './helpers/recover-fixture.js';
 
 /*
  * Recover sends in order (DESIGN §12, docs/decisions/0030): a recover's deliveries go one at a
@@ -11,72 +12,9 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
  * answered. Two processes: test/fleet-recover.test.ts.
  */
 
-const visa = '4242424242424242';
-
 describe(`webhook endpoint recover, in order (${databaseKind})`, () => {
-  let ctx: TestContext;
-  const receivers: Receiver[] = [];
-
-  before(async () => {
-    ctx = await startTestApp({ env: { TESSERA_WEBHOOK_POLL_INTERVAL_MS: '600000' } });
-  });
-  after(async () => {
-    await Promise.all(receivers.map((receiver) => receiver.close()));
-    await ctx.close();
-  });
-  afterEach(async () => {
-    await ctx.tessera.db.query(
-      "UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, locked_until = NULL WHERE status = 'pending'",
-    );
-    await ctx.tessera.db.query("UPDATE webhook_endpoints SET status = 'disabled' WHERE kind = 'static'");
-  });
-
-  const run = () => ctx.tessera.webhookDispatcher.runOnce();
-
-  async function receiver(): Promise<Receiver> {
-    const started = await startReceiver(() => ({ status: 200, body: 'success' }));
-    receivers.push(started);
-    return started;
-  }
-
-  async function createEndpoint(merchant: TestMerchant, url: string, legacyNotifications = false): Promise<string> {
-    const response = await merchant.call('POST', '/webhook_endpoints/create', {
-      url,
-      enabledEvents: ['payment.succeeded'],
-      legacyNotifications,
-    });
-    assert.equal(response.status, 200, response.raw);
-    return response.body.data.id;
-  }
-
-  /** A succeeded payment; answers its payment.succeeded event's id. */
-  async function pay(merchant: TestMerchant): Promise<string> {
-    const method = await merchant.call('POST', '/payment_methods/create', {
-      type: 'card',
-      card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
-    });
-    const payment = await merchant.call('POST', '/payment/create', {
-      amount: '1999',
-      currency: 'USD',
-      paymentMethod: method.body.data.id,
-      confirm: true,
-    });
-    assert.equal(payment.body.data.status, 'succeeded', payment.raw);
-    const events = await merchant.call('GET', `/events?objectId=${payment.body.data.id}`);
-    const event = (events.body.data.data as Array<{ id: string; type: string }>).find(
-      (candidate) => candidate.type === 'payment.succeeded',
-    );
-    assert.ok(event, events.raw);
-    return event.id;
-  }
-
-  const eventIdsOf = (hook: Receiver) =>
-    hook.requests.map((request) => (JSON.parse(request.body) as { id: string }).id);
-
-  async function setStatus(merchant: TestMerchant, id: string, status: 'enabled' | 'disabled') {
-    const response = await merchant.call('POST', `/webhook_endpoints/${id}/update`, { status });
-    assert.equal(response.status, 200, response.raw);
-  }
+  const fixture = recoverFixture();
+  const { run, receiver, createEndpoint, pay, eventIdsOf, setStatus } = fixture;
 
   /**
    * Answers success after `delayMs` and counts the requests being answered at once: with the eight
@@ -99,17 +37,17 @@ describe(`webhook endpoint recover, in order (${databaseKind})`, () => {
   async function payInTurn(merchant: TestMerchant, count: number): Promise<string[]> {
     const ids: string[] = [];
     for (let index = 0; index < count; index++) {
-      ctx.clock.advance(1000);
+      fixture.ctx.clock.advance(1000);
       ids.push(await pay(merchant));
     }
     return ids;
   }
 
   test('sends what it recovers one at a time, in the order the events were made, though eight could be in flight', async () => {
-    const merchant = await ctx.merchant();
+    const merchant = await fixture.ctx.merchant();
     const hook = await receiver();
     const id = await createEndpoint(merchant, hook.url());
-    const since = ctx.clock.now().toISOString();
+    const since = fixture.ctx.clock.now().toISOString();
     hook.respond(() => ({ status: 500, body: 'down' }));
     const missed = await payInTurn(merchant, 20);
     assert.equal(await run(), 20);
@@ -125,10 +63,10 @@ describe(`webhook endpoint recover, in order (${databaseKind})`, () => {
   });
 
   test('a recovered delivery that fails is retried on its schedule, and the ones after it still go, in order', async () => {
-    const merchant = await ctx.merchant();
+    const merchant = await fixture.ctx.merchant();
     const hook = await receiver();
     const id = await createEndpoint(merchant, hook.url());
-    const since = ctx.clock.now().toISOString();
+    const since = fixture.ctx.clock.now().toISOString();
     await setStatus(merchant, id, 'disabled');
     const missed = await payInTurn(merchant, 6);
     await setStatus(merchant, id, 'enabled');
@@ -148,19 +86,19 @@ describe(`webhook endpoint recover, in order (${databaseKind})`, () => {
     const deliveries = await merchant.call('GET', `/webhook_deliveries?endpointId=${id}&status=pending`);
     const [retrying] = deliveries.body.data.data as Array<{ eventId: string; attempts: number; nextAttemptAt: string }>;
     assert.deepEqual([deliveries.body.data.data.length, retrying?.eventId, retrying?.attempts], [1, unlucky, 1]);
-    assert.ok(Date.parse(retrying!.nextAttemptAt) > ctx.clock.now().getTime(), deliveries.raw);
+    assert.ok(Date.parse(retrying!.nextAttemptAt) > fixture.ctx.clock.now().getTime(), deliveries.raw);
 
     // Its retry comes on the SPEC §6.1 schedule, after the others went through.
-    ctx.clock.set(new Date(retrying!.nextAttemptAt));
+    fixture.ctx.clock.set(new Date(retrying!.nextAttemptAt));
     assert.equal(await run(), 1);
     assert.deepEqual(eventIdsOf(hook), [...missed, unlucky]);
   });
 
   test('a second recover while the first one is still sending sends each event once, still one at a time in order', async () => {
-    const merchant = await ctx.merchant();
+    const merchant = await fixture.ctx.merchant();
     const hook = await receiver();
     const id = await createEndpoint(merchant, hook.url());
-    const since = ctx.clock.now().toISOString();
+    const since = fixture.ctx.clock.now().toISOString();
     await setStatus(merchant, id, 'disabled');
     const missed = await payInTurn(merchant, 8);
     await setStatus(merchant, id, 'enabled');
@@ -197,14 +135,14 @@ describe(`webhook endpoint recover, in order (${databaseKind})`, () => {
   });
 
   test('the chain goes on across the pages a recover reads (500 events each)', async () => {
-    const merchant = await ctx.merchant();
+    const merchant = await fixture.ctx.merchant();
     const hook = await receiver();
     const id = await createEndpoint(merchant, hook.url());
-    const since = ctx.clock.now().toISOString();
+    const since = fixture.ctx.clock.now().toISOString();
     await setStatus(merchant, id, 'disabled');
     const [model] = await payInTurn(merchant, 1);
     // 500 more events like it, a millisecond apart, written directly: paying 501 times would be slow.
-    await ctx.tessera.db.query(
+    await fixture.ctx.tessera.db.query(
       `INSERT INTO events (id, merchant_id, mode, type, object_id, body, created_at, sequence, notify_url)
        SELECT 'evt_9' || lpad(g::text, 18, '0'), merchant_id, mode, type, object_id,
               replace(body, id, 'evt_9' || lpad(g::text, 18, '0')), created_at + g * interval '1 millisecond',
@@ -212,7 +150,7 @@ describe(`webhook endpoint recover, in order (${databaseKind})`, () => {
        FROM events, generate_series(1, 500) AS g WHERE id = $1`,
       [model],
     );
-    ctx.clock.advance(2000);
+    fixture.ctx.clock.advance(2000);
     await setStatus(merchant, id, 'enabled');
     const recovered = await merchant.call('POST', `/webhook_endpoints/${id}/recover`, { since });
     assert.equal(recovered.body.data.deliveriesCreated, 501, recovered.raw);
@@ -225,10 +163,10 @@ describe(`webhook endpoint recover, in order (${databaseKind})`, () => {
   });
 
   test('a chain to an endpoint deleted meanwhile ends its deliveries one after another, sending nothing', async () => {
-    const merchant = await ctx.merchant();
+    const merchant = await fixture.ctx.merchant();
     const hook = await receiver();
     const id = await createEndpoint(merchant, hook.url());
-    const since = ctx.clock.now().toISOString();
+    const since = fixture.ctx.clock.now().toISOString();
     await setStatus(merchant, id, 'disabled');
     const missed = await payInTurn(merchant, 3);
     await setStatus(merchant, id, 'enabled');
@@ -246,10 +184,10 @@ describe(`webhook endpoint recover, in order (${databaseKind})`, () => {
   });
 
   test('a chained delivery whose predecessor is deleted, or ends without a recorded attempt, falls due after a minute', async () => {
-    const merchant = await ctx.merchant();
+    const merchant = await fixture.ctx.merchant();
     const hook = await receiver();
     const id = await createEndpoint(merchant, hook.url());
-    const since = ctx.clock.now().toISOString();
+    const since = fixture.ctx.clock.now().toISOString();
     await setStatus(merchant, id, 'disabled');
     const missed = await payInTurn(merchant, 5);
     await setStatus(merchant, id, 'enabled');
@@ -264,17 +202,17 @@ describe(`webhook endpoint recover, in order (${databaseKind})`, () => {
     assert.deepEqual([second.status, second.nextAttemptAt], ['pending', null]);
     assert.ok(first.nextAttemptAt);
 
-    await ctx.tessera.db.query('DELETE FROM webhook_deliveries WHERE id = $1', [first.id]);
-    await ctx.tessera.db.query(
+    await fixture.ctx.tessera.db.query('DELETE FROM webhook_deliveries WHERE id = $1', [first.id]);
+    await fixture.ctx.tessera.db.query(
       "UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL WHERE event_id = $1",
       [missed[2]],
     );
     // The sweep leaves chains alone for a minute (a recover may be writing one).
-    await ctx.runJobs();
+    await fixture.ctx.runJobs();
     assert.equal(await run(), 0);
     // Both waiting ones fall due at once; the last still follows the fourth.
-    ctx.clock.advance(61_000);
-    await ctx.runJobs();
+    fixture.ctx.clock.advance(61_000);
+    await fixture.ctx.runJobs();
     assert.equal(await run(), 3);
     const sent = eventIdsOf(hook);
     assert.deepEqual([...sent].sort(), [missed[1], missed[3], missed[4]].sort());

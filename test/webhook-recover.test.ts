@@ -1,7 +1,7 @@
-import { after, afterEach, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
-import { startReceiver, type Receiver } from './helpers/receiver.js';
+import { databaseKind } from './helpers/harness.js';
+import { recoverFixture } from './helpers/recover-fixture.js';
 
 /*
  * Recover (issue 20 item 4, DESIGN §12): POST /webhook_endpoints/{id}/recover {since, until?}
@@ -9,102 +9,40 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
  * windows are 400 naming the field, a disabled endpoint 409; every recover is audited.
  */
 
-const visa = '4242424242424242';
 const minuteMs = 60_000;
 const dayMs = 24 * 60 * minuteMs;
 
 describe(`webhook endpoint recover (${databaseKind})`, () => {
-  let ctx: TestContext;
-  const receivers: Receiver[] = [];
-
-  before(async () => {
-    ctx = await startTestApp({ env: { TESSERA_WEBHOOK_POLL_INTERVAL_MS: '600000' } });
-  });
-  after(async () => {
-    await Promise.all(receivers.map((receiver) => receiver.close()));
-    await ctx.close();
-  });
-  afterEach(async () => {
-    await ctx.tessera.db.query(
-      "UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, locked_until = NULL WHERE status = 'pending'",
-    );
-    await ctx.tessera.db.query("UPDATE webhook_endpoints SET status = 'disabled' WHERE kind = 'static'");
-  });
-
-  const run = () => ctx.tessera.webhookDispatcher.runOnce();
-
-  async function receiver(): Promise<Receiver> {
-    const started = await startReceiver(() => ({ status: 200, body: 'success' }));
-    receivers.push(started);
-    return started;
-  }
-
-  async function createEndpoint(merchant: TestMerchant, url: string, legacyNotifications = false): Promise<string> {
-    const response = await merchant.call('POST', '/webhook_endpoints/create', {
-      url,
-      enabledEvents: ['payment.succeeded'],
-      legacyNotifications,
-    });
-    assert.equal(response.status, 200, response.raw);
-    return response.body.data.id;
-  }
-
-  /** A succeeded payment; answers its payment.succeeded event's id. */
-  async function pay(merchant: TestMerchant): Promise<string> {
-    const method = await merchant.call('POST', '/payment_methods/create', {
-      type: 'card',
-      card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
-    });
-    const payment = await merchant.call('POST', '/payment/create', {
-      amount: '1999',
-      currency: 'USD',
-      paymentMethod: method.body.data.id,
-      confirm: true,
-    });
-    assert.equal(payment.body.data.status, 'succeeded', payment.raw);
-    const events = await merchant.call('GET', `/events?objectId=${payment.body.data.id}`);
-    const event = (events.body.data.data as Array<{ id: string; type: string }>).find(
-      (candidate) => candidate.type === 'payment.succeeded',
-    );
-    assert.ok(event, events.raw);
-    return event.id;
-  }
-
-  const eventIdsOf = (hook: Receiver) =>
-    hook.requests.map((request) => (JSON.parse(request.body) as { id: string }).id);
-
-  async function setStatus(merchant: TestMerchant, id: string, status: 'enabled' | 'disabled') {
-    const response = await merchant.call('POST', `/webhook_endpoints/${id}/update`, { status });
-    assert.equal(response.status, 200, response.raw);
-  }
+  const fixture = recoverFixture();
+  const { run, receiver, createEndpoint, pay, eventIdsOf, setStatus } = fixture;
 
   test('re-sends, oldest first, the events the endpoint missed (failed, or made while disabled), not those it acknowledged', async () => {
-    const merchant = await ctx.merchant();
+    const merchant = await fixture.ctx.merchant();
     const hook = await receiver();
     const id = await createEndpoint(merchant, hook.url());
-    const since = ctx.clock.now().toISOString();
+    const since = fixture.ctx.clock.now().toISOString();
 
     // Acknowledged: delivered and answered success.
     const acknowledged = await pay(merchant);
     assert.equal(await run(), 1);
     // Failed: the receiver is down for its one attempt, which the schedule gives up.
     hook.respond(() => ({ status: 500, body: 'down' }));
-    ctx.clock.advance(minuteMs);
+    fixture.ctx.clock.advance(minuteMs);
     const failed = await pay(merchant);
     assert.equal(await run(), 1);
-    await ctx.tessera.db.query(
+    await fixture.ctx.tessera.db.query(
       "UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL WHERE event_id = $1",
       [failed],
     );
     // Still retrying: not doubled, brought forward.
-    ctx.clock.advance(minuteMs);
+    fixture.ctx.clock.advance(minuteMs);
     const retrying = await pay(merchant);
     assert.equal(await run(), 1);
     // Made while the endpoint was disabled: never planned for it.
     await setStatus(merchant, id, 'disabled');
-    ctx.clock.advance(minuteMs);
+    fixture.ctx.clock.advance(minuteMs);
     const whileDisabled = await pay(merchant);
-    ctx.clock.advance(minuteMs);
+    fixture.ctx.clock.advance(minuteMs);
     await setStatus(merchant, id, 'enabled');
     hook.respond(() => ({ status: 200, body: 'success' }));
     const before = hook.requests.length;
@@ -114,7 +52,7 @@ describe(`webhook endpoint recover (${databaseKind})`, () => {
     assert.deepEqual(recovered.body.data, {
       endpointId: id,
       since,
-      until: ctx.clock.now().toISOString(),
+      until: fixture.ctx.clock.now().toISOString(),
       events: 3,
       deliveriesCreated: 2,
       deliveriesRescheduled: 1,
@@ -128,7 +66,7 @@ describe(`webhook endpoint recover (${databaseKind})`, () => {
     assert.equal(again.body.data.events, 0, again.raw);
 
     // Audited, like every webhook operation.
-    const audit = await ctx.tessera.db.query<{ action: string; object_id: string }>(
+    const audit = await fixture.ctx.tessera.db.query<{ action: string; object_id: string }>(
       'SELECT action, object_id FROM audit_log WHERE merchant_id = $1 AND action = $2',
       [merchant.id, 'webhook_endpoint.recovered'],
     );
@@ -137,19 +75,19 @@ describe(`webhook endpoint recover (${databaseKind})`, () => {
   });
 
   test('the window ends at until and starts no earlier than the endpoint; legacy notifications are re-sent where taken', async () => {
-    const merchant = await ctx.merchant();
+    const merchant = await fixture.ctx.merchant();
     const hook = await receiver();
-    const since = ctx.clock.now().toISOString();
+    const since = fixture.ctx.clock.now().toISOString();
     // Made before the endpoint existed: it cannot have missed it.
     await pay(merchant);
-    ctx.clock.advance(minuteMs);
-    const createdAt = ctx.clock.now().toISOString();
+    fixture.ctx.clock.advance(minuteMs);
+    const createdAt = fixture.ctx.clock.now().toISOString();
     const id = await createEndpoint(merchant, hook.url(), true);
     await setStatus(merchant, id, 'disabled');
     const inside = await pay(merchant);
-    ctx.clock.advance(minuteMs);
-    const until = ctx.clock.now().toISOString();
-    ctx.clock.advance(minuteMs);
+    fixture.ctx.clock.advance(minuteMs);
+    const until = fixture.ctx.clock.now().toISOString();
+    fixture.ctx.clock.advance(minuteMs);
     await pay(merchant);
     await setStatus(merchant, id, 'enabled');
 
@@ -172,10 +110,10 @@ describe(`webhook endpoint recover (${databaseKind})`, () => {
   });
 
   test('refuses since in the future or older than retention, until before since (400 naming them), a disabled endpoint (409)', async () => {
-    const merchant = await ctx.merchant();
+    const merchant = await fixture.ctx.merchant();
     const hook = await receiver();
     const id = await createEndpoint(merchant, hook.url());
-    const now = ctx.clock.now().getTime();
+    const now = fixture.ctx.clock.now().getTime();
     const recover = (body: unknown) => merchant.call('POST', `/webhook_endpoints/${id}/recover`, body);
 
     const future = await recover({ since: new Date(now + minuteMs).toISOString() });
@@ -204,7 +142,7 @@ describe(`webhook endpoint recover (${databaseKind})`, () => {
     assert.deepEqual([disabled.status, disabled.body.code], [409, 'endpoint_disabled']);
     assert.match(disabled.body.msg, /enable it first/);
 
-    const other = await ctx.merchant();
+    const other = await fixture.ctx.merchant();
     const foreign = await other.call('POST', `/webhook_endpoints/${id}/recover`, {
       since: new Date(now - dayMs).toISOString(),
     });
