@@ -16,7 +16,11 @@ import { selectAudit, selectMembers } from '../../src/team/queries.js';
 import { dailySummary } from '../../src/payments/daily-summary.js';
 import { manualClock } from '../../src/clock.js';
 import { lockFinishedDeliveries, lockOldEvents } from '../../src/retention/queries.js';
-import { releaseStrandedFollowers, selectUnacknowledgedEvents } from '../../src/webhooks/recover/queries.js';
+import {
+  releaseStrandedFollowers,
+  selectPendingDeliveries,
+  selectUnacknowledgedEvents,
+} from '../../src/webhooks/recover/queries.js';
 
 /** One list or filter query of the service, as its query function sends it, over the seeded data. */
 export interface ListQuery {
@@ -221,6 +225,17 @@ export const listQueries: ListQuery[] = [
         limit: 500,
       }),
   })),
+  {
+    name: "recover: the still-retrying deliveries of a page's events",
+    index: 'webhook_deliveries_event',
+    run: (db) =>
+      selectPendingDeliveries(
+        db,
+        'we_1',
+        Array.from({ length: 500 }, (_, index) => `evt_${index + 1}`),
+        new Date('2026-01-02T00:00:00Z'),
+      ),
+  },
 ];
 
 const now = new Date('2026-01-02T00:00:00Z');

@@ -80,7 +80,11 @@ export interface PendingDelivery {
 
 /**
  * The still-retrying deliveries of these events to the endpoint, each event's in the order its
- * deliveries are chained (kind, then id), with whether an attempt of each is under way now.
+ * deliveries are chained (kind, then id), with whether an attempt of each is under way now. Read by
+ * each event (webhook_deliveries_event; `OFFSET 0` keeps the endpoint and status out of the index
+ * choice): with them among the conditions, a planner without statistics read every pending delivery
+ * of the endpoint for each page, and a second recover of 20,000 events took 17 s
+ * (docs/performance.md, "Recover of a large window").
  */
 export async function selectPendingDeliveries(
   db: Queryable,
@@ -90,10 +94,14 @@ export async function selectPendingDeliveries(
 ): Promise<PendingDelivery[]> {
   if (eventIds.length === 0) return [];
   return db.query<PendingDelivery>(
-    `SELECT id, event_id, COALESCE(locked_until > $3, false) AS in_flight
-     FROM webhook_deliveries
-     WHERE event_id = ANY ($2::text[]) AND endpoint_id = $1 AND status = 'pending'
-     ORDER BY kind, id`,
+    `SELECT d.id, d.event_id, COALESCE(d.locked_until > $3, false) AS in_flight
+     FROM unnest($2::text[]) AS wanted (event_id)
+       CROSS JOIN LATERAL (
+         SELECT id, event_id, endpoint_id, status, kind, locked_until FROM webhook_deliveries
+         WHERE event_id = wanted.event_id OFFSET 0
+       ) AS d
+     WHERE d.endpoint_id = $1 AND d.status = 'pending'
+     ORDER BY d.kind, d.id`,
     [endpointId, eventIds, now],
   );
 }
