@@ -114,13 +114,19 @@ describe('dashboard: webhook endpoint settings, the go-live check and events (is
     assert.equal(answer.status, 200, answer.body);
     assert.match(answer.body, /Ready to go live: every case passed/);
     for (const name of ['valid', 'duplicate', 'bad signature', 'stale request time', 'changed body', 'legacy kind'])
-      assert.match(answer.body, new RegExp(`<td[^>]*>${name}</td>\\s*<td[^>]*class="status-succeeded">passed</td>`));
+      assert.match(
+        answer.body,
+        new RegExp(`<td[^>]*>${name}</td>\\s*<td[^>]*><span class="badge badge-good">Passed</span></td>`),
+      );
     assert.doesNotMatch(answer.body, new RegExp(token));
     // A receiver that acknowledges everything fails the forged cases.
     receiver.respond(() => ({ status: 200, body: 'success' }));
     const careless = await owner.post(`${base}/webhooks/${id}/check`);
     assert.match(careless.body, /Not ready: 5 of 8 cases failed/);
-    assert.match(careless.body, /<td[^>]*>bad signature<\/td>\s*<td[^>]*class="status-failed">failed<\/td>/);
+    assert.match(
+      careless.body,
+      /<td[^>]*>bad signature<\/td>\s*<td[^>]*><span class="badge badge-bad">Failed<\/span><\/td>/,
+    );
     const later = await owner.get(`${base}/webhooks/${id}`);
     assert.equal((later.body.match(/<details class="card">/g) ?? []).length, 2);
     const audited = await ctx.tessera.db.query<{ action: string }>(

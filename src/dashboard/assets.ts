@@ -31,8 +31,8 @@ h2 { font-size: 1.15rem; margin: 24px 0 8px; }
 .table-wrap { overflow-x: auto; }
 table { border-collapse: collapse; width: 100%; background: #fff; }
 th, td { text-align: left; padding: 6px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
-th { font-weight: 600; color: var(--muted); font-size: 0.85rem; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { font-weight: 600; color: var(--muted); font-size: 0.85rem; overflow-wrap: normal; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.money { white-space: nowrap; } .currency { color: var(--muted); font-size: 0.85em; }
 .person .muted { display: block; font-size: 0.85em; }
 form.inline { display: inline; }

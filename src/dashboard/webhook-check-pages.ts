@@ -6,7 +6,7 @@ import { csrfField, field, formError, table, when, type FieldErrors } from './la
 import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';
 import { sendingAddressesSection } from './sending-addresses.js';
-import { emptyState } from './ui.js';
+import { badge, emptyState } from './ui.js';
 
 const base = '/dashboard/developers';
 
@@ -25,8 +25,8 @@ function verdicts(check: WebhookCheck): SafeHtml {
       (item) =>
         html`<tr>
           <td>${item.name.replace(/_/g, ' ')}</td>
-          <td class="${item.passed ? 'status-succeeded' : 'status-failed'}">${item.passed ? 'passed' : 'failed'}</td>
-          <td>${item.httpStatus ?? '—'}</td>
+          <td>${item.passed ? badge('Passed', 'good') : badge('Failed', 'bad')}</td>
+          <td class="num">${item.httpStatus ?? '—'}</td>
           <td class="num">${item.latencyMs} ms</td>
           <td>${item.reason}</td>
         </tr>`,
