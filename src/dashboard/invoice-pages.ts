@@ -16,6 +16,7 @@ import {
   listNavigation,
   minorUnitsOf,
   moneyFiltersOf,
+  noMatchState,
   refuse,
   statusCountCap,
   statusKept,
@@ -92,10 +93,7 @@ export function invoicePages(app: App, deps: DashboardDeps): void {
                 ['Amount due', 'Status', 'Invoice', 'Customer', 'Created'],
                 rows,
                 filtered
-                  ? emptyState({
-                      title: 'No invoices match these filters',
-                      body: html`<a href="${base}">Clear the filters</a> or widen the date range.`,
-                    })
+                  ? noMatchState('invoices', base)
                   : emptyState({
                       title: shared.status ? `No ${shared.status} invoices` : 'No invoices yet',
                       body: manage

@@ -6,7 +6,7 @@
 import { currencyExponent, maxAmountDigits, normalizeCurrency } from '../money.js';
 import { html, type SafeHtml } from './html.js';
 import { field, type FieldErrors } from './layout.js';
-import { dateRanges, statusTabs, statusWords, type StatusTab } from './ui.js';
+import { dateRanges, emptyState, statusTabs, statusWords, type StatusTab } from './ui.js';
 
 /** Status tab counts stop at this many rows a status, shown as "99+" (docs/decisions/0022). */
 export const statusCountCap = 100;
@@ -188,4 +188,12 @@ export function refusedFilters(
       delete errors[from];
     }
   return errors;
+}
+
+/** A money list's empty state when its filters match nothing: clear them, or widen the dates. */
+export function noMatchState(things: string, listPath: string): SafeHtml {
+  return emptyState({
+    title: `No ${things} match these filters`,
+    body: html`<a href="${listPath}">Clear the filters</a> or widen the date range.`,
+  });
 }

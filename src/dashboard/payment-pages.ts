@@ -17,6 +17,7 @@ import {
   listNavigation,
   minorUnitsOf,
   moneyFiltersOf,
+  noMatchState,
   statusCountCap,
   statusKept,
   statusTabsOf,
@@ -87,10 +88,7 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
     }
     const filtered = Object.entries(filters).some(([name, value]) => name !== 'status' && value !== '');
     const empty = filtered
-      ? emptyState({
-          title: 'No payments match these filters',
-          body: html`<a href="${base}">Clear the filters</a> or widen the date range.`,
-        })
+      ? noMatchState('payments', base)
       : emptyState({
           title: ctx.session.mode === 'test' ? 'No test payments yet' : 'No payments yet',
           body: 'Make a test payment with the API, or send a sample event from your terminal:',

@@ -11,6 +11,7 @@ import {
   refusedFilters,
   listNavigation,
   moneyFiltersOf,
+  noMatchState,
   statusCountCap,
   statusKept,
   statusTabsOf,
@@ -87,10 +88,7 @@ export function refundPages(app: App, deps: DashboardDeps): void {
                 ['Amount', 'Status', 'Refund', 'Customer', 'Payment', 'Created'],
                 rows,
                 filtered
-                  ? emptyState({
-                      title: 'No refunds match these filters',
-                      body: html`<a href="${base}/refunds">Clear the filters</a> or widen the date range.`,
-                    })
+                  ? noMatchState('refunds', `${base}/refunds`)
                   : emptyState({
                       title: shared.status ? `No ${shared.status} refunds` : 'No refunds yet',
                       body: 'A refund is made from a payment’s page (Refund), or with POST /api/services/v1/refunds/create.',
