@@ -6,11 +6,9 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { databaseKind, payWithTestCard, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 import { startFleet, type Fleet } from './helpers/fleet.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
-
-const card = { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' };
 
 describe(
   'a recover sent by two processes on one PostgreSQL',
@@ -35,15 +33,8 @@ describe(
     /** A succeeded payment made at the current time; its payment.succeeded event's id. */
     async function pay(merchant: TestMerchant): Promise<string> {
       ctx.clock.set(new Date(Math.max(Date.now(), ctx.clock.now().getTime() + 1)));
-      const method = await merchant.call('POST', '/payment_methods/create', { type: 'card', card });
-      const payment = await merchant.call('POST', '/payment/create', {
-        amount: '1999',
-        currency: 'USD',
-        paymentMethod: method.body.data.id,
-        confirm: true,
-      });
-      assert.equal(payment.body.data.status, 'succeeded', payment.raw);
-      const events = await merchant.call('GET', `/events?objectId=${payment.body.data.id}&type=payment.succeeded`);
+      const payment = await payWithTestCard(merchant);
+      const events = await merchant.call('GET', `/events?objectId=${payment.id}&type=payment.succeeded`);
       const [event] = events.body.data.data as Array<{ id: string }>;
       assert.ok(event, events.raw);
       return event.id;

@@ -1,6 +1,6 @@
 import { after, afterEach, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, type TestContext, type TestMerchant } from './harness.js';
+import { payWithTestCard, startTestApp, type TestContext, type TestMerchant } from './harness.js';
 import { startReceiver, type Receiver } from './receiver.js';
 
 /*
@@ -9,8 +9,6 @@ import { startReceiver, type Receiver } from './receiver.js';
  * and, after each test, nothing left pending and every static endpoint disabled, so that one test's
  * deliveries and endpoints never reach the next.
  */
-
-const visa = '4242424242424242';
 
 export interface RecoverFixture {
   /** The file's Tessera (set once `before` has run). */
@@ -75,18 +73,8 @@ export function recoverFixture(): RecoverFixture {
     },
 
     async pay(merchant) {
-      const method = await merchant.call('POST', '/payment_methods/create', {
-        type: 'card',
-        card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
-      });
-      const payment = await merchant.call('POST', '/payment/create', {
-        amount: '1999',
-        currency: 'USD',
-        paymentMethod: method.body.data.id,
-        confirm: true,
-      });
-      assert.equal(payment.body.data.status, 'succeeded', payment.raw);
-      const events = await merchant.call('GET', `/events?objectId=${payment.body.data.id}`);
+      const payment = await payWithTestCard(merchant);
+      const events = await merchant.call('GET', `/events?objectId=${payment.id}`);
       const event = (events.body.data.data as Array<{ id: string; type: string }>).find(
         (candidate) => candidate.type === 'payment.succeeded',
       );
