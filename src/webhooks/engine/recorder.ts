@@ -127,13 +127,19 @@ export function createRecorder({ db, logger, onGroupWritten, onFollowersReleased
     }
   }
 
+  /** Writes the records in one statement: answers the ids recorded; a recover's next deliveries are claimed. */
+  async function writeRecords(items: readonly Unwritten[]): Promise<Set<string>> {
+    const { recorded, followersReleased } = await queries.recordAttemptGroup(
+      db,
+      items.map((item) => item.record),
+    );
+    if (followersReleased > 0) onFollowersReleased();
+    return recorded;
+  }
+
   async function writeGroup(group: readonly Unwritten[]): Promise<void> {
     try {
-      const { recorded, followersReleased } = await queries.recordAttemptGroup(
-        db,
-        group.map((item) => item.record),
-      );
-      if (followersReleased > 0) onFollowersReleased();
+      const recorded = await writeRecords(group);
       for (const item of group) item.written(recorded.has(item.record.deliveryId));
     } catch (err) {
       if (group.length === 1) {
@@ -142,10 +148,7 @@ export function createRecorder({ db, logger, onGroupWritten, onFollowersReleased
       }
       // One bad row must not cost the others their record: each is written on its own.
       for (const item of group) {
-        await queries.recordAttemptGroup(db, [item.record]).then(({ recorded, followersReleased }) => {
-          if (followersReleased > 0) onFollowersReleased();
-          item.written(recorded.has(item.record.deliveryId));
-        }, item.failed);
+        await writeRecords([item]).then((recorded) => item.written(recorded.has(item.record.deliveryId)), item.failed);
       }
     }
   }
