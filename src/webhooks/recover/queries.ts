@@ -48,8 +48,7 @@ export async function selectUnacknowledgedEvents(
                 count(*) FILTER (WHERE d.endpoint_id = $3 AND d.status = 'succeeded') AS succeeded
          FROM webhook_deliveries d WHERE d.event_id = ev.id
        ) AS sent
-     WHERE ev.merchant_id = $1 AND ev.mode = $2 AND (ev.created_at, ev.id) > ($8, $9) AND ev.created_at <= $5
-       AND ev.created_at >= $4
+     WHERE ev.merchant_id = $1 AND ev.mode = $2 AND (ev.created_at, ev.id) > ($4, $8) AND ev.created_at <= $5
        AND CASE WHEN $6::boolean
              THEN ev.notify_url IS NOT NULL OR ev.body LIKE '%"notifyUrl":"%'
              ELSE $7::jsonb @> '["*"]'::jsonb OR $7::jsonb @> jsonb_build_array(ev.type) END
@@ -60,12 +59,11 @@ export async function selectUnacknowledgedEvents(
       page.merchantId,
       page.mode,
       page.endpointId,
-      page.since,
+      // The first page starts at since (included: every id sorts after ''), the next after the last.
+      page.after?.created ?? page.since,
       page.until,
       page.dynamic,
       JSON.stringify(page.subscribedTo),
-      // The first page starts at since: every id sorts after ''.
-      page.after?.created ?? page.since,
       page.after?.id ?? '',
     ],
   );
