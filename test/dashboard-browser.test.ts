@@ -214,6 +214,12 @@ describe('dashboard in a browser', { skip: storeIndependent }, () => {
     assert.doesNotMatch(source, new RegExp(token));
     assert.doesNotMatch(source, /id="token"/);
     await page.screenshot({ path: `${docImages}/dashboard-endpoint-check.png`, fullPage: true });
+    // The verdicts' table at both widths: no serious axe-core violation, no sideways scroll.
+    const accessibility: string[] = [];
+    const sideways: string[] = [];
+    await auditAtBothWidths(page, 'endpoint with a go-live check', accessibility, sideways);
+    assert.deepEqual(accessibility, []);
+    assert.deepEqual(sideways, []);
     receiver.respond(() => ({ status: 200, body: 'success' }));
   });
 
