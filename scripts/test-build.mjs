@@ -12,6 +12,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, buildSync } from 'esbuild';
 import { stale } from './stale.mjs';
+import { writeRunEntries } from './test-groups.mjs';
 
 const out = '.test-dist';
 const stamp = path.join(out, '.build-stamp');
@@ -20,6 +21,7 @@ const inputs = [
   'test',
   'sdk/src/verify-webhook.ts',
   'scripts/test-build.mjs',
+  'scripts/test-groups.mjs',
   'package-lock.json',
   'dist/.build-stamp',
 ];
@@ -72,11 +74,21 @@ for (const file of result.outputFiles) {
   writeFileSync(file.path, text);
 }
 await bundleTestFiles();
+// What `npm test` runs: .test-dist/run/, one entry per process (scripts/test-groups.mjs).
+const run = writeRunEntries({
+  testDir: 'test',
+  bundled: work,
+  run: path.join(work, 'run'),
+  durationsFile: 'test/durations.json',
+});
 writeFileSync(path.join(work, '.build-stamp'), `${began.toISOString()}\n`);
 utimesSync(path.join(work, '.build-stamp'), began, began);
 rmSync(out, { recursive: true, force: true });
 renameSync(work, out);
-console.log(`test-build: ${result.outputFiles.length} files → ${out}/ (imports of src/ point at dist/)`);
+console.log(
+  `test-build: ${result.outputFiles.length} files → ${out}/ (imports of src/ point at dist/); ` +
+    `${run.processes} test processes, ${run.shared} files sharing ${run.groups} of them`,
+);
 
 /*
  * Each test file is then bundled with what it imports of dist/ and test/helpers/, and with
