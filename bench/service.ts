@@ -46,9 +46,12 @@ export async function startService(
     settings.cpuProfDir && !existing
       ? ['--cpu-prof', '--cpu-prof-dir', settings.cpuProfDir, '--cpu-prof-name', `service-${backend}.cpuprofile`]
       : [];
+  // BENCH_SERVICE_NODE_FLAGS: V8 or Node flags for the service alone (e.g. "--trace-gc"), to compare
+  // settings without editing anything.
+  const nodeFlags = (process.env.BENCH_SERVICE_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
   const service = await startChild(cleanup, {
     name: `tessera (${backend})`,
-    args: [...profileArgs, path.join(repoRoot, 'dist', 'cli', 'index.js'), 'start'],
+    args: [...nodeFlags, ...profileArgs, path.join(repoRoot, 'dist', 'cli', 'index.js'), 'start'],
     env: childEnv({
       NODE_ENV: 'production',
       PORT: String(port),
