@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Db } from '../src/db/db.js';
-import { claimDueDeliveriesOf, recordAttempts } from '../src/webhooks/engine/queries.js';
+import { claimDueDeliveriesOf, recordAttemptGroup } from '../src/webhooks/engine/queries.js';
 import { databaseKind } from './helpers/harness.js';
 import { captureStatements, sqlLiteral } from './helpers/plan-capture.js';
 import { openPlanDatabase } from './helpers/plan-seed.js';
@@ -84,7 +84,7 @@ describe(`webhook lease writes with statistics and a backlog (${databaseKind})`,
 
   test('a record reaches its deliveries by primary key', async () => {
     const statements = await captureStatements((recorder) =>
-      recordAttempts(
+      recordAttemptGroup(
         recorder,
         Array.from({ length: 64 }, (_, index) => ({
           deliveryId: `whd_${index * 4 + 4}`,

@@ -5,7 +5,7 @@ import { createTessera, type Tessera } from '../src/app.js';
 import { defaultWebhookRetryDelaysSeconds, loadConfig } from '../src/config.js';
 import { canonicalJson } from '../src/events/canonical-json.js';
 import { createLogger } from '../src/logger.js';
-import { claimDueDeliveries, recordAttempt } from '../src/webhooks/engine/queries.js';
+import { claimDueDeliveries, recordAttemptGroup } from '../src/webhooks/engine/queries.js';
 import { leaseMsFor } from '../src/webhooks/engine/claimer.js';
 import { createWebhookHttpClient } from '../src/webhooks/http-client.js';
 import { formatRequestTime } from '../src/webhooks/signature.js';
@@ -668,25 +668,27 @@ describe(`webhook delivery (${databaseKind})`, () => {
     assert.equal(delivery!.attempts, 1);
 
     // Had the dead worker come back late, its record would be refused: the attempt is not counted twice.
-    const late = await recordAttempt(ctx.tessera.db, {
-      deliveryId: claimed[0]!.id,
-      leaseUntil: deadLease,
-      attemptId: 'wa_1000000000000000000',
-      attemptNumber: 1,
-      attemptedAt: now,
-      durationMs: 1,
-      httpStatus: 200,
-      responseExcerpt: 'success',
-      error: null,
-      succeeded: true,
-      status: 'succeeded',
-      nextAttemptAt: null,
-      url: hook.url(),
-      endpointId: claimed[0]!.endpoint_id,
-      countsForHealth: true,
-      now,
-    });
-    assert.equal(late, false);
+    const late = await recordAttemptGroup(ctx.tessera.db, [
+      {
+        deliveryId: claimed[0]!.id,
+        leaseUntil: deadLease,
+        attemptId: 'wa_1000000000000000000',
+        attemptNumber: 1,
+        attemptedAt: now,
+        durationMs: 1,
+        httpStatus: 200,
+        responseExcerpt: 'success',
+        error: null,
+        succeeded: true,
+        status: 'succeeded',
+        nextAttemptAt: null,
+        url: hook.url(),
+        endpointId: claimed[0]!.endpoint_id,
+        countsForHealth: true,
+        now,
+      },
+    ]);
+    assert.equal(late.recorded.size, 0);
     assert.equal((await attemptsOf(merchant, delivery!.id)).length, 1);
   });
 

@@ -1,7 +1,7 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { newId } from '../src/ids.js';
-import { recordAttempts, type AttemptRecord } from '../src/webhooks/engine/queries.js';
+import { recordAttemptGroup, type AttemptRecord } from '../src/webhooks/engine/queries.js';
 import { databaseKind, payWithTestCard, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { mailText, startSmtpServer, type ReceivedMail, type SmtpTestServer } from './helpers/smtp.js';
@@ -280,7 +280,9 @@ describe(`webhook endpoint health (${databaseKind})`, () => {
     const groups = [0, 1, 2, 3, 4, 5, 6, 7].map((worker) =>
       deliveries.slice(worker * 2, worker * 2 + 2).map((delivery) => record(delivery, worker === 7, worker * 1000)),
     );
-    const recorded = await Promise.all(groups.map((group) => recordAttempts(ctx.tessera.db, group)));
+    const recorded = await Promise.all(
+      groups.map(async (group) => (await recordAttemptGroup(ctx.tessera.db, group)).recorded),
+    );
     assert.equal(
       recorded.reduce((total, ids) => total + ids.size, 0),
       16,

@@ -340,11 +340,6 @@ export async function recordAttemptGroup(db: Queryable, records: readonly Attemp
   };
 }
 
-/** recordAttemptGroup, answering the ids of the deliveries whose attempt was recorded. */
-export async function recordAttempts(db: Queryable, records: readonly AttemptRecord[]): Promise<Set<string>> {
-  return (await recordAttemptGroup(db, records)).recorded;
-}
-
 /**
  * Hands leased deliveries back before their lease runs out (a worker that stops, or that could
  * not start them in time): each becomes due again at once, unless it is no longer this lease's.
@@ -360,9 +355,4 @@ export async function releaseDeliveries(
      WHERE d.id = released.id AND d.locked_until = released.lease_until AND d.status = 'pending'`,
     [leases.map((lease) => lease.deliveryId), leases.map((lease) => lease.leaseUntil)],
   );
-}
-
-/** One attempt: see recordAttemptGroup. False when the lease was lost. */
-export async function recordAttempt(db: Queryable, record: AttemptRecord): Promise<boolean> {
-  return (await recordAttempts(db, [record])).has(record.deliveryId);
 }
