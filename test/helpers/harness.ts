@@ -24,7 +24,8 @@ export const databaseKind = testDatabaseUrl ? 'postgres' : 'pglite';
 
 /**
  * Test files whose subject does not depend on the store behind the service — pages in a browser,
- * the command line talking HTTP to a started service — are marked with this as their `skip`.
+ * the command line or the packed SDK talking HTTP to a started service — are marked with this as
+ * their `skip`.
  * `npm test` runs them; CI runs them in its PostgreSQL pass only (`.ci/run` sets
  * TESSERA_TEST_STORE_INDEPENDENT=skip for the PGlite pass, whose service starts cost the most),
  * while what does depend on the store (migrations, the data folder, restarts, the HTTP API) runs
