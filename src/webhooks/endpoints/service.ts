@@ -9,7 +9,6 @@ import type { Vault } from '../../vault/vault.js';
 import * as queries from './queries.js';
 import { normalizeEnabledEvents, toWebhookEndpoint } from './view.js';
 import {
-  allEvents,
   type CreateWebhookEndpointBody,
   type ListWebhookEndpointsQuery,
   type RolledWebhookEndpointToken,
@@ -20,8 +19,8 @@ import {
   type WebhookEndpointWithToken,
 } from './schemas.js';
 import { checkWebhookUrl } from '../url-safety.js';
-import { legacyKeyContext } from '../../vault/secrets-at-rest.js';
-import { generateSecret, legacyKeyPrefix, newSigningSecret, tokenPrefix } from './secrets.js';
+import { newSigningSecret } from './secrets.js';
+import { createEngineReads, type MerchantScope } from './engine-reads.js';
 
 /*
  * Webhook endpoints and their secrets (SPEC §5.3, §6.1; DESIGN §5):
@@ -57,9 +56,6 @@ export interface WebhookEndpointServiceDeps {
   lookup?: (hostname: string) => Promise<string[]>;
 }
 
-/** The delivery engine knows an event's merchant and mode as plain strings (RecordedEvent). */
-type MerchantScope = { merchantId: string; mode: string };
-
 /**
  * Told after a roll has committed: the endpoint's new token, as stored (encrypted), and when the
  * token it replaced stops signing (a grace period, DESIGN §12), or null when it stopped at once.
@@ -73,10 +69,7 @@ export interface PreviousToken {
 }
 
 export function createWebhookEndpointService({ db, clock, vault, production, lookup }: WebhookEndpointServiceDeps) {
-  // The legacy key never changes once committed (there is no roll for it), so a decrypted copy
-  // read outside a transaction stays valid.
-  const legacyKeys = new Map<string, string>();
-  const legacyKeyCacheSize = 10_000;
+  const engine = createEngineReads({ db, clock, vault });
   const tokenRolledListeners: TokenRolledListener[] = [];
 
   async function load(source: Queryable, merchant: MerchantScope, id: string): Promise<queries.WebhookEndpointRow> {
@@ -91,36 +84,6 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
     if (!verdict.ok) {
       throw new ApiError('invalid_request', verdict.message, { param: field, rule: verdict.reason }, verdict.detail);
     }
-  }
-
-  async function ensureDynamic(source: Queryable, merchant: MerchantScope): Promise<queries.WebhookEndpointRow> {
-    const existing = await queries.selectDynamicEndpoint(source, merchant.merchantId, merchant.mode);
-    if (existing) return existing;
-    const row: queries.WebhookEndpointRow = {
-      id: newId('we'),
-      merchant_id: merchant.merchantId,
-      mode: merchant.mode,
-      kind: 'dynamic',
-      url: null,
-      description: null,
-      enabled_events: [allEvents],
-      // DESIGN §12: opt-in for new merchants; the insert takes the merchant's own default (0160).
-      legacy_notifications: false,
-      status: 'enabled',
-      signature_case: 'upper',
-      format: 'moneycollect',
-      signature_algorithm: 'hmac-sha256',
-      public_key: null,
-      created_at: clock.now(),
-    };
-    const token = vault.encrypt(generateSecret(tokenPrefix), row.id);
-    const inserted = await queries.insertDynamicEndpointIfMissing(source, row, token);
-    if (inserted) return inserted;
-    // Another request created it first; ON CONFLICT waited for that insert to commit, so a new
-    // statement sees it (READ COMMITTED).
-    const created = await queries.selectDynamicEndpoint(source, merchant.merchantId, merchant.mode);
-    if (!created) throw new Error(`The dynamic webhook endpoint of ${merchant.merchantId} could not be created`);
-    return created;
   }
 
   function audit(merchant: MerchantContext, action: string, objectId: string, actor: Actor): queries.AuditEntry {
@@ -175,7 +138,7 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
 
     /** The dynamic endpoint is listed too, created here if need be, so that its token can be revealed. */
     async list(merchant: MerchantContext, query: ListWebhookEndpointsQuery): Promise<Page<WebhookEndpoint>> {
-      await ensureDynamic(db, merchant);
+      await engine.ensureDynamicEndpoint(db, merchant);
       const { rows, hasMore } = await queries.selectWebhookEndpointPage(db, merchant.merchantId, merchant.mode, query);
       return { data: rows.map(toWebhookEndpoint), hasMore };
     },
@@ -338,73 +301,8 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
       tokenRolledListeners.push(listener);
     },
 
-    // ── For the delivery engine ────────────────────────────────────────────────────────────────
-
-    /** Static endpoints of the merchant that are enabled, not deleted, and subscribed to `eventType`. */
-    async targetsFor(
-      tx: Queryable,
-      merchant: MerchantScope,
-      eventType: string,
-    ): Promise<Array<{ id: string; url: string; legacyNotifications: boolean }>> {
-      const rows = await queries.selectTargets(tx, merchant.merchantId, merchant.mode, eventType);
-      return rows.map((row) => ({ id: row.id, url: row.url ?? '', legacyNotifications: row.legacy_notifications }));
-    },
-
-    /**
-     * The built-in dynamic endpoint that signs notifyUrl deliveries, created on first use
-     * (race-safe). `enabled` is false when the merchant has disabled it.
-     */
-    async ensureDynamicEndpoint(
-      tx: Queryable,
-      merchant: MerchantScope,
-    ): Promise<{ id: string; legacyNotifications: boolean; enabled: boolean }> {
-      const row = await ensureDynamic(tx, merchant);
-      return { id: row.id, legacyNotifications: row.legacy_notifications, enabled: row.status === 'enabled' };
-    },
-
-    /**
-     * The current token of an endpoint, deleted or not, read from the database each time (the
-     * delivery engine keeps its own newest-known copy: decryptToken, tokenCiphertexts). `source`
-     * defaults to the database; pass the open transaction when calling from inside one.
-     */
-    async tokenFor(endpointId: string, source: Queryable = db): Promise<string> {
-      const ciphertext = await queries.selectTokenCiphertextById(source, endpointId);
-      if (ciphertext === undefined) throw new Error(`No webhook endpoint ${endpointId}`);
-      return vault.decrypt(ciphertext, endpointId, source);
-    },
-
-    /** An endpoint token from its stored form (the delivery engine reads that with each claim). */
-    decryptToken(endpointId: string, ciphertext: string): Promise<string> {
-      return vault.decrypt(ciphertext, endpointId);
-    },
-
-    /** The stored (encrypted) tokens of these endpoints, deleted or not, by endpoint id. */
-    async tokenCiphertexts(endpointIds: readonly string[]): Promise<Map<string, queries.TokenCiphertexts>> {
-      const rows = await queries.selectTokenCiphertextsByIds(db, endpointIds);
-      return new Map(rows.map((row) => [row.id, row]));
-    },
-
-    /** The merchant's legacy signing key (SPEC §6.4), created on first use (race-safe). */
-    async legacyKeyFor(merchantId: string, source: Queryable = db): Promise<string> {
-      const cached = legacyKeys.get(merchantId);
-      if (cached !== undefined) return cached;
-      let ciphertext = await queries.selectLegacyKeyCiphertext(source, merchantId);
-      if (ciphertext === undefined) throw new Error(`No merchant ${merchantId}`);
-      if (ciphertext === null) {
-        const created = vault.encrypt(generateSecret(legacyKeyPrefix), legacyKeyContext(merchantId));
-        await queries.setLegacyKeyIfMissing(source, merchantId, created);
-        // Read back: if another process set it first, its key is the one.
-        ciphertext = await queries.selectLegacyKeyCiphertext(source, merchantId);
-        if (!ciphertext) throw new Error(`The legacy signing key of ${merchantId} could not be created`);
-      }
-      const key = await vault.decrypt(ciphertext, legacyKeyContext(merchantId), source);
-      // Inside a transaction the key may be one this transaction wrote and may yet roll back.
-      if (source === db) {
-        if (legacyKeys.size >= legacyKeyCacheSize) legacyKeys.clear();
-        legacyKeys.set(merchantId, key);
-      }
-      return key;
-    },
+    // For the delivery engine (engine-reads.ts): its targets, the dynamic endpoint, the signing keys.
+    ...engine,
   };
 }
 
