@@ -1,5 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
 import { databaseKind, storeIndependent, migratedStorage, type TestStorage } from './helpers/harness.js';
@@ -153,6 +155,42 @@ describe(`tessera listen against a started service (${databaseKind})`, { skip: s
       }
     },
   );
+
+  test('reads a stream whose lines end in CRLF or CR, split anywhere, with data over several lines', async () => {
+    // The server-sent events format allows all three line ends; a stream through another server
+    // (a proxy, a test double like this one) need not use Tessera's LF.
+    const chunks = [
+      ': a comment\r\nid: evt_1\r\nevent: payment.succeeded\r\ndata: {"a":1,\r',
+      '\ndata: "b":2}\r\n\r\n',
+      'id: evt_2\revent: payment.failed\rdata: {"c":3}\r\r',
+    ];
+    const stream = createServer((request, response) => {
+      response.writeHead(200, { 'content-type': 'text/event-stream' });
+      // One chunk at a time, so that the CRLF split across the first two arrives in two reads.
+      chunks.forEach((chunk, index) => setTimeout(() => response.write(chunk), 100 * (index + 1)));
+    });
+    await new Promise<void>((resolve) => stream.listen(0, '127.0.0.1', resolve));
+    const receiver = await startReceiver(() => ({ status: 200, body: 'success' }));
+    receivers.push(receiver);
+    const { port } = stream.address() as AddressInfo;
+    const cli = spawnCli(['listen', '--forward-to', receiver.url()], {
+      TESSERA_URL: `http://127.0.0.1:${port}`,
+      TESSERA_API_KEY: 'test_pr_stream_double',
+    });
+    listeners.push(cli);
+    try {
+      const requests = await receiver.waitFor(2);
+      assert.deepEqual(
+        requests.map((request) => request.body),
+        ['{"a":1,\n"b":2}', '{"c":3}'],
+      );
+      await cli.waitFor(/ {2}payment\.succeeded {2}evt_1 {2}200 {2}\d+ ms$/m);
+      await cli.waitFor(/ {2}payment\.failed {2}evt_2 {2}200 {2}\d+ ms$/m);
+    } finally {
+      stream.closeAllConnections();
+      stream.close();
+    }
+  });
 
   test('the stream refuses an unknown event code naming types, and a wrong key', async () => {
     const response = await fetch(`${running.baseUrl}/events/stream?types=payment.succeeded,payment.done`, {

@@ -43,26 +43,48 @@ function parseForwardUrl(raw: string | undefined): string {
   return raw;
 }
 
-/** Server-sent events from a byte stream: one callback per event with an id and data. */
+/**
+ * Server-sent events from a byte stream, read as the format defines them: a line ends in CRLF, LF
+ * or CR (a CR that ends a chunk ends its line at once, and an LF that begins the next chunk is then
+ * its second half); a blank line ends an event; an event's `data` lines are joined with LF; `id`
+ * holds until a later line sets another; comments (`:`) and other fields are skipped. One callback
+ * per event with data and an id.
+ */
 async function readEvents(body: ReadableStream<Uint8Array>, onEvent: (event: StreamedEvent) => Promise<void>) {
   const decoder = new TextDecoder();
   let buffer = '';
+  let afterCr = false;
+  let data: string[] = [];
+  let type = '';
+  let lastId = '';
+  const onLine = async (line: string) => {
+    if (line === '') {
+      if (data.length > 0 && lastId !== '')
+        await onEvent({ id: lastId, type: type || 'message', body: data.join('\n') });
+      data = [];
+      type = '';
+      return;
+    }
+    if (line.startsWith(':')) return;
+    const colon = line.indexOf(':');
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (field === 'data') data.push(value);
+    else if (field === 'event') type = value;
+    else if (field === 'id' && !value.includes('\0')) lastId = value;
+  };
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
     buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const fields: Record<string, string> = {};
-      for (const line of block.split('\n')) {
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        if (colon < 0) continue;
-        fields[line.slice(0, colon)] = line.slice(colon + 1).replace(/^ /, '');
-      }
-      if (fields.data !== undefined && fields.id !== undefined) {
-        await onEvent({ id: fields.id, type: fields.event ?? 'message', body: fields.data });
-      }
+    if (afterCr && buffer !== '') {
+      if (buffer.startsWith('\n')) buffer = buffer.slice(1);
+      afterCr = false;
+    }
+    for (let end = buffer.search(/[\r\n]/); end >= 0; end = buffer.search(/[\r\n]/)) {
+      const line = buffer.slice(0, end);
+      const crlf = buffer.startsWith('\r\n', end);
+      afterCr = buffer[end] === '\r' && end === buffer.length - 1;
+      buffer = buffer.slice(end + (crlf ? 2 : 1));
+      await onLine(line);
     }
   }
 }
