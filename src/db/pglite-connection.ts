@@ -1,7 +1,15 @@
 import { Worker } from 'node:worker_threads';
 import { abortedCommit } from './errors.js';
 import { attribute, type Batch, type Statement } from './held-statements.js';
-import { concat, readReply, rowParsers, simpleQuery, statementWriter, type Reply } from './pglite-protocol.js';
+import {
+  concat,
+  readReply,
+  rowParsers,
+  simpleQuery,
+  statementWriter,
+  type ArrayType,
+  type Reply,
+} from './pglite-protocol.js';
 import type {
   PgliteNotification,
   PgliteReply,
@@ -69,16 +77,39 @@ function workerExecArgv(): string[] {
   return options;
 }
 
+/** A worker whose database was put back to its template when its connection closed (tests only). */
+interface IdleWorker {
+  worker: Worker;
+  arrayTypes: ArrayType[];
+  /** Takes it out of the idle list if it fails or stops while it waits there. */
+  onExit: () => void;
+}
+
+/**
+ * Tests only: per template, the workers whose database is back at the template's state, for the
+ * process's next connection to the same template (pglite-reset.ts). At most two are kept.
+ */
+const idleWorkers = new Map<string, IdleWorker[]>();
+const idleWorkersKept = 2;
+
 /**
  * Starts PGlite on `dataDir` in a worker thread, and answers when it is ready. A new database
- * starts from `template` (a dumpDataDir tar; tests only) when one is given.
+ * starts from `template` (a dumpDataDir tar; tests only) when one is given; in memory, it is a
+ * worker of an earlier connection to the same template, put back to the template's state, if
+ * one is idle.
  */
 export async function connectPgliteWorker(dataDir: string | undefined, template?: string): Promise<PgliteConnection> {
-  const worker = new Worker(workerEntry.source, {
-    eval: workerEntry.eval,
-    workerData: { dataDir, template } satisfies PgliteWorkerData,
-    execArgv: workerExecArgv(),
-  });
+  const inMemory = dataDir === undefined || /^memory:\/\//.test(dataDir);
+  const reusable = inMemory && template !== undefined ? template : undefined;
+  const reused = reusable === undefined ? undefined : idleWorkers.get(reusable)?.pop();
+  if (reused) reused.worker.off('exit', reused.onExit).off('error', reused.onExit);
+  const worker =
+    reused?.worker ??
+    new Worker(workerEntry.source, {
+      eval: workerEntry.eval,
+      workerData: { dataDir, template } satisfies PgliteWorkerData,
+      execArgv: workerExecArgv(),
+    });
   const pending = new Map<number, (reply: PgliteReply | Error) => void>();
   let lastId = 0;
   // Set once the worker cannot answer any more: it failed, exited or was closed.
@@ -90,7 +121,7 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
     pending.clear();
   };
   const subscribers = new Map<string, Set<(payload: string) => void>>();
-  worker.on('message', (reply: PgliteReply | PgliteNotification) => {
+  const onMessage = (reply: PgliteReply | PgliteNotification) => {
     if ('notification' in reply) {
       const { channel, payload } = reply.notification;
       for (const notify of subscribers.get(channel) ?? []) notify(payload);
@@ -101,9 +132,10 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
     // An idle worker does not keep the process alive, as PGlite in the main thread would not.
     if (pending.size === 0) worker.unref();
     settle?.(reply);
-  });
-  worker.on('error', (err) => end(new Error(`The PGlite worker failed: ${err.message}`, { cause: err })));
-  worker.on('exit', (code) => end(new Error(`The PGlite worker stopped (exit code ${code})`)));
+  };
+  const onError = (err: Error) => end(new Error(`The PGlite worker failed: ${err.message}`, { cause: err }));
+  const onExit = (code: number) => end(new Error(`The PGlite worker stopped (exit code ${code})`));
+  worker.on('message', onMessage).on('error', onError).on('exit', onExit);
 
   const send = (id: number, request: PgliteRequest | undefined): Promise<PgliteReply | Error> => {
     if (ended) return Promise.resolve(ended);
@@ -120,14 +152,48 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
     return reply;
   };
 
-  let parsers: ReturnType<typeof rowParsers>;
-  try {
-    // The worker answers id 0 when PGlite is ready, or with the error that stopped it.
-    parsers = rowParsers((await call(0, undefined)).arrayTypes ?? []);
-  } catch (err) {
-    await worker.terminate();
-    throw err;
+  let arrayTypes: ArrayType[];
+  let resettable = reused !== undefined;
+  if (reused) {
+    arrayTypes = reused.arrayTypes;
+    worker.unref();
+  } else {
+    try {
+      // The worker answers id 0 when PGlite is ready, or with the error that stopped it.
+      const ready = await call(0, undefined);
+      arrayTypes = ready.arrayTypes ?? [];
+      resettable = ready.resettable === true;
+    } catch (err) {
+      await worker.terminate();
+      throw err;
+    }
   }
+  const parsers = rowParsers(arrayTypes);
+
+  /** Puts the database back to its template and keeps the worker for the next connection, if it can. */
+  const keepForReuse = async (): Promise<boolean> => {
+    if (reusable === undefined || !resettable) return false;
+    const idle = idleWorkers.get(reusable) ?? [];
+    if (idle.length >= idleWorkersKept) return false;
+    const id = ++lastId;
+    const reply = await call(id, { id, reset: true }).catch(() => undefined);
+    if (!reply?.reset || ended) return false;
+    end(new Error('The database is closed'));
+    worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+    worker.unref();
+    const kept: IdleWorker = {
+      worker,
+      arrayTypes,
+      onExit: () => {
+        const index = idle.indexOf(kept);
+        if (index >= 0) idle.splice(index, 1);
+      },
+    };
+    worker.once('exit', kept.onExit).once('error', kept.onExit);
+    idle.push(kept);
+    idleWorkers.set(reusable, idle);
+    return true;
+  };
   const writer = statementWriter();
   // Transactions whose first statement has been sent (with BEGIN before it).
   const open = new Set<number>();
@@ -199,6 +265,7 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
     },
     async close() {
       if (ended) return;
+      if (await keepForReuse()) return;
       const id = ++lastId;
       await call(id, { id, close: true });
       end(new Error('The database is closed'));

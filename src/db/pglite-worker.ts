@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import type { ArrayType } from './pglite-protocol.js';
+import { resetToTemplate, templateFingerprint } from './pglite-reset.js';
 
 /**
  * The thread that owns PGlite (see pglite-connection.ts, its other end). PostgreSQL in
@@ -18,10 +19,22 @@ import type { ArrayType } from './pglite-protocol.js';
  * request with `end` commits or rolls it back), or closing.
  */
 export type PgliteRequest =
-  { id: number; message: Uint8Array; tx: number | undefined; end: boolean } | { id: number; close: true };
+  | { id: number; message: Uint8Array; tx: number | undefined; end: boolean }
+  | { id: number; close: true }
+  | { id: number; reset: true };
 
-/** The answer to request `id`: PGlite's raw answer; id 0 answers the start with the array types. */
-export type PgliteReply = { id: number; data?: Uint8Array; arrayTypes?: ArrayType[]; error?: SerializedError };
+/**
+ * The answer to request `id`: PGlite's raw answer; id 0 answers the start with the array types and
+ * whether the database can be reset to its template (tests only); a reset answers whether it was.
+ */
+export type PgliteReply = {
+  id: number;
+  data?: Uint8Array;
+  arrayTypes?: ArrayType[];
+  resettable?: boolean;
+  reset?: boolean;
+  error?: SerializedError;
+};
 
 /**
  * A notification (NOTIFY) on a channel that the main thread LISTENs to: PGlite parses it out of the
@@ -48,10 +61,14 @@ if (parentPort) await serve(parentPort, workerData as PgliteWorkerData);
 async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData): Promise<void> {
   let lite: PGlite;
   let arrayTypes: ArrayType[];
+  // Tests only: the template's fingerprint, for a database in memory loaded from it (pglite-reset.ts).
+  let templateState: string | undefined;
   try {
     // The options object form: with the two-argument form an undefined dataDir drops the options.
-    lite = new PGlite({ dataDir, loadDataDir: await templateFor(dataDir, template) });
+    const loadDataDir = await templateFor(dataDir, template);
+    lite = new PGlite({ dataDir, loadDataDir });
     await lite.waitReady;
+    if (loadDataDir && template) templateState = await templateFingerprint(lite, template);
     // The array types PGlite's own query() would parse (its _initArrayTypes reads the same list).
     arrayTypes = (
       await lite.query<ArrayType>(
@@ -77,6 +94,12 @@ async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData)
       if ('close' in request) {
         await lite.close();
         return { id: request.id };
+      }
+      if ('reset' in request) {
+        // A transaction left open is not put back: the database is not used again.
+        const reset =
+          holder === undefined && templateState !== undefined && (await resetToTemplate(lite, templateState));
+        return { id: request.id, reset };
       }
       if (request.tx !== undefined) holder = request.end ? undefined : request.tx;
       // Inside a transaction nothing is written to the data folder until it ends, as PGlite's
@@ -115,7 +138,7 @@ async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData)
     waiting.push(request);
     void pump();
   });
-  port.postMessage({ id: 0, arrayTypes } satisfies PgliteReply);
+  port.postMessage({ id: 0, arrayTypes, resettable: templateState !== undefined } satisfies PgliteReply);
 }
 
 /** The template's tar for a database in memory (which always starts empty); a folder on disk never uses it. */

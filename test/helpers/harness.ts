@@ -3,7 +3,9 @@
  * when TESSERA_TEST_DATABASE_URL is set (the database is created here and dropped in close()).
  * Tests stay independent by each creating its own merchant. Either database starts as a copy of
  * one with every migration already applied (./templates.ts), which spares each test file initdb
- * and the migrations; the service's migrate() still runs and finds nothing to apply.
+ * and the migrations; the service's migrate() still runs and finds nothing to apply. On PGlite, a
+ * closed Tessera's database is put back to the template's state and taken by the process's next
+ * one (src/db/pglite-reset.ts), which spares loading the template again.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, createWriteStream, rmSync } from 'node:fs';
