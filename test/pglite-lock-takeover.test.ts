@@ -47,7 +47,13 @@ function sleeper() {
   return spawn('sleep', ['60'], { stdio: 'ignore' });
 }
 
-describe('the PGlite data folder lock after a crash', () => {
+// The lock guards PGlite's data folder alone and no test here opens a database: the PostgreSQL pass
+// (TESSERA_TEST_DATABASE_URL, test/helpers/harness.ts) would run the same 20 s of waiting again.
+const onPostgres = process.env.TESSERA_TEST_DATABASE_URL
+  ? 'the PGlite data folder lock: tested in the PGlite pass (TESSERA_TEST_DATABASE_URL is set)'
+  : false;
+
+describe('the PGlite data folder lock after a crash', { skip: onPostgres }, () => {
   after(() => {
     for (const dataDir of folders) rmSync(dataDir, { recursive: true, force: true });
   });
