@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { PGlite } from '@electric-sql/pglite';
 
@@ -70,7 +71,8 @@ async function fingerprint(lite: PGlite): Promise<string> {
  * and kept beside its tar (written under another name and renamed, so no process reads half of it).
  */
 export async function templateFingerprint(lite: PGlite, template: string): Promise<string> {
-  const file = `${template}.fingerprint`;
+  // Named by the fingerprint's own text too: a changed fingerprint is never compared with an old one.
+  const file = `${template}.${createHash('sha256').update(fingerprintSql).digest('hex').slice(0, 12)}.fingerprint`;
   const kept = await readFile(file, 'utf8').catch(() => undefined);
   if (kept) return kept;
   const computed = await fingerprint(lite);
