@@ -139,7 +139,9 @@ export interface Running {
 /** Runs `tessera start` as a newcomer would and reads what it prints (in production: no sandbox key). */
 export async function startAnyService(env: Record<string, string>, startupTimeoutMs = 120_000): Promise<Running> {
   const child = spawn(process.execPath, [...cliArgs, 'start'], {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', ...env },
+    // No load balancer waits for its readiness to turn: SIGTERM stops it at once (by default it
+    // serves 2 s more), unless a test of that delay sets it.
+    env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', TESSERA_SHUTDOWN_DELAY_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
