@@ -9,9 +9,10 @@
 // It runs every bundled test file (.test-dist/*.test.js) three at a time, as `npm test` runs
 // processes, and writes the figures of this store, keeping the other store's.
 import { spawn } from 'node:child_process';
-import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { readRecordedDurations } from './test-groups.mjs';
 
 const store = process.env.TESSERA_TEST_DATABASE_URL ? 'postgres' : 'pglite';
 const file = 'test/durations.json';
@@ -37,12 +38,7 @@ await Promise.all(
     for (let name = queue.shift(); name !== undefined; name = queue.shift()) await runOne(name);
   }),
 );
-let recorded = {};
-try {
-  recorded = JSON.parse(readFileSync(file, 'utf8'));
-} catch (err) {
-  if (err.code !== 'ENOENT') throw err;
-}
+const recorded = readRecordedDurations(file);
 recorded[store] = Object.fromEntries(Object.entries(seconds).sort(([a], [b]) => a.localeCompare(b)));
 writeFileSync(file, `${JSON.stringify(recorded, null, 2)}\n`);
 console.log(

@@ -82,17 +82,20 @@ export function writeRunEntries({ testDir, bundled, run, durationsFile }) {
   return { processes: entries.length, shared: shared.length, groups: groups.length };
 }
 
-/** Seconds per file name: the larger of the stores' figures. */
-function readDurations(file) {
-  let stores;
+/** test/durations.json as recorded: seconds per file name, per store (none when there is no file). */
+export function readRecordedDurations(file) {
   try {
-    stores = JSON.parse(readFileSync(file, 'utf8'));
+    return JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
     if (err.code === 'ENOENT') return {};
     throw err;
   }
+}
+
+/** Seconds per file name: the larger of the stores' figures. */
+function readDurations(file) {
   const seconds = {};
-  for (const figures of Object.values(stores)) {
+  for (const figures of Object.values(readRecordedDurations(file))) {
     for (const [name, value] of Object.entries(figures)) seconds[name] = Math.max(seconds[name] ?? 0, value);
   }
   return seconds;
