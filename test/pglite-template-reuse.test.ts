@@ -68,4 +68,28 @@ describe('a PGlite template database taken again by the next Tessera', { skip: d
       await second.close();
     }
   });
+
+  test('refuses a statement that comes once its database is closing, so nothing reaches the next Tessera', async () => {
+    const first = await startTestApp();
+    const firstStarted = await startedAt(first);
+    // The database's close starts putting it back; a statement sent after that would run after the
+    // reset, in the next Tessera's database.
+    const closing = first.tessera.db.close();
+    const late = assert.rejects(
+      first.tessera.db.execute("INSERT INTO rate_limit_buckets (name, tokens, updated_at) VALUES ('late', 1, now())"),
+      /The database is closed/,
+    );
+    await closing;
+    await late;
+    await first.close().catch(() => {});
+
+    const second = await startTestApp();
+    try {
+      assert.equal(await startedAt(second), firstStarted, 'the database was taken again');
+      const rows = await second.tessera.db.query('SELECT name FROM rate_limit_buckets');
+      assert.deepEqual(rows, []);
+    } finally {
+      await second.close();
+    }
+  });
 });

@@ -230,8 +230,17 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
     throw failed && 'held' in failed ? attribute(err, failed.held) : err;
   };
 
+  // Set when close() starts: from then on only the transactions already open may go on (to their
+  // end, which the close waits for); new work is refused, so that none reaches the database after
+  // it was put back to its template for another connection (keepForReuse) or closed.
+  let closing = false;
+  const refuseNewWork = () => {
+    if (closing) throw new Error('The database is closed');
+  };
+
   const atomic = async (statements: readonly Batch[]) => {
     if (statements.length === 0) return;
+    refuseNewWork();
     // One statement is atomic by itself.
     const several = statements.length > 1;
     const reply = await exchange(statements, { tx: undefined, begin: several, ...(several ? { end: 'COMMIT' } : {}) });
@@ -240,7 +249,9 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
 
   return {
     async query<Row>(sql: string, params: readonly unknown[] | undefined, tx?: number, before: readonly Batch[] = []) {
+      // A statement outside any transaction, or a transaction's first, is new work.
       const begin = tx !== undefined && !open.has(tx);
+      if (tx === undefined || begin) refuseNewWork();
       if (begin) open.add(tx);
       return (await exchange([...before, { sql, params: params ?? [] }], { tx, begin })).rows as Row[];
     },
@@ -265,6 +276,7 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
     },
     async close() {
       if (ended) return;
+      closing = true;
       if (await keepForReuse()) return;
       const id = ++lastId;
       await call(id, { id, close: true });
