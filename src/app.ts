@@ -159,7 +159,12 @@ export async function createTessera({
       clock,
       endpointsByHealth: (source) => services!.endpointHealth.countByHealth(source),
     });
-    const metrics = createMetrics({ clock, gauges, ready: async () => (await health.ready()).status === 'ok' });
+    const metrics = createMetrics({
+      clock,
+      gauges,
+      ready: async () => (await health.ready()).status === 'ok',
+      ...(db.threadHeapBytes ? { databaseThreadHeap: db.threadHeapBytes } : {}),
+    });
     // Deliveries released from a dead process are due at once: the dispatcher is woken for them.
     let wakeDispatcher = () => {};
     heartbeat = await registerProcess({ db, kind: processKind, logger: log, onReleased: () => wakeDispatcher() });

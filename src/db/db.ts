@@ -36,6 +36,8 @@ export interface Db extends Queryable {
    * then dead, and the caller listens again. One listener per channel and process.
    */
   listen(channel: string, handlers: ListenHandlers): Promise<Listener>;
+  /** PGlite only: bytes of JavaScript heap in use in its database thread (/metrics). */
+  threadHeapBytes?(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -114,6 +116,7 @@ async function openPglite(dataDir: string | undefined, template: string | undefi
   let lastTransaction = 0;
   return {
     kind: 'pglite',
+    threadHeapBytes: () => lite.heapUsedBytes(),
     query: (sql, params) => lite.query(sql, params),
     execute: async (sql, params) => {
       await lite.query(sql, params);

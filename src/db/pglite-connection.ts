@@ -39,6 +39,8 @@ export interface PgliteConnection {
   atomic(statements: readonly Batch[]): Promise<void>;
   /** Calls `notify` with each notification's payload on `channel` (after LISTEN); the answer stops it. */
   onNotification(channel: string, notify: (payload: string) => void): () => void;
+  /** Bytes of JavaScript heap in use in the worker thread (/metrics). */
+  heapUsedBytes(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -273,6 +275,10 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
         set.delete(notify);
         if (set.size === 0) subscribers.delete(channel);
       };
+    },
+    async heapUsedBytes() {
+      const id = ++lastId;
+      return (await call(id, { id, heap: true })).heapUsedBytes ?? 0;
     },
     async close() {
       if (ended) return;

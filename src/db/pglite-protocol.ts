@@ -5,7 +5,7 @@ import { protocol, types } from '@electric-sql/pglite';
  * The main thread's half of the PGlite wire protocol (docs/decisions/0020-pglite-prepared-statements.md):
  * it writes each statement as PostgreSQL's extended-protocol messages (a named statement is parsed
  * once, then only bound and executed) and reads the worker's answer, one buffer of raw protocol
- * messages, into rows. The worker only hands the bytes to PGlite's public `execProtocolRaw`, so
+ * messages, into rows. The worker only hands the bytes to PGlite's public `execProtocolRawStream`, so
  * the encoding and the row parsing run on this thread and the database thread does database work.
  */
 

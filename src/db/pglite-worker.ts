@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import type { ArrayType } from './pglite-protocol.js';
@@ -8,7 +9,7 @@ import { resetToTemplate, templateFingerprint } from './pglite-reset.js';
  * The thread that owns PGlite (see pglite-connection.ts, its other end). PostgreSQL in
  * WebAssembly runs here, on its own core, while the main thread handles HTTP. Each request is one
  * buffer of PostgreSQL protocol messages that the main thread wrote (pglite-protocol.ts); it goes
- * to PGlite's public `execProtocolRaw` inside its public `runExclusive`, and PGlite's answer goes
+ * to PGlite's public `execProtocolRawStream` inside its public `runExclusive`, and PGlite's answer goes
  * back as one transferred buffer, parsed on the main thread
  * (docs/decisions/0020-pglite-prepared-statements.md).
  */
@@ -21,7 +22,8 @@ import { resetToTemplate, templateFingerprint } from './pglite-reset.js';
 export type PgliteRequest =
   | { id: number; message: Uint8Array; tx: number | undefined; end: boolean }
   | { id: number; close: true }
-  | { id: number; reset: true };
+  | { id: number; reset: true }
+  | { id: number; heap: true };
 
 /**
  * The answer to request `id`: PGlite's raw answer; id 0 answers the start with the array types and
@@ -33,13 +35,15 @@ export type PgliteReply = {
   arrayTypes?: ArrayType[];
   resettable?: boolean;
   reset?: boolean;
+  /** The answer to `heap`: bytes of JavaScript heap in use in this thread. */
+  heapUsedBytes?: number;
   error?: SerializedError;
 };
 
 /**
- * A notification (NOTIFY) on a channel that the main thread LISTENs to: PGlite parses it out of the
- * answer of the statement that delivered it (the COMMIT of the transaction that sent it) and this
- * thread sends it on, apart from any answer.
+ * A notification (NOTIFY) on a channel that the main thread LISTENs to: this thread picks it out of
+ * the answer of the statement that delivered it (the COMMIT of the transaction that sent it) and
+ * sends it on, before that answer.
  */
 export type PgliteNotification = { notification: { channel: string; payload: string } };
 
@@ -95,6 +99,7 @@ async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData)
         await lite.close();
         return { id: request.id };
       }
+      if ('heap' in request) return { id: request.id, heapUsedBytes: getHeapStatistics().used_heap_size };
       if ('reset' in request) {
         // A transaction left open is not put back: the database is not used again.
         const reset =
@@ -103,10 +108,21 @@ async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData)
       }
       if (request.tx !== undefined) holder = request.end ? undefined : request.tx;
       // Inside a transaction nothing is written to the data folder until it ends, as PGlite's
-      // own query() does.
-      const data = await lite.runExclusive(() =>
-        lite.execProtocolRaw(request.message, { syncToFs: holder === undefined }),
+      // own query() does. The answer is taken as it comes (execProtocolRawStream): execProtocolRaw
+      // also parses every message of it, decoding each row's fields into strings, for its own
+      // listeners — work the main thread does again — so the notifications are picked out here.
+      const chunks: Uint8Array[] = [];
+      await lite.runExclusive(() =>
+        lite.execProtocolRawStream(request.message, {
+          syncToFs: holder === undefined,
+          // A view of PGlite's memory, which its next output overwrites: copied.
+          onRawData: (chunk) => chunks.push(chunk.slice()),
+        }),
       );
+      const data = chunks.length === 1 ? chunks[0]! : concatChunks(chunks);
+      for (const notification of notificationsIn(data)) {
+        port.postMessage({ notification } satisfies PgliteNotification);
+      }
       return { id: request.id, data };
     } catch (err) {
       return { id: request.id, error: serializeError(err) };
@@ -131,14 +147,42 @@ async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData)
     }
   };
 
-  lite.onNotification((channel, payload) => {
-    port.postMessage({ notification: { channel, payload } } satisfies PgliteNotification);
-  });
   port.on('message', (request: PgliteRequest) => {
     waiting.push(request);
     void pump();
   });
   port.postMessage({ id: 0, arrayTypes, resettable: templateState !== undefined } satisfies PgliteReply);
+}
+
+function concatChunks(chunks: readonly Uint8Array[]): Uint8Array {
+  const data = new Uint8Array(chunks.reduce((total, chunk) => total + chunk.length, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    data.set(chunk, at);
+    at += chunk.length;
+  }
+  return data;
+}
+
+const decoder = new TextDecoder();
+
+/**
+ * The NotificationResponse messages ('A': the sender's pid, then the channel and the payload as
+ * C strings) among an answer's messages, each message skipped by its length.
+ */
+function notificationsIn(data: Uint8Array): Array<{ channel: string; payload: string }> {
+  const found: Array<{ channel: string; payload: string }> = [];
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  for (let at = 0; at + 5 <= data.length; at += 1 + view.getInt32(at + 1)) {
+    if (data[at] !== 0x41) continue;
+    const channelEnd = data.indexOf(0, at + 9);
+    const payloadEnd = data.indexOf(0, channelEnd + 1);
+    found.push({
+      channel: decoder.decode(data.subarray(at + 9, channelEnd)),
+      payload: decoder.decode(data.subarray(channelEnd + 1, payloadEnd)),
+    });
+  }
+  return found;
 }
 
 /** The template's tar for a database in memory (which always starts empty); a folder on disk never uses it. */

@@ -31,9 +31,12 @@ export function createMetrics({
   clock,
   gauges,
   ready,
+  databaseThreadHeap,
 }: {
   clock: Clock;
   gauges: DatabaseGaugeSource;
+  /** PGlite: bytes of JavaScript heap in use in its database thread, which the default metrics do not see. */
+  databaseThreadHeap?: () => Promise<number>;
   /** True when GET /health/ready would answer 200 now. */
   ready: () => Promise<boolean>;
 }): Metrics {
@@ -51,6 +54,19 @@ export function createMetrics({
       this.set((await ready()) ? 1 : 0);
     },
   });
+
+  if (databaseThreadHeap) {
+    new Gauge({
+      name: 'tessera_pglite_thread_heap_used_bytes',
+      help: 'PGlite only: bytes of JavaScript heap in use in the database thread (its WebAssembly memory not counted)',
+      registers: [registry],
+      async collect() {
+        // A closed database (the process is stopping) leaves the last figure.
+        const bytes = await databaseThreadHeap().catch(() => undefined);
+        if (bytes !== undefined) this.set(bytes);
+      },
+    });
+  }
 
   const requests = new Counter({
     name: 'tessera_http_requests_total',
