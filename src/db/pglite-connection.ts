@@ -10,13 +10,7 @@ import {
   type ArrayType,
   type Reply,
 } from './pglite-protocol.js';
-import type {
-  PgliteNotification,
-  PgliteReply,
-  PgliteRequest,
-  PgliteWorkerData,
-  SerializedError,
-} from './pglite-worker.js';
+import type { PgliteReply, PgliteRequest, PgliteWorkerData, SerializedError } from './pglite-worker.js';
 
 /**
  * The main thread's end of the PGlite worker: one message per call, holding the statements a
@@ -123,12 +117,7 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
     pending.clear();
   };
   const subscribers = new Map<string, Set<(payload: string) => void>>();
-  const onMessage = (reply: PgliteReply | PgliteNotification) => {
-    if ('notification' in reply) {
-      const { channel, payload } = reply.notification;
-      for (const notify of subscribers.get(channel) ?? []) notify(payload);
-      return;
-    }
+  const onMessage = (reply: PgliteReply) => {
     const settle = pending.get(reply.id);
     pending.delete(reply.id);
     // An idle worker does not keep the process alive, as PGlite in the main thread would not.
@@ -220,6 +209,10 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
     const id = ++lastId;
     const { data } = await call(id, { id, message: concat(parts), tx, end: end !== undefined });
     const reply = readReply(data ?? new Uint8Array(0), parsers);
+    // Delivered before the caller reads the answer, each apart from it (as an event would be).
+    for (const { channel, payload } of reply.notifications) {
+      for (const notify of subscribers.get(channel) ?? []) queueMicrotask(() => notify(payload));
+    }
     if (!reply.error) return reply;
     let parsed = reply.parsed;
     for (const statement of written) {

@@ -134,16 +134,21 @@ export interface Reply {
   parsed: number;
   /** The last CommandComplete's tag (COMMIT answers ROLLBACK when the transaction had failed). */
   lastCommand?: string;
+  /**
+   * The NotificationResponses (NOTIFY on a channel this session LISTENs to), which come in the
+   * answer of the statement that delivered them: the COMMIT of the transaction that sent them.
+   */
+  notifications: Array<{ channel: string; payload: string }>;
 }
 
 /**
  * Reads the messages of one answer, which may hold several statements' answers: the rows of the
  * last statement that completed, parsed by their column types; the first error and where it came;
- * how many Parses completed; the last command tag.
+ * how many Parses completed; the last command tag; the notifications.
  */
 export function readReply(data: Uint8Array, parsers: ReadonlyMap<number, Parse>): Reply {
   const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  const reply: Reply = { rows: [], parsed: 0 };
+  const reply: Reply = { rows: [], parsed: 0, notifications: [] };
   let rows: Record<string, unknown>[] = [];
   let completed = 0;
   let names: string[] = [];
@@ -218,6 +223,15 @@ export function readReply(data: Uint8Array, parsers: ReadonlyMap<number, Parse>)
         // ParseComplete
         reply.parsed += 1;
         break;
+      case 0x41: {
+        // NotificationResponse: the sender's pid, then the channel and the payload
+        const channelEnd = bytes.indexOf(0, at + 4);
+        reply.notifications.push({
+          channel: bytes.toString('utf8', at + 4, channelEnd),
+          payload: bytes.toString('utf8', channelEnd + 1, bytes.indexOf(0, channelEnd + 1)),
+        });
+        break;
+      }
       default:
         break;
     }

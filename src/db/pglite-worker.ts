@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
-import type { ArrayType } from './pglite-protocol.js';
+import { concat, type ArrayType } from './pglite-protocol.js';
 import { resetToTemplate, templateFingerprint } from './pglite-reset.js';
 
 /**
@@ -39,13 +39,6 @@ export type PgliteReply = {
   heapUsedBytes?: number;
   error?: SerializedError;
 };
-
-/**
- * A notification (NOTIFY) on a channel that the main thread LISTENs to: this thread picks it out of
- * the answer of the statement that delivered it (the COMMIT of the transaction that sent it) and
- * sends it on, before that answer.
- */
-export type PgliteNotification = { notification: { channel: string; payload: string } };
 
 /** An error as it crosses the thread, with its own properties. */
 export interface SerializedError {
@@ -110,7 +103,7 @@ async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData)
       // Inside a transaction nothing is written to the data folder until it ends, as PGlite's
       // own query() does. The answer is taken as it comes (execProtocolRawStream): execProtocolRaw
       // also parses every message of it, decoding each row's fields into strings, for its own
-      // listeners — work the main thread does again — so the notifications are picked out here.
+      // listeners — work the main thread does, notifications included (pglite-protocol.ts).
       const chunks: Uint8Array[] = [];
       await lite.runExclusive(() =>
         lite.execProtocolRawStream(request.message, {
@@ -119,11 +112,7 @@ async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData)
           onRawData: (chunk) => chunks.push(chunk.slice()),
         }),
       );
-      const data = chunks.length === 1 ? chunks[0]! : concatChunks(chunks);
-      for (const notification of notificationsIn(data)) {
-        port.postMessage({ notification } satisfies PgliteNotification);
-      }
-      return { id: request.id, data };
+      return { id: request.id, data: chunks.length === 1 ? chunks[0]! : concat(chunks) };
     } catch (err) {
       return { id: request.id, error: serializeError(err) };
     }
@@ -152,37 +141,6 @@ async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData)
     void pump();
   });
   port.postMessage({ id: 0, arrayTypes, resettable: templateState !== undefined } satisfies PgliteReply);
-}
-
-function concatChunks(chunks: readonly Uint8Array[]): Uint8Array {
-  const data = new Uint8Array(chunks.reduce((total, chunk) => total + chunk.length, 0));
-  let at = 0;
-  for (const chunk of chunks) {
-    data.set(chunk, at);
-    at += chunk.length;
-  }
-  return data;
-}
-
-const decoder = new TextDecoder();
-
-/**
- * The NotificationResponse messages ('A': the sender's pid, then the channel and the payload as
- * C strings) among an answer's messages, each message skipped by its length.
- */
-function notificationsIn(data: Uint8Array): Array<{ channel: string; payload: string }> {
-  const found: Array<{ channel: string; payload: string }> = [];
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-  for (let at = 0; at + 5 <= data.length; at += 1 + view.getInt32(at + 1)) {
-    if (data[at] !== 0x41) continue;
-    const channelEnd = data.indexOf(0, at + 9);
-    const payloadEnd = data.indexOf(0, channelEnd + 1);
-    found.push({
-      channel: decoder.decode(data.subarray(at + 9, channelEnd)),
-      payload: decoder.decode(data.subarray(channelEnd + 1, payloadEnd)),
-    });
-  }
-  return found;
 }
 
 /** The template's tar for a database in memory (which always starts empty); a folder on disk never uses it. */
