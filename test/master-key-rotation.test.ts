@@ -38,7 +38,7 @@ describe(`master-key rotation through the CLI (${databaseKind})`, () => {
     cleanups.push(() => storage.remove());
     const env = { ...storage.env, NODE_ENV: 'test', TESSERA_ADMIN_KEY: adminKey };
     const start = async (keys: Record<string, string>) => {
-      const running = await startAnyService({ ...env, ...keys, TESSERA_SHUTDOWN_DELAY_MS: '0' });
+      const running = await startAnyService({ ...env, ...keys });
       cleanups.push(() => stopService(running));
       return running;
     };

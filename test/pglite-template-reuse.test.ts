@@ -23,7 +23,7 @@ describe('a PGlite template database taken again by the next Tessera', { skip: d
     const merchant = await first.merchant();
     const paid = await payWithTestCard(merchant);
     assert.equal(paid.status, 'succeeded');
-    // Session state a Tessera could leave behind: a lock held, a channel listened to, a setting.
+    // Session state a Tessera could leave behind: a lock held, a setting.
     await first.tessera.db.query('SELECT pg_advisory_lock(4242)');
     await first.tessera.db.query("SELECT set_config('application_name', 'left behind', false)");
     const firstStarted = await startedAt(first);
