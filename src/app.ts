@@ -134,6 +134,7 @@ export async function createTessera({
     poolSize: config.databasePoolSize,
     listenDatabaseUrl: config.listenDatabaseUrl,
     pgliteTemplate: config.testPgliteTemplate,
+    pgliteCheckpointWalBytes: config.pgliteCheckpointWalMb * 1024 * 1024,
   });
   let phase: Phase = 'starting';
   let publicUrl = config.publicUrl ?? `http://${config.host}:${config.port}`;
@@ -163,7 +164,7 @@ export async function createTessera({
       clock,
       gauges,
       ready: async () => (await health.ready()).status === 'ok',
-      ...(db.threadHeapBytes ? { databaseThreadHeap: db.threadHeapBytes } : {}),
+      ...(db.pgliteStats ? { pgliteStats: db.pgliteStats } : {}),
     });
     // Deliveries released from a dead process are due at once: the dispatcher is woken for them.
     let wakeDispatcher = () => {};

@@ -59,6 +59,8 @@ export interface Config {
   /** How often background jobs (settlements, reversals, expiries) are looked for. */
   readonly jobPollIntervalMs: number;
   readonly databasePoolSize: number;
+  /** PGlite: a checkpoint once this many MB of WAL were written since the last (docs/decisions/0031). */
+  readonly pgliteCheckpointWalMb: number;
   /** SPEC §6.1: the delays of the 12 follow-ups of a failed webhook delivery; set differently only by tests. */
   readonly webhookRetryDelaysSeconds: readonly number[];
   /** DESIGN §5: a webhook attempt not fully answered within this time has failed. */
@@ -166,6 +168,7 @@ const knownTesseraVariables = new Set([
   'TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS',
   'TESSERA_JOB_POLL_INTERVAL_MS',
   'TESSERA_DATABASE_POOL_SIZE',
+  'TESSERA_PGLITE_CHECKPOINT_WAL_MB',
   'TESSERA_LISTEN_DATABASE_URL',
   'TESSERA_WEBHOOK_RETRY_DELAYS_SECONDS',
   'TESSERA_WEBHOOK_TIMEOUT_MS',
@@ -290,6 +293,7 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     testWebhookLeaseMarginMs: testLeaseMargin(source, nodeEnv),
     jobPollIntervalMs: integer(source, 'TESSERA_JOB_POLL_INTERVAL_MS', 1000, 10, 3_600_000),
     databasePoolSize: integer(source, 'TESSERA_DATABASE_POOL_SIZE', 10, 1, 500),
+    pgliteCheckpointWalMb: integer(source, 'TESSERA_PGLITE_CHECKPOINT_WAL_MB', 64, 1, 4096),
     webhookRetryDelaysSeconds: retryDelays(source, nodeEnv),
     webhookTimeoutMs: integer(source, 'TESSERA_WEBHOOK_TIMEOUT_MS', 10_000, 1, 120_000),
     webhookConcurrencyPerTarget: integer(source, 'TESSERA_WEBHOOK_CONCURRENCY_PER_TARGET', 8, 1, 1000),

@@ -5,6 +5,7 @@ import { lockDataDir } from './data-dir-lock.js';
 import { abortedCommit } from './errors.js';
 import { attribute, heldStatements, type Batch } from './held-statements.js';
 import { connectPgliteWorker, type PgliteConnection } from './pglite-connection.js';
+import type { PgliteThreadStats } from './pglite-worker.js';
 
 /** Anything that runs one parameterized SQL statement: the database itself or an open transaction. */
 export interface Queryable {
@@ -36,8 +37,8 @@ export interface Db extends Queryable {
    * then dead, and the caller listens again. One listener per channel and process.
    */
   listen(channel: string, handlers: ListenHandlers): Promise<Listener>;
-  /** PGlite only: bytes of JavaScript heap in use in its database thread (/metrics). */
-  threadHeapBytes?(): Promise<number>;
+  /** PGlite only: its database thread's heap and checkpoints (/metrics). */
+  pgliteStats?(): Promise<PgliteThreadStats>;
   close(): Promise<void>;
 }
 
@@ -87,11 +88,16 @@ export async function openDb(options: {
   listenDatabaseUrl?: string;
   /** Tests only: a PGlite tar (dumpDataDir) a new embedded database starts from (config.testPgliteTemplate). */
   pgliteTemplate?: string;
+  /** PGlite: a checkpoint once this much WAL was written since the last (config.pgliteCheckpointWalMb). */
+  pgliteCheckpointWalBytes?: number;
 }): Promise<Db> {
   if (options.databaseUrl) {
     return openPostgres(options.databaseUrl, options.poolSize ?? 10, options.listenDatabaseUrl ?? options.databaseUrl);
   }
-  return openPglite(options.dataDir, options.pgliteTemplate);
+  return openPglite(options.dataDir, {
+    template: options.pgliteTemplate,
+    checkpointWalBytes: options.pgliteCheckpointWalBytes,
+  });
 }
 
 /**
@@ -102,13 +108,16 @@ export async function openDb(options: {
  * on the machine's other core while this thread handles HTTP. It is one connection: a transaction
  * holds it until it ends, and statements outside it wait.
  */
-async function openPglite(dataDir: string | undefined, template: string | undefined): Promise<Db> {
+async function openPglite(
+  dataDir: string | undefined,
+  options: { template?: string; checkpointWalBytes?: number },
+): Promise<Db> {
   // A folder on disk is locked first, so that a second process is refused before it opens it.
   const onDisk = dataDir !== undefined && !/^[a-z]+:\/\//.test(dataDir);
   const unlock = onDisk ? await lockDataDir(dataDir) : () => {};
   let lite: PgliteConnection;
   try {
-    lite = await connectPgliteWorker(dataDir, template);
+    lite = await connectPgliteWorker(dataDir, options);
   } catch (err) {
     unlock();
     throw err;
@@ -116,7 +125,7 @@ async function openPglite(dataDir: string | undefined, template: string | undefi
   let lastTransaction = 0;
   return {
     kind: 'pglite',
-    threadHeapBytes: () => lite.heapUsedBytes(),
+    pgliteStats: () => lite.stats(),
     query: (sql, params) => lite.query(sql, params),
     execute: async (sql, params) => {
       await lite.query(sql, params);

@@ -10,7 +10,13 @@ import {
   type ArrayType,
   type Reply,
 } from './pglite-protocol.js';
-import type { PgliteReply, PgliteRequest, PgliteWorkerData, SerializedError } from './pglite-worker.js';
+import type {
+  PgliteReply,
+  PgliteRequest,
+  PgliteThreadStats,
+  PgliteWorkerData,
+  SerializedError,
+} from './pglite-worker.js';
 
 /**
  * The main thread's end of the PGlite worker: one message per call, holding the statements a
@@ -33,8 +39,8 @@ export interface PgliteConnection {
   atomic(statements: readonly Batch[]): Promise<void>;
   /** Calls `notify` with each notification's payload on `channel` (after LISTEN); the answer stops it. */
   onNotification(channel: string, notify: (payload: string) => void): () => void;
-  /** Bytes of JavaScript heap in use in the worker thread (/metrics). */
-  heapUsedBytes(): Promise<number>;
+  /** The worker thread's heap and checkpoints (/metrics). */
+  stats(): Promise<PgliteThreadStats>;
   close(): Promise<void>;
 }
 
@@ -88,22 +94,29 @@ interface IdleWorker {
 const idleWorkers = new Map<string, IdleWorker[]>();
 const idleWorkersKept = 2;
 
+/** PGlite's checkpoints, by default: once 64 MB of WAL were written since the last (TESSERA_PGLITE_CHECKPOINT_WAL_MB). */
+export const defaultCheckpointWalBytes = 64 * 1024 * 1024;
+
 /**
  * Starts PGlite on `dataDir` in a worker thread, and answers when it is ready. A new database
  * starts from `template` (a dumpDataDir tar; tests only) when one is given; in memory, it is a
  * worker of an earlier connection to the same template, put back to the template's state, if
  * one is idle.
  */
-export async function connectPgliteWorker(dataDir: string | undefined, template?: string): Promise<PgliteConnection> {
+export async function connectPgliteWorker(
+  dataDir: string | undefined,
+  { template, checkpointWalBytes = defaultCheckpointWalBytes }: { template?: string; checkpointWalBytes?: number } = {},
+): Promise<PgliteConnection> {
   const inMemory = dataDir === undefined || /^memory:\/\//.test(dataDir);
-  const reusable = inMemory && template !== undefined ? template : undefined;
+  // Workers kept for reuse are told apart by what they were started with.
+  const reusable = inMemory && template !== undefined ? `${checkpointWalBytes} ${template}` : undefined;
   const reused = reusable === undefined ? undefined : idleWorkers.get(reusable)?.pop();
   if (reused) reused.worker.off('exit', reused.onExit).off('error', reused.onExit);
   const worker =
     reused?.worker ??
     new Worker(workerEntry.source, {
       eval: workerEntry.eval,
-      workerData: { dataDir, template } satisfies PgliteWorkerData,
+      workerData: { dataDir, template, checkpointWalBytes } satisfies PgliteWorkerData,
       execArgv: workerExecArgv(),
     });
   const pending = new Map<number, (reply: PgliteReply | Error) => void>();
@@ -269,9 +282,11 @@ export async function connectPgliteWorker(dataDir: string | undefined, template?
         if (set.size === 0) subscribers.delete(channel);
       };
     },
-    async heapUsedBytes() {
+    async stats() {
       const id = ++lastId;
-      return (await call(id, { id, heap: true })).heapUsedBytes ?? 0;
+      const { stats } = await call(id, { id, stats: true });
+      if (!stats) throw new Error('The PGlite worker answered no stats');
+      return stats;
     },
     async close() {
       if (ended) return;

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
+import { createCheckpointer, type CheckpointStats } from './pglite-checkpointer.js';
 import { concat, type ArrayType } from './pglite-protocol.js';
 import { resetToTemplate, templateFingerprint } from './pglite-reset.js';
 
@@ -23,7 +24,7 @@ export type PgliteRequest =
   | { id: number; message: Uint8Array; tx: number | undefined; end: boolean }
   | { id: number; close: true }
   | { id: number; reset: true }
-  | { id: number; heap: true };
+  | { id: number; stats: true };
 
 /**
  * The answer to request `id`: PGlite's raw answer; id 0 answers the start with the array types and
@@ -35,10 +36,16 @@ export type PgliteReply = {
   arrayTypes?: ArrayType[];
   resettable?: boolean;
   reset?: boolean;
-  /** The answer to `heap`: bytes of JavaScript heap in use in this thread. */
-  heapUsedBytes?: number;
+  /** The answer to `stats`. */
+  stats?: PgliteThreadStats;
   error?: SerializedError;
 };
+
+/** What /metrics shows of the database thread. */
+export interface PgliteThreadStats extends CheckpointStats {
+  /** Bytes of JavaScript heap in use in this thread (its WebAssembly memory not counted). */
+  heapUsedBytes: number;
+}
 
 /** An error as it crosses the thread, with its own properties. */
 export interface SerializedError {
@@ -51,11 +58,13 @@ export interface PgliteWorkerData {
   dataDir: string | undefined;
   /** Tests only: a dumpDataDir tar that a database in memory is loaded from instead of initdb. */
   template: string | undefined;
+  /** A checkpoint is taken once this much WAL was written since the last (pglite-checkpointer.ts). */
+  checkpointWalBytes: number;
 }
 
 if (parentPort) await serve(parentPort, workerData as PgliteWorkerData);
 
-async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData): Promise<void> {
+async function serve(port: MessagePort, { dataDir, template, checkpointWalBytes }: PgliteWorkerData): Promise<void> {
   let lite: PGlite;
   let arrayTypes: ArrayType[];
   // Tests only: the template's fingerprint, for a database in memory loaded from it (pglite-reset.ts).
@@ -63,7 +72,13 @@ async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData)
   try {
     // The options object form: with the two-argument form an undefined dataDir drops the options.
     const loadDataDir = await templateFor(dataDir, template);
-    lite = new PGlite({ dataDir, loadDataDir });
+    lite = new PGlite({
+      dataDir,
+      loadDataDir,
+      // A new WAL segment is not filled with zeros first (16 MB written while every request waits):
+      // PGlite runs without fsync, for which the zeros reserve the disk space (decision 0031).
+      startParams: [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off'],
+    });
     await lite.waitReady;
     if (loadDataDir && template) templateState = await templateFingerprint(lite, template);
     // The array types PGlite's own query() would parse (its _initArrayTypes reads the same list).
@@ -85,14 +100,21 @@ async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData)
   const waiting: PgliteRequest[] = [];
   let holder: number | undefined;
   let busy = false;
+  let closed = false;
+  const checkpointer = createCheckpointer(lite, checkpointWalBytes);
 
   const answer = async (request: PgliteRequest): Promise<PgliteReply> => {
     try {
       if ('close' in request) {
+        closed = true;
+        clearInterval(idleCheck);
         await lite.close();
         return { id: request.id };
       }
-      if ('heap' in request) return { id: request.id, heapUsedBytes: getHeapStatistics().used_heap_size };
+      if ('stats' in request) {
+        const stats = { heapUsedBytes: getHeapStatistics().used_heap_size, ...(await checkpointer.stats()) };
+        return { id: request.id, stats };
+      }
       if ('reset' in request) {
         // A transaction left open is not put back: the database is not used again.
         const reset =
@@ -123,18 +145,28 @@ async function serve(port: MessagePort, { dataDir, template }: PgliteWorkerData)
     return index < 0 ? undefined : waiting.splice(index, 1)[0];
   };
 
+  /** Between two requests, outside any transaction: the checkpoint if one is due. */
+  const checkpointIfDue = async () => {
+    if (holder === undefined && !closed) await checkpointer.runIfDue();
+  };
+
   const pump = async () => {
     if (busy) return;
     busy = true;
     try {
+      await checkpointIfDue();
       for (let request = next(); request; request = next()) {
         const reply = await answer(request);
         port.postMessage(reply, reply.data ? [reply.data.buffer as ArrayBuffer] : []);
+        await checkpointIfDue();
       }
     } finally {
       busy = false;
     }
   };
+  // A checkpoint also falls due while no request comes (an idle thread looks once a second).
+  const idleCheck = setInterval(() => void pump(), 1000);
+  idleCheck.unref();
 
   port.on('message', (request: PgliteRequest) => {
     waiting.push(request);

@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Clock } from '../clock.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import type { RecordedEvent } from '../events/service.js';
+import type { PgliteThreadStats } from '../db/pglite-worker.js';
 import type { DatabaseGaugeSource } from './gauges.js';
 
 /** How a webhook attempt ended, as tessera_webhook_attempts_total counts it. */
@@ -31,12 +32,12 @@ export function createMetrics({
   clock,
   gauges,
   ready,
-  databaseThreadHeap,
+  pgliteStats,
 }: {
   clock: Clock;
   gauges: DatabaseGaugeSource;
-  /** PGlite: bytes of JavaScript heap in use in its database thread, which the default metrics do not see. */
-  databaseThreadHeap?: () => Promise<number>;
+  /** PGlite: its database thread's heap (which the default metrics do not see) and checkpoints. */
+  pgliteStats?: () => Promise<PgliteThreadStats>;
   /** True when GET /health/ready would answer 200 now. */
   ready: () => Promise<boolean>;
 }): Metrics {
@@ -55,18 +56,7 @@ export function createMetrics({
     },
   });
 
-  if (databaseThreadHeap) {
-    new Gauge({
-      name: 'tessera_pglite_thread_heap_used_bytes',
-      help: 'PGlite only: bytes of JavaScript heap in use in the database thread (its WebAssembly memory not counted)',
-      registers: [registry],
-      async collect() {
-        // A closed database (the process is stopping) leaves the last figure.
-        const bytes = await databaseThreadHeap().catch(() => undefined);
-        if (bytes !== undefined) this.set(bytes);
-      },
-    });
-  }
+  if (pgliteStats) registerPgliteMetrics(registry, pgliteStats);
 
   const requests = new Counter({
     name: 'tessera_http_requests_total',
@@ -165,4 +155,62 @@ export function createMetrics({
       return { contentType: registry.contentType, body: `${own}${shared}` };
     },
   };
+}
+
+/**
+ * PGlite's database thread: its heap and its checkpoints (src/db/pglite-checkpointer.ts). A closed
+ * database (the process is stopping) leaves the last figures.
+ */
+function registerPgliteMetrics(registry: Registry, pgliteStats: () => Promise<PgliteThreadStats>): void {
+  // A scrape collects every family at once: the families of one scrape share the question.
+  let asking: Promise<PgliteThreadStats | undefined> | undefined;
+  const current = () =>
+    (asking ??= pgliteStats()
+      .catch(() => undefined)
+      .finally(() => {
+        asking = undefined;
+      }));
+  new Gauge({
+    name: 'tessera_pglite_thread_heap_used_bytes',
+    help: 'PGlite only: bytes of JavaScript heap in use in the database thread (its WebAssembly memory not counted)',
+    registers: [registry],
+    async collect() {
+      const stats = await current();
+      if (stats) this.set(stats.heapUsedBytes);
+    },
+  });
+  new Gauge({
+    name: 'tessera_pglite_wal_since_checkpoint_bytes',
+    help: 'PGlite only: WAL written since the last checkpoint (one is taken at TESSERA_PGLITE_CHECKPOINT_WAL_MB)',
+    registers: [registry],
+    async collect() {
+      const stats = await current();
+      if (stats) this.set(stats.walBytesSinceCheckpoint);
+    },
+  });
+  // The thread keeps the totals: each scrape sets the counters to them.
+  new Counter({
+    name: 'tessera_pglite_checkpoints_total',
+    help: 'PGlite only: checkpoints the database thread took (outcome taken) or tried and failed (outcome failed)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+    async collect() {
+      const stats = await current();
+      if (!stats) return;
+      this.reset();
+      this.inc({ outcome: 'taken' }, stats.checkpoints);
+      this.inc({ outcome: 'failed' }, stats.failures);
+    },
+  });
+  new Counter({
+    name: 'tessera_pglite_checkpoint_seconds_total',
+    help: 'PGlite only: time spent in checkpoints, during which the database answers nothing else',
+    registers: [registry],
+    async collect() {
+      const stats = await current();
+      if (!stats) return;
+      this.reset();
+      this.inc(stats.seconds);
+    },
+  });
 }
