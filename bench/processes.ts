@@ -76,7 +76,9 @@ export async function freePort(): Promise<number> {
 
 export async function makeTempDir(cleanup: Cleanup, prefix: string): Promise<string> {
   const dir = await mkdtemp(path.join(os.tmpdir(), prefix));
-  cleanup.add(`remove ${dir}`, () => rm(dir, { recursive: true, force: true }));
+  // BENCH_KEEP_DATA=1: the folders (a PGlite data folder among them) are left for a look afterwards.
+  if (process.env.BENCH_KEEP_DATA === '1') console.error(`bench: keeping ${dir}`);
+  else cleanup.add(`remove ${dir}`, () => rm(dir, { recursive: true, force: true }));
   return dir;
 }
 

@@ -17,7 +17,8 @@
  * BENCH_WARMUP_SECONDS (3), BENCH_STORING_PAYMENTS (per run; default: what the warm-up says
  * fills BENCH_DURATION_SECONDS), BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_TIMEOUT_SECONDS (a watchdog for the whole run; default from the settings),
- * BENCH_SERVICE_NODE_FLAGS (Node or V8 flags for the service alone, e.g. "--trace-gc").
+ * BENCH_SERVICE_NODE_FLAGS (Node or V8 flags for the service alone, e.g. "--trace-gc"),
+ * BENCH_KEEP_DATA=1 (the temporary folders, a PGlite data folder among them, are left in place).
  *
  * Everything runs on 127.0.0.1: the service and the bare route as child processes, a fresh
  * data folder or a fresh database each, all removed at the end, also after an error or Ctrl-C.

@@ -13,9 +13,9 @@ import type { PGlite } from '@electric-sql/pglite';
 export interface CheckpointStats {
   /** Checkpoints this thread took, and those that failed. */
   checkpoints: number;
-  failures: number;
+  checkpointFailures: number;
   /** Time spent in them (the database answers nothing else meanwhile). */
-  seconds: number;
+  checkpointSeconds: number;
   /** WAL written since the last checkpoint's redo point. */
   walBytesSinceCheckpoint: number;
 }
@@ -25,7 +25,7 @@ const checkEveryMs = 1000;
 
 export function createCheckpointer(lite: PGlite, walBytes: number) {
   let nextCheckAt = 0;
-  const stats = { checkpoints: 0, failures: 0, seconds: 0 };
+  const stats = { checkpoints: 0, checkpointFailures: 0, checkpointSeconds: 0 };
 
   async function walSinceCheckpoint(): Promise<number> {
     const { rows } = await lite.query<{ since: number }>(
@@ -51,9 +51,9 @@ export function createCheckpointer(lite: PGlite, walBytes: number) {
         stats.checkpoints += 1;
       } catch {
         // Tried again at the next look; failures are counted on /metrics.
-        stats.failures += 1;
+        stats.checkpointFailures += 1;
       } finally {
-        stats.seconds += (performance.now() - started) / 1000;
+        stats.checkpointSeconds += (performance.now() - started) / 1000;
       }
     },
 

@@ -4,6 +4,7 @@ import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { createCheckpointer, type CheckpointStats } from './pglite-checkpointer.js';
 import { concat, type ArrayType } from './pglite-protocol.js';
+import { createVacuumer, type VacuumStats } from './pglite-vacuum.js';
 import { resetToTemplate, templateFingerprint } from './pglite-reset.js';
 
 /**
@@ -42,7 +43,7 @@ export type PgliteReply = {
 };
 
 /** What /metrics shows of the database thread. */
-export interface PgliteThreadStats extends CheckpointStats {
+export interface PgliteThreadStats extends CheckpointStats, VacuumStats {
   /** Bytes of JavaScript heap in use in this thread (its WebAssembly memory not counted). */
   heapUsedBytes: number;
 }
@@ -102,6 +103,7 @@ async function serve(port: MessagePort, { dataDir, template, checkpointWalBytes 
   let busy = false;
   let closed = false;
   const checkpointer = createCheckpointer(lite, checkpointWalBytes);
+  const vacuumer = createVacuumer(lite);
 
   const answer = async (request: PgliteRequest): Promise<PgliteReply> => {
     try {
@@ -112,7 +114,11 @@ async function serve(port: MessagePort, { dataDir, template, checkpointWalBytes 
         return { id: request.id };
       }
       if ('stats' in request) {
-        const stats = { heapUsedBytes: getHeapStatistics().used_heap_size, ...(await checkpointer.stats()) };
+        const stats = {
+          heapUsedBytes: getHeapStatistics().used_heap_size,
+          ...(await checkpointer.stats()),
+          ...vacuumer.stats(),
+        };
         return { id: request.id, stats };
       }
       if ('reset' in request) {
@@ -145,26 +151,28 @@ async function serve(port: MessagePort, { dataDir, template, checkpointWalBytes 
     return index < 0 ? undefined : waiting.splice(index, 1)[0];
   };
 
-  /** Between two requests, outside any transaction: the checkpoint if one is due. */
-  const checkpointIfDue = async () => {
-    if (holder === undefined && !closed) await checkpointer.runIfDue();
+  /** Between two requests, outside any transaction: PostgreSQL's upkeep that is due, if any. */
+  const upkeepIfDue = async () => {
+    if (holder !== undefined || closed) return;
+    await vacuumer.runIfDue();
+    await checkpointer.runIfDue();
   };
 
   const pump = async () => {
     if (busy) return;
     busy = true;
     try {
-      await checkpointIfDue();
+      await upkeepIfDue();
       for (let request = next(); request; request = next()) {
         const reply = await answer(request);
         port.postMessage(reply, reply.data ? [reply.data.buffer as ArrayBuffer] : []);
-        await checkpointIfDue();
+        await upkeepIfDue();
       }
     } finally {
       busy = false;
     }
   };
-  // A checkpoint also falls due while no request comes (an idle thread looks once a second).
+  // Upkeep also falls due while no request comes (an idle thread looks once a second).
   const idleCheck = setInterval(() => void pump(), 1000);
   idleCheck.unref();
 

@@ -158,7 +158,8 @@ export function createMetrics({
 }
 
 /**
- * PGlite's database thread: its heap and its checkpoints (src/db/pglite-checkpointer.ts). A closed
+ * PGlite's database thread: its heap, its checkpoints and vacuums (src/db/pglite-checkpointer.ts,
+ * pglite-vacuum.ts). A closed
  * database (the process is stopping) leaves the last figures.
  */
 function registerPgliteMetrics(registry: Registry, pgliteStats: () => Promise<PgliteThreadStats>): void {
@@ -189,28 +190,40 @@ function registerPgliteMetrics(registry: Registry, pgliteStats: () => Promise<Pg
     },
   });
   // The thread keeps the totals: each scrape sets the counters to them.
-  new Counter({
-    name: 'tessera_pglite_checkpoints_total',
-    help: 'PGlite only: checkpoints the database thread took (outcome taken) or tried and failed (outcome failed)',
-    labelNames: ['outcome'] as const,
-    registers: [registry],
-    async collect() {
-      const stats = await current();
-      if (!stats) return;
-      this.reset();
-      this.inc({ outcome: 'taken' }, stats.checkpoints);
-      this.inc({ outcome: 'failed' }, stats.failures);
-    },
-  });
-  new Counter({
-    name: 'tessera_pglite_checkpoint_seconds_total',
-    help: 'PGlite only: time spent in checkpoints, during which the database answers nothing else',
-    registers: [registry],
-    async collect() {
-      const stats = await current();
-      if (!stats) return;
-      this.reset();
-      this.inc(stats.seconds);
-    },
-  });
+  const totals = (name: string, help: string, read: (stats: PgliteThreadStats) => Record<string, number>) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['outcome'] as const,
+      registers: [registry],
+      async collect() {
+        const stats = await current();
+        if (!stats) return;
+        this.reset();
+        for (const [outcome, value] of Object.entries(read(stats))) {
+          if (outcome === '') this.inc(value);
+          else this.inc({ outcome }, value);
+        }
+      },
+    });
+  totals(
+    'tessera_pglite_checkpoints_total',
+    'PGlite only: checkpoints the database thread took (outcome taken) or tried and failed (outcome failed)',
+    (stats) => ({ taken: stats.checkpoints, failed: stats.checkpointFailures }),
+  );
+  totals(
+    'tessera_pglite_checkpoint_seconds_total',
+    'PGlite only: time spent in checkpoints, during which the database answers nothing else',
+    (stats) => ({ '': stats.checkpointSeconds }),
+  );
+  totals(
+    'tessera_pglite_vacuums_total',
+    'PGlite only: tables the database thread vacuumed (outcome done) or tried to and failed (outcome failed)',
+    (stats) => ({ done: stats.vacuums, failed: stats.vacuumFailures }),
+  );
+  totals(
+    'tessera_pglite_vacuum_seconds_total',
+    'PGlite only: time spent in vacuums, during which the database answers nothing else',
+    (stats) => ({ '': stats.vacuumSeconds }),
+  );
 }

@@ -1,9 +1,11 @@
 /**
- * PGlite runs PostgreSQL as a single-user backend, which has no checkpointer: the embedded
- * default's WAL grew with every change for as long as the process ran (a crash then replayed all of
- * it), and each new 16 MB segment was filled with zeros while every request waited. The database
- * thread now takes a checkpoint once TESSERA_PGLITE_CHECKPOINT_WAL_MB of WAL were written since the
- * last, and starts PostgreSQL with wal_init_zero off (docs/decisions/0031).
+ * PGlite runs PostgreSQL as a single-user backend, which has neither checkpointer nor autovacuum:
+ * the embedded default's WAL grew with every change for as long as the process ran (a crash then
+ * replayed all of it), each new 16 MB segment was filled with zeros while every request waited, and
+ * no table was ever vacuumed (dead rows kept, nothing frozen). The database thread now takes a
+ * checkpoint once TESSERA_PGLITE_CHECKPOINT_WAL_MB of WAL were written since the last, vacuums the
+ * tables PostgreSQL's autovacuum would, and starts PostgreSQL with wal_init_zero off
+ * (docs/decisions/0031).
  */
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -12,14 +14,15 @@ import { databaseKind, injectRaw, startTestApp, type TestContext } from './helpe
 
 const megabyte = 1024 * 1024;
 
-describe('PGlite checkpoints', { skip: databaseKind !== 'pglite' }, () => {
+describe('PGlite upkeep', { skip: databaseKind !== 'pglite' }, () => {
   let ctx: TestContext;
   before(async () => {
     ctx = await startTestApp({ env: { TESSERA_PGLITE_CHECKPOINT_WAL_MB: '4' } });
     await ctx.tessera.db.query('CREATE TABLE checkpoint_scratch (body text NOT NULL)');
+    await ctx.tessera.db.query('CREATE TABLE vacuum_scratch (id int PRIMARY KEY, hits int NOT NULL)');
   });
   after(async () => {
-    await ctx?.tessera.db.query('DROP TABLE IF EXISTS checkpoint_scratch');
+    await ctx?.tessera.db.query('DROP TABLE IF EXISTS checkpoint_scratch, vacuum_scratch');
     await ctx?.close();
   });
 
@@ -75,5 +78,36 @@ describe('PGlite checkpoints', { skip: databaseKind !== 'pglite' }, () => {
     const [wal] = await ctx.tessera.db.query<{ bytes: string }>('SELECT sum(size)::text AS bytes FROM pg_ls_waldir()');
     const bytes = Number(wal?.bytes);
     assert.ok(bytes <= 64 * megabyte, `pg_wal holds ${(bytes / megabyte).toFixed(0)} MB`);
+  });
+
+  test('vacuums a table once PostgreSQL autovacuum would, leaving no dead rows', async () => {
+    const db = ctx.tessera.db;
+    const vacuums = () => scraped('tessera_pglite_vacuums_total{outcome="done"}');
+    await db.query('INSERT INTO vacuum_scratch (id, hits) SELECT i, 0 FROM generate_series(1, 2000) AS i');
+    const deadRows = async () => {
+      const [row] = await db.query<{ dead: string; vacuumed: Date | null }>(
+        `SELECT n_dead_tup::text AS dead, last_vacuum AS vacuumed FROM pg_stat_user_tables WHERE relname = 'vacuum_scratch'`,
+      );
+      return row!;
+    };
+    // Wait until the insert's vacuum (rows inserted: 1,000 + 20 % of the table) is done.
+    for (let deadline = Date.now() + 10_000; (await deadRows()).vacuumed === null && Date.now() < deadline;) {
+      await sleep(200);
+    }
+    const first = await deadRows();
+    assert.ok(first.vacuumed, 'the inserted rows were vacuumed');
+    const before = await vacuums();
+    // 4,000 dead rows: far past 50 + 20 % of 2,000.
+    for (let round = 0; round < 2; round += 1) await db.query('UPDATE vacuum_scratch SET hits = hits + 1');
+    let now = await deadRows();
+    for (let deadline = Date.now() + 10_000; now.vacuumed!.getTime() === first.vacuumed!.getTime();) {
+      assert.ok(Date.now() < deadline, `not vacuumed again (${now.dead} dead rows)`);
+      await sleep(200);
+      now = await deadRows();
+    }
+    assert.equal(Number(now.dead), 0);
+    assert.ok((await vacuums()) > before);
+    assert.equal(await scraped('tessera_pglite_vacuums_total{outcome="failed"}'), 0);
+    assert.ok((await scraped('tessera_pglite_vacuum_seconds_total')) > 0);
   });
 });
