@@ -20,9 +20,13 @@ describe('PGlite upkeep', { skip: databaseKind !== 'pglite' }, () => {
     ctx = await startTestApp({ env: { TESSERA_PGLITE_CHECKPOINT_WAL_MB: '4' } });
     await ctx.tessera.db.query('CREATE TABLE checkpoint_scratch (body text NOT NULL)');
     await ctx.tessera.db.query('CREATE TABLE vacuum_scratch (id int PRIMARY KEY, hits int NOT NULL)');
+    // As PostgreSQL's autovacuum, PGlite's leaves a table alone whose storage parameter says so.
+    await ctx.tessera.db.query(
+      'CREATE TABLE vacuum_off_scratch (id int PRIMARY KEY, hits int NOT NULL) WITH (autovacuum_enabled = off)',
+    );
   });
   after(async () => {
-    await ctx?.tessera.db.query('DROP TABLE IF EXISTS checkpoint_scratch, vacuum_scratch');
+    await ctx?.tessera.db.query('DROP TABLE IF EXISTS checkpoint_scratch, vacuum_scratch, vacuum_off_scratch');
     await ctx?.close();
   });
 
@@ -83,10 +87,14 @@ describe('PGlite upkeep', { skip: databaseKind !== 'pglite' }, () => {
   test('vacuums a table once PostgreSQL autovacuum would, leaving no dead rows', async () => {
     const db = ctx.tessera.db;
     const vacuums = () => scraped('tessera_pglite_vacuums_total{outcome="done"}');
-    await db.query('INSERT INTO vacuum_scratch (id, hits) SELECT i, 0 FROM generate_series(1, 2000) AS i');
-    const deadRows = async () => {
+    const tables = ['vacuum_scratch', 'vacuum_off_scratch'];
+    for (const table of tables) {
+      await db.query(`INSERT INTO ${table} (id, hits) SELECT i, 0 FROM generate_series(1, 2000) AS i`);
+    }
+    const deadRows = async (table = 'vacuum_scratch') => {
       const [row] = await db.query<{ dead: string; vacuumed: Date | null }>(
-        `SELECT n_dead_tup::text AS dead, last_vacuum AS vacuumed FROM pg_stat_user_tables WHERE relname = 'vacuum_scratch'`,
+        `SELECT n_dead_tup::text AS dead, last_vacuum AS vacuumed FROM pg_stat_user_tables WHERE relname = $1`,
+        [table],
       );
       return row!;
     };
@@ -98,7 +106,9 @@ describe('PGlite upkeep', { skip: databaseKind !== 'pglite' }, () => {
     assert.ok(first.vacuumed, 'the inserted rows were vacuumed');
     const before = await vacuums();
     // 4,000 dead rows: far past 50 + 20 % of 2,000.
-    for (let round = 0; round < 2; round += 1) await db.query('UPDATE vacuum_scratch SET hits = hits + 1');
+    for (let round = 0; round < 2; round += 1) {
+      for (const table of tables) await db.query(`UPDATE ${table} SET hits = hits + 1`);
+    }
     let now = await deadRows();
     for (let deadline = Date.now() + 10_000; now.vacuumed!.getTime() === first.vacuumed!.getTime();) {
       assert.ok(Date.now() < deadline, `not vacuumed again (${now.dead} dead rows)`);
@@ -106,6 +116,9 @@ describe('PGlite upkeep', { skip: databaseKind !== 'pglite' }, () => {
       now = await deadRows();
     }
     assert.equal(Number(now.dead), 0);
+    const off = await deadRows('vacuum_off_scratch');
+    assert.equal(off.vacuumed, null, 'a table with autovacuum_enabled off is not vacuumed');
+    assert.ok(Number(off.dead) >= 2000, `${off.dead} dead rows kept`);
     assert.ok((await vacuums()) > before);
     assert.equal(await scraped('tessera_pglite_vacuums_total{outcome="failed"}'), 0);
     assert.ok((await scraped('tessera_pglite_vacuum_seconds_total')) > 0);

@@ -27,16 +27,22 @@ const lookAgainMs = 1000;
  * The table most in need, as PostgreSQL's autovacuum decides (its `relation_needs_vacanalyze`,
  * without the ANALYZE part: PGlite's plans stay those without statistics): the freeze age first,
  * then the dead rows, then rows inserted since the last vacuum (which it marks visible and frozen).
+ * A table whose `autovacuum_enabled` storage parameter is off is vacuumed for its freeze age only,
+ * as PostgreSQL does.
  */
 const neediestTable = `
   SELECT format('%I.%I', s.schemaname, s.relname) AS name
     FROM pg_stat_user_tables s
     JOIN pg_class c ON c.oid = s.relid
    CROSS JOIN LATERAL (SELECT greatest(c.reltuples, 0) AS tuples, age(c.relfrozenxid) AS xid_age) t
+   CROSS JOIN LATERAL (
+     SELECT coalesce(bool_and(lower(split_part(option, '=', 2)) NOT IN ('off', 'false', 'no', '0')), true) AS enabled
+       FROM unnest(c.reloptions) AS option WHERE split_part(option, '=', 1) = 'autovacuum_enabled'
+   ) a
    WHERE t.xid_age > current_setting('autovacuum_freeze_max_age')::float8
-      OR s.n_dead_tup > current_setting('autovacuum_vacuum_threshold')::float8
+      OR a.enabled AND s.n_dead_tup > current_setting('autovacuum_vacuum_threshold')::float8
            + current_setting('autovacuum_vacuum_scale_factor')::float8 * t.tuples
-      OR s.n_ins_since_vacuum > current_setting('autovacuum_vacuum_insert_threshold')::float8
+      OR a.enabled AND s.n_ins_since_vacuum > current_setting('autovacuum_vacuum_insert_threshold')::float8
            + current_setting('autovacuum_vacuum_insert_scale_factor')::float8 * t.tuples
    ORDER BY t.xid_age > current_setting('autovacuum_freeze_max_age')::float8 DESC,
             s.n_dead_tup DESC, s.n_ins_since_vacuum DESC
