@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { databaseKind, injectRaw, startTestApp, type TestContext } from './helpers/harness.js';
+import { databaseKind, scrapedMetric, startTestApp, type TestContext } from './helpers/harness.js';
 
 const series = 'tessera_pglite_thread_heap_used_bytes';
 
@@ -18,17 +18,7 @@ describe('the PGlite database thread over many statements', { skip: databaseKind
   });
   after(() => ctx?.close());
 
-  async function threadHeap(): Promise<number> {
-    const scraped = await injectRaw(ctx, {
-      method: 'GET',
-      url: '/metrics',
-      headers: { authorization: `Bearer ${ctx.operatorKey}` },
-    });
-    assert.equal(scraped.statusCode, 200);
-    const line = scraped.body.split('\n').find((entry) => entry.startsWith(`${series} `));
-    assert.ok(line, `${series} is scraped`);
-    return Number(line.slice(series.length + 1));
-  }
+  const threadHeap = () => scrapedMetric(ctx, series);
 
   test('keeps its heap flat while it answers 80 MB of rows', async () => {
     // Warmed up first, so that what the thread loads once is not counted.

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { databaseKind, injectRaw, startTestApp, type TestContext } from './helpers/harness.js';
+import { databaseKind, scrapedMetric, startTestApp, type TestContext } from './helpers/harness.js';
 
 const megabyte = 1024 * 1024;
 
@@ -30,17 +30,7 @@ describe('PGlite upkeep', { skip: databaseKind !== 'pglite' }, () => {
     await ctx?.close();
   });
 
-  async function scraped(series: string): Promise<number> {
-    const answer = await injectRaw(ctx, {
-      method: 'GET',
-      url: '/metrics',
-      headers: { authorization: `Bearer ${ctx.operatorKey}` },
-    });
-    assert.equal(answer.statusCode, 200);
-    const line = answer.body.split('\n').find((entry) => entry.startsWith(`${series} `));
-    assert.ok(line, `${series} is scraped`);
-    return Number(line.slice(series.length + 1));
-  }
+  const scraped = (series: string) => scrapedMetric(ctx, series);
 
   /** About `megabytes` of WAL: rows of 1 kB that compress badly. */
   async function writeWal(megabytes: number): Promise<void> {

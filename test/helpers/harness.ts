@@ -249,6 +249,19 @@ export function injectRaw(context: TestContext, options: import('fastify').Injec
   return context.tessera.server.inject(options);
 }
 
+/** One unlabelled series (or `name{labels}` exactly as exposed) of the test Tessera's /metrics. */
+export async function scrapedMetric(context: TestContext, series: string): Promise<number> {
+  const answer = await injectRaw(context, {
+    method: 'GET',
+    url: '/metrics',
+    headers: { authorization: `Bearer ${context.operatorKey}` },
+  });
+  if (answer.statusCode !== 200) throw new Error(`GET /metrics answered ${answer.statusCode}`);
+  const line = answer.body.split('\n').find((entry) => entry.startsWith(`${series} `));
+  if (!line) throw new Error(`${series} is not scraped`);
+  return Number(line.slice(series.length + 1));
+}
+
 /**
  * DESIGN §12: a new merchant's dynamic (notifyUrl) endpoint sends no legacy notification unless
  * asked; tests of both kinds on notifyUrl ask for it.
