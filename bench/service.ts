@@ -61,8 +61,9 @@ export async function startService(
       TESSERA_ADMIN_KEY: adminKey,
       TESSERA_MASTER_KEY: store.masterKey,
       TESSERA_LOG_LEVEL: 'warn',
-      // Passed on when set, to compare pool sizes without editing anything.
+      // Passed on when set, to compare pool sizes or checkpoint distances without editing anything.
       TESSERA_DATABASE_POOL_SIZE: process.env.TESSERA_DATABASE_POOL_SIZE,
+      TESSERA_PGLITE_CHECKPOINT_WAL_MB: process.env.TESSERA_PGLITE_CHECKPOINT_WAL_MB,
       TESSERA_WEBHOOK_DISPATCHER: process.env.TESSERA_WEBHOOK_DISPATCHER,
     }),
     port,
