@@ -19,7 +19,7 @@ export interface VacuumStats {
 }
 
 /** How often the tables' counts of changed rows are looked at while none needs a vacuum. */
-const lookEveryMs = 5000;
+const lookEveryMs = 2000;
 /** After a vacuum another table may be due: looked at again this soon. */
 const lookAgainMs = 1000;
 
