@@ -24,7 +24,7 @@ describe('ops/alerts.yml', () => {
     },
   );
 
-  it('covers payment failures, the webhook backlog, failing endpoints, processes that are down and processes that are not ready', () => {
+  it('covers payment failures, the webhook backlog, failing endpoints, processes that are down or not ready, and PGlite upkeep', () => {
     const rules = readFileSync('ops/alerts.yml', 'utf8');
     for (const family of [
       'tessera_payments_total{status="failed"}',
@@ -32,6 +32,8 @@ describe('ops/alerts.yml', () => {
       'tessera_webhook_endpoints{health="failing"}',
       'up{job="tessera"}',
       'tessera_ready{job="tessera"}',
+      'tessera_pglite_checkpoints_total{outcome="failed"}',
+      'tessera_pglite_vacuums_total{outcome="failed"}',
     ]) {
       assert.ok(rules.includes(family), family);
     }
