@@ -127,6 +127,7 @@ describe(`webhook lease writes with statistics and a backlog (${databaseKind})`,
     const [options] = await db.query<{ reloptions: string[] | null }>(
       `SELECT reloptions FROM pg_class WHERE relname = 'webhook_deliveries'`,
     );
-    assert.deepEqual(options?.reloptions, ['fillfactor=70']);
+    // The seed (test/helpers/plan-seed.ts) adds autovacuum_enabled=off; the migration's is the fill factor.
+    assert.ok(options?.reloptions?.includes('fillfactor=70'), `reloptions ${JSON.stringify(options?.reloptions)}`);
   });
 });
