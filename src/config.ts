@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { defaultCheckpointWalMb } from './db/pglite-checkpointer.js';
 import {
   blankToUndefined,
   ConfigError,
@@ -293,7 +294,7 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     testWebhookLeaseMarginMs: testLeaseMargin(source, nodeEnv),
     jobPollIntervalMs: integer(source, 'TESSERA_JOB_POLL_INTERVAL_MS', 1000, 10, 3_600_000),
     databasePoolSize: integer(source, 'TESSERA_DATABASE_POOL_SIZE', 10, 1, 500),
-    pgliteCheckpointWalMb: integer(source, 'TESSERA_PGLITE_CHECKPOINT_WAL_MB', 64, 1, 4096),
+    pgliteCheckpointWalMb: integer(source, 'TESSERA_PGLITE_CHECKPOINT_WAL_MB', defaultCheckpointWalMb, 1, 4096),
     webhookRetryDelaysSeconds: retryDelays(source, nodeEnv),
     webhookTimeoutMs: integer(source, 'TESSERA_WEBHOOK_TIMEOUT_MS', 10_000, 1, 120_000),
     webhookConcurrencyPerTarget: integer(source, 'TESSERA_WEBHOOK_CONCURRENCY_PER_TARGET', 8, 1, 1000),

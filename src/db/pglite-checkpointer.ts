@@ -20,6 +20,9 @@ export interface CheckpointStats {
   walBytesSinceCheckpoint: number;
 }
 
+/** The default of TESSERA_PGLITE_CHECKPOINT_WAL_MB: a checkpoint once 64 MB of WAL were written since the last. */
+export const defaultCheckpointWalMb = 64;
+
 /** How often, at most, the WAL written is looked at (one small query). */
 const checkEveryMs = 1000;
 

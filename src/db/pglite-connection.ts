@@ -10,6 +10,7 @@ import {
   type ArrayType,
   type Reply,
 } from './pglite-protocol.js';
+import { defaultCheckpointWalMb } from './pglite-checkpointer.js';
 import type {
   PgliteReply,
   PgliteRequest,
@@ -94,9 +95,6 @@ interface IdleWorker {
 const idleWorkers = new Map<string, IdleWorker[]>();
 const idleWorkersKept = 2;
 
-/** PGlite's checkpoints, by default: once 64 MB of WAL were written since the last (TESSERA_PGLITE_CHECKPOINT_WAL_MB). */
-export const defaultCheckpointWalBytes = 64 * 1024 * 1024;
-
 /**
  * Starts PGlite on `dataDir` in a worker thread, and answers when it is ready. A new database
  * starts from `template` (a dumpDataDir tar; tests only) when one is given; in memory, it is a
@@ -105,7 +103,10 @@ export const defaultCheckpointWalBytes = 64 * 1024 * 1024;
  */
 export async function connectPgliteWorker(
   dataDir: string | undefined,
-  { template, checkpointWalBytes = defaultCheckpointWalBytes }: { template?: string; checkpointWalBytes?: number } = {},
+  {
+    template,
+    checkpointWalBytes = defaultCheckpointWalMb * 1024 * 1024,
+  }: { template?: string; checkpointWalBytes?: number } = {},
 ): Promise<PgliteConnection> {
   const inMemory = dataDir === undefined || /^memory:\/\//.test(dataDir);
   // Workers kept for reuse are told apart by what they were started with.

@@ -159,8 +159,7 @@ export function createMetrics({
 
 /**
  * PGlite's database thread: its heap, its checkpoints and vacuums (src/db/pglite-checkpointer.ts,
- * pglite-vacuum.ts). A closed
- * database (the process is stopping) leaves the last figures.
+ * pglite-vacuum.ts). A closed database (the process is stopping) leaves the last figures.
  */
 function registerPgliteMetrics(registry: Registry, pgliteStats: () => Promise<PgliteThreadStats>): void {
   // A scrape collects every family at once: the families of one scrape share the question.
@@ -171,26 +170,28 @@ function registerPgliteMetrics(registry: Registry, pgliteStats: () => Promise<Pg
       .finally(() => {
         asking = undefined;
       }));
-  new Gauge({
-    name: 'tessera_pglite_thread_heap_used_bytes',
-    help: 'PGlite only: bytes of JavaScript heap in use in the database thread (its WebAssembly memory not counted)',
-    registers: [registry],
-    async collect() {
-      const stats = await current();
-      if (stats) this.set(stats.heapUsedBytes);
-    },
-  });
-  new Gauge({
-    name: 'tessera_pglite_wal_since_checkpoint_bytes',
-    help: 'PGlite only: WAL written since the last checkpoint (one is taken at TESSERA_PGLITE_CHECKPOINT_WAL_MB)',
-    registers: [registry],
-    async collect() {
-      const stats = await current();
-      if (stats) this.set(stats.walBytesSinceCheckpoint);
-    },
-  });
-  // The thread keeps the totals: each scrape sets the counters to them.
-  const totals = (name: string, help: string, read: (stats: PgliteThreadStats) => Record<string, number>) =>
+  const gauge = (name: string, help: string, read: (stats: PgliteThreadStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      async collect() {
+        const stats = await current();
+        if (stats) this.set(read(stats));
+      },
+    });
+  gauge(
+    'tessera_pglite_thread_heap_used_bytes',
+    'PGlite only: bytes of JavaScript heap in use in the database thread (its WebAssembly memory not counted)',
+    (stats) => stats.heapUsedBytes,
+  );
+  gauge(
+    'tessera_pglite_wal_since_checkpoint_bytes',
+    'PGlite only: WAL written since the last checkpoint (one is taken at TESSERA_PGLITE_CHECKPOINT_WAL_MB)',
+    (stats) => stats.walBytesSinceCheckpoint,
+  );
+  // The thread keeps the totals: each scrape sets the counters to them, by outcome where there is one.
+  const total = (name: string, help: string, read: (stats: PgliteThreadStats) => number | Record<string, number>) =>
     new Counter({
       name,
       help,
@@ -199,31 +200,30 @@ function registerPgliteMetrics(registry: Registry, pgliteStats: () => Promise<Pg
       async collect() {
         const stats = await current();
         if (!stats) return;
+        const figures = read(stats);
         this.reset();
-        for (const [outcome, value] of Object.entries(read(stats))) {
-          if (outcome === '') this.inc(value);
-          else this.inc({ outcome }, value);
-        }
+        if (typeof figures === 'number') this.inc(figures);
+        else for (const [outcome, value] of Object.entries(figures)) this.inc({ outcome }, value);
       },
     });
-  totals(
+  total(
     'tessera_pglite_checkpoints_total',
     'PGlite only: checkpoints the database thread took (outcome taken) or tried and failed (outcome failed)',
     (stats) => ({ taken: stats.checkpoints, failed: stats.checkpointFailures }),
   );
-  totals(
+  total(
     'tessera_pglite_checkpoint_seconds_total',
     'PGlite only: time spent in checkpoints, during which the database answers nothing else',
-    (stats) => ({ '': stats.checkpointSeconds }),
+    (stats) => stats.checkpointSeconds,
   );
-  totals(
+  total(
     'tessera_pglite_vacuums_total',
     'PGlite only: tables the database thread vacuumed (outcome done) or tried to and failed (outcome failed)',
     (stats) => ({ done: stats.vacuums, failed: stats.vacuumFailures }),
   );
-  totals(
+  total(
     'tessera_pglite_vacuum_seconds_total',
     'PGlite only: time spent in vacuums, during which the database answers nothing else',
-    (stats) => ({ '': stats.vacuumSeconds }),
+    (stats) => stats.vacuumSeconds,
   );
 }
