@@ -203,6 +203,12 @@ describe(`tessera command (${databaseKind})`, () => {
     const badPort = await runCli(['start'], { PORT: 'eighty', TESSERA_DATA_DIR: 'memory://' });
     assert.equal(badPort.code, 1);
     assert.match(badPort.stderr, /PORT must be a whole number/);
+    const badCheckpoint = await runCli(['start'], {
+      TESSERA_PGLITE_CHECKPOINT_WAL_MB: '0',
+      TESSERA_DATA_DIR: 'memory://',
+    });
+    assert.equal(badCheckpoint.code, 1);
+    assert.match(badCheckpoint.stderr, /TESSERA_PGLITE_CHECKPOINT_WAL_MB must be a whole number from 1 to 4096/);
     const production = await runCli(['start'], { NODE_ENV: 'production', TESSERA_DATA_DIR: 'memory://' });
     assert.equal(production.code, 1);
     assert.match(production.stderr, /TESSERA_MASTER_KEY is required/);
