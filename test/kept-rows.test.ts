@@ -1,0 +1,97 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { databaseKind, startTestApp, type TestContext } from './helpers/harness.js';
+
+/*
+ * Decision 0032 (migration 0170): a payment's write checks no foreign key; instead the rows
+ * payments and events name — merchants, customers, payment methods — are kept for ever, which the
+ * database enforces. A payment made through the API names rows that exist, and none of them can
+ * be deleted or change its id afterwards.
+ */
+describe(`merchants, customers and payment methods are kept (${databaseKind})`, () => {
+  let ctx: TestContext;
+  before(async () => {
+    ctx = await startTestApp();
+  });
+  after(() => ctx.close());
+
+  async function paidCustomer() {
+    const merchant = await ctx.merchant();
+    const customer = await merchant.call('POST', '/customers/create', { email: 'kept@example.com' });
+    assert.equal(customer.status, 200, customer.raw);
+    const method = await merchant.call('POST', '/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    assert.equal(method.status, 200, method.raw);
+    const attached = await merchant.call('POST', `/payment_methods/${method.body.data.id}/attach`, {
+      customerId: customer.body.data.id,
+    });
+    assert.equal(attached.status, 200, attached.raw);
+    const payment = await merchant.call('POST', '/payment/create', {
+      amount: '1999',
+      currency: 'USD',
+      customerId: customer.body.data.id,
+      paymentMethod: method.body.data.id,
+      confirm: true,
+    });
+    assert.equal(payment.status, 200, payment.raw);
+    assert.equal(payment.body.data.status, 'succeeded');
+    return { merchant: merchant.id, customer: customer.body.data.id, method: method.body.data.id };
+  }
+
+  test('a payment and its event name rows that exist, and the write checks no foreign key', async () => {
+    const { merchant, customer, method } = await paidCustomer();
+    const [named] = await ctx.tessera.db.query<{ payments: string | number; events: string | number }>(
+      `SELECT (SELECT count(*) FROM payments AS p
+                JOIN merchants AS m ON m.id = p.merchant_id
+                JOIN customers AS c ON c.id = p.customer_id
+                JOIN payment_methods AS pm ON pm.id = p.payment_method_id
+               WHERE p.merchant_id = $1 AND p.customer_id = $2 AND p.payment_method_id = $3) AS payments,
+              (SELECT count(*) FROM events AS e JOIN merchants AS m ON m.id = e.merchant_id
+               WHERE e.merchant_id = $1) AS events`,
+      [merchant, customer, method],
+    );
+    assert.equal(Number(named!.payments), 1);
+    assert.ok(Number(named!.events) >= 1);
+    const keys = await ctx.tessera.db.query<{ conname: string }>(
+      `SELECT conname FROM pg_constraint
+        WHERE contype = 'f' AND conrelid IN ('payments'::regclass, 'events'::regclass, 'event_sequences'::regclass)`,
+    );
+    assert.deepEqual(
+      keys.map((key) => key.conname),
+      [],
+    );
+  });
+
+  test('deleting a merchant, customer or payment method, or changing its id, is refused and changes nothing', async () => {
+    const { merchant, customer, method } = await paidCustomer();
+    const rows = [
+      ['merchants', merchant],
+      ['customers', customer],
+      ['payment_methods', method],
+    ] as const;
+    for (const [table, id] of rows) {
+      for (const sql of [
+        `DELETE FROM ${table} WHERE id = $1`,
+        `UPDATE ${table} SET id = id || '_moved' WHERE id = $1`,
+      ]) {
+        await assert.rejects(ctx.tessera.db.query(sql, [id]), (err: Error & { code?: string }) => {
+          assert.equal(err.code, '23001', `${sql}: ${err.message}`);
+          assert.match(err.message, new RegExp(`rows of ${table} are never deleted and keep their id`));
+          return true;
+        });
+      }
+      const [kept] = await ctx.tessera.db.query<{ count: string | number }>(
+        `SELECT count(*) AS count FROM ${table} WHERE id = $1`,
+        [id],
+      );
+      assert.equal(Number(kept!.count), 1, table);
+    }
+    // Other columns change as before: a detached method keeps its row.
+    const detached = await ctx.tessera.db.query(`UPDATE payment_methods SET updated_at = updated_at WHERE id = $1`, [
+      method,
+    ]);
+    assert.ok(Array.isArray(detached));
+  });
+});
