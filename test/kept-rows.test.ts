@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import { databaseKind, startTestApp, type TestContext } from './helpers/harness.js';
 
 /*
- * Decision 0032 (migration 0170): a payment's write checks no foreign key; instead the rows
- * payments and events name — merchants, customers, payment methods — are kept for ever, which the
- * database enforces. A payment made through the API names rows that exist, and none of them can
- * be deleted or change its id afterwards.
+ * Decision 0032 (migration 0170): a payment's write checks no foreign key but its deliveries'
+ * event; instead the rows payments, events and deliveries name — merchants, customers, payment
+ * methods, webhook endpoints — are kept for ever, which the database enforces. A payment made
+ * through the API names rows that exist, and none of them can be deleted or change its id afterwards.
  */
-describe(`merchants, customers and payment methods are kept (${databaseKind})`, () => {
+describe(`merchants, customers, payment methods and webhook endpoints are kept (${databaseKind})`, () => {
   let ctx: TestContext;
   before(async () => {
     ctx = await startTestApp();
@@ -17,6 +17,10 @@ describe(`merchants, customers and payment methods are kept (${databaseKind})`, 
 
   async function paidCustomer() {
     const merchant = await ctx.merchant();
+    const endpoint = await merchant.call('POST', '/webhook_endpoints/create', {
+      url: 'http://localhost:4000/webhooks/tessera',
+    });
+    assert.equal(endpoint.status, 200, endpoint.raw);
     const customer = await merchant.call('POST', '/customers/create', { email: 'kept@example.com' });
     assert.equal(customer.status, 200, customer.raw);
     const method = await merchant.call('POST', '/payment_methods/create', {
@@ -37,39 +41,52 @@ describe(`merchants, customers and payment methods are kept (${databaseKind})`, 
     });
     assert.equal(payment.status, 200, payment.raw);
     assert.equal(payment.body.data.status, 'succeeded');
-    return { merchant: merchant.id, customer: customer.body.data.id, method: method.body.data.id };
+    return {
+      merchant: merchant.id,
+      customer: customer.body.data.id,
+      method: method.body.data.id,
+      endpoint: endpoint.body.data.id as string,
+      payment: payment.body.data.id as string,
+    };
   }
 
-  test('a payment and its event name rows that exist, and the write checks no foreign key', async () => {
-    const { merchant, customer, method } = await paidCustomer();
-    const [named] = await ctx.tessera.db.query<{ payments: string | number; events: string | number }>(
+  test('a payment, its event and its delivery name rows that exist, and the write checks only the delivery’s event key', async () => {
+    const { merchant, customer, method, endpoint, payment } = await paidCustomer();
+    const [named] = await ctx.tessera.db.query<{ payments: string | number; deliveries: string | number }>(
       `SELECT (SELECT count(*) FROM payments AS p
                 JOIN merchants AS m ON m.id = p.merchant_id
                 JOIN customers AS c ON c.id = p.customer_id
                 JOIN payment_methods AS pm ON pm.id = p.payment_method_id
-               WHERE p.merchant_id = $1 AND p.customer_id = $2 AND p.payment_method_id = $3) AS payments,
-              (SELECT count(*) FROM events AS e JOIN merchants AS m ON m.id = e.merchant_id
-               WHERE e.merchant_id = $1) AS events`,
-      [merchant, customer, method],
+               WHERE p.id = $5 AND p.merchant_id = $1 AND p.customer_id = $2 AND p.payment_method_id = $3) AS payments,
+              (SELECT count(*) FROM events AS e
+                JOIN merchants AS m ON m.id = e.merchant_id
+                JOIN webhook_deliveries AS d ON d.event_id = e.id
+                JOIN webhook_endpoints AS w ON w.id = d.endpoint_id
+               WHERE e.object_id = $5 AND e.merchant_id = $1 AND d.endpoint_id = $4) AS deliveries`,
+      [merchant, customer, method, endpoint, payment],
     );
     assert.equal(Number(named!.payments), 1);
-    assert.ok(Number(named!.events) >= 1);
+    assert.ok(Number(named!.deliveries) >= 1);
     const keys = await ctx.tessera.db.query<{ conname: string }>(
       `SELECT conname FROM pg_constraint
-        WHERE contype = 'f' AND conrelid IN ('payments'::regclass, 'events'::regclass, 'event_sequences'::regclass)`,
+        WHERE contype = 'f'
+          AND conrelid IN ('payments'::regclass, 'events'::regclass, 'event_sequences'::regclass,
+                           'webhook_deliveries'::regclass)
+        ORDER BY conname`,
     );
     assert.deepEqual(
       keys.map((key) => key.conname),
-      [],
+      ['webhook_deliveries_event_id_fkey'],
     );
   });
 
-  test('deleting a merchant, customer or payment method, or changing its id, is refused and changes nothing', async () => {
-    const { merchant, customer, method } = await paidCustomer();
+  test('deleting a merchant, customer, payment method or endpoint, or changing its id, is refused and changes nothing', async () => {
+    const { merchant, customer, method, endpoint } = await paidCustomer();
     const rows = [
       ['merchants', merchant],
       ['customers', customer],
       ['payment_methods', method],
+      ['webhook_endpoints', endpoint],
     ] as const;
     for (const [table, id] of rows) {
       for (const sql of [
