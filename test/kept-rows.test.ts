@@ -42,6 +42,7 @@ describe(`merchants, customers, payment methods and webhook endpoints are kept (
     assert.equal(payment.status, 200, payment.raw);
     assert.equal(payment.body.data.status, 'succeeded');
     return {
+      api: merchant,
       merchant: merchant.id,
       customer: customer.body.data.id,
       method: method.body.data.id,
@@ -81,7 +82,7 @@ describe(`merchants, customers, payment methods and webhook endpoints are kept (
   });
 
   test('deleting a merchant, customer, payment method or endpoint, or changing its id, is refused and changes nothing', async () => {
-    const { merchant, customer, method, endpoint } = await paidCustomer();
+    const { api, merchant, customer, method, endpoint } = await paidCustomer();
     const rows = [
       ['merchants', merchant],
       ['customers', customer],
@@ -105,10 +106,22 @@ describe(`merchants, customers, payment methods and webhook endpoints are kept (
       );
       assert.equal(Number(kept!.count), 1, table);
     }
-    // Other columns change as before: a detached method keeps its row.
-    const detached = await ctx.tessera.db.query(`UPDATE payment_methods SET updated_at = updated_at WHERE id = $1`, [
-      method,
-    ]);
-    assert.ok(Array.isArray(detached));
+    // What the API calls deleting is marking: the method's detach and the customer's and the
+    // endpoint's delete answer as before, and each row stays, marked.
+    for (const [verb, path] of [
+      ['POST', `/payment_methods/${method}/detach`],
+      ['DELETE', `/customers/${customer}`],
+      ['DELETE', `/webhook_endpoints/${endpoint}`],
+    ] as const) {
+      const response = await api.call(verb, path);
+      assert.equal(response.status, 200, `${verb} ${path}: ${response.raw}`);
+    }
+    const [marked] = await ctx.tessera.db.query<{ count: string | number }>(
+      `SELECT (SELECT count(*) FROM customers WHERE id = $1 AND deleted_at IS NOT NULL)
+            + (SELECT count(*) FROM webhook_endpoints WHERE id = $2 AND deleted_at IS NOT NULL)
+            + (SELECT count(*) FROM payment_methods WHERE id = $3 AND detached_at IS NOT NULL) AS count`,
+      [customer, endpoint, method],
+    );
+    assert.equal(Number(marked!.count), 3);
   });
 });
