@@ -117,7 +117,12 @@ export function createServices({
   });
   // Deliveries are planned in each event's transaction and handed to the dispatcher after commit.
   events.onRecorded((tx, event) => webhookDeliveries.plan(tx, event));
-  events.onPublished(() => webhookDispatcher.wake());
+  // Events that planned no delivery (no endpoint subscribed, no notifyUrl) wake nobody; when each
+  // event's count is known, the claim need not look first whether anything is due.
+  events.onPublished((published) => {
+    if (published.every((event) => event.deliveriesPlanned === 0)) return;
+    webhookDispatcher.wake(published.every((event) => event.deliveriesPlanned !== undefined));
+  });
   events.onPublished((published) => metrics.observeEvents(published));
   webhookEndpoints.onTokenRolled((endpointId, ciphertext, previous) =>
     webhookDispatcher.tokenRolled(endpointId, ciphertext, previous),

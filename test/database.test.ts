@@ -131,6 +131,47 @@ describe(`one database code path (${databaseKind})`, () => {
     assert.equal(written!.amount, '1');
   });
 
+  test('a statement is told how many rows it wrote: held alone, last of one statement with inserts, before a query, and outside a transaction', async () => {
+    const told: Record<string, number> = {};
+    const tell = (name: string) => (count: number) => void (told[name] = count);
+    const threeRows = 'INSERT INTO worker_rows (id) SELECT n FROM generate_series($1::int, $1::int + 2) AS n';
+    await db.transaction(async (tx) => {
+      // A run of inserts and the WITH statement after it are one statement: its count is the last part's.
+      await tx.execute('INSERT INTO worker_rows (id) VALUES ($1)', [300], tell('first of the run'));
+      await tx.execute(
+        'WITH one AS (INSERT INTO worker_rows (id) VALUES ($1)) INSERT INTO worker_rows (id) SELECT n FROM generate_series($2::int, $2::int + 2) AS n',
+        [301, 302],
+        tell('last'),
+      );
+      await tx.execute(
+        'UPDATE worker_rows SET flag = true WHERE id = ANY($1::int[])',
+        [[300, 302, 303]],
+        tell('update'),
+      );
+      await tx.query('SELECT 1');
+      // Held until the commit.
+      await tx.execute(threeRows, [310], tell('at the commit'));
+    });
+    await db.transaction(async (tx) => {
+      // Nothing else in the transaction: one statement without BEGIN and COMMIT on PostgreSQL.
+      await tx.execute('DELETE FROM worker_rows WHERE id BETWEEN $1 AND $2', [310, 311], tell('alone'));
+    });
+    await db.execute('UPDATE worker_rows SET flag = false WHERE id BETWEEN $1 AND $2', [300, 312], tell('outside'));
+    await db.execute(
+      'INSERT INTO worker_rows (id) SELECT n FROM generate_series($1::int, $2::int) AS n WHERE false',
+      [320, 321],
+      tell('nothing'),
+    );
+    assert.deepEqual(told, {
+      last: 3,
+      update: 3,
+      'at the commit': 3,
+      alone: 2,
+      outside: 6,
+      nothing: 0,
+    });
+  });
+
   test('a held statement that fails among others is attributed to its own call, and nothing is written', async () => {
     // held_counts has id 60 (the test before).
     const failing = 'WITH given AS (SELECT $1::int AS id) INSERT INTO held_counts (id, total) SELECT id, 0 FROM given';

@@ -295,6 +295,39 @@ describe(`webhook delivery (${databaseKind})`, () => {
     assert.ok(Date.now() - startedAt < 5000);
   });
 
+  test('a payment nobody hears sets no claim going, and one with deliveries is claimed without first looking whether any is due', async () => {
+    const db = ctx.tessera.db;
+    const original = db.query;
+    const read: string[] = [];
+    // The statements the dispatcher sends about deliveries, from the commit on.
+    db.query = ((sql: string, params?: readonly unknown[]) => {
+      if (/FROM webhook_deliveries/.test(sql)) read.push(/SELECT EXISTS/.test(sql) ? 'look' : 'claim');
+      return original(sql, params);
+    }) as typeof db.query;
+    try {
+      const quiet = await ctx.merchant();
+      ctx.tessera.webhookDispatcher.start();
+      // start() looks once; the poll, ten minutes away, would look again.
+      for (const started = Date.now(); read.length === 0 && Date.now() - started < 5000;) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      assert.deepEqual(read, ['look']);
+      read.length = 0;
+      await pay(quiet);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.deepEqual(read, [], 'a payment of a merchant without endpoints and without notifyUrl');
+
+      const merchant = await ctx.merchant();
+      const hook = await receiver();
+      await createEndpoint(merchant, hook.url());
+      await pay(merchant);
+      await hook.waitFor(2, 5000);
+      assert.equal(read[0], 'claim', `the dispatcher's statements: ${read.join(', ')}`);
+    } finally {
+      db.query = original;
+    }
+  });
+
   test('a 2xx whose body is " success\\n" is delivered; surrounding white space is ignored', async () => {
     const merchant = await ctx.merchant();
     const hook = await receiver(() => ({ status: 202, body: ' success\n' }));

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { ConfigError } from '../config-rules.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { abortedCommit } from './errors.js';
-import { attribute, heldStatements, type Batch } from './held-statements.js';
+import { attribute, countOf, heldStatements, type Batch } from './held-statements.js';
 import { connectPgliteWorker, type PgliteConnection } from './pglite-connection.js';
 import type { PgliteThreadStats } from './pglite-worker.js';
 
@@ -17,8 +17,10 @@ export interface Queryable {
    * attributed to this call (its stack, and `statement` = this SQL). Statements still run in the
    * order they were given, each seeing what the ones before it wrote, except that a run of plain
    * INSERTs is one statement (none of them may read what another of the run writes).
+   * `onRowCount` is told how many rows it wrote once it ran, when that is known (held-statements.ts
+   * `countOf`: a held statement that is not the last of a run of inserts is not told).
    */
-  execute(sql: string, params?: readonly unknown[]): Promise<void>;
+  execute(sql: string, params?: readonly unknown[], onRowCount?: (count: number) => void): Promise<void>;
 }
 
 export interface Db extends Queryable {
@@ -127,8 +129,14 @@ async function openPglite(
     kind: 'pglite',
     pgliteStats: () => lite.stats(),
     query: (sql, params) => lite.query(sql, params),
-    execute: async (sql, params) => {
-      await lite.query(sql, params);
+    execute: async (sql, params, onRowCount) => {
+      if (!onRowCount) {
+        await lite.query(sql, params);
+        return;
+      }
+      const held = heldStatements();
+      held.hold(sql, params, onRowCount);
+      await lite.atomic(held.take());
     },
     async transaction(fn) {
       // The worker opens the transaction at its first statement, if any.
@@ -142,7 +150,7 @@ async function openPglite(
             open = true;
             return lite.query<Row>(sql, params, tx, held.take());
           },
-          execute: async (sql, params) => held.hold(sql, params),
+          execute: async (sql, params, onRowCount) => held.hold(sql, params, onRowCount),
         });
         if (open) await lite.finish(tx, true, held.take());
         else await lite.atomic(held.take());
@@ -224,14 +232,16 @@ async function openPostgres(databaseUrl: string, poolSize: number, listenUrl: st
     }
     return name;
   };
+  const send = (target: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
+    statement(() =>
+      params && params.length > 0
+        ? target.query({ name: nameOf(sql), text: sql, values: params as unknown[] })
+        : target.query(sql),
+    );
   const run = async <Row>(target: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]) =>
-    (
-      await statement(() =>
-        params && params.length > 0
-          ? target.query({ name: nameOf(sql), text: sql, values: params as unknown[] })
-          : target.query(sql),
-      )
-    ).rows as Row[];
+    (await send(target, sql, params)).rows as Row[];
+  /** A count the driver did not read from the command tag (a statement without one) is not told. */
+  const rowCount = (result: pg.QueryResult) => (result.rowCount === null ? undefined : result.rowCount);
   let closed = false;
   const refuseClosed = () => {
     if (closed) throw new Error('The database is closed');
@@ -242,9 +252,10 @@ async function openPostgres(databaseUrl: string, poolSize: number, listenUrl: st
       refuseClosed();
       return run(pool, sql, params);
     },
-    execute: async (sql, params) => {
+    execute: async (sql, params, onRowCount) => {
       refuseClosed();
-      await run(pool, sql, params);
+      const count = rowCount(await send(pool, sql, params));
+      if (count !== undefined) onRowCount?.(count);
     },
     async transaction(fn) {
       refuseClosed();
@@ -266,11 +277,13 @@ async function openPostgres(databaseUrl: string, poolSize: number, listenUrl: st
       const held = heldStatements();
       const sendHeld = async (target: pg.Pool | pg.PoolClient, batches: readonly Batch[]) => {
         for (const batch of batches) {
+          let count: number | undefined;
           try {
-            await run(target, batch.sql, batch.params);
+            count = rowCount(await send(target, batch.sql, batch.params));
           } catch (err) {
             throw attribute(err, batch.held);
           }
+          countOf(batch, count);
         }
       };
       try {
@@ -280,7 +293,7 @@ async function openPostgres(databaseUrl: string, poolSize: number, listenUrl: st
             await sendHeld(connection, held.take());
             return run<Row>(connection, sql, params);
           },
-          execute: async (sql, params) => held.hold(sql, params),
+          execute: async (sql, params, onRowCount) => held.hold(sql, params, onRowCount),
         });
         const batches = held.take();
         // Held statements alone that make one statement: atomic by itself, without BEGIN and COMMIT.

@@ -10,6 +10,12 @@
 export interface Statement {
   sql: string;
   params: readonly unknown[];
+  /**
+   * Told how many rows the statement wrote (its command tag's count) once it has run, when that
+   * is known: a held statement's count is known when it is the last of the one statement it is
+   * sent in (see `countOf`), which an event's insert always is.
+   */
+  onRowCount?: (count: number) => void;
 }
 
 interface Held extends Statement {
@@ -31,8 +37,8 @@ export interface AttributedError extends Error {
 export function heldStatements() {
   let held: Held[] = [];
   return {
-    hold(sql: string, params: readonly unknown[] = []): void {
-      held.push({ sql, params, givenAt: new Error('held statement') });
+    hold(sql: string, params: readonly unknown[] = [], onRowCount?: (count: number) => void): void {
+      held.push({ sql, params, givenAt: new Error('held statement'), onRowCount });
     },
     /** What is held, as the statements to send in order; nothing is held any more. */
     take(): Batch[] {
@@ -74,6 +80,15 @@ function batchesOf(held: readonly Held[]): Batch[] {
   }
   flush();
   return batches;
+}
+
+/**
+ * A sent batch's count (its command tag's) is that of the last statement it was made of, whose
+ * rows the combined statement answers with; the statements before it (WITH queries) have none.
+ */
+export function countOf(batch: Batch, count: number | undefined): void {
+  if (count === undefined) return;
+  batch.held[batch.held.length - 1]?.onRowCount?.(count);
 }
 
 /** The tables a statement inserts into or updates, by name without schema. */

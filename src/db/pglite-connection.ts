@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { abortedCommit } from './errors.js';
-import { attribute, type Batch, type Statement } from './held-statements.js';
+import { attribute, countOf, type Batch, type Statement } from './held-statements.js';
 import {
   concat,
   readReply,
@@ -227,7 +227,14 @@ export async function connectPgliteWorker(
     for (const { channel, payload } of reply.notifications) {
       for (const notify of subscribers.get(channel) ?? []) queueMicrotask(() => notify(payload));
     }
-    if (!reply.error) return reply;
+    if (!reply.error) {
+      // Each statement's CommandComplete follows BEGIN's, in the order they were written.
+      const first = begin ? 1 : 0;
+      statements.forEach((each, index) => {
+        if ('held' in each) countOf(each, reply.counts[first + index]);
+      });
+      return reply;
+    }
     let parsed = reply.parsed;
     for (const statement of written) {
       if (!statement.parses) continue;

@@ -134,11 +134,21 @@ export interface Reply {
   parsed: number;
   /** The last CommandComplete's tag (COMMIT answers ROLLBACK when the transaction had failed). */
   lastCommand?: string;
+  /** Each CommandComplete's row count, in order (`INSERT 0 3` → 3); undefined for a tag without one (`BEGIN`). */
+  counts: Array<number | undefined>;
   /**
    * The NotificationResponses (NOTIFY on a channel this session LISTENs to), which come in the
    * answer of the statement that delivered them: the COMMIT of the transaction that sent them.
    */
   notifications: Array<{ channel: string; payload: string }>;
+}
+
+/** The row count a command tag ends with (`INSERT 0 3`, `UPDATE 2`, `SELECT 1`), if any. */
+function countOfTag(tag: string): number | undefined {
+  const space = tag.lastIndexOf(' ');
+  if (space < 0) return undefined;
+  const count = Number(tag.slice(space + 1));
+  return Number.isInteger(count) ? count : undefined;
 }
 
 /**
@@ -148,7 +158,7 @@ export interface Reply {
  */
 export function readReply(data: Uint8Array, parsers: ReadonlyMap<number, Parse>): Reply {
   const bytes = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-  const reply: Reply = { rows: [], parsed: 0, notifications: [] };
+  const reply: Reply = { rows: [], parsed: 0, notifications: [], counts: [] };
   let rows: Record<string, unknown>[] = [];
   let completed = 0;
   let names: string[] = [];
@@ -215,6 +225,7 @@ export function readReply(data: Uint8Array, parsers: ReadonlyMap<number, Parse>)
       case 0x43:
         // CommandComplete
         reply.lastCommand = bytes.toString('utf8', at, end - 1);
+        reply.counts.push(countOfTag(reply.lastCommand));
         reply.rows = rows;
         rows = [];
         completed += 1;

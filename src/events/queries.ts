@@ -24,7 +24,8 @@ const columns = 'id, merchant_id, mode, type, object_id, body, created_at, seque
  * written with its body completed by that number: `bodyHead` + sequence + `bodyTail`. Held in a
  * transaction (Queryable.execute): the number is never needed before the commit. `then` are
  * statements that run as part of it and read the new row as `recorded_event` (id, body, sequence):
- * the webhook deliveries planned from it (decision 0029). `notify_url` only when the event goes to
+ * the webhook deliveries planned from it (decision 0029); the last of them is told how many rows it
+ * wrote (Statement.onRowCount), the others are not. `notify_url` only when the event goes to
  * a notifyUrl that is not its object's own.
  */
 export async function insertEvent(
@@ -48,7 +49,12 @@ export async function insertEvent(
     row.created_at,
     row.notify_url,
   ];
-  await db.execute(eventInsertText(then), [...params, ...then.flatMap((statement) => statement.params)]);
+  // The statement's count is its last part's: the last of `then` is told how many rows it wrote.
+  await db.execute(
+    eventInsertText(then),
+    [...params, ...then.flatMap((statement) => statement.params)],
+    then[then.length - 1]?.onRowCount,
+  );
 }
 
 const eventInsert = `WITH counter AS (

@@ -31,6 +31,12 @@ export interface RecordedEvent {
    * `notifyUrl` (a refund's events go to its payment's notifyUrl, DESIGN §5); null otherwise.
    */
   notifyUrl: string | null;
+  /**
+   * How many webhook deliveries were planned for it, told by the statement that wrote them
+   * (webhooks/deliveries/service.ts `plan`) before the transaction commits; undefined when not
+   * known. The dispatcher is woken only for events that have some (services.ts).
+   */
+  deliveriesPlanned?: number;
 }
 
 /** What an event may say beyond its object. */

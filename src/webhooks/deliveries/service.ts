@@ -253,7 +253,7 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
         });
         dynamicEndpointExists.add(scope);
       }
-      return queries.plannedDeliveries({
+      const planned = queries.plannedDeliveries({
         eventType: event.type,
         merchantId: event.merchantId,
         mode: event.mode,
@@ -263,6 +263,12 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
         idBase: randomBelow9e18(),
         now: clock.now(),
       });
+      return {
+        ...planned,
+        onRowCount: (count) => {
+          event.deliveriesPlanned = count;
+        },
+      };
     },
 
     /**

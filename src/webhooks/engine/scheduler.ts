@@ -78,6 +78,8 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
   /** A backlogged target has room: claim for the backlogged targets (a cheap claim of those alone). */
   let refillWanted = false;
   let anyDueWanted = false;
+  /** Deliveries were committed since the last claim began: the next claim need not look first (anyDue). */
+  let dueKnown = false;
   /** A claim was skipped because too many attempts wait to be written. */
   let claimsHeldBack = false;
   let pumping: Promise<void> | undefined;
@@ -218,7 +220,9 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
    * target's backlog at the head of the queue it has to look past that backlog.
    */
   async function claimAnyDue(): Promise<void> {
-    if (!(await claimer.anyDue())) return;
+    const known = dueKnown;
+    dueKnown = false;
+    if (!known && !(await claimer.anyDue())) return;
     let racesLost = 0;
     for (;;) {
       const room = slots.room();
@@ -287,8 +291,13 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
     if (started || draining > 0) void pump();
   }
 
-  /** Called right after an event's transaction commits (events.onPublished): low latency. */
-  function wake(): void {
+  /**
+   * Called right after a transaction that wrote deliveries commits (events.onPublished, a resend):
+   * low latency. `planned`: deliveries are known to have been written (the claim goes ahead without
+   * first looking whether any is due); otherwise it looks first.
+   */
+  function wake(planned = false): void {
+    if (planned) dueKnown = true;
     requestPump(true);
   }
 
