@@ -211,6 +211,30 @@ describe(`one database code path (${databaseKind})`, () => {
     assert.equal(row!.flag, true);
   });
 
+  test('parameters arrive byte for byte: characters of two, three and four UTF-8 bytes, and values far larger than one message buffer', async () => {
+    // Each parameter's length is written before it in UTF-8 bytes, not characters: a miscount
+    // shifts every later parameter of the message (PGlite's messages are written on this thread).
+    const text = 'é ✓ 𝄞 😀 — plain';
+    const large = `${'ü'.repeat(70_000)}${'x'.repeat(70_000)}`;
+    const bytes = Buffer.alloc(300_000, 7);
+    bytes[0] = 0;
+    const [row] = await db.query<Record<string, unknown>>(
+      `INSERT INTO worker_rows (id, body, bytes, rate) VALUES ($1, $2, $3, $4)
+       RETURNING body, octet_length(bytes) AS length, get_byte(bytes, 0) AS first, rate`,
+      [4, { text, large }, bytes, '1.5'],
+    );
+    assert.deepEqual(row!.body, { text, large });
+    assert.equal(Number(row!.length), 300_000);
+    assert.equal(Number(row!.first), 0);
+    assert.equal(row!.rate, '1.5');
+    const [again] = await db.query<{ same: boolean }>('SELECT body->>$2 = $3 AS same FROM worker_rows WHERE id = $1', [
+      4,
+      'text',
+      text,
+    ]);
+    assert.equal(again!.same, true);
+  });
+
   test('concurrent transactions that lock a row each see the other’s committed increment', async () => {
     const increment = () =>
       db.transaction(async (tx) => {

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
-import { protocol, types } from '@electric-sql/pglite';
+import { types } from '@electric-sql/pglite';
+import { serialize } from 'pg-protocol';
 
 /**
  * The main thread's half of the PGlite wire protocol (docs/decisions/0020-pglite-prepared-statements.md):
@@ -10,7 +11,11 @@ import { protocol, types } from '@electric-sql/pglite';
  */
 
 // Parameters are written as the `pg` driver writes them on PostgreSQL (text, or binary for a
-// Buffer), so that both stores see the same values from the same code.
+// Buffer), so that both stores see the same values from the same code. The messages are written
+// by `pg`'s own serializer (pg-protocol), which writes into pooled Buffers with Node's native
+// string encoding; PGlite's port of it grows a fresh ArrayBuffer per message and counts each
+// string's UTF-8 length character by character, which cost the main thread about a tenth of its
+// time per payment (docs/performance.md, "PGlite: the messages written by pg-protocol").
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as {
   prepareValue(value: unknown): string | Buffer | null;
 };
@@ -71,13 +76,13 @@ export function statementWriter() {
           prepared.set(sql, name);
           parsedAs = sql;
         } else name = '';
-        parts.push(protocol.serialize.parse({ name, text: sql }));
-      } else if (name === '') parts.push(protocol.serialize.parse({ text: sql }));
+        parts.push(serialize.parse({ name, text: sql }));
+      } else if (name === '') parts.push(serialize.parse({ text: sql }));
       parts.push(
-        protocol.serialize.bind({ statement: name, values }),
-        protocol.serialize.describe({ type: 'P' }),
-        protocol.serialize.execute({}),
-        protocol.serialize.sync(),
+        serialize.bind({ statement: name, values }),
+        serialize.describe({ type: 'P' }),
+        serialize.execute({}),
+        serialize.sync(),
       );
       return { parts, parses: parts.length === 5, parsedAs };
     },
@@ -88,7 +93,7 @@ export function statementWriter() {
   };
 }
 
-export const simpleQuery = (sql: string) => protocol.serialize.query(sql);
+export const simpleQuery = (sql: string) => serialize.query(sql);
 
 export function concat(parts: readonly Uint8Array[]): Uint8Array {
   let length = 0;
