@@ -22,6 +22,11 @@ describe('the API reference in a browser, offline', { skip: storeIndependent }, 
   const createPaymentSuffix = '/paths/~1api~1services~1v1~1payment~1create/post';
   /** Every network request a page made that left the service's origin (each was blocked). */
   const outside: string[] = [];
+  /**
+   * The page the first test loads; the audit and the search use it as it is, rather than loading
+   * Redoc's page again each (a load of its 27,000 elements is seconds of CPU in a busy test run).
+   */
+  let shared: { context: BrowserContext; page: Page } | undefined;
 
   before(async () => {
     ctx = await startTestApp();
@@ -30,6 +35,7 @@ describe('the API reference in a browser, offline', { skip: storeIndependent }, 
     browser = await launchChromium();
   });
   after(async () => {
+    await shared?.context.close();
     await browser?.close();
     await ctx?.close();
   });
@@ -48,64 +54,75 @@ describe('the API reference in a browser, offline', { skip: storeIndependent }, 
   }
 
   test('renders every operation from the service alone, with nothing asked of another origin', async () => {
-    const { context, page } = await offlinePage();
-    try {
-      const weights: Array<{ url: string; bytes: number }> = [];
-      page.on('response', async (response) => {
-        const body = await response.body().catch(() => Buffer.alloc(0));
-        weights.push({ url: response.url(), bytes: body.length });
-      });
-      const errors: string[] = [];
-      page.on('pageerror', (err) => errors.push(err.message));
-      await page.goto(`${base}/docs`, { waitUntil: 'networkidle', timeout: 120_000 });
-      // The operation's heading, rendered by Redoc from the document.
-      const operation = page.locator(`[id$="${createPaymentSuffix}"]`).first();
-      await operation.waitFor({ timeout: 60_000 });
-      operationId = (await operation.getAttribute('id')) ?? '';
-      assert.match(await operation.locator('h2').first().innerText(), /payment/i);
-      const operations = await page.locator('[id^="tag/"][id*="/paths/"]').count();
-      assert.ok(operations >= 50, `${operations} operations rendered`);
-      // The guides and the error catalog are sections of the same page.
-      assert.ok(await page.locator('[id^="section/"]').count(), 'the guides render as sections');
-      assert.deepEqual(errors, [], 'no script error');
-      assert.deepEqual(outside, [], 'no request left the service');
+    shared = await offlinePage();
+    const { page } = shared;
+    const weights: Array<{ url: string; bytes: number }> = [];
+    page.on('response', async (response) => {
+      const body = await response.body().catch(() => Buffer.alloc(0));
+      weights.push({ url: response.url(), bytes: body.length });
+    });
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    await page.goto(`${base}/docs`, { waitUntil: 'networkidle', timeout: 120_000 });
+    // The operation's heading, rendered by Redoc from the document.
+    const operation = page.locator(`[id$="${createPaymentSuffix}"]`).first();
+    await operation.waitFor({ timeout: 60_000 });
+    operationId = (await operation.getAttribute('id')) ?? '';
+    assert.match(await operation.locator('h2').first().innerText(), /payment/i);
+    const operations = await page.locator('[id^="tag/"][id*="/paths/"]').count();
+    assert.ok(operations >= 50, `${operations} operations rendered`);
+    // The guides and the error catalog are sections of the same page.
+    assert.ok(await page.locator('[id^="section/"]').count(), 'the guides render as sections');
+    assert.deepEqual(errors, [], 'no script error');
+    assert.deepEqual(outside, [], 'no request left the service');
 
-      const total = weights.reduce((sum, { bytes }) => sum + bytes, 0);
-      assert.ok(total < 3_000_000, `the page weighs ${total} bytes`);
-      // The figures quoted in docs/decisions/0018-api-reference-redoc.md.
-      for (const { url, bytes } of weights) console.log(`# /docs weight: ${new URL(url).pathname} ${bytes} bytes`);
-      console.log(`# /docs weight: ${weights.length} requests, ${total} bytes in all`);
-    } finally {
-      await context.close();
+    const total = weights.reduce((sum, { bytes }) => sum + bytes, 0);
+    assert.ok(total < 3_000_000, `the page weighs ${total} bytes`);
+    // The figures quoted in docs/decisions/0018-api-reference-redoc.md.
+    for (const { url, bytes } of weights) console.log(`# /docs weight: ${new URL(url).pathname} ${bytes} bytes`);
+    console.log(`# /docs weight: ${weights.length} requests, ${total} bytes in all`);
+  });
+
+  test('has no serious axe-core violation and does not scroll sideways at 1280 and 390 px (DESIGN §13)', async () => {
+    assert.ok(shared, 'the first test loaded the page');
+    const { page } = shared;
+    const accessibility: string[] = [];
+    const sideways: string[] = [];
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+      const violations = await seriousViolations(page, { timeoutMs: 120_000 });
+      for (const violation of violations) accessibility.push(`at ${width}: ${violation}`);
+      if (await scrollsSideways(page)) sideways.push(`at ${width}`);
     }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    assert.deepEqual(accessibility, []);
+    assert.deepEqual(sideways, []);
   });
 
   test('search finds an operation, and choosing it shows that operation', async () => {
-    const { context, page } = await offlinePage();
-    try {
-      await page.goto(`${base}/docs`, { waitUntil: 'networkidle', timeout: 120_000 });
-      const search = page.getByRole('textbox', { name: /search/i });
-      await search.waitFor({ timeout: 60_000 });
-      await search.fill('refund');
-      const results = page.locator('[data-role="search:results"] li');
-      await results.first().waitFor({ timeout: 20_000 });
-      const found = await results.allTextContents();
-      assert.ok(
-        found.some((text) => /refund/i.test(text)),
-        found.join(' | '),
-      );
-      await results.first().click();
-      await page.waitForFunction(() => window.scrollY > 0, undefined, { timeout: 20_000 });
-      assert.deepEqual(outside, [], 'no request left the service');
-    } finally {
-      await context.close();
-    }
+    assert.ok(shared, 'the first test loaded the page');
+    const { page } = shared;
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const search = page.getByRole('textbox', { name: /search/i });
+    await search.waitFor({ timeout: 60_000 });
+    await search.fill('refund');
+    const results = page.locator('[data-role="search:results"] li');
+    await results.first().waitFor({ timeout: 20_000 });
+    const found = await results.allTextContents();
+    assert.ok(
+      found.some((text) => /refund/i.test(text)),
+      found.join(' | '),
+    );
+    await results.first().click();
+    await page.waitForFunction(() => window.scrollY > 0, undefined, { timeout: 20_000 });
+    assert.deepEqual(outside, [], 'no request left the service');
   });
 
   test('a deep link scrolls to its operation', async () => {
+    assert.ok(operationId, 'the first test read the operation id');
+    // A page of its own: a deep link is a first load at that address, not a hash change.
     const { context, page } = await offlinePage();
     try {
-      assert.ok(operationId, 'the first test read the operation id');
       await page.goto(`${base}/docs#${operationId}`, { waitUntil: 'networkidle', timeout: 120_000 });
       const target = page.locator(`[id="${operationId}"]`).first();
       await target.waitFor({ timeout: 60_000 });
@@ -122,26 +139,6 @@ describe('the API reference in a browser, offline', { skip: storeIndependent }, 
       );
       assert.ok(await page.evaluate(() => window.scrollY > 1000), 'scrolled well down the page');
       assert.deepEqual(outside, [], 'no request left the service');
-    } finally {
-      await context.close();
-    }
-  });
-
-  test('has no serious axe-core violation and does not scroll sideways at 1280 and 390 px (DESIGN §13)', async () => {
-    const { context, page } = await offlinePage();
-    try {
-      await page.goto(`${base}/docs`, { waitUntil: 'networkidle', timeout: 120_000 });
-      await page.locator(`[id$="${createPaymentSuffix}"]`).first().waitFor({ timeout: 60_000 });
-      const accessibility: string[] = [];
-      const sideways: string[] = [];
-      for (const width of [1280, 390]) {
-        await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-        const violations = await seriousViolations(page, { timeoutMs: 120_000 });
-        for (const violation of violations) accessibility.push(`at ${width}: ${violation}`);
-        if (await scrollsSideways(page)) sideways.push(`at ${width}`);
-      }
-      assert.deepEqual(accessibility, []);
-      assert.deepEqual(sideways, []);
     } finally {
       await context.close();
     }
