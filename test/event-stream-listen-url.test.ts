@@ -7,15 +7,14 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AddressInfo } from 'node:net';
 import { ConfigError } from '../src/config-rules.js';
 import { loadConfig } from '../src/config.js';
 import { createTessera } from '../src/app.js';
 import { createLogger } from '../src/logger.js';
 import { createSandboxProcessor } from '../src/processor/sandbox.js';
 import { probeTimeoutMs } from '../src/events/feed.js';
+import { openStream, waitUntil } from './helpers/event-stream.js';
 import {
-  apiBase,
   createTestDatabase,
   databaseKind,
   payWithTestCard,
@@ -25,38 +24,6 @@ import {
 
 const testDatabaseUrl = process.env.TESSERA_TEST_DATABASE_URL;
 const onPostgres = databaseKind === 'postgres' ? false : 'PostgreSQL only: PGlite has no LISTEN URL';
-
-async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** GET /events/stream over HTTP, read as it comes: answers once `: connected` arrived. */
-async function openStream(ctx: TestContext, key: string) {
-  await ctx.tessera.server.listen({ port: 0, host: '127.0.0.1' });
-  const { port } = ctx.tessera.server.server.address() as AddressInfo;
-  const abort = new AbortController();
-  const response = await fetch(`http://127.0.0.1:${port}${apiBase}/events/stream`, {
-    headers: { authorization: `Bearer ${key}` },
-    signal: abort.signal,
-  });
-  assert.equal(response.status, 200);
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
-  let text = '';
-  void (async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      text += decoder.decode(value, { stream: true });
-    }
-  })().catch(() => {});
-  await waitUntil(() => text.includes(': connected'), 10_000, 'the stream to connect');
-  return { text: () => text, close: () => abort.abort() };
-}
 
 async function probes(ctx: TestContext): Promise<{ received: number; missing: number }> {
   const { body } = await ctx.tessera.ops.metrics.render();

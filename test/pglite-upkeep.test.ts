@@ -5,11 +5,16 @@
  * no table was ever vacuumed (dead rows kept, nothing frozen). The database thread now takes a
  * checkpoint once TESSERA_PGLITE_CHECKPOINT_WAL_MB of WAL were written since the last, vacuums the
  * tables PostgreSQL's autovacuum would, and starts PostgreSQL with wal_init_zero off
- * (docs/decisions/0031).
+ * (docs/decisions/0031). In a data folder on disk, a file PostgreSQL looks for that does not exist
+ * is answered without an exception (docs/decisions/0033).
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
+import { openDb } from '../src/db/db.js';
 import { databaseKind, scrapedMetric, startTestApp, type TestContext } from './helpers/harness.js';
 
 const megabyte = 1024 * 1024;
@@ -114,5 +119,26 @@ describe('PGlite upkeep', { skip: databaseKind !== 'pglite' }, () => {
     assert.ok((await vacuums()) > before);
     assert.equal(await scraped('tessera_pglite_vacuums_total{outcome="failed"}'), 0);
     assert.ok((await scraped('tessera_pglite_vacuum_seconds_total')) > 0);
+  });
+});
+
+describe('PGlite in a data folder on disk', { skip: databaseKind !== 'pglite' }, () => {
+  test('a file PostgreSQL looks for that does not exist is answered without an exception', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'tessera-pglite-disk-'));
+    const db = await openDb({ dataDir: dir });
+    try {
+      await db.query('CREATE TABLE names_scratch (id int PRIMARY KEY, body text NOT NULL)');
+      const before = (await db.pgliteStats!()).missingNames;
+      // Each new page of the index asks its free space map for a free page: the map's file does
+      // not exist, and PostgreSQL opens it again at every page (src/db/pglite-disk.ts).
+      await db.query(`INSERT INTO names_scratch SELECT i, md5(i::text) FROM generate_series(1, 20000) AS i`);
+      const after = (await db.pgliteStats!()).missingNames;
+      assert.ok(after - before >= 20, `${after - before} names answered as missing without an exception`);
+      const [row] = await db.query<{ count: string }>('SELECT count(*)::text AS count FROM names_scratch');
+      assert.equal(row?.count, '20000');
+    } finally {
+      await db.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

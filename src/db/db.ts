@@ -125,6 +125,8 @@ async function openPglite(
     throw err;
   }
   let lastTransaction = 0;
+  /** LISTENs open in PGlite's one session. */
+  let listeners = 0;
   return {
     kind: 'pglite',
     pgliteStats: () => lite.stats(),
@@ -166,16 +168,27 @@ async function openPglite(
       // Notifications come when the transaction that sent them commits, in this same session.
       const name = channelName(channel);
       const stop = lite.onNotification(name, notify);
+      listeners += 1;
       try {
-        await lite.query(`LISTEN ${name}`, undefined);
+        // The session's setting says whether it listens (the worker starts it at off): the events
+        // trigger runs only while it does (migration 0175). Both are sent at once, in this order.
+        await Promise.all([
+          lite.query(`SET tessera.listening = on`, undefined),
+          lite.query(`LISTEN ${name}`, undefined),
+        ]);
       } catch (err) {
+        // The setting stays on: the trigger then runs for nothing, which is only slower.
         stop();
+        listeners -= 1;
         throw err;
       }
       return {
         close: async () => {
           stop();
-          await lite.query(`UNLISTEN ${name}`, undefined).catch(() => {});
+          listeners -= 1;
+          const unlisten = lite.query(`UNLISTEN ${name}`, undefined);
+          const off = listeners === 0 ? lite.query(`SET tessera.listening = off`, undefined) : undefined;
+          await Promise.all([unlisten, off]).catch(() => {});
         },
       };
     },

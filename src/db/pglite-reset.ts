@@ -86,6 +86,8 @@ export async function templateFingerprint(lite: PGlite, template: string): Promi
 export async function resetToTemplate(lite: PGlite, expected: string): Promise<boolean> {
   // Outside any transaction: DISCARD ALL may not run in one.
   await lite.exec('DISCARD ALL');
+  // DISCARD ALL ended every LISTEN and reset every setting: listening on nothing (migration 0175).
+  await lite.exec('SET tessera.listening = off');
   const { rows } = await lite.query<{ name: string }>(tablesSql);
   if (rows.length > 0) await lite.exec(`TRUNCATE ${rows.map((row) => row.name).join(', ')} RESTART IDENTITY`);
   return (await fingerprint(lite)) === expected;

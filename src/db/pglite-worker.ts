@@ -3,6 +3,7 @@ import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { createCheckpointer, type CheckpointStats } from './pglite-checkpointer.js';
+import { PgliteDiskFs } from './pglite-disk.js';
 import { concat, type ArrayType } from './pglite-protocol.js';
 import { createVacuumer, type VacuumStats } from './pglite-vacuum.js';
 import { resetToTemplate, templateFingerprint } from './pglite-reset.js';
@@ -42,10 +43,12 @@ export type PgliteReply = {
   error?: SerializedError;
 };
 
-/** What /metrics shows of the database thread. */
+/** What the database thread tells of itself: /metrics shows all but missingNames. */
 export interface PgliteThreadStats extends CheckpointStats, VacuumStats {
   /** Bytes of JavaScript heap in use in this thread (its WebAssembly memory not counted). */
   heapUsedBytes: number;
+  /** Names PostgreSQL looked for in the data folder that did not exist (pglite-disk.ts). */
+  missingNames: number;
 }
 
 /** An error as it crosses the thread, with its own properties. */
@@ -67,20 +70,25 @@ if (parentPort) await serve(parentPort, workerData as PgliteWorkerData);
 
 async function serve(port: MessagePort, { dataDir, template, checkpointWalBytes }: PgliteWorkerData): Promise<void> {
   let lite: PGlite;
+  let disk: PgliteDiskFs | undefined;
   let arrayTypes: ArrayType[];
   // Tests only: the template's fingerprint, for a database in memory loaded from it (pglite-reset.ts).
   let templateState: string | undefined;
   try {
     // The options object form: with the two-argument form an undefined dataDir drops the options.
     const loadDataDir = await templateFor(dataDir, template);
+    disk = onDisk(dataDir) ? new PgliteDiskFs(dataDir) : undefined;
     lite = new PGlite({
       dataDir,
+      ...(disk ? { fs: disk } : {}),
       loadDataDir,
       // A new WAL segment is not filled with zeros first (16 MB written while every request waits):
       // PGlite runs without fsync, for which the zeros reserve the disk space (decision 0031).
       startParams: [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off'],
     });
     await lite.waitReady;
+    // This session listens on nothing yet: the events trigger need not run (migration 0175, db.ts).
+    await lite.exec('SET tessera.listening = off');
     if (loadDataDir && template) templateState = await templateFingerprint(lite, template);
     // The array types PGlite's own query() would parse (its _initArrayTypes reads the same list).
     arrayTypes = (
@@ -116,6 +124,7 @@ async function serve(port: MessagePort, { dataDir, template, checkpointWalBytes 
       if ('stats' in request) {
         const stats = {
           heapUsedBytes: getHeapStatistics().used_heap_size,
+          missingNames: disk?.missingNames ?? 0,
           ...(await checkpointer.stats()),
           ...vacuumer.stats(),
         };
@@ -185,9 +194,13 @@ async function serve(port: MessagePort, { dataDir, template, checkpointWalBytes 
 
 /** The template's tar for a database in memory (which always starts empty); a folder on disk never uses it. */
 async function templateFor(dataDir: string | undefined, template: string | undefined): Promise<Blob | undefined> {
-  const onDisk = dataDir !== undefined && !/^[a-z]+:\/\//.test(dataDir);
-  if (template === undefined || onDisk) return undefined;
+  if (template === undefined || onDisk(dataDir)) return undefined;
   return new Blob([await readFile(template)]);
+}
+
+/** A folder on disk, not a database in memory (no dataDir, or memory://). */
+function onDisk(dataDir: string | undefined): dataDir is string {
+  return dataDir !== undefined && !/^[a-z]+:\/\//.test(dataDir);
 }
 
 /** Keeps the message and every own property with a plain value. */
