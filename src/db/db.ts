@@ -171,13 +171,13 @@ async function openPglite(
       listeners += 1;
       try {
         // The session's setting says whether it listens (the worker starts it at off): the events
-        // trigger runs only while it does (migration 0175). Both are sent at once, in this order.
+        // trigger looks for listeners only while it does (migration 0175). Sent at once, in order.
         await Promise.all([
           lite.query(`SET tessera.listening = on`, undefined),
           lite.query(`LISTEN ${name}`, undefined),
         ]);
       } catch (err) {
-        // The setting stays on: the trigger then runs for nothing, which is only slower.
+        // The setting stays on: the trigger then looks for nothing, which is only slower.
         stop();
         listeners -= 1;
         throw err;

@@ -87,7 +87,7 @@ async function serve(port: MessagePort, { dataDir, template, checkpointWalBytes 
       startParams: [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off'],
     });
     await lite.waitReady;
-    // This session listens on nothing yet: the events trigger need not run (migration 0175, db.ts).
+    // This session listens on nothing yet: the events trigger need not look for listeners (migration 0175, db.ts).
     await lite.exec('SET tessera.listening = off');
     if (loadDataDir && template) templateState = await templateFingerprint(lite, template);
     // The array types PGlite's own query() would parse (its _initArrayTypes reads the same list).
