@@ -5,6 +5,7 @@ import { lockDataDir } from './data-dir-lock.js';
 import { abortedCommit } from './errors.js';
 import { attribute, countOf, heldStatements, type Batch } from './held-statements.js';
 import { connectPgliteWorker, type PgliteConnection } from './pglite-connection.js';
+import { isFolderOnDisk } from './pglite-disk.js';
 import type { PgliteThreadStats } from './pglite-worker.js';
 
 /** Anything that runs one parameterized SQL statement: the database itself or an open transaction. */
@@ -115,8 +116,7 @@ async function openPglite(
   options: { template?: string; checkpointWalBytes?: number },
 ): Promise<Db> {
   // A folder on disk is locked first, so that a second process is refused before it opens it.
-  const onDisk = dataDir !== undefined && !/^[a-z]+:\/\//.test(dataDir);
-  const unlock = onDisk ? await lockDataDir(dataDir) : () => {};
+  const unlock = isFolderOnDisk(dataDir) ? await lockDataDir(dataDir) : () => {};
   let lite: PgliteConnection;
   try {
     lite = await connectPgliteWorker(dataDir, options);

@@ -3,7 +3,7 @@ import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { createCheckpointer, type CheckpointStats } from './pglite-checkpointer.js';
-import { PgliteDiskFs } from './pglite-disk.js';
+import { isFolderOnDisk, PgliteDiskFs } from './pglite-disk.js';
 import { concat, type ArrayType } from './pglite-protocol.js';
 import { createVacuumer, type VacuumStats } from './pglite-vacuum.js';
 import { resetToTemplate, templateFingerprint } from './pglite-reset.js';
@@ -77,7 +77,7 @@ async function serve(port: MessagePort, { dataDir, template, checkpointWalBytes 
   try {
     // The options object form: with the two-argument form an undefined dataDir drops the options.
     const loadDataDir = await templateFor(dataDir, template);
-    disk = onDisk(dataDir) ? new PgliteDiskFs(dataDir) : undefined;
+    disk = isFolderOnDisk(dataDir) ? new PgliteDiskFs(dataDir) : undefined;
     lite = new PGlite({
       dataDir,
       ...(disk ? { fs: disk } : {}),
@@ -194,13 +194,8 @@ async function serve(port: MessagePort, { dataDir, template, checkpointWalBytes 
 
 /** The template's tar for a database in memory (which always starts empty); a folder on disk never uses it. */
 async function templateFor(dataDir: string | undefined, template: string | undefined): Promise<Blob | undefined> {
-  if (template === undefined || onDisk(dataDir)) return undefined;
+  if (template === undefined || isFolderOnDisk(dataDir)) return undefined;
   return new Blob([await readFile(template)]);
-}
-
-/** A folder on disk, not a database in memory (no dataDir, or memory://). */
-function onDisk(dataDir: string | undefined): dataDir is string {
-  return dataDir !== undefined && !/^[a-z]+:\/\//.test(dataDir);
 }
 
 /** Keeps the message and every own property with a plain value. */
