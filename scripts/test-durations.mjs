@@ -6,8 +6,9 @@
 //   node scripts/test-durations.mjs                      # PGlite
 //   TESSERA_TEST_DATABASE_URL=postgres://… node scripts/test-durations.mjs
 //
-// It runs every bundled test file (.test-dist/*.test.js) three at a time, as `npm test` runs
-// processes, and writes the figures of this store, keeping the other store's.
+// It runs every bundled test file (.test-dist/*.test.js) three at a time, with the flags `npm test`
+// gives (a test that reads its own stack needs the source maps), and writes the figures of this
+// store, keeping the other store's.
 import { spawn } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -23,9 +24,13 @@ const failed = [];
 async function runOne(name) {
   const started = performance.now();
   const code = await new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--liftoff-only', '--test', path.join('.test-dist', name)], {
-      stdio: 'ignore',
-    });
+    const child = spawn(
+      process.execPath,
+      ['--liftoff-only', '--enable-source-maps', '--test', path.join('.test-dist', name)],
+      {
+        stdio: 'ignore',
+      },
+    );
     child.on('exit', resolve);
   });
   if (code !== 0) failed.push(name);

@@ -9,7 +9,7 @@ import { type Browser, type Page } from 'playwright-core';
 import { startTestApp, type TestContext, storeIndependent } from './helpers/harness.js';
 import { startSmtpServer, type SmtpTestServer } from './helpers/smtp.js';
 import { launchChromium, picturesNotTaken } from './helpers/browser.js';
-import { scrollsSideways, seriousViolations } from './helpers/axe.js';
+import { axeInEveryDocument, scrollsSideways, seriousViolations } from './helpers/axe.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
 
@@ -337,6 +337,7 @@ describe('dashboard in a browser', { skip: storeIndependent }, () => {
     };
     const accessibility: string[] = [];
     const sideways: string[] = [];
+    const axeLoaded = await axeInEveryDocument(page);
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
       for (const [name, path, heading] of pages) {
@@ -350,6 +351,7 @@ describe('dashboard in a browser', { skip: storeIndependent }, () => {
         await page.screenshot({ path: `${folder}/${folder === docImages ? 'dashboard-' : ''}${file}`, fullPage: true });
       }
     }
+    await axeLoaded.dispose();
     // On a phone the side navigation is a menu, opened and closed from the keyboard.
     await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${base}/dashboard/payments`);

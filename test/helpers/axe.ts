@@ -4,7 +4,7 @@
  */
 import type { Page } from 'playwright-core';
 
-export { seriousViolations } from './axe-audit.js';
+export { axeInEveryDocument, seriousViolations } from './axe-audit.js';
 
 /** Whether anything makes the page scroll sideways (issue 22: nothing at 390 px). */
 export function scrollsSideways(page: Page): Promise<boolean> {
