@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
+import { pg_buffercache } from '@electric-sql/pglite/contrib/pg_buffercache';
 import { createCheckpointer, type CheckpointStats } from './pglite-checkpointer.js';
 import { isFolderOnDisk, PgliteDiskFs } from './pglite-disk.js';
 import { concat, type ArrayType } from './pglite-protocol.js';
@@ -82,6 +83,8 @@ async function serve(port: MessagePort, { dataDir, template, checkpointWalBytes 
       dataDir,
       ...(disk ? { fs: disk } : {}),
       loadDataDir,
+      // The checkpointer writes dirty buffers ahead of a checkpoint with it (pglite-checkpointer.ts).
+      extensions: { pg_buffercache },
       // A new WAL segment is not filled with zeros first (16 MB written while every request waits):
       // PGlite runs without fsync, for which the zeros reserve the disk space (decision 0031).
       startParams: [...PGlite.defaultStartParams, '-c', 'wal_init_zero=off'],

@@ -217,6 +217,21 @@ function registerPgliteMetrics(registry: Registry, pgliteStats: () => Promise<Pg
     (stats) => stats.checkpointSeconds,
   );
   total(
+    'tessera_pglite_write_ahead_total',
+    'PGlite only: steps of writing changed buffers ahead of a checkpoint (a list of them, or a slice written) done or failed',
+    (stats) => ({ done: stats.writeAheadSteps, failed: stats.writeAheadFailures }),
+  );
+  total(
+    'tessera_pglite_buffers_written_ahead_total',
+    'PGlite only: changed buffers written in small slices between requests ahead of a checkpoint, which then has fewer to write',
+    (stats) => stats.buffersWrittenAhead,
+  );
+  total(
+    'tessera_pglite_write_ahead_seconds_total',
+    'PGlite only: time spent listing and writing buffers ahead of checkpoints, in slices between requests',
+    (stats) => stats.writeAheadSeconds,
+  );
+  total(
     'tessera_pglite_vacuums_total',
     'PGlite only: tables the database thread vacuumed (outcome done) or tried to and failed (outcome failed)',
     (stats) => ({ done: stats.vacuums, failed: stats.vacuumFailures }),
