@@ -112,6 +112,32 @@ describe('PGlite upkeep', { skip: databaseKind !== 'pglite' }, () => {
     await db.query('DROP TABLE checkpoint_scratch');
   });
 
+  test('writes ahead again after a failed step: its schema dropped is made again', async () => {
+    const db = ctx.tessera.db;
+    await db.query('CREATE TABLE checkpoint_scratch (body text NOT NULL) WITH (autovacuum_enabled = off)');
+    await db.query('DROP SCHEMA tessera_upkeep CASCADE');
+    await db.query('CHECKPOINT');
+    const failed = () => scraped('tessera_pglite_write_ahead_total{outcome="failed"}');
+    const written = () => scraped('tessera_pglite_buffers_written_ahead_total');
+    const [failedBefore, writtenBefore] = [await failed(), await written()];
+    const waitFor = async (done: () => Promise<boolean>, what: string) => {
+      for (let deadline = Date.now() + 8000; !(await done()); await sleep(100)) {
+        assert.ok(Date.now() < deadline, what);
+      }
+    };
+    // Past half the interval the list fails (the schema is gone); a quarter later it is listed again.
+    await writeWal(3);
+    await waitFor(async () => (await failed()) > failedBefore, 'the list without its schema failed');
+    // More WAL, a look at a time, until the next list (or, past a checkpoint, the next interval's).
+    for (let step = 0; (await written()) - writtenBefore < 100; step += 1) {
+      assert.ok(step < 20, 'buffers written ahead again');
+      await writeWal(0.5);
+      await sleep(1100);
+    }
+    assert.equal(await failed(), failedBefore + 1);
+    await db.query('DROP TABLE checkpoint_scratch');
+  });
+
   test('vacuums a table once PostgreSQL autovacuum would, leaving no dead rows', async () => {
     const db = ctx.tessera.db;
     const vacuums = () => scraped('tessera_pglite_vacuums_total{outcome="done"}');

@@ -97,7 +97,7 @@ export function createCheckpointer(lite: PGlite, walBytes: number) {
     stats.buffersWrittenAhead += rows[0]?.written ?? 0;
   }
 
-  /** Times one step of writing ahead; a failure ends this interval's writing ahead, not the checkpoint. */
+  /** Times one step of writing ahead; a failed step leaves the rest to the checkpoint, as before. */
   async function writingAhead(step: () => Promise<void>): Promise<void> {
     const started = performance.now();
     try {
@@ -105,8 +105,10 @@ export function createCheckpointer(lite: PGlite, walBytes: number) {
       stats.writeAheadSteps += 1;
     } catch {
       stats.writeAheadFailures += 1;
+      // Tried again from the next list (a quarter on); the checkpoint writes what is left. The
+      // schema may be gone (a database put back to its template, or dropped): made again then.
       dirty = [];
-      listAt = Infinity;
+      extensionReady = false;
     } finally {
       stats.writeAheadSeconds += (performance.now() - started) / 1000;
     }
