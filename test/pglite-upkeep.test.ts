@@ -15,6 +15,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { openDb } from '../src/db/db.js';
+import { waitUntil } from './helpers/event-stream.js';
 import { databaseKind, scrapedMetric, startTestApp, type TestContext } from './helpers/harness.js';
 
 const megabyte = 1024 * 1024;
@@ -120,14 +121,9 @@ describe('PGlite upkeep', { skip: databaseKind !== 'pglite' }, () => {
     const failed = () => scraped('tessera_pglite_write_ahead_total{outcome="failed"}');
     const written = () => scraped('tessera_pglite_buffers_written_ahead_total');
     const [failedBefore, writtenBefore] = [await failed(), await written()];
-    const waitFor = async (done: () => Promise<boolean>, what: string) => {
-      for (let deadline = Date.now() + 8000; !(await done()); await sleep(100)) {
-        assert.ok(Date.now() < deadline, what);
-      }
-    };
     // Past half the interval the list fails (the schema is gone); a quarter later it is listed again.
     await writeWal(3);
-    await waitFor(async () => (await failed()) > failedBefore, 'the list without its schema failed');
+    await waitUntil(async () => (await failed()) > failedBefore, 8000, 'the list without its schema to fail');
     // More WAL, a look at a time, until the next list (or, past a checkpoint, the next interval's).
     for (let step = 0; (await written()) - writtenBefore < 100; step += 1) {
       assert.ok(step < 20, 'buffers written ahead again');
