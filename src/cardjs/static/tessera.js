@@ -234,21 +234,38 @@
       return { payment: payment };
     }
 
-    /** 3-D Secure in a pop-up: Tessera's challenge page, watched until the payment leaves requires_action. */
+    /** A refusal that says nothing of the payment: Tessera not reached, busy, or a proxy's error page. */
+    var transientCodes = ['network_error', 'api_error', 'rate_limited', 'service_unavailable'];
+
+    /**
+     * 3-D Secure in a pop-up: Tessera's challenge page, watched until the payment leaves
+     * requires_action. A read that fails for a transient reason is asked again, later each time
+     * (at most 5 s apart), while the window is open; once it is closed, until 4 reads in a row have
+     * failed: the shopper may have authenticated, and only the payment can say.
+     */
     function authenticateInPopup(clientSecret, popup) {
       return new Promise(function (resolve, reject) {
+        var failedReads = 0;
         function check() {
-          retrievePayment(clientSecret).then(function (result) {
-            var current = result.payment;
-            if (current.status !== 'requires_action') {
-              if (!popup.closed) popup.close();
-              resolve(current);
-            } else if (popup.closed) {
-              reject(
-                failure('authentication_incomplete', 'The 3-D Secure window was closed before authentication ended'),
-              );
-            } else setTimeout(check, 1000);
-          }, reject);
+          retrievePayment(clientSecret).then(
+            function (result) {
+              failedReads = 0;
+              var current = result.payment;
+              if (current.status !== 'requires_action') {
+                if (!popup.closed) popup.close();
+                resolve(current);
+              } else if (popup.closed) {
+                reject(
+                  failure('authentication_incomplete', 'The 3-D Secure window was closed before authentication ended'),
+                );
+              } else setTimeout(check, 1000);
+            },
+            function (error) {
+              failedReads += 1;
+              if (transientCodes.indexOf(error.code) < 0 || (popup.closed && failedReads > 3)) reject(error);
+              else setTimeout(check, Math.min(1000 * failedReads, 5000));
+            },
+          );
         }
         setTimeout(check, 1000);
       });
