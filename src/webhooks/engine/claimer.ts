@@ -40,7 +40,10 @@ export interface AnyDueRequest {
   /** Targets with deliveries held by this worker, and how many each. */
   busyTargets: readonly string[];
   busyCounts: readonly number[];
-  /** Targets already at perTargetLimit, left out so they do not use up the batch. */
+  /**
+   * Targets left out: those already at perTargetLimit, so they do not use up the batch, and those
+   * the look has taken from already (their backlogs are refilled target by target).
+   */
   saturatedTargets: readonly string[];
 }
 

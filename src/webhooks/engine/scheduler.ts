@@ -224,18 +224,32 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
     dueKnown = false;
     if (!known && !(await claimer.anyDue())) return;
     let racesLost = 0;
+    // The targets this look has taken from: each further claim of the look looks past their rows, so
+    // that it finds other targets or ends (their own backlogs are refilled by the cheap claim of
+    // refillBacklogged). Without it, a look behind a few targets' large backlogs claimed again and
+    // again what those targets' slots had freed, each time past the same rows.
+    const taken = new Set<string>();
     for (;;) {
       const room = slots.room();
       // At the process-wide limit: the end of an attempt asks for this claim again.
       if (room <= 0) return;
       const busy = slots.busy();
+      const saturatedTargets = [...new Set([...busy.saturatedTargets, ...taken])];
       const limit = Math.min(claimBatchSize, room);
       const learnt = tokens.startLearning();
-      const claim = await claimer.claimAnyDue({ limit, perTargetLimit: slots.heldPerTarget, ...busy });
+      const claim = await claimer.claimAnyDue({
+        limit,
+        perTargetLimit: slots.heldPerTarget,
+        ...busy,
+        saturatedTargets,
+      });
       const claimedByTarget = enqueue(claim.deliveries, claim.leaseUntil, learnt);
+      // A full window may hide more of a target's rows beyond it: backlogged, so that a refill looks.
+      const windowFull = claim.examined >= claim.window;
       for (const [target, count] of claimedByTarget) {
+        taken.add(target);
         const offered = slots.heldPerTarget - (busy.busyCounts[busy.busyTargets.indexOf(target)] ?? 0);
-        if (count >= offered) markBacklogged(target);
+        if (count >= offered || windowFull) markBacklogged(target);
       }
       if (claim.chosen === 0) return;
       if (claim.deliveries.length === 0) {
