@@ -7,10 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { databaseKind, startTestApp, type TestContext } from './helpers/harness.js';
+import { databaseKind, payWithTestCard, startTestApp, type TestContext } from './helpers/harness.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
-
-const visa = '4242424242424242';
 
 describe(`webhook claims behind backlogs (${databaseKind})`, () => {
   let ctx: TestContext;
@@ -45,20 +43,7 @@ describe(`webhook claims behind backlogs (${databaseKind})`, () => {
       assert.equal(endpoint.status, 200, endpoint.raw);
     }
     // 150 payments: 300 deliveries a target (the endpoint kind and the legacy one), more than a window.
-    const method = await merchant.call('POST', '/payment_methods/create', {
-      type: 'card',
-      card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
-    });
-    assert.equal(method.status, 200, method.raw);
-    for (let index = 0; index < 150; index++) {
-      const payment = await merchant.call('POST', '/payment/create', {
-        amount: '1999',
-        currency: 'USD',
-        paymentMethod: method.body.data.id,
-        confirm: true,
-      });
-      assert.equal(payment.status, 200, payment.raw);
-    }
+    for (let index = 0; index < 150; index++) await payWithTestCard(merchant);
 
     const db = ctx.tessera.db;
     const original = db.query;
