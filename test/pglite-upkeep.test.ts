@@ -168,11 +168,12 @@ describe('PGlite upkeep', { skip: databaseKind !== 'pglite' }, () => {
     assert.equal(Number(now.dead), 0);
     // A backend reports its tables' counts at most once a second (PostgreSQL's pgstat), so the other
     // table's may not be in yet: read until they are (CI once read 0 dead rows straight away).
-    let off = await deadRows('vacuum_off_scratch');
-    for (let deadline = Date.now() + 10_000; Number(off.dead) < 2000 && Date.now() < deadline;) {
-      await sleep(200);
-      off = await deadRows('vacuum_off_scratch');
-    }
+    await waitUntil(
+      async () => Number((await deadRows('vacuum_off_scratch')).dead) >= 2000,
+      10_000,
+      'the dead rows of the table with autovacuum_enabled off to be reported',
+    );
+    const off = await deadRows('vacuum_off_scratch');
     assert.equal(off.vacuumed, null, 'a table with autovacuum_enabled off is not vacuumed');
     assert.ok(Number(off.dead) >= 2000, `${off.dead} dead rows kept`);
     assert.ok((await vacuums()) > before);

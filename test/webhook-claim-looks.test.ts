@@ -31,11 +31,9 @@ describe(`webhook claims behind backlogs (${databaseKind})`, () => {
 
   test('a drain of two targets with more due than a look reads: each look takes from each target once, refills do the rest', async () => {
     const merchant = await ctx.merchant();
-    const targets: Receiver[] = [];
     for (let index = 0; index < 2; index++) {
       const receiver = await startReceiver();
       receivers.push(receiver);
-      targets.push(receiver);
       const endpoint = await merchant.call('POST', '/webhook_endpoints/create', {
         url: receiver.url(`/hooks/${index}`),
         legacyNotifications: true,
@@ -68,12 +66,12 @@ describe(`webhook claims behind backlogs (${databaseKind})`, () => {
     }) as typeof db.query;
     try {
       ctx.tessera.webhookDispatcher.start();
-      await Promise.all(targets.map((receiver) => receiver.waitFor(300, 60_000)));
+      await Promise.all(receivers.map((receiver) => receiver.waitFor(300, 60_000)));
       await ctx.tessera.webhookDispatcher.stop();
     } finally {
       db.query = original;
     }
-    for (const receiver of targets) assert.equal(receiver.requests.length, 300);
+    for (const receiver of receivers) assert.equal(receiver.requests.length, 300);
     // Within a look, each claim after the first looks past every target the claims before it took.
     const claims = looks.flat().length;
     for (const look of looks) {
