@@ -108,12 +108,13 @@ async function seedRows(
     [template.paymentId],
   );
   await db.query(
-    `INSERT INTO webhook_deliveries (id, event_id, merchant_id, mode, endpoint_id, url, kind, body, status, attempts,
+    // No body: since migration 0180 a delivery sends the one made from its event (decision 0035).
+    `INSERT INTO webhook_deliveries (id, event_id, merchant_id, mode, endpoint_id, url, kind, status, attempts,
        next_attempt_at, last_attempt_at, created_at, updated_at)
-     SELECT ${id('wd')}, ${id('evt')}, $1, 'test', $2, 'https://example.com/hook', 'endpoint', t.body, 'succeeded', 1,
+     SELECT ${id('wd')}, ${id('evt')}, $1, 'test', $2, 'https://example.com/hook', 'endpoint', 'succeeded', 1,
        NULL, ${rows.createdSql}, ${rows.createdSql}, ${rows.createdSql}
-     FROM (SELECT body FROM events WHERE object_id = $3 ORDER BY created_at LIMIT 1) t, ${series}`,
-    [template.merchantId, endpointId, template.paymentId],
+     FROM ${series}`,
+    [template.merchantId, endpointId],
   );
 }
 

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { invalidField } from '../http/errors.js';
 import { merchantOf, type App } from '../http/server.js';
-import { endpointBodyOf } from '../webhooks/deliveries/service.js';
+import { endpointBodyOf } from '../webhooks/deliveries/bodies.js';
 import { resolveEventCode, unknownEventCodeHint } from '../webhooks/event-types.js';
 import type { EventFeed, StreamedEvent } from './feed.js';
 

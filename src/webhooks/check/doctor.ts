@@ -5,7 +5,7 @@ import type { MerchantContext } from '../../http/auth.js';
 import { ApiError } from '../../http/errors.js';
 import { isoTimestamp } from '../../time.js';
 import * as queries from './queries.js';
-import { endpointBodyOf } from '../deliveries/service.js';
+import { endpointBodyOf } from '../deliveries/bodies.js';
 import type { DoctorBody, DoctorFinding, DoctorReport } from './doctor-schemas.js';
 import { hasStandardHeaders, standardFindings } from './doctor-standard.js';
 import { bodyChanged, findHeader, headerPairs, hmacHex, parsed, type Candidate, type Key } from './doctor-kit.js';

@@ -27,7 +27,8 @@ export interface NewDelivery {
   endpoint_id: string;
   url: string;
   kind: DeliveryKind;
-  body: string;
+  /** NULL: made from the event's stored body when sent (bodies.ts); else the bytes to send. */
+  body: string | null;
   created_at: Date;
 }
 
@@ -78,12 +79,6 @@ export interface DeliveryPlan {
   eventType: string;
   merchantId: string;
   mode: string;
-  /**
-   * The endpoint kind's body around the event's sequence (its head with the `endpoint_` type, and
-   * the stored body's tail); the legacy kind's body is the event's stored body.
-   */
-  endpointHead: string;
-  bodyTail: string;
   /** The payment's notifyUrl, sent through the merchant's dynamic endpoint (which must exist). */
   notifyUrl: string | null;
   /** Delivery ids are `wd_` and 19 digits counted on from this random number in [0, 9·10^18). */
@@ -95,17 +90,17 @@ export interface DeliveryPlan {
  * DESIGN §5 planning in one statement: a delivery per target and kind, for the merchant's
  * enabled static endpoints subscribed to the event type (oldest first) and then the notifyUrl
  * through the dynamic endpoint if that is enabled; `legacy` only where legacyNotifications is
- * on. It runs as part of the event's own insert (events/queries.ts insertEvent) and makes the
- * bodies from the new event's row, `recorded_event`: its stored body, and its sequence.
+ * on. It runs as part of the event's own insert (events/queries.ts insertEvent), reading the new
+ * event's id from `recorded_event`. A delivery keeps no body of its own: each attempt sends the one
+ * made from the event's stored body (bodies.ts), so the event's body is written once, not once more
+ * per delivery, and a delivery's row stays small through its lease and its record (docs/performance.md).
  */
 export function plannedDeliveries(plan: DeliveryPlan): Statement {
   return {
     sql: `INSERT INTO webhook_deliveries
-       (id, event_id, merchant_id, mode, endpoint_id, url, kind, body, status, attempts, next_attempt_at, created_at, updated_at)
+       (id, event_id, merchant_id, mode, endpoint_id, url, kind, status, attempts, next_attempt_at, created_at, updated_at)
      SELECT 'wd_' || (1000000000000000000 + ($1::numeric + target.ordinal) % 9000000000000000000)::text,
-            event.id, $2, $3, target.endpoint_id, target.url, target.kind,
-            CASE target.kind WHEN 'legacy' THEN event.body ELSE $4 || event.sequence::text || $5 END,
-            'pending', 0, $8, $8, $8
+            event.id, $2, $3, target.endpoint_id, target.url, target.kind, 'pending', 0, $6, $6, $6
      FROM recorded_event AS event
      CROSS JOIN (
        SELECT endpoint.id AS endpoint_id, endpoint.url, kinds.kind,
@@ -113,10 +108,10 @@ export function plannedDeliveries(plan: DeliveryPlan): Statement {
        FROM (
          SELECT 0 AS position, id, url, created_at, legacy_notifications FROM webhook_endpoints
          WHERE merchant_id = $2 AND mode = $3 AND deleted_at IS NULL AND kind = 'static' AND status = 'enabled'
-           AND url IS NOT NULL AND (enabled_events @> '["*"]'::jsonb OR enabled_events @> $6::jsonb)
+           AND url IS NOT NULL AND (enabled_events @> '["*"]'::jsonb OR enabled_events @> $4::jsonb)
          UNION ALL
-         SELECT 1, id, $7::text, created_at, legacy_notifications FROM webhook_endpoints
-         WHERE $7::text IS NOT NULL AND merchant_id = $2 AND mode = $3 AND deleted_at IS NULL AND kind = 'dynamic'
+         SELECT 1, id, $5::text, created_at, legacy_notifications FROM webhook_endpoints
+         WHERE $5::text IS NOT NULL AND merchant_id = $2 AND mode = $3 AND deleted_at IS NULL AND kind = 'dynamic'
            AND status = 'enabled'
        ) AS endpoint
        CROSS JOIN (VALUES ('endpoint'), ('legacy')) AS kinds (kind)
@@ -126,8 +121,6 @@ export function plannedDeliveries(plan: DeliveryPlan): Statement {
       plan.idBase.toString(),
       plan.merchantId,
       plan.mode,
-      plan.endpointHead,
-      plan.bodyTail,
       JSON.stringify([plan.eventType]),
       plan.notifyUrl,
       plan.now,
@@ -200,9 +193,9 @@ export async function selectEventAttempts(
   );
 }
 
-/** What sending a delivery again needs: its exact body and where it went. */
+/** What sending a delivery again needs: its exact body (NULL: made from its event) and where it went. */
 export type DeliveryToResend = Pick<DeliveryRow, 'id' | 'event_id' | 'event_type' | 'endpoint_id' | 'url' | 'kind'> & {
-  body: string;
+  body: string | null;
 };
 
 export async function selectDeliveryToResend(

@@ -1,7 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Db, Queryable } from '../../db/db.js';
 import type { Statement } from '../../db/held-statements.js';
-import { canonicalJson } from '../../events/canonical-json.js';
 import type { RecordedEvent } from '../../events/service.js';
 import type { MerchantContext } from '../../http/auth.js';
 import type { Page } from '../../http/envelope.js';
@@ -54,37 +53,6 @@ export interface WebhookDeliveryServiceDeps {
   webhookEndpoints: Pick<WebhookEndpointService, 'targetsFor' | 'ensureDynamicEndpoint' | 'retrieve'>;
   /** Called when deliveries were created outside an event's transaction (resend): wakes the dispatcher. */
   onCreated?: () => void;
-}
-
-/**
- * SPEC §6.4 / DESIGN §5: the endpoint kind's body is the stored event with `type` in its
- * `endpoint_` form; the same id, created and data, in the same canonical form.
- */
-export function endpointBodyOf(eventBody: string, eventType?: string): string {
-  const replaced = eventType === undefined ? undefined : withEndpointType(eventBody, eventType);
-  if (replaced !== undefined) return replaced;
-  const event = JSON.parse(eventBody) as { type: string } & Record<string, unknown>;
-  return canonicalJson({ ...event, type: endpointEventType(event.type) });
-}
-
-/**
- * The stored body begins {"id":"evt_…","apiVersion":"v1","type":"<code>",: replacing that one
- * member gives the same bytes as re-encoding the whole event, without parsing it. Undefined when
- * the text does not begin so (a body stored by an older version).
- */
-function withEndpointType(text: string, eventType: string): string | undefined {
-  const member = `,"type":${JSON.stringify(eventType)},`;
-  const at = text.indexOf(member);
-  if (at <= 0 || at >= 64) return undefined;
-  const replaced = `,"type":${JSON.stringify(endpointEventType(eventType))},`;
-  return text.slice(0, at) + replaced + text.slice(at + member.length);
-}
-
-/** The head of the endpoint kind's body (endpointBodyOf) of an event recorded now. */
-function endpointHeadOf(event: RecordedEvent): string {
-  const head = withEndpointType(event.bodyHead, event.type);
-  if (head === undefined) throw new Error(`The event ${event.id} has no type member to rename`);
-  return head;
 }
 
 /** GET /events/{id}/attempts answers at most this many (13 per delivery; more only after many resends). */
@@ -171,10 +139,6 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
   function deliveriesFor(event: StoredEvent, targets: readonly Target[]): queries.NewDelivery[] {
     if (targets.length === 0) return [];
     const now = clock.now();
-    const bodies: Record<DeliveryKind, string> = {
-      endpoint: endpointBodyOf(event.body, event.type),
-      legacy: event.body,
-    };
     const rows: queries.NewDelivery[] = [];
     for (const target of targets) {
       const kinds: DeliveryKind[] = target.legacyNotifications ? ['endpoint', 'legacy'] : ['endpoint'];
@@ -187,7 +151,8 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
           endpoint_id: target.endpointId,
           url: target.url,
           kind,
-          body: bodies[kind],
+          // Made from the event when sent (bodies.ts): the bytes its first deliveries were sent with.
+          body: null,
           created_at: now,
         });
       }
@@ -257,8 +222,6 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
         eventType: event.type,
         merchantId: event.merchantId,
         mode: event.mode,
-        endpointHead: endpointHeadOf(event),
-        bodyTail: event.bodyTail,
         notifyUrl,
         idBase: randomBelow9e18(),
         now: clock.now(),

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/db.js';
+import { deliveryBodyOf } from '../deliveries/bodies.js';
 import type { DeliveryKind, DeliveryStatus } from '../deliveries/schemas.js';
 import type { WebhookFormat } from '../signature.js';
 
@@ -40,12 +41,25 @@ export interface ClaimedDelivery {
   time_factor: number;
 }
 
-// What a claim answers about each claimed row, joined once the rows are leased.
-const claimedColumns = `claimed.id, claimed.merchant_id, claimed.endpoint_id, claimed.kind, claimed.body, claimed.attempts,
+// What a claim answers about each claimed row, joined once the rows are leased: its endpoint (`e`)
+// and its event (`ev`), whose stored body the delivery's is made from when it keeps none (sendable).
+const claimedColumns = `claimed.id, claimed.merchant_id, claimed.endpoint_id, claimed.kind,
+  COALESCE(claimed.body, ev.body) AS body, claimed.body IS NULL AS body_from_event, ev.type AS event_type, claimed.attempts,
   claimed.url AS target, COALESCE(e.url, claimed.url) AS send_url,
   CASE WHEN e.deleted_at IS NOT NULL THEN 'deleted' ELSE e.status END AS endpoint_state,
   e.token_encrypted AS token_ciphertext, e.signature_case, claimed.time_factor, claimed.event_id, e.format,
   e.previous_token_encrypted AS previous_token_ciphertext, e.previous_token_expires_at`;
+const claimedJoins = `claimed JOIN webhook_endpoints e ON e.id = claimed.endpoint_id JOIN events ev ON ev.id = claimed.event_id`;
+
+/** A claimed row as the claim answers it: the body still to be made when the delivery keeps none. */
+type ClaimedRow = ClaimedDelivery & { body_from_event: boolean; event_type: string };
+
+/** The claimed rows with the bytes each attempt sends (bodies.ts). */
+function sendable(rows: readonly ClaimedRow[]): ClaimedDelivery[] {
+  return rows.map(({ body_from_event: fromEvent, event_type: eventType, ...delivery }) =>
+    fromEvent ? { ...delivery, body: deliveryBodyOf(delivery.kind, delivery.body, eventType) } : delivery,
+  );
+}
 
 export interface ClaimRequest {
   now: Date;
@@ -94,7 +108,7 @@ export async function claimDueDeliveries(
   claim: ClaimRequest,
 ): Promise<{ deliveries: ClaimedDelivery[]; chosen: number; examined: number; window: number }> {
   const window = claim.limit * examineFactor;
-  const rows = await db.query<ClaimedDelivery & { chosen: string | number; examined: string | number }>(
+  const rows = await db.query<ClaimedRow & { chosen: string | number; examined: string | number }>(
     `WITH candidates AS (
        SELECT id, url AS target, next_attempt_at
        FROM webhook_deliveries
@@ -126,7 +140,7 @@ export async function claimDueDeliveries(
      )
      SELECT (SELECT count(*) FROM chosen) AS chosen, (SELECT count(*) FROM candidates) AS examined, ${claimedColumns}
      FROM (SELECT 1) AS one
-       LEFT JOIN (claimed JOIN webhook_endpoints e ON e.id = claimed.endpoint_id) ON true`,
+       LEFT JOIN (${claimedJoins}) ON true`,
     [
       claim.now,
       claim.leaseUntil,
@@ -141,9 +155,9 @@ export async function claimDueDeliveries(
   );
   const chosen = Number(rows[0]?.chosen ?? 0);
   const examined = Number(rows[0]?.examined ?? 0);
-  const deliveries = rows
-    .filter((row) => row.id !== null)
-    .map(({ chosen: _chosen, examined: _examined, ...delivery }) => delivery);
+  const deliveries = sendable(
+    rows.filter((row) => row.id !== null).map(({ chosen: _chosen, examined: _examined, ...delivery }) => delivery),
+  );
   return { deliveries, chosen, examined, window };
 }
 
@@ -156,7 +170,7 @@ export async function claimDueDeliveriesOf(
   db: Queryable,
   claim: { now: Date; leaseUntil: Date; targets: readonly string[]; rooms: readonly number[]; claimedBy: string },
 ): Promise<ClaimedDelivery[]> {
-  return db.query<ClaimedDelivery>(
+  const rows = await db.query<ClaimedRow>(
     `WITH picked AS (
        SELECT next.id
        FROM unnest($3::text[], $4::int[]) AS wanted (target, room)
@@ -175,9 +189,10 @@ export async function claimDueDeliveriesOf(
        WHERE d.id = ANY (ARRAY(SELECT id FROM picked))
        RETURNING d.*
      )
-     SELECT ${claimedColumns} FROM claimed JOIN webhook_endpoints e ON e.id = claimed.endpoint_id`,
+     SELECT ${claimedColumns} FROM ${claimedJoins}`,
     [claim.now, claim.leaseUntil, claim.targets, claim.rooms, claim.claimedBy],
   );
+  return sendable(rows);
 }
 
 export interface AttemptRecord {

@@ -5,7 +5,6 @@ import { ApiError, invalidField } from '../../http/errors.js';
 import { newId } from '../../ids.js';
 import { isoTimestamp } from '../../time.js';
 import type { DeliveryKind } from '../deliveries/schemas.js';
-import { endpointBodyOf } from '../deliveries/service.js';
 import type { Actor, WebhookEndpointService } from '../endpoints/service.js';
 import * as queries from './queries.js';
 import type { RecoverBody, Recovery } from './schemas.js';
@@ -127,7 +126,6 @@ async function chainPage(
         endpoint_id: target.endpointId,
         url,
         kind,
-        body: kind === 'endpoint' ? endpointBodyOf(event.body, event.type) : event.body,
         created_at: now,
       });
     }
