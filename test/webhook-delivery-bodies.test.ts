@@ -1,7 +1,7 @@
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { canonicalJson } from '../src/events/canonical-json.js';
-import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { databaseKind, payWithTestCard, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 import { startReceiver, type Receiver, type ReceivedRequest } from './helpers/receiver.js';
 
 /*
@@ -9,8 +9,6 @@ import { startReceiver, type Receiver, type ReceivedRequest } from './helpers/re
  * its own; every attempt sends the bytes made from its event's stored body. A delivery stored by an
  * older version keeps, and sends, the bytes it was stored with. An event's body never changes.
  */
-
-const visa = '4242424242424242';
 
 function typeOf(request: ReceivedRequest): string {
   return (JSON.parse(request.body) as { type: string }).type;
@@ -43,21 +41,9 @@ describe(`webhook delivery bodies made from the event (${databaseKind})`, () => 
       legacyNotifications: true,
     });
     assert.equal(endpoint.status, 200, endpoint.raw);
-    const method = await merchant.call('POST', '/payment_methods/create', {
-      type: 'card',
-      card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
-    });
-    assert.equal(method.status, 200, method.raw);
     // Non-ASCII and characters JSON escapes: the bytes made from the event must be the event's own.
-    const payment = await merchant.call('POST', '/payment/create', {
-      amount: '1999',
-      currency: 'USD',
-      paymentMethod: method.body.data.id,
-      confirm: true,
-      description: 'Ünïcode & "quotes" / slashes',
-    });
-    assert.equal(payment.status, 200, payment.raw);
-    const events = await merchant.call('GET', `/events?objectId=${payment.body.data.id}`);
+    const payment = await payWithTestCard(merchant, { description: 'Ünïcode & "quotes" / slashes' });
+    const events = await merchant.call('GET', `/events?objectId=${payment.id}`);
     return { merchant, event: events.body.data.data[0] };
   }
 
