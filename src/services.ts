@@ -106,6 +106,7 @@ export function createServices({
     clock,
     webhookEndpoints,
     onCreated: () => webhookDispatcher.wake(),
+    olderProcessesAlive: heartbeat.olderProcessesAlive,
   });
   const webhookChecks = createWebhookCheckService({
     db,
@@ -221,6 +222,7 @@ export function createServices({
     webhookEndpoints,
     eventRetentionDays: config.eventRetentionDays,
     deliveryRetentionDays: config.deliveryRetentionDays,
+    olderProcessesAlive: heartbeat.olderProcessesAlive,
     onCreated: () => webhookDispatcher.wake(),
   });
   // The backstop of recover's chains: a delivery whose predecessor will never be answered goes on.

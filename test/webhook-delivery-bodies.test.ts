@@ -2,6 +2,7 @@ import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { canonicalJson } from '../src/events/canonical-json.js';
 import { databaseKind, payWithTestCard, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { waitUntil } from './helpers/event-stream.js';
 import { startReceiver, type Receiver, type ReceivedRequest } from './helpers/receiver.js';
 
 /*
@@ -113,6 +114,53 @@ describe(`webhook delivery bodies made from the event (${databaseKind})`, () => 
         .map((request) => request.body)
         .sort(),
       [canonicalJson(event), canonicalJson({ ...event, type: 'endpoint_payment.payment_succeeded' })].sort(),
+    );
+  });
+
+  test('while a process of an older version runs (a rolling upgrade), new deliveries keep their bodies', async () => {
+    const endpointBytes = (event: Record<string, any>) =>
+      canonicalJson({ ...event, type: 'endpoint_payment.payment_succeeded' });
+    /** This process's heartbeat row was written again after `since`: its beat has read the others. */
+    const beatAfter = async (since: Date) => {
+      const [row] = await ctx.tessera.db.query<{ after: boolean }>(
+        'SELECT bool_or(heartbeat_at > $1) AS after FROM tessera_processes WHERE sends_event_bodies',
+        [since],
+      );
+      return row?.after === true;
+    };
+    // The row an older version's process writes: no sends_event_bodies of its own (the default).
+    const [older] = await ctx.tessera.db.query<{ started_at: Date }>(
+      `INSERT INTO tessera_processes (id, kind, host, pid, heartbeat_at)
+       VALUES ('proc_older_version', 'worker', 'old-host', 1, now() + interval '1 hour') RETURNING started_at`,
+    );
+    try {
+      await waitUntil(() => beatAfter(older!.started_at), 10_000, 'a heartbeat that sees the older process');
+      const { merchant, event } = await paidEvent();
+      const stored = await storedBodies(event.id);
+      assert.deepEqual(
+        stored.map((row) => row.body),
+        [endpointBytes(event), canonicalJson(event)],
+      );
+      const resent = await merchant.call('POST', `/events/${event.id}/resend`, {});
+      assert.equal(resent.status, 200, resent.raw);
+      const again = await storedBodies(event.id);
+      assert.deepEqual(again.map((row) => row.body).sort(), [...stored, ...stored].map((row) => row.body).sort());
+      assert.equal(await run(), 4);
+    } finally {
+      await ctx.tessera.db.query("DELETE FROM tessera_processes WHERE id = 'proc_older_version'");
+    }
+    const [gone] = await ctx.tessera.db.query<{ now: Date }>('SELECT now() AS now');
+    await waitUntil(() => beatAfter(gone!.now), 10_000, 'a heartbeat after the older process left');
+    const { event } = await paidEvent();
+    assert.deepEqual(
+      (await storedBodies(event.id)).map((row) => row.body),
+      [null, null],
+    );
+    hook.requests.length = 0;
+    assert.equal(await run(), 2);
+    assert.deepEqual(
+      hook.requests.map((request) => request.body).sort(),
+      [canonicalJson(event), endpointBytes(event)].sort(),
     );
   });
 

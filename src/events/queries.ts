@@ -23,7 +23,7 @@ const columns = 'id, merchant_id, mode, type, object_id, body, created_at, seque
  * commits, so concurrent changes of one object are numbered in commit order) and the event row is
  * written with its body completed by that number: `bodyHead` + sequence + `bodyTail`. Held in a
  * transaction (Queryable.execute): the number is never needed before the commit. `then` are
- * statements that run as part of it and read the new row's id as `recorded_event`:
+ * statements that run as part of it and read the new row as `recorded_event` (id, body, sequence):
  * the webhook deliveries planned from it (decision 0029); the last of them is told how many rows it
  * wrote (Statement.onRowCount), the others are not. `notify_url` only when the event goes to
  * a notifyUrl that is not its object's own.
@@ -75,7 +75,7 @@ function eventInsertText(then: readonly Statement[]): string {
   if (text === undefined) {
     const { queries, last } = asWithQueries(then, 'then', eventParams);
     const before = queries.map((query) => `, ${query}`).join('');
-    text = `${eventInsert}, recorded_event AS (${eventRow} RETURNING id)${before}\n     ${last}`;
+    text = `${eventInsert}, recorded_event AS (${eventRow} RETURNING id, body, sequence)${before}\n     ${last}`;
     if (eventTexts.size < 100) eventTexts.set(key, text);
   }
   return text;

@@ -54,8 +54,8 @@ export type EventListener = (events: RecordedEvent[]) => void;
 /**
  * Runs inside the transaction that records an event (the webhook engine plans its deliveries
  * here), so that the deliveries exist exactly when the event does. It may answer a statement that
- * runs as part of the event's own insert and reads the new event's id as `recorded_event`:
- * events/queries.ts insertEvent.
+ * runs as part of the event's own insert and reads the new event as `recorded_event` (id, body,
+ * sequence): events/queries.ts insertEvent.
  */
 export type EventRecorder = (tx: Queryable, event: RecordedEvent) => Promise<Statement | undefined>;
 

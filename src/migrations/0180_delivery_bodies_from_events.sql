@@ -7,6 +7,12 @@
 -- and are sent with the body made from their event; rows stored before keep their bytes.
 ALTER TABLE webhook_deliveries ALTER COLUMN body DROP NOT NULL;
 
+-- A process of an older version reads a delivery's body from its row and cannot send one without.
+-- Each process of this version marks its heartbeat row; while the row of a process without the mark
+-- is there (an older process still running during a rolling upgrade: none can start once this file
+-- is applied), new deliveries are planned with their bodies as before (src/ops/heartbeat.ts).
+ALTER TABLE tessera_processes ADD COLUMN sends_event_bodies boolean NOT NULL DEFAULT false;
+
 -- What a delivery sends is its event's stored body, so that body never changes once written (an
 -- event with deliveries is also never deleted: their event_id refers to it).
 CREATE OR REPLACE FUNCTION tessera_event_bodies_are_kept() RETURNS trigger LANGUAGE plpgsql AS $$

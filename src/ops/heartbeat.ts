@@ -29,6 +29,12 @@ export interface Heartbeat {
    * sends notifications only while some live process does (migration 0140).
    */
   listensEvents(listening: boolean): Promise<void>;
+  /**
+   * Whether a process of a version before migration 0180 is still registered (a rolling upgrade
+   * under way): it sends only bodies kept in delivery rows, so new deliveries keep theirs meanwhile
+   * (docs/decisions/0035). Read at registration and at every beat.
+   */
+  olderProcessesAlive(): boolean;
   /** Stops beating and deletes the row: what this process still holds is free at once. */
   stop(): Promise<void>;
 }
@@ -48,22 +54,28 @@ export async function registerProcess({
   const processId = `proc_${randomBytes(10).toString('hex')}`;
   const register = () =>
     db.query(
-      `INSERT INTO tessera_processes (id, kind, host, pid) VALUES ($1, $2, $3, $4)
+      `INSERT INTO tessera_processes (id, kind, host, pid, sends_event_bodies) VALUES ($1, $2, $3, $4, true)
        ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
       [processId, kind, hostname(), process.pid],
     );
   await register();
+  const [first] = await db.query<{ older: boolean }>(
+    'SELECT EXISTS (SELECT 1 FROM tessera_processes WHERE NOT sends_event_bodies) AS older',
+  );
+  let olderProcesses = first?.older !== false;
   let timer: NodeJS.Timeout | undefined;
   let beating: Promise<number> | undefined;
 
   async function beatOnce(): Promise<number> {
-    const [row] = await db.query<{ alive: string | number; dead: string[] | null }>(
+    const [row] = await db.query<{ alive: string | number; dead: string[] | null; older: boolean }>(
       `WITH beat AS (UPDATE tessera_processes SET heartbeat_at = now() WHERE id = $1 RETURNING id)
        SELECT (SELECT count(*) FROM beat) AS alive,
               ARRAY(SELECT id FROM tessera_processes
-                    WHERE id <> $1 AND heartbeat_at < now() - $2 * interval '1 millisecond') AS dead`,
+                    WHERE id <> $1 AND heartbeat_at < now() - $2 * interval '1 millisecond') AS dead,
+              EXISTS (SELECT 1 FROM tessera_processes WHERE NOT sends_event_bodies) AS older`,
       [processId, staleAfterMs],
     );
+    olderProcesses = row?.older !== false;
     // Taken for dead by another process (a long pause): the row comes back; leases that were
     // released meanwhile are refused when this process records under them.
     if (Number(row?.alive ?? 0) === 0) await register();
@@ -109,6 +121,7 @@ export async function registerProcess({
       }, beatEveryMs);
       timer.unref();
     },
+    olderProcessesAlive: () => olderProcesses,
     async listensEvents(listening) {
       await db.query('UPDATE tessera_processes SET listens_events = $2 WHERE id = $1', [processId, listening]);
     },

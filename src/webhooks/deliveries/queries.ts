@@ -79,6 +79,13 @@ export interface DeliveryPlan {
   eventType: string;
   merchantId: string;
   mode: string;
+  /**
+   * Only while a process of a version before migration 0180 is alive (Heartbeat.olderProcessesAlive):
+   * the endpoint kind's body around the event's sequence (its head with the `endpoint_` type, and the
+   * stored body's tail), so that the bodies are kept in the rows as before (the legacy kind's is the
+   * event's stored body). Otherwise the rows keep none.
+   */
+  bodies?: { endpointHead: string; bodyTail: string };
   /** The payment's notifyUrl, sent through the merchant's dynamic endpoint (which must exist). */
   notifyUrl: string | null;
   /** Delivery ids are `wd_` and 19 digits counted on from this random number in [0, 9·10^18). */
@@ -91,16 +98,20 @@ export interface DeliveryPlan {
  * enabled static endpoints subscribed to the event type (oldest first) and then the notifyUrl
  * through the dynamic endpoint if that is enabled; `legacy` only where legacyNotifications is
  * on. It runs as part of the event's own insert (events/queries.ts insertEvent), reading the new
- * event's id from `recorded_event`. A delivery keeps no body of its own: each attempt sends the one
+ * event's row from `recorded_event`. A delivery keeps no body of its own: each attempt sends the one
  * made from the event's stored body (bodies.ts), so the event's body is written once, not once more
- * per delivery, and a delivery's row stays small through its lease and its record (docs/performance.md).
+ * per delivery, and a delivery's row stays small through its lease and its record (docs/performance.md)
+ * — unless `plan.bodies` asks for the bodies in the rows, for older processes.
  */
 export function plannedDeliveries(plan: DeliveryPlan): Statement {
+  const [bodyColumn, bodyValue] = plan.bodies
+    ? [', body', ", CASE target.kind WHEN 'legacy' THEN event.body ELSE $7 || event.sequence::text || $8 END"]
+    : ['', ''];
   return {
     sql: `INSERT INTO webhook_deliveries
-       (id, event_id, merchant_id, mode, endpoint_id, url, kind, status, attempts, next_attempt_at, created_at, updated_at)
+       (id, event_id, merchant_id, mode, endpoint_id, url, kind, status, attempts, next_attempt_at, created_at, updated_at${bodyColumn})
      SELECT 'wd_' || (1000000000000000000 + ($1::numeric + target.ordinal) % 9000000000000000000)::text,
-            event.id, $2, $3, target.endpoint_id, target.url, target.kind, 'pending', 0, $6, $6, $6
+            event.id, $2, $3, target.endpoint_id, target.url, target.kind, 'pending', 0, $6, $6, $6${bodyValue}
      FROM recorded_event AS event
      CROSS JOIN (
        SELECT endpoint.id AS endpoint_id, endpoint.url, kinds.kind,
@@ -124,6 +135,7 @@ export function plannedDeliveries(plan: DeliveryPlan): Statement {
       JSON.stringify([plan.eventType]),
       plan.notifyUrl,
       plan.now,
+      ...(plan.bodies ? [plan.bodies.endpointHead, plan.bodies.bodyTail] : []),
     ],
   };
 }

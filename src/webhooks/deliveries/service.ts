@@ -8,6 +8,7 @@ import { ApiError, invalidField, notFound } from '../../http/errors.js';
 import { newId, randomBelow9e18 } from '../../ids.js';
 import { isoTimestamp } from '../../time.js';
 import * as queries from './queries.js';
+import { deliveryBodyOf, withEndpointType } from './bodies.js';
 import type {
   DeliveryKind,
   ListDeliveriesQuery,
@@ -53,6 +54,18 @@ export interface WebhookDeliveryServiceDeps {
   webhookEndpoints: Pick<WebhookEndpointService, 'targetsFor' | 'ensureDynamicEndpoint' | 'retrieve'>;
   /** Called when deliveries were created outside an event's transaction (resend): wakes the dispatcher. */
   onCreated?: () => void;
+  /**
+   * Heartbeat.olderProcessesAlive: while true, new deliveries keep their bodies in their rows, for
+   * the processes of a version before migration 0180 (decision 0035). Absent: never.
+   */
+  olderProcessesAlive?: () => boolean;
+}
+
+/** The head of the endpoint kind's body (bodies.ts) of an event recorded now. */
+function endpointHeadOf(event: RecordedEvent): string {
+  const head = withEndpointType(event.bodyHead, event.type);
+  if (head === undefined) throw new Error(`The event ${event.id} has no type member to rename`);
+  return head;
 }
 
 /** GET /events/{id}/attempts answers at most this many (13 per delivery; more only after many resends). */
@@ -107,7 +120,14 @@ function toWebhookAttempt(row: queries.AttemptRow): WebhookAttempt {
   };
 }
 
-export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCreated }: WebhookDeliveryServiceDeps) {
+export function createWebhookDeliveryService({
+  db,
+  clock,
+  webhookEndpoints,
+  onCreated,
+  olderProcessesAlive,
+}: WebhookDeliveryServiceDeps) {
+  const olderProcesses = () => olderProcessesAlive?.() === true;
   /**
    * Merchant scopes whose dynamic endpoint is known to exist. It is created on first use and can
    * never be deleted, so once seen it need not be looked up again before planning.
@@ -152,7 +172,7 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
           url: target.url,
           kind,
           // Made from the event when sent (bodies.ts): the bytes its first deliveries were sent with.
-          body: null,
+          body: olderProcesses() ? deliveryBodyOf(kind, event.body, event.type) : null,
           created_at: now,
         });
       }
@@ -222,6 +242,7 @@ export function createWebhookDeliveryService({ db, clock, webhookEndpoints, onCr
         eventType: event.type,
         merchantId: event.merchantId,
         mode: event.mode,
+        ...(olderProcesses() && { bodies: { endpointHead: endpointHeadOf(event), bodyTail: event.bodyTail } }),
         notifyUrl,
         idBase: randomBelow9e18(),
         now: clock.now(),

@@ -153,28 +153,27 @@ export interface RecoveredDelivery {
   endpoint_id: string;
   url: string;
   kind: string;
+  /** NULL: made from the event when sent (decision 0035); kept only while older processes run. */
+  body: string | null;
   /** The delivery before it in the chain (ChainLink), and when it falls due (the first only). */
   follows: string | null;
   next_attempt_at: Date | null;
   created_at: Date;
 }
 
-/**
- * New deliveries in their places in a recover's chain, in one statement. Like every delivery planned
- * since migration 0180 they keep no body: each attempt sends the one made from the event (bodies.ts).
- */
+/** New deliveries in their places in a recover's chain, in one statement. */
 export async function insertRecoveredDeliveries(db: Queryable, rows: readonly RecoveredDelivery[]): Promise<void> {
   if (rows.length === 0) return;
   const column = <T>(pick: (row: RecoveredDelivery) => T) => rows.map(pick);
   await db.query(
     `INSERT INTO webhook_deliveries
-       (id, event_id, merchant_id, mode, endpoint_id, url, kind, status, attempts, next_attempt_at, follows,
+       (id, event_id, merchant_id, mode, endpoint_id, url, kind, body, status, attempts, next_attempt_at, follows,
         created_at, updated_at)
-     SELECT r.id, r.event_id, r.merchant_id, r.mode, r.endpoint_id, r.url, r.kind, 'pending', 0,
+     SELECT r.id, r.event_id, r.merchant_id, r.mode, r.endpoint_id, r.url, r.kind, r.body, 'pending', 0,
             r.next_attempt_at, r.follows, r.created_at, r.created_at
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
-                 $8::timestamptz[], $9::timestamptz[], $10::text[])
-       AS r (id, event_id, merchant_id, mode, endpoint_id, url, kind, next_attempt_at, created_at, follows)`,
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                 $9::timestamptz[], $10::timestamptz[], $11::text[])
+       AS r (id, event_id, merchant_id, mode, endpoint_id, url, kind, body, next_attempt_at, created_at, follows)`,
     [
       column((row) => row.id),
       column((row) => row.event_id),
@@ -183,6 +182,7 @@ export async function insertRecoveredDeliveries(db: Queryable, rows: readonly Re
       column((row) => row.endpoint_id),
       column((row) => row.url),
       column((row) => row.kind),
+      column((row) => row.body),
       column((row) => row.next_attempt_at),
       column((row) => row.created_at),
       column((row) => row.follows),

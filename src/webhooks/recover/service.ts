@@ -4,6 +4,7 @@ import type { MerchantContext } from '../../http/auth.js';
 import { ApiError, invalidField } from '../../http/errors.js';
 import { newId } from '../../ids.js';
 import { isoTimestamp } from '../../time.js';
+import { deliveryBodyOf } from '../deliveries/bodies.js';
 import type { DeliveryKind } from '../deliveries/schemas.js';
 import type { Actor, WebhookEndpointService } from '../endpoints/service.js';
 import * as queries from './queries.js';
@@ -38,6 +39,8 @@ export interface RecoveryDeps {
   eventRetentionDays: number;
   /** Days finished deliveries are kept (TESSERA_DELIVERY_RETENTION_DAYS): older acknowledgements are gone. */
   deliveryRetentionDays: number;
+  /** Heartbeat.olderProcessesAlive: while true, new deliveries keep their bodies (decision 0035). */
+  olderProcessesAlive?: () => boolean;
   /** New deliveries were made: wakes the dispatcher. */
   onCreated: () => void;
 }
@@ -85,6 +88,8 @@ async function chainPage(
   events: readonly queries.UnacknowledgedEvent[],
   chain: ReturnType<typeof startChain>,
   now: Date,
+  /** Keep each new delivery's body in its row, for processes of a version before migration 0180. */
+  keepBodies: boolean,
 ): Promise<{ events: number; created: number; rescheduled: number }> {
   const retrying = events.filter((event) => Number(event.pending_deliveries) > 0);
   const pending = await queries.selectPendingDeliveries(
@@ -126,6 +131,7 @@ async function chainPage(
         endpoint_id: target.endpointId,
         url,
         kind,
+        body: keepBodies ? deliveryBodyOf(kind, event.body, event.type) : null,
         created_at: now,
       });
     }
@@ -223,7 +229,7 @@ export function createRecoveryService(deps: RecoveryDeps) {
           const last = events.at(-1);
           if (!last) break;
           after = { created: last.created_at, id: last.id };
-          const written = await chainPage(tx, target, events, chain, now);
+          const written = await chainPage(tx, target, events, chain, now, deps.olderProcessesAlive?.() === true);
           totals.events += written.events;
           totals.deliveriesCreated += written.created;
           totals.deliveriesRescheduled += written.rescheduled;
