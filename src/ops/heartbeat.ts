@@ -52,17 +52,19 @@ export async function registerProcess({
   onReleased?: () => void;
 }): Promise<Heartbeat> {
   const processId = `proc_${randomBytes(10).toString('hex')}`;
-  const register = () =>
-    db.query(
+  // Read with the registration and with every beat: Heartbeat.olderProcessesAlive.
+  const olderProcessRow = 'EXISTS (SELECT 1 FROM tessera_processes WHERE NOT sends_event_bodies) AS older';
+  let olderProcesses = true;
+  const register = async () => {
+    const [row] = await db.query<{ older: boolean }>(
       `INSERT INTO tessera_processes (id, kind, host, pid, sends_event_bodies) VALUES ($1, $2, $3, $4, true)
-       ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()`,
+       ON CONFLICT (id) DO UPDATE SET heartbeat_at = now()
+       RETURNING ${olderProcessRow}`,
       [processId, kind, hostname(), process.pid],
     );
+    olderProcesses = row?.older !== false;
+  };
   await register();
-  const [first] = await db.query<{ older: boolean }>(
-    'SELECT EXISTS (SELECT 1 FROM tessera_processes WHERE NOT sends_event_bodies) AS older',
-  );
-  let olderProcesses = first?.older !== false;
   let timer: NodeJS.Timeout | undefined;
   let beating: Promise<number> | undefined;
 
@@ -72,7 +74,7 @@ export async function registerProcess({
        SELECT (SELECT count(*) FROM beat) AS alive,
               ARRAY(SELECT id FROM tessera_processes
                     WHERE id <> $1 AND heartbeat_at < now() - $2 * interval '1 millisecond') AS dead,
-              EXISTS (SELECT 1 FROM tessera_processes WHERE NOT sends_event_bodies) AS older`,
+              ${olderProcessRow}`,
       [processId, staleAfterMs],
     );
     olderProcesses = row?.older !== false;

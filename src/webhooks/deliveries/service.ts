@@ -56,9 +56,9 @@ export interface WebhookDeliveryServiceDeps {
   onCreated?: () => void;
   /**
    * Heartbeat.olderProcessesAlive: while true, new deliveries keep their bodies in their rows, for
-   * the processes of a version before migration 0180 (decision 0035). Absent: never.
+   * the processes of a version before migration 0180 (decision 0035).
    */
-  olderProcessesAlive?: () => boolean;
+  olderProcessesAlive: () => boolean;
 }
 
 /** The head of the endpoint kind's body (bodies.ts) of an event recorded now. */
@@ -127,7 +127,6 @@ export function createWebhookDeliveryService({
   onCreated,
   olderProcessesAlive,
 }: WebhookDeliveryServiceDeps) {
-  const olderProcesses = () => olderProcessesAlive?.() === true;
   /**
    * Merchant scopes whose dynamic endpoint is known to exist. It is created on first use and can
    * never be deleted, so once seen it need not be looked up again before planning.
@@ -172,7 +171,7 @@ export function createWebhookDeliveryService({
           url: target.url,
           kind,
           // Made from the event when sent (bodies.ts): the bytes its first deliveries were sent with.
-          body: olderProcesses() ? deliveryBodyOf(kind, event.body, event.type) : null,
+          body: olderProcessesAlive() ? deliveryBodyOf(kind, event.body, event.type) : null,
           created_at: now,
         });
       }
@@ -242,7 +241,7 @@ export function createWebhookDeliveryService({
         eventType: event.type,
         merchantId: event.merchantId,
         mode: event.mode,
-        ...(olderProcesses() && { bodies: { endpointHead: endpointHeadOf(event), bodyTail: event.bodyTail } }),
+        ...(olderProcessesAlive() && { bodies: { endpointHead: endpointHeadOf(event), bodyTail: event.bodyTail } }),
         notifyUrl,
         idBase: randomBelow9e18(),
         now: clock.now(),

@@ -40,7 +40,7 @@ export interface RecoveryDeps {
   /** Days finished deliveries are kept (TESSERA_DELIVERY_RETENTION_DAYS): older acknowledgements are gone. */
   deliveryRetentionDays: number;
   /** Heartbeat.olderProcessesAlive: while true, new deliveries keep their bodies (decision 0035). */
-  olderProcessesAlive?: () => boolean;
+  olderProcessesAlive: () => boolean;
   /** New deliveries were made: wakes the dispatcher. */
   onCreated: () => void;
 }
@@ -229,7 +229,7 @@ export function createRecoveryService(deps: RecoveryDeps) {
           const last = events.at(-1);
           if (!last) break;
           after = { created: last.created_at, id: last.id };
-          const written = await chainPage(tx, target, events, chain, now, deps.olderProcessesAlive?.() === true);
+          const written = await chainPage(tx, target, events, chain, now, deps.olderProcessesAlive());
           totals.events += written.events;
           totals.deliveriesCreated += written.created;
           totals.deliveriesRescheduled += written.rescheduled;
