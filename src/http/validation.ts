@@ -2,6 +2,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
 import { ApiError } from './errors.js';
+import { madeOnce } from './lazy-compilers.js';
 import { looksLikeCardNumber } from '../redact.js';
 import { editDistance } from './edit-distance.js';
 
@@ -28,13 +29,21 @@ function createAjv(coerceTypes: boolean): Ajv {
 const bodyAjv = createAjv(false);
 const parameterAjv = createAjv(true);
 
-/** Compiled on the route's first request (lazy-compilers.ts); Ajv keeps what it compiled. */
+const validators = madeOnce<(data: unknown) => { value: unknown } | { error: Error }>();
+
+/**
+ * Compiled on the route's first request, and shared by every server of the process with the same
+ * schema for the same part of the request (lazy-compilers.ts).
+ */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
-  let validate: ValidateFunction | undefined;
-  return (data: unknown) => {
-    validate ??= (httpPart === 'body' ? bodyAjv : parameterAjv).compile(schema as object);
-    return validate(data) ? { value: data } : { error: toApiError(validate, httpPart) };
-  };
+  const body = httpPart === 'body';
+  return validators(`${body ? 'body' : 'parameters'} ${httpPart} ${JSON.stringify(schema)}`, () => {
+    let validate: ValidateFunction | undefined;
+    return (data: unknown) => {
+      validate ??= (body ? bodyAjv : parameterAjv).compile(schema as object);
+      return validate(data) ? { value: data } : { error: toApiError(validate, httpPart) };
+    };
+  });
 };
 
 function toApiError(validate: ValidateFunction, httpPart: string | undefined): Error {
