@@ -6,10 +6,10 @@
  * compiled code is the same as at start. test/api-reference.test.ts and the route tests call every
  * route, so a schema that would not compile still fails a test, not a merchant's request.
  *
- * A serializer is also kept for the whole process, not only for the server that made it: a process
+ * What is compiled is kept for the whole process, not only for the server that made it: a process
  * that builds several servers (the tests build one or more per file, several files per process)
- * compiles each response schema once (docs/performance.md, "Response serializers made once per
- * process"). Validators already are: their Ajv instances belong to the module (validation.ts).
+ * compiles each schema once (docs/performance.md, "Route schemas compiled once per process, not
+ * once per server"); validation.ts does the same for validators.
  */
 import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
 

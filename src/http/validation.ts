@@ -37,7 +37,7 @@ const validators = madeOnce<(data: unknown) => { value: unknown } | { error: Err
  */
 export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
   const body = httpPart === 'body';
-  return validators(`${body ? 'body' : 'parameters'} ${httpPart} ${JSON.stringify(schema)}`, () => {
+  return validators(`${httpPart} ${JSON.stringify(schema)}`, () => {
     let validate: ValidateFunction | undefined;
     return (data: unknown) => {
       validate ??= (body ? bodyAjv : parameterAjv).compile(schema as object);
