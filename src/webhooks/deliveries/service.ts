@@ -158,6 +158,14 @@ export function createWebhookDeliveryService({
   function deliveriesFor(event: StoredEvent, targets: readonly Target[]): queries.NewDelivery[] {
     if (targets.length === 0) return [];
     const now = clock.now();
+    // Made from the event when sent (bodies.ts): the bytes its first deliveries were sent with. Kept
+    // in the rows, each kind's made once, only while an older process runs (decision 0035).
+    const bodies: Record<DeliveryKind, string | null> = olderProcessesAlive()
+      ? {
+          endpoint: deliveryBodyOf('endpoint', event.body, event.type),
+          legacy: deliveryBodyOf('legacy', event.body, event.type),
+        }
+      : { endpoint: null, legacy: null };
     const rows: queries.NewDelivery[] = [];
     for (const target of targets) {
       const kinds: DeliveryKind[] = target.legacyNotifications ? ['endpoint', 'legacy'] : ['endpoint'];
@@ -170,8 +178,7 @@ export function createWebhookDeliveryService({
           endpoint_id: target.endpointId,
           url: target.url,
           kind,
-          // Made from the event when sent (bodies.ts): the bytes its first deliveries were sent with.
-          body: olderProcessesAlive() ? deliveryBodyOf(kind, event.body, event.type) : null,
+          body: bodies[kind],
           created_at: now,
         });
       }
@@ -332,6 +339,8 @@ export function createWebhookDeliveryService({
         endpoint_id: original.endpoint_id,
         url: endpoint.kind === 'static' && endpoint.url !== null ? endpoint.url : original.url,
         kind: original.kind,
+        // Its bytes, or NULL as it has none: a delivery without a body of its own was planned after every
+        // older process had gone, and none can start again once migration 0180 is applied (decision 0035).
         body: original.body,
         created_at: clock.now(),
       };
