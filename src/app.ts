@@ -118,7 +118,7 @@ export async function createTessera({
   processKind = 'api',
   onStartupStep = () => {},
 }: TesseraOptions): Promise<Tessera> {
-  const log = logger ?? serviceLogger(config);
+  const log = logger ?? (await serviceLogger(config));
   // DESIGN §15: an address the host does not have stops start-up with one line, before anything opens.
   await checkSourceAddresses(config.webhookSourceAddresses).catch((err: Error) => {
     throw new ConfigError(err.message);
@@ -355,10 +355,10 @@ export async function createTessera({
 }
 
 /** Readable lines when a person watches the terminal in development; JSON lines otherwise. */
-function serviceLogger(config: Config): Logger {
+async function serviceLogger(config: Config): Promise<Logger> {
   const terminal = process.stdout.isTTY === true;
   if (logFormat(config.nodeEnv, terminal) === 'json') return createLogger(config.logLevel);
-  return createLogger(config.logLevel, prettyDestination(colorWanted(terminal)));
+  return createLogger(config.logLevel, await prettyDestination(colorWanted(terminal)));
 }
 
 /**

@@ -1,5 +1,4 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { prettyFactory } from 'pino-pretty';
 import { redactUrl } from './redact.js';
 
 /**
@@ -36,10 +35,13 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
  * terminal. It formats the line pino has already redacted, so the masking above holds here too,
  * and it writes synchronously, so the lines stay in order with what the command prints itself.
  */
-export function prettyDestination(
+export async function prettyDestination(
   colorize: boolean,
   output: { write(text: string): unknown } = process.stdout,
-): DestinationStream {
+): Promise<DestinationStream> {
+  // Loaded only for a terminal: a service that writes JSON lines (production, tests, any pipe)
+  // does not pay for its import at every start (docs/performance.md, "What a start loads").
+  const { prettyFactory } = await import('pino-pretty');
   const format = prettyFactory({ colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
   return { write: (line: string) => output.write(format(line)) };
 }

@@ -13,9 +13,9 @@ describe('service log format', () => {
     assert.equal(logFormat('test', false), 'json');
   });
 
-  test('a readable line names the level and message, and card data and keys stay masked in it', () => {
+  test('a readable line names the level and message, and card data and keys stay masked in it', async () => {
     let written = '';
-    const logger = createLogger('info', prettyDestination(false, { write: (text: string) => (written += text) }));
+    const logger = createLogger('info', await prettyDestination(false, { write: (text: string) => (written += text) }));
     logger.info(
       {
         payment: { cardNo: '4242424242424242', securityCode: '123' },

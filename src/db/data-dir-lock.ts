@@ -20,6 +20,15 @@ import { ConfigError } from '../config-rules.js';
  * few seconds and starts.
  */
 export const lockFileName = 'tessera.lock';
+
+/**
+ * A data folder on disk, not a database in memory (no dataDir, or an address such as memory://).
+ * Here rather than beside PGlite's file system (pglite-disk.ts), whose import loads PGlite: a
+ * process on PostgreSQL asks this too and never loads PGlite.
+ */
+export function isFolderOnDisk(dataDir: string | undefined): dataDir is string {
+  return dataDir !== undefined && !/^[a-z]+:\/\//.test(dataDir);
+}
 const renewMs = 2000;
 const staleAfterMs = 8000;
 

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { ConfigError } from '../config-rules.js';
-import { lockDataDir } from './data-dir-lock.js';
+import { isFolderOnDisk, lockDataDir } from './data-dir-lock.js';
 import { abortedCommit } from './errors.js';
 import { attribute, countOf, heldStatements, type Batch } from './held-statements.js';
-import { connectPgliteWorker, type PgliteConnection } from './pglite-connection.js';
-import { isFolderOnDisk } from './pglite-disk.js';
+import type { PgliteConnection } from './pglite-connection.js';
 import type { PgliteThreadStats } from './pglite-worker.js';
 
 /** Anything that runs one parameterized SQL statement: the database itself or an open transaction. */
@@ -119,6 +118,9 @@ async function openPglite(
   const unlock = isFolderOnDisk(dataDir) ? await lockDataDir(dataDir) : () => {};
   let lite: PgliteConnection;
   try {
+    // Loaded here, not with this module: PGlite's row parsers come with it, and a process on
+    // PostgreSQL does not load PGlite (docs/performance.md, "What a start loads").
+    const { connectPgliteWorker } = await import('./pglite-connection.js');
     lite = await connectPgliteWorker(dataDir, options);
   } catch (err) {
     unlock();

@@ -16,11 +16,6 @@ import { NodeFS } from '@electric-sql/pglite/nodefs';
  * the database thread during MIT payments. Here the look is `lstatSync` with `throwIfNoEntry:
  * false`; a name that exists is looked up by NODEFS itself, as before.
  */
-/** A data folder on disk, not a database in memory (no dataDir, or an address such as memory://). */
-export function isFolderOnDisk(dataDir: string | undefined): dataDir is string {
-  return dataDir !== undefined && !/^[a-z]+:\/\//.test(dataDir);
-}
-
 export class PgliteDiskFs extends NodeFS {
   /** Names answered "does not exist" without an exception, for the thread's stats. */
   missingNames = 0;

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Clock } from '../clock.js';
 import { randomHex } from '../ids.js';
 
@@ -68,9 +68,16 @@ export function createMailTransport({
       ? { kind: 'memory' }
       : { kind: 'files', folder };
 
-  const transporter = smtpUrl
-    ? nodemailer.createTransport({ url: smtpUrl, ...smtpTimeouts })
-    : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  // nodemailer is loaded with the first message, not at every start: most starts send none, and its
+  // import is a tenth of a start's CPU (docs/performance.md, "What a start loads"). The SMTP URL was
+  // checked with the configuration, so nothing that could fail a start waits until then.
+  let transporter: Promise<Transporter> | undefined;
+  const transporterOf = () =>
+    (transporter ??= import('nodemailer').then(({ default: nodemailer }) =>
+      smtpUrl
+        ? nodemailer.createTransport({ url: smtpUrl, ...smtpTimeouts })
+        : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' }),
+    ));
 
   async function keep(message: MailMessage, raw: string): Promise<void> {
     let file: string | null = null;
@@ -89,7 +96,9 @@ export function createMailTransport({
   return {
     destination,
     async send(message) {
-      const info = (await transporter.sendMail({
+      const info = (await (
+        await transporterOf()
+      ).sendMail({
         from,
         to: message.to,
         subject: message.subject,
@@ -102,7 +111,11 @@ export function createMailTransport({
     },
     kept: () => kept,
     close() {
-      transporter.close();
+      // A transporter that never loaded has nothing to close (its send already failed).
+      void transporter?.then(
+        (made) => made.close(),
+        () => undefined,
+      );
     },
   };
 }

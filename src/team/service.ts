@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
+import type { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
 import { hashKey } from '../http/auth.js';
@@ -75,8 +75,20 @@ export function sameSecret(a: string, b: string): boolean {
   return left.length === right.length && timingSafeEqual(left, right);
 }
 
-// A hash that verify() runs against when the e-mail is unknown, so that the answer takes as long.
-const unknownMemberHash = argon2Hash(randomBytes(16).toString('hex'));
+/**
+ * Argon2 (a native module) is loaded with the first password checked or set, not at every start
+ * (docs/performance.md, "What a start loads"). With it comes the hash that verify() runs against
+ * when the e-mail is unknown, so that the answer takes as long: a sign-in waits for both before it
+ * looks the member up, so the first one of a process is as slow for an unknown e-mail as for a known.
+ */
+let passwordHashing:
+  Promise<{ hash: typeof argon2Hash; verify: typeof argon2Verify; unknownMemberHash: string }> | undefined;
+const passwords = () =>
+  (passwordHashing ??= import('@node-rs/argon2').then(async ({ hash, verify }) => ({
+    hash,
+    verify,
+    unknownMemberHash: await hash(randomBytes(16).toString('hex')),
+  })));
 
 export interface TeamServiceDeps {
   db: Db;
@@ -222,8 +234,9 @@ export function createTeamService({ db, clock, mail, publicUrl, vault }: TeamSer
       // that raced past the count leaves the account locked, not merely unchecked.
       if (addressCount! > maxFailuresPerAddress) return { ok: false, reason: 'address_limited' };
       if (accountCount! > maxFailuresPerAccount) return { ok: false, reason: 'account_locked' };
+      const { verify, unknownMemberHash } = await passwords();
       const row = await queries.selectMemberByEmail(db, email.trim());
-      const valid = await argon2Verify(row?.password_hash ?? (await unknownMemberHash), password);
+      const valid = await verify(row?.password_hash ?? unknownMemberHash, password);
       if (!row || !row.password_hash || !valid) return { ok: false, reason: 'invalid' };
       await queries.deleteSignInFailures(db, account);
       await queries.releaseSignInAttempt(db, attempt, [address]);
@@ -283,7 +296,7 @@ export function createTeamService({ db, clock, mail, publicUrl, vault }: TeamSer
       if (password.length < minPasswordLength)
         throw invalidField('password', `password must be at least ${minPasswordLength} characters`, 'minLength');
       if (password.length > 200) throw invalidField('password', 'password must be at most 200 characters', 'maxLength');
-      const passwordHash = await argon2Hash(password);
+      const passwordHash = await (await passwords()).hash(password);
       const tokenHash = hashKey(token);
       const memberId = await db.transaction(async (tx) => {
         const link = await queries.selectUsableLink(tx, tokenHash, ['invitation', 'password_reset'], clock.now());

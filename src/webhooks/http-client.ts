@@ -1,6 +1,6 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
-import { Agent, buildConnector, type Dispatcher } from 'undici';
+import type { Agent, buildConnector, Dispatcher } from 'undici';
 import { isForbiddenAddress } from './url-safety.js';
 import { connectThroughProxy, EgressProxyError, sourceAddressRotation } from './egress/connector.js';
 import type { EgressProxy } from './egress/settings.js';
@@ -66,16 +66,28 @@ export function createWebhookHttpClient({
   proxy,
   sourceAddresses = [],
 }: WebhookHttpClientOptions): WebhookHttpClient {
-  const nextSource = sourceAddressRotation(sourceAddresses);
-  const connect = proxy
-    ? proxiedConnect(proxy, { timeoutMs, production, resolve, nextSource })
-    : directConnect({ timeoutMs, production, resolve, nextSource });
-  const agent = new Agent({
-    connect,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-    keepAliveTimeout: 30_000,
-  });
+  const connectOptions: ConnectOptions = {
+    timeoutMs,
+    production,
+    resolve,
+    nextSource: sourceAddressRotation(sourceAddresses),
+  };
+  // undici is loaded with the first attempt, not at every start: a process that sends nothing (a
+  // worker without endpoints, a start that only serves the API) does not pay for its import, about
+  // a sixth of a start's CPU (docs/performance.md, "What a start loads"). An attempt's deadline runs
+  // from when it is sent, so the first one's is not shortened by the loading.
+  let agent: Agent | undefined;
+  let loading: Promise<Agent> | undefined;
+  const loadAgent = () =>
+    (loading ??= import('undici').then(
+      (undici) =>
+        (agent = new undici.Agent({
+          connect: proxy ? proxiedConnect(proxy, connectOptions) : directConnect(undici.buildConnector, connectOptions),
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+          keepAliveTimeout: 30_000,
+        })),
+    ));
 
   // One reason for every timeout of this client: building an Error (and its stack) per attempt
   // costs more than the attempt's own bookkeeping, and almost no attempt times out.
@@ -83,80 +95,98 @@ export function createWebhookHttpClient({
 
   return {
     post(url, headers, body) {
-      return new Promise<WebhookPostOutcome>((resolve) => {
-        // undici's dispatch with a handler of its own rather than request(): no AbortController,
-        // response stream or promise wrapper per attempt (the drain's hot path), and the same
-        // deadline over connect, headers and body.
-        const chunks: Buffer[] = [];
-        let length = 0;
-        let status = 0;
-        /** The answer reached maxBodyBytes: what came is kept and the rest is not read. */
-        let enough = false;
-        let controller: Dispatcher.DispatchController | undefined;
-        let settled = false;
-        const settle = (outcome: WebhookPostOutcome) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          resolve(outcome);
-        };
-        const answered = () => {
-          const bytes = Buffer.concat(chunks, length).subarray(0, maxBodyBytes);
-          settle({
-            ok: true,
-            status,
-            body: bytes.toString('utf8'),
-            excerpt: textExcerpt(bytes, responseExcerptBytes),
-          });
-        };
-        const timer = setTimeout(() => {
-          settle({ ok: false, error: timeout.message });
-          // Before the request has a connection there is nothing to abort yet: onRequestStart does it.
-          controller?.abort(timeout);
-        }, timeoutMs);
-        let target: DispatchTarget;
-        try {
-          target = targetOf(url);
-        } catch (err) {
-          settle({ ok: false, error: describeError(err) });
-          return;
-        }
-        try {
-          agent.dispatch(
-            { origin: target.origin, path: target.path, method: 'POST', headers, body },
-            {
-              onRequestStart(started) {
-                controller = started;
-                if (settled) started.abort(timeout);
-              },
-              onResponseStart(_controller, statusCode) {
-                status = statusCode;
-              },
-              onResponseData(current, chunk) {
-                if (enough) return;
-                chunks.push(chunk);
-                length += chunk.length;
-                if (length >= maxBodyBytes) {
-                  enough = true;
-                  current.abort(new Error('The answer is longer than Tessera reads'));
-                }
-              },
-              onResponseEnd: answered,
-              onResponseError(_controller, err) {
-                if (enough) return answered();
-                settle(
-                  err === timeout ? { ok: false, error: timeout.message } : { ok: false, error: describeError(err) },
-                );
-              },
-            },
-          );
-        } catch (err) {
-          settle({ ok: false, error: describeError(err) });
-        }
-      });
+      if (agent) return attempt(agent, url, headers, body);
+      return loadAgent().then(
+        (loaded) => attempt(loaded, url, headers, body),
+        (err: unknown): WebhookPostOutcome => ({ ok: false, error: describeError(err) }),
+      );
     },
-    close: () => agent.close(),
+    close: async () => {
+      await loading?.then(
+        (loaded) => loaded.close(),
+        () => undefined,
+      );
+    },
   };
+
+  function attempt(
+    through: Agent,
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+  ): Promise<WebhookPostOutcome> {
+    return new Promise<WebhookPostOutcome>((resolve) => {
+      // undici's dispatch with a handler of its own rather than request(): no AbortController,
+      // response stream or promise wrapper per attempt (the drain's hot path), and the same
+      // deadline over connect, headers and body.
+      const chunks: Buffer[] = [];
+      let length = 0;
+      let status = 0;
+      /** The answer reached maxBodyBytes: what came is kept and the rest is not read. */
+      let enough = false;
+      let controller: Dispatcher.DispatchController | undefined;
+      let settled = false;
+      const settle = (outcome: WebhookPostOutcome) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(outcome);
+      };
+      const answered = () => {
+        const bytes = Buffer.concat(chunks, length).subarray(0, maxBodyBytes);
+        settle({
+          ok: true,
+          status,
+          body: bytes.toString('utf8'),
+          excerpt: textExcerpt(bytes, responseExcerptBytes),
+        });
+      };
+      const timer = setTimeout(() => {
+        settle({ ok: false, error: timeout.message });
+        // Before the request has a connection there is nothing to abort yet: onRequestStart does it.
+        controller?.abort(timeout);
+      }, timeoutMs);
+      let target: DispatchTarget;
+      try {
+        target = targetOf(url);
+      } catch (err) {
+        settle({ ok: false, error: describeError(err) });
+        return;
+      }
+      try {
+        through.dispatch(
+          { origin: target.origin, path: target.path, method: 'POST', headers, body },
+          {
+            onRequestStart(started) {
+              controller = started;
+              if (settled) started.abort(timeout);
+            },
+            onResponseStart(_controller, statusCode) {
+              status = statusCode;
+            },
+            onResponseData(current, chunk) {
+              if (enough) return;
+              chunks.push(chunk);
+              length += chunk.length;
+              if (length >= maxBodyBytes) {
+                enough = true;
+                current.abort(new Error('The answer is longer than Tessera reads'));
+              }
+            },
+            onResponseEnd: answered,
+            onResponseError(_controller, err) {
+              if (enough) return answered();
+              settle(
+                err === timeout ? { ok: false, error: timeout.message } : { ok: false, error: describeError(err) },
+              );
+            },
+          },
+        );
+      } catch (err) {
+        settle({ ok: false, error: describeError(err) });
+      }
+    });
+  }
 }
 
 interface DispatchTarget {
@@ -188,9 +218,12 @@ interface ConnectOptions {
 }
 
 /** A connection straight to the receiver, from the next source address when there are any. */
-function directConnect({ timeoutMs, production, resolve, nextSource }: ConnectOptions): buildConnector.connector {
+function directConnect(
+  build: typeof buildConnector,
+  { timeoutMs, production, resolve, nextSource }: ConnectOptions,
+): buildConnector.connector {
   const lookup = production || resolve ? guardedLookup(production, resolve) : undefined;
-  const connector = buildConnector({ timeout: timeoutMs, ...(lookup ? { lookup } : {}) });
+  const connector = build({ timeout: timeoutMs, ...(lookup ? { lookup } : {}) });
   // undici passes a localAddress of its own (none) with every call, so the rotation sets it per call.
   const fromSource: buildConnector.connector = (options, callback) =>
     connector({ ...options, localAddress: nextSource() ?? null }, callback);

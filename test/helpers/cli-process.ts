@@ -42,9 +42,12 @@ export interface RunningService extends Running {
   privateKey: string;
 }
 
-/** A development start: its banner has the sandbox merchant's key. */
-export async function startService(env: Record<string, string>): Promise<RunningService> {
-  const running = await startAnyService(env);
+/** A development start: its banner has the sandbox merchant's key. `nodeArgs` go to node before the CLI. */
+export async function startService(
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+): Promise<RunningService> {
+  const running = await startAnyService(env, undefined, nodeArgs);
   if (running.privateKey === undefined || !running.output().includes('Try it:')) {
     running.child.kill('SIGKILL');
     throw new Error(`no sandbox key in: ${running.output()}`);
@@ -137,8 +140,12 @@ export interface Running {
 }
 
 /** Runs `tessera start` as a newcomer would and reads what it prints (in production: no sandbox key). */
-export async function startAnyService(env: Record<string, string>, startupTimeoutMs = 120_000): Promise<Running> {
-  const child = spawn(process.execPath, [...cliArgs, 'start'], {
+export async function startAnyService(
+  env: Record<string, string>,
+  startupTimeoutMs = 120_000,
+  nodeArgs: readonly string[] = [],
+): Promise<Running> {
+  const child = spawn(process.execPath, [...nodeArgs, ...cliArgs, 'start'], {
     // No load balancer waits for its readiness to turn: SIGTERM stops it at once (by default it
     // serves 2 s more), unless a test of that delay sets it.
     env: { PATH: process.env.PATH ?? '', PORT: '0', TESSERA_LOG_LEVEL: 'warn', TESSERA_SHUTDOWN_DELAY_MS: '0', ...env },
