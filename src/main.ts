@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import path from 'node:path';
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import { createTessera, type Tessera } from './app.js';
@@ -11,6 +12,7 @@ import { sandboxMerchant, writeSandboxFile, type SandboxKeys } from './merchants
  * merchant so that a newcomer can make a first call at once.
  */
 export async function start(config: Config): Promise<Tessera> {
+  await probePort(config);
   const tessera = await createTessera({ config, onStartupStep: announceStep });
   // What can fail is done before listening, so a failed start leaves nothing listening.
   let sandbox: SandboxKeys | undefined;
@@ -32,6 +34,27 @@ export async function start(config: Config): Promise<Tessera> {
     throw err;
   }
   return tessera;
+}
+
+/**
+ * A port that cannot be listened on is said at once, before the database is opened (on a first
+ * start, PGlite's is created and migrated first, which takes seconds): a probe listens on it and
+ * closes. The listen once the service is ready still reports a port taken in between; an error the
+ * probe cannot name is left to it too.
+ */
+async function probePort(config: Config, setting = 'PORT'): Promise<void> {
+  if (config.port === 0) return;
+  const probe = createServer();
+  const failure = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+    probe.once('error', resolve);
+    probe.listen({ port: config.port, host: config.host, exclusive: true }, () => resolve(undefined));
+  });
+  if (failure === undefined) {
+    await new Promise((resolve) => probe.close(resolve));
+    return;
+  }
+  const named = listenError(failure, config, setting);
+  if (named instanceof ConfigError) throw named;
 }
 
 /** A slow start-up step, said before it runs, so that a first start is never long silent. */
@@ -121,6 +144,7 @@ export async function startWorker(config: Config): Promise<Tessera> {
       'tessera worker needs DATABASE_URL (PostgreSQL): PGlite is the database of one process, and `tessera start` delivers webhooks itself',
     );
   }
+  await probePort({ ...config, port: config.workerHealthPort }, 'TESSERA_WORKER_HEALTH_PORT');
   const tessera = await createTessera({ config, processKind: 'worker', onStartupStep: announceStep });
   // DESIGN §11: the worker's own small server: /health/live, /health/ready and /metrics. It also
   // holds the process, which the dispatcher's and the jobs' timers do not.

@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -32,8 +32,10 @@ describe('tessera start refuses what cannot work with one clear line', () => {
     for (const made of folders) rmSync(made, { recursive: true, force: true });
   });
 
-  test('a port in use gives one line naming PORT, no stack trace, and leaves the data folder unlocked', async () => {
-    const dataDir = await folder();
+  test('a port in use gives one line naming PORT, no stack trace, and opens no database first', async () => {
+    // A new data folder: a start that went on would create and migrate a PGlite database in it.
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'tessera-devloop-'));
+    folders.push(dataDir);
     const result = await runCli(['start'], {
       PORT: String(busyPort),
       TESSERA_DATA_DIR: dataDir,
@@ -45,7 +47,7 @@ describe('tessera start refuses what cannot work with one clear line', () => {
       `tessera: Port ${busyPort} is in use (127.0.0.1:${busyPort}): another process listens there. ` +
         `Stop it, or set PORT (or --port) to a free port, e.g. PORT=${busyPort + 1}\n`,
     );
-    assert.equal(existsSync(path.join(dataDir, 'tessera.lock')), false);
+    assert.deepEqual(readdirSync(dataDir), [], 'nothing made in the data folder, no lock left');
   });
 
   test('a second process on the same PGlite data folder is refused naming the first one; migrate too', async () => {
