@@ -96,9 +96,8 @@ export function createMailTransport({
   return {
     destination,
     async send(message) {
-      const info = (await (
-        await transporterOf()
-      ).sendMail({
+      const transport = await transporterOf();
+      const info = (await transport.sendMail({
         from,
         to: message.to,
         subject: message.subject,
