@@ -50,6 +50,23 @@ describe('tessera start refuses what cannot work with one clear line', () => {
     assert.deepEqual(readdirSync(dataDir), [], 'nothing made in the data folder, no lock left');
   });
 
+  test('a worker whose health port is in use says so before it connects to the database', async () => {
+    // Nothing listens on port 1: a worker that connected first would fail on the database instead.
+    const result = await runCli(['worker'], {
+      DATABASE_URL: 'postgres://tessera@127.0.0.1:1/tessera',
+      TESSERA_WORKER_HEALTH_PORT: String(busyPort),
+      TESSERA_MASTER_KEY: 'ab'.repeat(32),
+      TESSERA_ADMIN_KEY: 'operator_devloop_key_0123456789abcdef',
+      TESSERA_LOG_LEVEL: 'warn',
+    });
+    assert.equal(result.code, 1, result.stdout + result.stderr);
+    assert.equal(
+      result.stderr,
+      `tessera: Port ${busyPort} is in use (127.0.0.1:${busyPort}): another process listens there. ` +
+        `Stop it, or set TESSERA_WORKER_HEALTH_PORT (or --worker-health-port) to a free port, e.g. TESSERA_WORKER_HEALTH_PORT=${busyPort + 1}\n`,
+    );
+  });
+
   test('a second process on the same PGlite data folder is refused naming the first one; migrate too', async () => {
     const dataDir = await folder();
     const first = await startService({ TESSERA_DATA_DIR: dataDir });
