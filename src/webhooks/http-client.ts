@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Agent, buildConnector, Dispatcher } from 'undici';
@@ -11,8 +12,14 @@ import type { EgressProxy } from './egress/settings.js';
  * body, and in production the SSRF guard at connect time.
  */
 
-/** What the receiver answered, or why nothing usable came back. */
-export type WebhookPostOutcome =
+/**
+ * What the receiver answered, or why nothing usable came back, and how long the exchange took: from
+ * the request's dispatch to its answer (or failure), so that loading the client for the first
+ * attempt of a process is not counted in it.
+ */
+export type WebhookPostOutcome = PostAnswer & { durationMs: number };
+
+type PostAnswer =
   | {
       ok: true;
       status: number;
@@ -74,8 +81,8 @@ export function createWebhookHttpClient({
   };
   // undici is loaded with the first attempt, not at every start: a process that sends nothing (a
   // worker without endpoints, a start that only serves the API) does not pay for its import, about
-  // a sixth of a start's CPU (docs/performance.md, "What a start loads"). An attempt's deadline runs
-  // from when it is sent, so the first one's is not shortened by the loading.
+  // a sixth of a start's CPU (docs/performance.md, "What a start loads"). An attempt's deadline and
+  // its `durationMs` run from when it is sent, so neither counts the loading.
   let agent: Agent | undefined;
   let loading: Promise<Agent> | undefined;
   const loadAgent = () =>
@@ -98,7 +105,7 @@ export function createWebhookHttpClient({
       if (agent) return attempt(agent, url, headers, body);
       return loadAgent().then(
         (loaded) => attempt(loaded, url, headers, body),
-        (err: unknown): WebhookPostOutcome => ({ ok: false, error: describeError(err) }),
+        (err: unknown): WebhookPostOutcome => ({ ok: false, error: describeError(err), durationMs: 0 }),
       );
     },
     close: async () => {
@@ -126,11 +133,12 @@ export function createWebhookHttpClient({
       let enough = false;
       let controller: Dispatcher.DispatchController | undefined;
       let settled = false;
-      const settle = (outcome: WebhookPostOutcome) => {
+      const sentAt = performance.now();
+      const settle = (answer: PostAnswer) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        resolve(outcome);
+        resolve(Object.assign(answer, { durationMs: Math.round(performance.now() - sentAt) }));
       };
       const answered = () => {
         const bytes = Buffer.concat(chunks, length).subarray(0, maxBodyBytes);

@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/db.js';
 import { canonicalJson } from '../../events/canonical-json.js';
@@ -272,10 +271,9 @@ export function createWebhookCheckService({
       const sent: Sent[] = [];
       const signing = { token, legacyKey, letterCase: endpoint.signatureCase, format: endpoint.format };
       for (const delivery of plan(clock.now(), signing, endpoint.legacyNotifications)) {
-        const started = performance.now();
         // The headers of a real delivery, with DESIGN §5's capitalisations.
         const outcome = await httpClient.post(url, delivery.headers, delivery.body);
-        sent.push({ delivery, outcome, latencyMs: Math.round(performance.now() - started) });
+        sent.push({ delivery, outcome, latencyMs: outcome.durationMs });
       }
       const cases = [...sent.map(judge), timeoutCase(sent, timeoutMs)];
       const row: queries.NewCheck = {

@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { WebhookHttpClient, WebhookPostOutcome } from '../http-client.js';
 import {
   formatRequestTime,
@@ -73,9 +72,8 @@ export async function attemptDelivery(httpClient: WebhookHttpClient, request: At
     request.format === 'standard'
       ? standardHeaders(request, previousKey === null ? [signingKey] : [signingKey, previousKey])
       : moneycollectHeaders(request, signingKey);
-  const sentAt = performance.now();
   const outcome = await httpClient.post(request.url, headers, request.body);
-  return classifyAnswer(outcome, Math.round(performance.now() - sentAt));
+  return classifyAnswer(outcome, outcome.durationMs);
 }
 
 /** SPEC §6.3 with DESIGN §5's capitalisations, which PHP verifiers read case-sensitively. */
