@@ -50,6 +50,25 @@ describe('tessera start refuses what cannot work with one clear line', () => {
     assert.deepEqual(readdirSync(dataDir), [], 'nothing made in the data folder, no lock left');
   });
 
+  test('a database that cannot be reached is one line naming DATABASE_URL, no stack trace', async () => {
+    // Nothing listens on port 1 of this machine.
+    const env = {
+      DATABASE_URL: 'postgres://tessera@127.0.0.1:1/tessera',
+      TESSERA_MASTER_KEY: 'ab'.repeat(32),
+      TESSERA_ADMIN_KEY: 'operator_devloop_key_0123456789abcdef',
+      TESSERA_LOG_LEVEL: 'warn',
+    };
+    for (const command of ['start', 'migrate']) {
+      const result = await runCli([command], { ...env, PORT: '0' });
+      assert.equal(result.code, 1, result.stdout + result.stderr);
+      assert.equal(
+        result.stderr,
+        'tessera: DATABASE_URL cannot be connected to: connect ECONNREFUSED 127.0.0.1:1\n',
+        command,
+      );
+    }
+  });
+
   test('a worker whose health port is in use says so before it connects to the database', async () => {
     // Nothing listens on port 1: a worker that connected first would fail on the database instead.
     const result = await runCli(['worker'], {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { ConfigError } from '../config-rules.js';
 import { isFolderOnDisk, lockDataDir } from './data-dir-lock.js';
-import { abortedCommit } from './errors.js';
+import { abortedCommit, firstLine } from './errors.js';
 import { attribute, countOf, heldStatements, type Batch } from './held-statements.js';
 import type { PgliteConnection } from './pglite-connection.js';
 import type { PgliteThreadStats } from './pglite-worker.js';
@@ -228,7 +228,11 @@ async function openPostgres(databaseUrl: string, poolSize: number, listenUrl: st
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const client = await pool.connect();
+  // A database that cannot be reached at start is said in one line naming the setting, as for the LISTEN URL.
+  const client = await pool.connect().catch(async (err: unknown) => {
+    await pool.end().catch(() => {});
+    throw new ConfigError(`DATABASE_URL cannot be connected to: ${firstLine(err)}`);
+  });
   client.release();
   if (listenUrl !== databaseUrl)
     await checkListenUrl(listenUrl).catch(async (err: unknown) => {
@@ -385,8 +389,7 @@ async function checkListenUrl(listenUrl: string): Promise<void> {
     await client.connect();
     await client.query('SELECT 1');
   } catch (err) {
-    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    throw new ConfigError(`TESSERA_LISTEN_DATABASE_URL cannot be connected to: ${reason}`);
+    throw new ConfigError(`TESSERA_LISTEN_DATABASE_URL cannot be connected to: ${firstLine(err)}`);
   } finally {
     await client.end().catch(() => {});
   }

@@ -62,3 +62,17 @@ export const abortedCommit = 'The transaction was rolled back: one of its statem
 export function failureLevel(err: unknown): 'warn' | 'error' {
   return isDatabaseUnavailable(err) ? 'warn' : 'error';
 }
+
+/**
+ * The first line of an error's message: what the driver says went wrong, without a stack. A
+ * connection to a name with several addresses (localhost) fails as an AggregateError without a
+ * message of its own: the first address's error says it.
+ */
+export function firstLine(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const line = err.message.split('\n')[0];
+  if (line) return line;
+  const inner = (err as { errors?: unknown[] }).errors?.[0];
+  if (inner instanceof Error && inner.message) return inner.message.split('\n')[0] ?? inner.message;
+  return (err as { code?: string }).code ?? err.name;
+}
