@@ -113,17 +113,50 @@ describe('PGlite upkeep', { skip: databaseKind !== 'pglite' }, () => {
     await db.query('DROP TABLE checkpoint_scratch');
   });
 
-  test('writes ahead again after a failed step: its schema dropped is made again', async () => {
+  test('a CHECKPOINT statement starts a new interval, even when more WAL than before follows at once', async () => {
     const db = ctx.tessera.db;
     await db.query('CREATE TABLE checkpoint_scratch (body text NOT NULL) WITH (autovacuum_enabled = off)');
-    await db.query('DROP SCHEMA tessera_upkeep CASCADE');
+    const written = () => scraped('tessera_pglite_buffers_written_ahead_total');
+    const listed = () => scraped('tessera_pglite_write_ahead_total{outcome="done"}');
+    // Past half the interval (about 2.25 MB of WAL): listed, the next list set a quarter later.
     await db.query('CHECKPOINT');
+    let stepsBefore = await listed();
+    await writeWal(2.5);
+    await waitUntil(async () => (await listed()) > stepsBefore, 5000, 'the first list');
+    // Its slices written (one every 50 ms), so that what follows is counted alone.
+    let last = await written();
+    for (;;) {
+      await sleep(300);
+      const now = await written();
+      if (now === last) break;
+      last = now;
+    }
+    // A CHECKPOINT, and at once more WAL (about 2.9 MB) than the last look saw, short of the list
+    // the old interval had set: a checkpointer that tells a new interval by less WAL since misses it.
+    stepsBefore = await listed();
+    await db.query('CHECKPOINT');
+    await writeWal(3.2);
+    await waitUntil(async () => (await written()) - last >= 200, 5000, 'the new interval to be written ahead');
+    assert.ok((await listed()) > stepsBefore);
+    await db.query('DROP TABLE checkpoint_scratch');
+  });
+
+  test('writes ahead again after a failed step: its schema dropped is made again', async () => {
+    const db = ctx.tessera.db;
     const failed = () => scraped('tessera_pglite_write_ahead_total{outcome="failed"}');
     const written = () => scraped('tessera_pglite_buffers_written_ahead_total');
-    const [failedBefore, writtenBefore] = [await failed(), await written()];
-    // Past half the interval the list fails (the schema is gone); a quarter later it is listed again.
+    // Counted before the drop: a slice the last test listed may still be written, and fail, after it
+    // (CI once saw that failure before this count, and the list then made the schema again).
+    const failedBefore = await failed();
+    await db.query('CREATE TABLE checkpoint_scratch (body text NOT NULL) WITH (autovacuum_enabled = off)');
+    await db.query('DROP SCHEMA tessera_upkeep CASCADE');
+    // A new interval however soon the WAL below follows (told by the checkpoint's redo point).
+    await db.query('CHECKPOINT');
+    // Past half the interval the list fails (the schema is gone), unless a slice left over failed
+    // first; either way the next list, a quarter later, makes the schema again.
     await writeWal(3);
-    await waitUntil(async () => (await failed()) > failedBefore, 8000, 'the list without its schema to fail');
+    await waitUntil(async () => (await failed()) > failedBefore, 8000, 'a step without its schema to fail');
+    const writtenBefore = await written();
     // More WAL, a look at a time, until the next list (or, past a checkpoint, the next interval's).
     for (let step = 0; (await written()) - writtenBefore < 100; step += 1) {
       assert.ok(step < 20, 'buffers written ahead again');

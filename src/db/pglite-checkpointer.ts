@@ -53,8 +53,11 @@ export function createCheckpointer(lite: PGlite, walBytes: number) {
   let dirty: number[] = [];
   /** WAL since the checkpoint at which the next list is taken: half the interval, then each quarter. */
   let listAt = walBytes / 2;
-  /** WAL since the checkpoint at the last look: less now means a checkpoint was taken elsewhere. */
-  let lastSince = 0;
+  /**
+   * The last checkpoint's redo point at the last look: another one now means a checkpoint was
+   * taken elsewhere (a CHECKPOINT statement), however much WAL followed it before this look.
+   */
+  let lastRedo = '';
   let extensionReady = false;
   const stats = {
     checkpoints: 0,
@@ -66,11 +69,12 @@ export function createCheckpointer(lite: PGlite, walBytes: number) {
     writeAheadSeconds: 0,
   };
 
-  async function walSinceCheckpoint(): Promise<number> {
-    const { rows } = await lite.query<{ since: number }>(
-      `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::float8 AS since FROM pg_control_checkpoint()`,
+  async function walSinceCheckpoint(): Promise<{ since: number; redo: string }> {
+    const { rows } = await lite.query<{ since: number; redo: string }>(
+      `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::float8 AS since, redo_lsn::text AS redo
+         FROM pg_control_checkpoint()`,
     );
-    return rows[0]?.since ?? 0;
+    return rows[0] ?? { since: 0, redo: '' };
   }
 
   async function listDirty(): Promise<number[]> {
@@ -150,10 +154,12 @@ export function createCheckpointer(lite: PGlite, walBytes: number) {
       if (now < nextCheckAt) return;
       nextCheckAt = now + checkEveryMs;
       // A database that cannot answer this fails the requests themselves, which say why.
-      const since = await walSinceCheckpoint().catch(() => 0);
-      // Someone else's CHECKPOINT (or a failed look) starts the interval again.
-      if (since < lastSince) intervalStarts();
-      lastSince = since;
+      const { since, redo } = await walSinceCheckpoint().catch(() => ({ since: 0, redo: '' }));
+      // Someone else's CHECKPOINT (or a failed look) starts the interval again. Told by the redo
+      // point, not by less WAL since: a CHECKPOINT followed by more WAL than the last look saw,
+      // within a second, once left the next list a quarter past where the new interval wanted it.
+      if (redo !== lastRedo) intervalStarts();
+      lastRedo = redo;
       if (since >= walBytes) return checkpoint();
       if (since >= listAt && dirty.length === 0) {
         listAt = since + walBytes / 4;
@@ -164,7 +170,7 @@ export function createCheckpointer(lite: PGlite, walBytes: number) {
     },
 
     async stats(): Promise<CheckpointStats> {
-      return { ...stats, walBytesSinceCheckpoint: await walSinceCheckpoint() };
+      return { ...stats, walBytesSinceCheckpoint: (await walSinceCheckpoint()).since };
     },
   };
 }
