@@ -1,0 +1,66 @@
+/**
+ * Whether an open-loop phase's tail is a few stalls or spread over the whole phase:
+ *
+ *   BENCH_LATENCIES_DIR=/tmp/lat node --import tsx bench/run.ts --phases mit,half
+ *   node --import tsx bench/latency-episodes.ts /tmp/lat/<phase>.json
+ *
+ * Reads the instants due and latencies a phase wrote (bench/load.ts) and prints the percentiles,
+ * the episodes (requests due within 50 ms of one another, each answered in more than half the p99)
+ * largest first, and the percentiles of the requests outside them (and 200 ms before each, whose
+ * answers the episode may have held).
+ */
+import { readFileSync } from 'node:fs';
+
+const file = process.argv[2];
+if (!file) {
+  process.stderr.write('usage: latency-episodes.ts <phase.json>\n');
+  process.exit(1);
+}
+const timeline = (JSON.parse(readFileSync(file, 'utf8')) as Array<[number, number]>).sort((a, b) => a[0] - b[0]);
+
+function percentiles(latencies: number[]): string {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  const at = (p: number) => (sorted[Math.floor(p * (sorted.length - 1))] ?? 0).toFixed(1);
+  const p50 = Number(at(0.5));
+  return `n ${sorted.length}, p50 ${at(0.5)}, p90 ${at(0.9)}, p99 ${at(0.99)} ms, p99 ÷ p50 ${(Number(at(0.99)) / p50).toFixed(1)}`;
+}
+
+interface Episode {
+  startMs: number;
+  endMs: number;
+  requests: number;
+  maxMs: number;
+}
+
+const all = timeline.map(([, latency]) => latency);
+const sorted = [...all].sort((a, b) => a - b);
+const threshold = (sorted[Math.floor(0.99 * (sorted.length - 1))] ?? 0) / 2;
+const episodes: Episode[] = [];
+let current: Episode | undefined;
+for (const [dueMs, latency] of timeline) {
+  if (latency <= threshold) continue;
+  if (current && dueMs - current.endMs < 50) {
+    current.endMs = dueMs;
+    current.requests += 1;
+    current.maxMs = Math.max(current.maxMs, latency);
+  } else {
+    current = { startMs: dueMs, endMs: dueMs, requests: 1, maxMs: latency };
+    episodes.push(current);
+  }
+}
+const inside = (dueMs: number) => episodes.some((e) => dueMs >= e.startMs - 200 && dueMs <= e.endMs + 50);
+const outside = timeline.filter(([dueMs]) => !inside(dueMs)).map(([, latency]) => latency);
+
+const lines = [
+  `all: ${percentiles(all)}`,
+  `episodes over ${threshold.toFixed(1)} ms: ${episodes.length}, ${episodes.reduce((sum, e) => sum + e.requests, 0)} requests`,
+  ...[...episodes]
+    .sort((a, b) => b.requests - a.requests)
+    .slice(0, 15)
+    .map(
+      (e) =>
+        `  at ${(e.startMs / 1000).toFixed(2)} s for ${(e.endMs - e.startMs).toFixed(0)} ms: ${e.requests} requests, the slowest ${e.maxMs.toFixed(0)} ms`,
+    ),
+  `outside them: ${percentiles(outside)}`,
+];
+process.stdout.write(`${lines.join('\n')}\n`);
