@@ -122,7 +122,7 @@ describe('PGlite upkeep', { skip: databaseKind !== 'pglite' }, () => {
     await db.query('CHECKPOINT');
     let stepsBefore = await listed();
     await writeWal(2.5);
-    await waitUntil(async () => (await listed()) > stepsBefore, 5000, 'the first list');
+    await waitUntil(async () => (await listed()) > stepsBefore, 10_000, 'the first list');
     // Its slices written (one every 50 ms), so that what follows is counted alone.
     let last = await written();
     for (;;) {
@@ -136,7 +136,7 @@ describe('PGlite upkeep', { skip: databaseKind !== 'pglite' }, () => {
     stepsBefore = await listed();
     await db.query('CHECKPOINT');
     await writeWal(3.2);
-    await waitUntil(async () => (await written()) - last >= 200, 5000, 'the new interval to be written ahead');
+    await waitUntil(async () => (await written()) - last >= 200, 10_000, 'the new interval to be written ahead');
     assert.ok((await listed()) > stepsBefore);
     await db.query('DROP TABLE checkpoint_scratch');
   });
