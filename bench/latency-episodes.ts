@@ -4,19 +4,22 @@
  *   BENCH_LATENCIES_DIR=/tmp/lat node --import tsx bench/run.ts --phases mit,half
  *   node --import tsx bench/latency-episodes.ts /tmp/lat/<phase>.json
  *
- * Reads the instants due and latencies a phase wrote (bench/load.ts) and prints the percentiles,
- * the episodes (requests due within 50 ms of one another, each answered in more than half the p99)
- * largest first, and the percentiles of the requests outside them (and 200 ms before each, whose
- * answers the episode may have held).
+ * Reads the instants due and latencies a phase wrote (bench/phase-timeline.ts) and prints the
+ * percentiles, the episodes (requests due within 50 ms of one another, each answered in more than
+ * half the p99) largest first, with PGlite's upkeep seen from 300 ms before each to its end when
+ * the phase read it (TESSERA_METRICS_TOKEN set), and the percentiles of the requests outside them
+ * (and 200 ms before each, whose answers the episode may have held).
  */
 import { readFileSync } from 'node:fs';
+import type { PhaseTimeline } from './phase-timeline.js';
 
 const file = process.argv[2];
 if (!file) {
   process.stderr.write('usage: latency-episodes.ts <phase.json>\n');
   process.exit(1);
 }
-const timeline = (JSON.parse(readFileSync(file, 'utf8')) as Array<[number, number]>).sort((a, b) => a[0] - b[0]);
+const phase = JSON.parse(readFileSync(file, 'utf8')) as PhaseTimeline;
+const timeline = [...phase.answers].sort((a, b) => a[0] - b[0]);
 
 function percentiles(latencies: number[]): string {
   const sorted = [...latencies].sort((a, b) => a - b);
@@ -51,6 +54,21 @@ for (const [dueMs, latency] of timeline) {
 const inside = (dueMs: number) => episodes.some((e) => dueMs >= e.startMs - 200 && dueMs <= e.endMs + 50);
 const outside = timeline.filter(([dueMs]) => !inside(dueMs)).map(([, latency]) => latency);
 
+/** The upkeep seen from 300 ms before an episode to its end. */
+function upkeepDuring(episode: Episode): string {
+  const seen = phase.upkeep.filter(([atMs]) => atMs >= episode.startMs - 300 && atMs <= episode.endMs + 100);
+  return seen.length === 0
+    ? ''
+    : `; upkeep: ${seen.map(([atMs, what, ms]) => `${what} ${ms} ms at ${(atMs / 1000).toFixed(2)} s`).join(', ')}`;
+}
+
+function upkeepTotals(): string {
+  const totals = new Map<string, number>();
+  for (const [, what, ms] of phase.upkeep) totals.set(what, (totals.get(what) ?? 0) + ms);
+  if (totals.size === 0) return 'none read (TESSERA_METRICS_TOKEN unset, or not PGlite)';
+  return [...totals].map(([what, ms]) => `${what} ${ms.toFixed(0)} ms`).join(', ');
+}
+
 const lines = [
   `all: ${percentiles(all)}`,
   `episodes over ${threshold.toFixed(1)} ms: ${episodes.length}, ${episodes.reduce((sum, e) => sum + e.requests, 0)} requests`,
@@ -59,8 +77,9 @@ const lines = [
     .slice(0, 15)
     .map(
       (e) =>
-        `  at ${(e.startMs / 1000).toFixed(2)} s for ${(e.endMs - e.startMs).toFixed(0)} ms: ${e.requests} requests, the slowest ${e.maxMs.toFixed(0)} ms`,
+        `  at ${(e.startMs / 1000).toFixed(2)} s for ${(e.endMs - e.startMs).toFixed(0)} ms: ${e.requests} requests, the slowest ${e.maxMs.toFixed(0)} ms${upkeepDuring(e)}`,
     ),
   `outside them: ${percentiles(outside)}`,
+  `upkeep in the phase: ${upkeepTotals()}`,
 ];
 process.stdout.write(`${lines.join('\n')}\n`);

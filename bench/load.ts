@@ -14,11 +14,10 @@
  * JSON, so that the load generator spends little of the machine's CPU.
  */
 import autocannon from 'autocannon';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool } from 'undici';
 import { cpuShare, cpuSnapshot, type CpuShare } from './cpu.js';
+import { phaseTimeline } from './phase-timeline.js';
 
 export interface Checks {
   /** HTTP 200 with `{"code":"success",…}`. */
@@ -230,7 +229,7 @@ export async function fixedRate(options: {
         const body = await response.body.text();
         lastAnswerAt = performance.now();
         latencies.add(lastAnswerAt - dueAt);
-        timeline?.push([Math.round((dueAt - startedAt) * 100) / 100, Math.round((lastAnswerAt - dueAt) * 100) / 100]);
+        timeline?.answered(dueAt, lastAnswerAt - dueAt);
         if (classify(checks, response.statusCode, body, options.payment)) request.onSuccess?.(body);
       })
       .catch((err: unknown) => {
@@ -243,10 +242,7 @@ export async function fixedRate(options: {
 
   const before = cpuSnapshot(options.servicePid, options.withPostgres);
   const startedAt = performance.now();
-  // BENCH_LATENCIES_DIR: each answer's instant due (ms from the phase's start) and its latency, for
-  // bench/latency-episodes.ts.
-  const latenciesDir = process.env.BENCH_LATENCIES_DIR;
-  const timeline: Array<[number, number]> | undefined = latenciesDir ? [] : undefined;
+  const timeline = phaseTimeline({ name: options.name, baseUrl: options.baseUrl, startedAt });
   let sent = 0;
   try {
     while (sent < total) {
@@ -260,11 +256,7 @@ export async function fixedRate(options: {
     await pool.close();
   }
   const after = cpuSnapshot(options.servicePid, options.withPostgres);
-  if (latenciesDir && timeline) {
-    mkdirSync(latenciesDir, { recursive: true });
-    const file = `${options.name.replace(/\W+/g, '-')}-${Date.now()}.json`;
-    writeFileSync(path.join(latenciesDir, file), JSON.stringify(timeline));
-  }
+  await timeline?.write();
   if (notSent > 0) {
     checks.failures += notSent;
     checks.firstFailure ??= `${notSent} requests not sent: more than ${maxBacklog} were waiting for an answer`;

@@ -65,6 +65,8 @@ export async function startService(
       TESSERA_DATABASE_POOL_SIZE: process.env.TESSERA_DATABASE_POOL_SIZE,
       TESSERA_PGLITE_CHECKPOINT_WAL_MB: process.env.TESSERA_PGLITE_CHECKPOINT_WAL_MB,
       TESSERA_WEBHOOK_DISPATCHER: process.env.TESSERA_WEBHOOK_DISPATCHER,
+      // So that /metrics can be read during a run (its upkeep's timings beside a phase's latencies).
+      TESSERA_METRICS_TOKEN: process.env.TESSERA_METRICS_TOKEN,
     }),
     port,
     logFile: path.join(dataDir, 'service.log'),
