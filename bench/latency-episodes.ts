@@ -11,6 +11,7 @@
  * (and 200 ms before each, whose answers the episode may have held).
  */
 import { readFileSync } from 'node:fs';
+import { percentile } from './load.js';
 import type { PhaseTimeline } from './phase-timeline.js';
 
 const file = process.argv[2];
@@ -21,11 +22,13 @@ if (!file) {
 const phase = JSON.parse(readFileSync(file, 'utf8')) as PhaseTimeline;
 const timeline = [...phase.answers].sort((a, b) => a[0] - b[0]);
 
-function percentiles(latencies: number[]): string {
-  const sorted = [...latencies].sort((a, b) => a - b);
-  const at = (p: number) => (sorted[Math.floor(p * (sorted.length - 1))] ?? 0).toFixed(1);
-  const p50 = Number(at(0.5));
-  return `n ${sorted.length}, p50 ${at(0.5)}, p90 ${at(0.9)}, p99 ${at(0.99)} ms, p99 ÷ p50 ${(Number(at(0.99)) / p50).toFixed(1)}`;
+/** Sorted as the benchmark sorts a phase's latencies, so that its percentiles are the ones it printed. */
+const sortedOf = (latencies: readonly number[]) => Float64Array.from(latencies).sort();
+
+function percentiles(latencies: readonly number[]): string {
+  const sorted = sortedOf(latencies);
+  const [p50, p90, p99] = [0.5, 0.9, 0.99].map((fraction) => percentile(sorted, fraction)) as [number, number, number];
+  return `n ${sorted.length}, p50 ${p50.toFixed(1)}, p90 ${p90.toFixed(1)}, p99 ${p99.toFixed(1)} ms, p99 ÷ p50 ${(p99 / p50).toFixed(1)}`;
 }
 
 interface Episode {
@@ -36,8 +39,7 @@ interface Episode {
 }
 
 const all = timeline.map(([, latency]) => latency);
-const sorted = [...all].sort((a, b) => a - b);
-const threshold = (sorted[Math.floor(0.99 * (sorted.length - 1))] ?? 0) / 2;
+const threshold = percentile(sortedOf(all), 0.99) / 2;
 const episodes: Episode[] = [];
 let current: Episode | undefined;
 for (const [dueMs, latency] of timeline) {

@@ -8,12 +8,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-/** The upkeep counters of /metrics (seconds in all), by the name printed. */
-const upkeepSeries = {
+/** The upkeep counters of /metrics (seconds in all), by the name printed: each one's line. */
+const upkeepSeries = Object.entries({
   vacuum: 'tessera_pglite_vacuum_seconds_total',
   checkpoint: 'tessera_pglite_checkpoint_seconds_total',
   'writing ahead': 'tessera_pglite_write_ahead_seconds_total',
-} as const;
+}).map(([what, series]) => ({ what, line: new RegExp(`^${series} (\\S+)$`, 'm') }));
 
 export interface PhaseTimeline {
   /** [ms from the phase's start the request was due, its latency in ms] */
@@ -37,8 +37,8 @@ export function phaseTimeline(options: { name: string; baseUrl: string; startedA
       }).catch(() => undefined);
       const text = response?.ok ? await response.text() : '';
       const seenAt = round(performance.now() - options.startedAt);
-      for (const [what, series] of Object.entries(upkeepSeries)) {
-        const value = Number(new RegExp(`^${series} (\\S+)$`, 'm').exec(text)?.[1]);
+      for (const { what, line } of upkeepSeries) {
+        const value = Number(line.exec(text)?.[1]);
         if (!Number.isFinite(value)) continue;
         const before = last.get(what);
         if (before !== undefined && value > before)
