@@ -58,8 +58,8 @@ describe('tessera start refuses what cannot work with one clear line', () => {
       TESSERA_ADMIN_KEY: 'operator_devloop_key_0123456789abcdef',
       TESSERA_LOG_LEVEL: 'warn',
     };
-    for (const command of ['start', 'migrate']) {
-      const result = await runCli([command], { ...env, PORT: '0' });
+    for (const command of ['start', 'worker', 'migrate']) {
+      const result = await runCli([command], { ...env, PORT: '0', TESSERA_WORKER_HEALTH_PORT: '0' });
       assert.equal(result.code, 1, result.stdout + result.stderr);
       assert.equal(
         result.stderr,
