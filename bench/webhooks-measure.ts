@@ -41,16 +41,26 @@ export interface Throughput {
   /** First to last arrival at the receiver. */
   seconds: number;
   perSecond: number;
+  /**
+   * Deliveries per second between the 25th and the 75th percentile arrival: the drain once it
+   * runs, without its first moments (connections opened, code not yet optimized) and its last.
+   */
+  middlePerSecond: number;
   duplicates: number;
   cpu: Cpu;
 }
 
-export function throughputOf(stats: ReceiverStats, cpu: Cpu): Throughput {
+export async function throughputOf(receiver: ReceiverClient, stats: ReceiverStats, cpu: Cpu): Promise<Throughput> {
   const seconds = ((stats.lastArrivalMs ?? 0) - (stats.firstArrivalMs ?? 0)) / 1000;
+  const arrivals = Float64Array.from((await receiver.records()).arrivalMs).sort();
+  const from = Math.floor(arrivals.length / 4);
+  const to = Math.floor((arrivals.length * 3) / 4);
+  const middleSeconds = ((arrivals[to] ?? 0) - (arrivals[from] ?? 0)) / 1000;
   return {
     deliveries: stats.distinct,
     seconds,
     perSecond: seconds > 0 ? (stats.distinct - 1) / seconds : Number.NaN,
+    middlePerSecond: middleSeconds > 0 ? (to - from) / middleSeconds : Number.NaN,
     duplicates: stats.duplicates,
     cpu,
   };

@@ -59,6 +59,16 @@ export function printBackend(settings: Settings, reports: RunReport[]): string[]
     `≥ ${fmt(drainGoal)}/s`,
     verdict(drainRate >= drainGoal),
   ]);
+  const middleRate = m((report) => report.drain.middlePerSecond);
+  const bareMiddleRate = m((report) => report.bareDrain.middlePerSecond);
+  rows.push([
+    '  middle half (25th to 75th arrival), per s',
+    fmt(middleRate),
+    fmt(bareMiddleRate),
+    ratio(middleRate, bareMiddleRate),
+    '',
+    '',
+  ]);
   rows.push([
     '  first to last arrival, s',
     fmt(

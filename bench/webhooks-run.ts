@@ -156,7 +156,10 @@ export async function benchRun(
     );
     try {
       const stats = await inWindow('worker-1', 'drain', () => receiver.waitFor(backlog, drainTimeoutMs));
-      drain = { ...throughputOf(stats, cpu()), fromSpawnSeconds: (stats.lastArrivalMs! - spawnedAtMs) / 1000 };
+      drain = {
+        ...(await throughputOf(receiver, stats, cpu())),
+        fromSpawnSeconds: (stats.lastArrivalMs! - spawnedAtMs) / 1000,
+      };
     } finally {
       for (const worker of workers) {
         await worker.stop();
@@ -168,7 +171,10 @@ export async function benchRun(
     service = await startService('on', 'tessera start');
     const cpu = cpuOf([service.pid], receiver.server.pid, withPostgres);
     const stats = await inWindow('service', 'drain', () => receiver.waitFor(backlog, drainTimeoutMs));
-    drain = { ...throughputOf(stats, cpu()), fromSpawnSeconds: (stats.lastArrivalMs! - spawnedAtMs) / 1000 };
+    drain = {
+      ...(await throughputOf(receiver, stats, cpu())),
+      fromSpawnSeconds: (stats.lastArrivalMs! - spawnedAtMs) / 1000,
+    };
   }
   if (drain.deliveries !== backlog) notes.push(`drain: ${drain.deliveries} distinct deliveries for ${backlog} planned`);
   if (drain.duplicates > 0) notes.push(`drain: ${drain.duplicates} deliveries arrived more than once`);
@@ -223,7 +229,7 @@ export async function benchRun(
       latency.push({
         offeredPaymentsPerSecond: rate,
         payments,
-        notificationsPerSecond: throughputOf(stats, phaseCpu).perSecond,
+        notificationsPerSecond: (await throughputOf(receiver, stats, phaseCpu)).perSecond,
         webhook: await latencyOf(receiver, true),
         cpu: phaseCpu,
       });
@@ -277,7 +283,8 @@ export async function benchRun(
   progress(`bare: ${backlog} signed POSTs, ${settings.endpoints * settings.concurrencyPerTarget} in flight`);
   await receiver.reset();
   const closed = await runBare({ mode: 'closed', total: backlog });
-  const bareDrain = { ...throughputOf(await receiver.waitFor(backlog, 60_000), closed.cpu), sender: closed.sender };
+  const bareStats = await receiver.waitFor(backlog, 60_000);
+  const bareDrain = { ...(await throughputOf(receiver, bareStats, closed.cpu)), sender: closed.sender };
   const withBare: LatencyPhase[] = [];
   for (const phase of latency) {
     const offered = phase.offeredPaymentsPerSecond * notificationsPerPayment;
