@@ -16,6 +16,8 @@ const upkeepSeries = Object.entries({
 }).map(([what, series]) => ({ what, line: new RegExp(`^${series} (\\S+)$`, 'm') }));
 
 export interface PhaseTimeline {
+  /** The phase's start on the wall clock (ms since the epoch), to line it up with other samples. */
+  startedAtEpochMs: number;
   /** [ms from the phase's start the request was due, its latency in ms] */
   answers: Array<[number, number]>;
   /** [ms from the phase's start it was seen, what, ms it took since the last read] */
@@ -26,7 +28,11 @@ export function phaseTimeline(options: { name: string; baseUrl: string; startedA
   const dir = process.env.BENCH_LATENCIES_DIR;
   if (!dir) return undefined;
   const token = process.env.TESSERA_METRICS_TOKEN;
-  const timeline: PhaseTimeline = { answers: [], upkeep: [] };
+  const timeline: PhaseTimeline = {
+    startedAtEpochMs: Math.round(performance.timeOrigin + options.startedAt),
+    answers: [],
+    upkeep: [],
+  };
   const round = (ms: number) => Math.round(ms * 100) / 100;
   let polling = token !== undefined;
   const poll = async () => {
