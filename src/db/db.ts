@@ -6,6 +6,7 @@ import { abortedCommit, firstLine } from './errors.js';
 import { attribute, countOf, heldStatements, type Batch } from './held-statements.js';
 import type { PgliteConnection } from './pglite-connection.js';
 import type { PgliteThreadStats } from './pglite-worker.js';
+import { applySessionSettings } from './postgres-session.js';
 
 /** Anything that runs one parameterized SQL statement: the database itself or an open transaction. */
 export interface Queryable {
@@ -228,6 +229,7 @@ async function openPostgres(databaseUrl: string, poolSize: number, listenUrl: st
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
+  applySessionSettings(pool);
   // A database that cannot be reached at start is said in one line naming the setting, as for the LISTEN URL.
   const client = await pool.connect().catch(async (err: unknown) => {
     await pool.end().catch(() => {});
