@@ -41,29 +41,31 @@ export interface Throughput {
   /** First to last arrival at the receiver. */
   seconds: number;
   perSecond: number;
-  /**
-   * Deliveries per second between the 25th and the 75th percentile arrival: the drain once it
-   * runs, without its first moments (connections opened, code not yet optimized) and its last.
-   */
-  middlePerSecond: number;
   duplicates: number;
   cpu: Cpu;
 }
 
-export async function throughputOf(receiver: ReceiverClient, stats: ReceiverStats, cpu: Cpu): Promise<Throughput> {
+export function throughputOf(stats: ReceiverStats, cpu: Cpu): Throughput {
   const seconds = ((stats.lastArrivalMs ?? 0) - (stats.firstArrivalMs ?? 0)) / 1000;
-  const arrivals = Float64Array.from((await receiver.records()).arrivalMs).sort();
-  const from = Math.floor(arrivals.length / 4);
-  const to = Math.floor((arrivals.length * 3) / 4);
-  const middleSeconds = ((arrivals[to] ?? 0) - (arrivals[from] ?? 0)) / 1000;
   return {
     deliveries: stats.distinct,
     seconds,
     perSecond: seconds > 0 ? (stats.distinct - 1) / seconds : Number.NaN,
-    middlePerSecond: middleSeconds > 0 ? (to - from) / middleSeconds : Number.NaN,
     duplicates: stats.duplicates,
     cpu,
   };
+}
+
+/**
+ * Arrivals per second between the receiver's 25th and 75th percentile arrival: a drain once it
+ * runs, without its first moments (connections opened, code not yet optimized) and its last.
+ */
+export async function middlePerSecondOf(receiver: ReceiverClient): Promise<number> {
+  const arrivals = Float64Array.from((await receiver.records()).arrivalMs).sort();
+  const from = Math.floor(arrivals.length / 4);
+  const to = Math.floor((arrivals.length * 3) / 4);
+  const seconds = ((arrivals[to] ?? 0) - (arrivals[from] ?? 0)) / 1000;
+  return seconds > 0 ? (to - from) / seconds : Number.NaN;
 }
 
 export interface Latency {
@@ -105,8 +107,8 @@ export interface RunReport {
   drainBy: string;
   fill: PhaseResult;
   backlog: number;
-  drain: Throughput & { fromSpawnSeconds: number };
-  bareDrain: Throughput & { sender: BareSummary };
+  drain: Throughput & { middlePerSecond: number; fromSpawnSeconds: number };
+  bareDrain: Throughput & { middlePerSecond: number; sender: BareSummary };
   latency: LatencyPhase[];
   bodyBytes: number;
   notes: string[];

@@ -23,6 +23,7 @@ import { ReceiverClient, type Merchant, eventsOf, createMerchants, mitAcross, ap
 import {
   type Cpu,
   cpuOf,
+  middlePerSecondOf,
   throughputOf,
   latencyOf,
   type LatencyPhase,
@@ -157,7 +158,8 @@ export async function benchRun(
     try {
       const stats = await inWindow('worker-1', 'drain', () => receiver.waitFor(backlog, drainTimeoutMs));
       drain = {
-        ...(await throughputOf(receiver, stats, cpu())),
+        ...throughputOf(stats, cpu()),
+        middlePerSecond: await middlePerSecondOf(receiver),
         fromSpawnSeconds: (stats.lastArrivalMs! - spawnedAtMs) / 1000,
       };
     } finally {
@@ -172,7 +174,8 @@ export async function benchRun(
     const cpu = cpuOf([service.pid], receiver.server.pid, withPostgres);
     const stats = await inWindow('service', 'drain', () => receiver.waitFor(backlog, drainTimeoutMs));
     drain = {
-      ...(await throughputOf(receiver, stats, cpu())),
+      ...throughputOf(stats, cpu()),
+      middlePerSecond: await middlePerSecondOf(receiver),
       fromSpawnSeconds: (stats.lastArrivalMs! - spawnedAtMs) / 1000,
     };
   }
@@ -229,7 +232,7 @@ export async function benchRun(
       latency.push({
         offeredPaymentsPerSecond: rate,
         payments,
-        notificationsPerSecond: (await throughputOf(receiver, stats, phaseCpu)).perSecond,
+        notificationsPerSecond: throughputOf(stats, phaseCpu).perSecond,
         webhook: await latencyOf(receiver, true),
         cpu: phaseCpu,
       });
@@ -283,8 +286,11 @@ export async function benchRun(
   progress(`bare: ${backlog} signed POSTs, ${settings.endpoints * settings.concurrencyPerTarget} in flight`);
   await receiver.reset();
   const closed = await runBare({ mode: 'closed', total: backlog });
-  const bareStats = await receiver.waitFor(backlog, 60_000);
-  const bareDrain = { ...(await throughputOf(receiver, bareStats, closed.cpu)), sender: closed.sender };
+  const bareDrain = {
+    ...throughputOf(await receiver.waitFor(backlog, 60_000), closed.cpu),
+    middlePerSecond: await middlePerSecondOf(receiver),
+    sender: closed.sender,
+  };
   const withBare: LatencyPhase[] = [];
   for (const phase of latency) {
     const offered = phase.offeredPaymentsPerSecond * notificationsPerPayment;
