@@ -17,23 +17,24 @@ describe(
       const db = await openDb({ databaseUrl: database.url, poolSize: 3 });
       try {
         assert.deepEqual(await db.query('SHOW backend_flush_after'), [{ backend_flush_after: '256kB' }]);
-        // Three transactions at once hold three connections, two of them opened for them.
+        // Three transactions at once hold three connections, two of them opened for them: each
+        // keeps its connection until all three have read their setting.
         let release!: () => void;
         const held = new Promise<void>((resolve) => (release = resolve));
-        const seen = Promise.all(
+        let read = 0;
+        const rows = await Promise.all(
           [1, 2, 3].map(() =>
             db.transaction(async (tx) => {
               const [row] = await tx.query<{ backend_flush_after: string; pid: number }>(
                 'SELECT current_setting($1) AS backend_flush_after, pg_backend_pid() AS pid',
                 ['backend_flush_after'],
               );
+              if (++read === 3) release();
               await held;
               return row!;
             }),
           ),
         );
-        setTimeout(release, 100);
-        const rows = await seen;
         assert.equal(new Set(rows.map((row) => row.pid)).size, 3, 'three connections');
         assert.deepEqual(
           rows.map((row) => row.backend_flush_after),
