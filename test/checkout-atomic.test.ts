@@ -5,7 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { AuthorizeRequest, Processor } from '../src/processor/processor.js';
+import type { AuthorizeRequest, CancelRequest, Processor } from '../src/processor/processor.js';
 import { createSandboxProcessor } from '../src/processor/sandbox.js';
 import { databaseKind, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 
@@ -26,9 +26,9 @@ function gatedSandbox() {
       }
       return outcome;
     },
-    async cancel(reference: string) {
-      canceled.push(reference);
-      return sandbox.cancel(reference);
+    async cancel(request: CancelRequest) {
+      canceled.push(request.paymentReference);
+      return sandbox.cancel(request);
     },
   };
   /** Holds the next authorization's answer: resolves once it is held; call the result to let it go. */

@@ -9,6 +9,11 @@ export interface MerchantContext {
   keyKind: 'private' | 'public';
   tokenizationEnabled: boolean;
   mitEnabled: boolean;
+  /**
+   * The enabled processor account of this mode that takes the merchant's new payments
+   * (docs/processors.md); null: the built-in sandbox in test mode, none at all in live mode.
+   */
+  processorAccountId?: string | null;
 }
 
 export interface KeyLookup {

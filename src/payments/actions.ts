@@ -130,12 +130,21 @@ export async function capturePayment(ctx: PaymentContext, merchant: MerchantCont
   const claimed = await claim(ctx, ctx.db, current, 'capture', { status: 'processing' });
   let captured: CaptureOutcome;
   try {
-    captured = await ctx.processor.capture(reference, BigInt(claimed.amount));
+    captured = await ctx.processor.capture({
+      paymentId: claimed.id,
+      paymentReference: reference,
+      amount: BigInt(claimed.amount),
+      currency: claimed.currency,
+      idempotencyKey: `${claimed.id}.capture`,
+    });
   } catch (err) {
     // No answer: the authorization is still held, so the payment can be captured again.
     await changeStatus(ctx.db, id, 'finishCapture', { status: 'requires_capture' }, ctx.clock.now());
     throw err;
   }
+  // The processor took the capture and tells its outcome by a notification: the payment waits in
+  // processing until then (docs/processors.md, Notifications).
+  if (captured.kind === 'pending') return ctx.view.toPayment(claimed);
   const updated = await inTransaction(ctx, async (tx, recorded) => {
     const now = ctx.clock.now();
     if (captured.kind === 'captured') {

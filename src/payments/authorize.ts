@@ -108,10 +108,16 @@ async function writeAuthorization(
   return inserted;
 }
 
-function requestOf(row: queries.PaymentRow, method: PaymentMethodForPayment, threeDSecure: ThreeDSecureState) {
+function requestOf(
+  row: queries.PaymentRow,
+  method: PaymentMethodForPayment,
+  threeDSecure: ThreeDSecureState,
+  returnUrl: string,
+) {
   const initiator = initiatorOf(row);
   const request: AuthorizeRequest = {
     paymentId: row.id,
+    idempotencyKey: `${row.id}.authorize`,
     amount: BigInt(row.amount),
     currency: row.currency,
     card: {
@@ -121,11 +127,16 @@ function requestOf(row: queries.PaymentRow, method: PaymentMethodForPayment, thr
       expYear: method.card.expYear,
       // DESIGN §3: the security code serves the first authorization only; MIT never has one.
       securityCode: initiator === 'mit' ? null : method.card.securityCode,
+      holderName: null,
     },
     capture: row.pre_auth === 'n',
     initiator,
     networkTransactionId: initiator === 'cit' || initiator === 'mit' ? method.networkTransactionId : null,
     threeDSecure,
+    customerId: row.customer_id,
+    orderNo: row.order_no,
+    recurring: row.details.recurring !== null,
+    returnUrl,
   };
   return request;
 }
@@ -143,12 +154,32 @@ async function answerOf(
     case 'challenge':
       // No event: the payment waits for the cardholder (DESIGN §4 requires_action).
       return { changes: { ...risk, status: 'requires_action', use_3d: true }, event: null };
+    case 'redirect':
+      // The processor's own 3-D Secure step: the shopper is sent there from Tessera's 3-D Secure
+      // page and comes back to it (docs/processors.md, 3-D Secure). No event, as for 'challenge'.
+      return {
+        changes: {
+          ...risk,
+          status: 'requires_action',
+          use_3d: true,
+          processor_reference: outcome.processorReference,
+          next_action: outcome.action,
+        },
+        event: null,
+      };
+    case 'pending':
+      // Taken, outcome to come by a notification (or the sweep): still processing, no event yet.
+      return {
+        changes: { ...risk, status: 'processing', processor_reference: outcome.processorReference },
+        event: null,
+      };
     case 'declined':
       return {
         changes: {
           ...risk,
           status: 'failed',
           processor_reference: outcome.processorReference,
+          processor_reason: outcome.processorReason ?? null,
           error_code: outcome.code,
           error_message: outcome.message,
         },
@@ -159,6 +190,7 @@ async function answerOf(
         ...risk,
         processor_reference: outcome.processorReference,
         network_transaction_id: outcome.networkTransactionId,
+        next_action: null,
         error_code: null,
         error_message: null,
       };
@@ -211,7 +243,7 @@ export async function authorize(
 ): Promise<queries.PaymentRow> {
   let outcome: AuthorizeOutcome;
   try {
-    outcome = await ctx.processor.authorize(requestOf(row, method, threeDSecure));
+    outcome = await ctx.processor.authorize(requestOf(row, method, threeDSecure, ctx.view.processorReturnUrl(row.id)));
   } catch (err) {
     // No answer at all (an outage): the payment must not stay in processing forever. It fails,
     // so that the merchant can retry with a new payment, and the error goes to the log.
@@ -253,7 +285,11 @@ export async function authorize(
     // The answer was not recorded (only a bug moves a claimed payment out of processing; a new
     // row can meet a duplicate orderNo): an approved authorization must still be released.
     if (outcome.kind === 'approved' && (err instanceof StateConflict || target === 'new_row')) {
-      await ctx.processor.cancel(outcome.processorReference);
+      await ctx.processor.cancel({
+        paymentId: row.id,
+        paymentReference: outcome.processorReference,
+        idempotencyKey: `${row.id}.cancel`,
+      });
     }
     throw err;
   }

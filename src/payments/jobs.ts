@@ -92,7 +92,12 @@ async function expirePreAuthorization(ctx: PaymentContext, paymentId: string): P
 /** Releases a held or orphaned authorization; scheduled in the transaction that made it needless. */
 async function voidAuthorization(ctx: PaymentContext, paymentId: string): Promise<void> {
   const row = await queries.selectPaymentById(ctx.db, paymentId);
-  if (row?.processor_reference) await ctx.processor.cancel(row.processor_reference);
+  if (row?.processor_reference)
+    await ctx.processor.cancel({
+      paymentId: row.id,
+      paymentReference: row.processor_reference,
+      idempotencyKey: `${row.id}.cancel`,
+    });
 }
 
 export function registerPaymentJobs(ctx: PaymentContext): void {

@@ -1,3 +1,4 @@
+import type { RedirectAction } from '../processor/processor.js';
 import { selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
 import {
@@ -68,6 +69,12 @@ export interface PaymentRow {
   error_message: string | null;
   use_3d: boolean;
   processor_reference: string | null;
+  /** The processor account the payment went through; null for the built-in sandbox. */
+  processor_account_id: string | null;
+  /** The processor's own reason for a decline, as it gave it. */
+  processor_reason: string | null;
+  /** A processor's 3-D Secure step while the shopper is away (RedirectAction), else null. */
+  next_action: RedirectAction | null;
   network_transaction_id: string | null;
   three_d_secure: 'passed' | 'failed' | null;
   canceled_at: Date | null;
@@ -83,7 +90,8 @@ export interface PaymentRow {
 const insertColumns =
   'id, merchant_id, mode, customer_id, payment_method_id, amount, currency, status, order_no, confirmation_method, ' +
   'pre_auth, setup_future_usage, subsequent_initial_type, details, amount_received, amount_capturable, risk_score, ' +
-  'risk_message, error_code, error_message, use_3d, processor_reference, network_transaction_id, three_d_secure, ' +
+  'risk_message, error_code, error_message, use_3d, processor_reference, processor_account_id, processor_reason, ' +
+  'next_action, network_transaction_id, three_d_secure, ' +
   'canceled_at, cancellation_reason, invoice_id, checkout_session_id, created_at, updated_at';
 /** Every column of a payment row (PaymentRow), in the order the row type names them. */
 export const columns = `${insertColumns}, amount_refunded, amount_refund_pending`;
@@ -110,6 +118,8 @@ const writable = {
   error_message: (value: unknown) => value,
   use_3d: (value: unknown) => value,
   processor_reference: (value: unknown) => value,
+  processor_reason: (value: unknown) => value,
+  next_action: (value: unknown) => JSON.stringify(value),
   network_transaction_id: (value: unknown) => value,
   network_token_encrypted: (value: unknown) => value,
   three_d_secure: (value: unknown) => value,
@@ -130,7 +140,7 @@ export async function insertPayment(
   await db.execute(
     `INSERT INTO payments (${insertColumns}, network_token_encrypted)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-       $23, $24, $25, $26, $27, $28, $29, $30, $31)`,
+       $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)`,
     [
       row.id,
       row.merchant_id,
@@ -154,6 +164,9 @@ export async function insertPayment(
       row.error_message,
       row.use_3d,
       row.processor_reference,
+      row.processor_account_id,
+      row.processor_reason,
+      row.next_action === null ? null : JSON.stringify(row.next_action),
       row.network_transaction_id,
       row.three_d_secure,
       row.canceled_at,

@@ -11,6 +11,8 @@ export interface PaymentView {
   /** SPEC §2.5: a payment in a webhook body also carries actionStatus. */
   toEventObject(row: PaymentRow): PaymentEventObject;
   clientSecretOf(paymentId: string): string;
+  /** Where a processor's own 3-D Secure page sends the shopper back (docs/processors.md, 3-D Secure). */
+  processorReturnUrl(paymentId: string): string;
   /** Compares in constant time, so the secret cannot be guessed byte by byte. */
   secretMatches(paymentId: string, given: string): boolean;
 }
@@ -31,6 +33,10 @@ export function createPaymentView({ vault, publicUrl }: { vault: Vault; publicUr
 
   function challengeUrl(paymentId: string): string {
     return `${publicUrl()}/3ds/${paymentId}?secret=${encodeURIComponent(clientSecretOf(paymentId))}`;
+  }
+
+  function processorReturnUrl(paymentId: string): string {
+    return `${publicUrl()}/3ds/${paymentId}/return?secret=${encodeURIComponent(clientSecretOf(paymentId))}`;
   }
 
   function toPayment(row: PaymentRow): Payment {
@@ -95,6 +101,7 @@ export function createPaymentView({ vault, publicUrl }: { vault: Vault; publicUr
     toPayment,
     toEventObject: (row) => ({ ...toPayment(row), actionStatus: null }),
     clientSecretOf,
+    processorReturnUrl,
     secretMatches,
   };
 }

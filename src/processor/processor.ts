@@ -1,7 +1,13 @@
 /**
- * The connector to whatever authorizes card payments: the built-in sandbox today, an acquirer
- * later. Declines and 3-D Secure challenges are outcomes the caller switches over, not
- * exceptions; a processor throws only when it cannot answer at all (an outage or a bug).
+ * The connector to whatever authorizes card payments: the built-in sandbox, or a connector to a
+ * real processor (Adyen, Stripe) behind a processor account (docs/processors.md). Declines,
+ * 3-D Secure challenges and answers still to come are outcomes the caller switches over, not
+ * exceptions; a processor throws only when it cannot answer at all (a timeout, a 5xx, a reset
+ * connection, an answer it cannot understand), and the caller then treats the outcome as unknown.
+ *
+ * Money is never moved twice: every call that moves money carries an idempotency key derived
+ * from the Tessera object and the attempt, the same on every replay of that attempt, so asking
+ * again after an unknown outcome returns the first answer instead of charging again.
  */
 
 export interface RiskInfo {
@@ -24,20 +30,45 @@ export type ThreeDSecureState = 'not_requested' | 'requested' | 'passed' | 'fail
 
 export interface AuthorizeRequest {
   paymentId: string;
+  /** The same for every replay of this authorization attempt (`<paymentId>.authorize`). */
+  idempotencyKey: string;
   /** Minor units of `currency`. */
   amount: bigint;
   currency: string;
-  card: { number: string; brand: string; expMonth: string; expYear: string; securityCode: string | null };
+  card: {
+    number: string;
+    brand: string;
+    expMonth: string;
+    expYear: string;
+    securityCode: string | null;
+    holderName: string | null;
+  };
   /** False for a pre-authorization (preAuth=y): the funds are held until capture() or cancel(). */
   capture: boolean;
   initiator: PaymentInitiator;
-  /** The stored credential's network reference, sent on CIT and MIT (DESIGN §3). */
+  /** True for a payment of a recurring series (a subscription rather than unscheduled card-on-file). */
+  recurring: boolean;
+  /** The stored credential's network reference, sent on CIT and MIT (docs/api.md, Stored cards). */
   networkTransactionId: string | null;
-  /** 'passed' or 'failed' when the payment resumes after the challenge page. */
+  /** 'passed' or 'failed' when the payment resumes after the sandbox's challenge page. */
   threeDSecure: ThreeDSecureState;
+  /** The customer the card is stored for (a shopper reference at the processor), when any. */
+  customerId: string | null;
+  /** The merchant's order number, sent as the processor's reference where it has room for one. */
+  orderNo: string | null;
+  /** Where a processor's 3-D Secure page sends the shopper back: Tessera, which then calls completeRedirect. */
+  returnUrl: string;
 }
 
 export type FollowUpKind = 'settle' | 'reverse';
+
+/** Where a processor's own 3-D Secure step sends the shopper (a redirect or a form post). */
+export interface RedirectAction {
+  url: string;
+  method: 'GET' | 'POST';
+  /** Form fields for a POST; empty for a GET. */
+  data: Record<string, string>;
+}
 
 export type AuthorizeOutcome =
   | {
@@ -54,53 +85,177 @@ export type AuthorizeOutcome =
        * will be reversed after the fact. Either way the caller asks resolveFollowUp() after `afterMs`.
        */
       followUp: null | { kind: FollowUpKind; afterMs: number };
+      /** The fee the processor reported for this payment (minor units of its currency), when it did. */
+      processorFee?: bigint | null;
     }
-  | { kind: 'declined'; processorReference: string; code: DeclineCode; message: string; risk: RiskInfo }
-  /** 3-D Secure challenge needed before authorization; authorize again with 'passed' or 'failed'. */
-  | { kind: 'challenge'; risk: RiskInfo };
+  | {
+      kind: 'declined';
+      processorReference: string;
+      code: DeclineCode;
+      message: string;
+      risk: RiskInfo;
+      /** The processor's own reason, as it gave it (kept as the payment's processorReason). */
+      processorReason?: string | null;
+    }
+  /** The sandbox's 3-D Secure challenge: authorize again with 'passed' or 'failed'. */
+  | { kind: 'challenge'; risk: RiskInfo }
+  /**
+   * A processor's own 3-D Secure step: the shopper goes to `action`, comes back to `returnUrl`,
+   * and completeRedirect() with what the shopper brought back gives the outcome.
+   */
+  | { kind: 'redirect'; processorReference: string | null; action: RedirectAction; risk: RiskInfo }
+  /**
+   * The processor took the payment but has no outcome yet (it will notify): the payment stays
+   * processing until a notification or the reconciliation sweep tells the outcome.
+   */
+  | { kind: 'pending'; processorReference: string | null; risk: RiskInfo };
 
 export type FollowUpOutcome =
   | { kind: 'succeeded' }
   | { kind: 'failed'; code: DeclineCode; message: string }
   | { kind: 'reversed'; code: 'payment_reversed'; message: string };
 
-export type CaptureOutcome = { kind: 'captured' } | { kind: 'failed'; code: DeclineCode; message: string };
+/** 'pending': the processor took the capture and tells its outcome later (a notification). */
+export type CaptureOutcome =
+  { kind: 'captured' } | { kind: 'pending' } | { kind: 'failed'; code: DeclineCode; message: string };
 
 /** Why a refund failed (the refund's `failureReason`). */
 export type RefundFailureReason = 'card_closed' | 'declined' | 'processing_error';
 
 /**
  * The processor's first answer to a refund. Card networks usually settle a refund later:
- * 'accepted' says it is under way and that the caller asks resolveRefund() after `afterMs`.
+ * 'accepted' says it is under way; with `followUp` the caller asks resolveRefund() after
+ * `afterMs`, with null the processor tells the outcome by a notification.
  */
 export type RefundOutcome =
   | { kind: 'succeeded'; processorReference: string }
-  | { kind: 'accepted'; processorReference: string; followUp: { afterMs: number } }
+  | { kind: 'accepted'; processorReference: string; followUp: { afterMs: number } | null }
   | { kind: 'failed'; processorReference: string | null; reason: RefundFailureReason };
 
-/** How an accepted refund settled. */
-export type RefundSettlement = { kind: 'succeeded' } | { kind: 'failed'; reason: RefundFailureReason };
+/** How an accepted refund settled; 'pending' when the processor does not know yet. */
+export type RefundSettlement =
+  { kind: 'succeeded' } | { kind: 'pending' } | { kind: 'failed'; reason: RefundFailureReason };
+
+export interface CaptureRequest {
+  paymentId: string;
+  paymentReference: string;
+  amount: bigint;
+  currency: string;
+  /** `<paymentId>.capture` */
+  idempotencyKey: string;
+}
+
+export interface CancelRequest {
+  paymentId: string;
+  paymentReference: string;
+  /** `<paymentId>.cancel` */
+  idempotencyKey: string;
+}
+
+export interface RefundRequest {
+  paymentId: string;
+  paymentReference: string;
+  refundId: string;
+  amount: bigint;
+  currency: string;
+  /** The refund's id: asking again for the same refund must not give the money back twice. */
+  idempotencyKey: string;
+}
+
+export interface CompleteRedirectRequest {
+  paymentId: string;
+  /** The reference the 'redirect' outcome gave, when it gave one. */
+  processorReference: string | null;
+  /** The query or form parameters the shopper came back with (e.g. Adyen's redirectResult). */
+  params: Record<string, string>;
+  /** `<paymentId>.details` */
+  idempotencyKey: string;
+}
+
+/** What an authorization became, asked after its outcome was unknown (a timeout, a crash). */
+export interface LookupRequest {
+  paymentId: string;
+  processorReference: string | null;
+}
 
 export interface Processor {
   readonly name: string;
   /**
    * True when an authorization that is never recorded leaves nothing behind to release (the
    * sandbox, which keeps no state): a payment created with confirm may then be written once,
-   * with the processor's answer, in one transaction. A connector to a real network says false:
-   * the payment is written (processing) before the network is asked, so that a crash between
-   * the two leaves a record of the attempt.
+   * with the processor's answer, in one transaction, and an outage fails the payment at once.
+   * A connector to a real network says false: the payment is written (processing) before the
+   * network is asked, so that a crash between the two leaves a record of the attempt, and an
+   * unknown outcome leaves it processing for the sweep to replay with the same idempotency key.
    */
   readonly statelessAuthorize: boolean;
   authorize(request: AuthorizeRequest): Promise<AuthorizeOutcome>;
+  /** The outcome after the shopper came back from a 'redirect' outcome's action. */
+  completeRedirect(request: CompleteRedirectRequest): Promise<AuthorizeOutcome>;
   resolveFollowUp(processorReference: string, kind: FollowUpKind): Promise<FollowUpOutcome>;
-  capture(processorReference: string, amount: bigint): Promise<CaptureOutcome>;
-  cancel(processorReference: string): Promise<void>;
-  /**
-   * Gives back `amount` (minor units) of the captured payment `paymentReference`. `refundId` is
-   * the idempotency key: asking again for the same refund (a retry after an outage or a crash)
-   * must not give the money back twice.
-   */
-  refund(paymentReference: string, amount: bigint, refundId: string): Promise<RefundOutcome>;
+  capture(request: CaptureRequest): Promise<CaptureOutcome>;
+  cancel(request: CancelRequest): Promise<void>;
+  /** Gives back `amount` (minor units) of the captured payment `paymentReference`. */
+  refund(request: RefundRequest): Promise<RefundOutcome>;
   /** The settlement of a refund answered 'accepted', asked after its follow-up delay. */
   resolveRefund(refundReference: string): Promise<RefundSettlement>;
+}
+
+/**
+ * A processor's notification, decoded and verified by its connector (the processor's webhook
+ * to Tessera, docs/processors.md). `id` is unique per notification at that processor, so that a
+ * notification sent twice is applied once.
+ */
+export type ProcessorNotification =
+  | {
+      kind: 'authorisation';
+      id: string;
+      paymentId: string;
+      outcome: Extract<AuthorizeOutcome, { kind: 'approved' } | { kind: 'declined' }>;
+    }
+  | {
+      kind: 'capture';
+      id: string;
+      paymentId: string;
+      processorReference: string;
+      success: boolean;
+      reason: string | null;
+    }
+  | { kind: 'cancellation'; id: string; paymentId: string; processorReference: string; success: boolean }
+  | {
+      kind: 'refund';
+      id: string;
+      refundId: string;
+      processorReference: string;
+      success: boolean;
+      reason: RefundFailureReason | null;
+    }
+  | {
+      kind: 'dispute';
+      id: string;
+      paymentId: string;
+      processorReference: string;
+      /** The processor's own name of the dispute's step (e.g. NOTIFICATION_OF_CHARGEBACK, charge.dispute.created). */
+      step: string;
+      amount: bigint;
+      currency: string;
+      reasonCode: string | null;
+    }
+  /** A notification Tessera has no use for (it is acknowledged and logged by type). */
+  | { kind: 'ignored'; id: string; type: string };
+
+/** What a connector makes of a notification request: what to apply and what to answer. */
+export interface NotificationBatch {
+  notifications: ProcessorNotification[];
+  /** The body the processor expects back (Adyen: `[accepted]`). */
+  answer: { contentType: string; body: string };
+}
+
+/** A notification whose signature does not verify: answered 401, nothing applied. */
+export class NotificationRefused extends Error {}
+
+/** A connector to a real processor also reads that processor's notifications. */
+export interface LiveProcessor extends Processor {
+  /** Verifies and decodes one notification request; throws NotificationRefused when it does not verify. */
+  parseNotification(request: { headers: Record<string, string | undefined>; rawBody: string }): NotificationBatch;
 }

@@ -2,12 +2,15 @@ import { createHash, randomInt } from 'node:crypto';
 import type {
   AuthorizeOutcome,
   AuthorizeRequest,
+  CancelRequest,
   CaptureOutcome,
+  CaptureRequest,
   DeclineCode,
   FollowUpKind,
   FollowUpOutcome,
   Processor,
   RefundOutcome,
+  RefundRequest,
   RefundSettlement,
   RiskInfo,
 } from './processor.js';
@@ -137,8 +140,13 @@ export function createSandboxProcessor({ followUpDelayMs = 3000 }: { followUpDel
       return { kind: 'reversed', code: 'payment_reversed', message: reversedMessage };
     },
 
-    async capture(processorReference: string, amount: bigint): Promise<CaptureOutcome> {
-      const { state } = parseReference(processorReference);
+    async completeRedirect(): Promise<AuthorizeOutcome> {
+      // The sandbox challenges on a page of Tessera's own ('challenge'), never by a redirect.
+      throw new Error('The sandbox never answers an authorization with a redirect');
+    },
+
+    async capture({ paymentReference, amount }: CaptureRequest): Promise<CaptureOutcome> {
+      const { state } = parseReference(paymentReference);
       if (state === 'd')
         return { kind: 'failed', code: 'processing_error', message: 'There is no authorization to capture.' };
       if (state === 'c')
@@ -147,12 +155,12 @@ export function createSandboxProcessor({ followUpDelayMs = 3000 }: { followUpDel
       return { kind: 'captured' };
     },
 
-    async cancel(processorReference: string): Promise<void> {
+    async cancel({ paymentReference }: CancelRequest): Promise<void> {
       // Releasing a hold the sandbox never really made needs nothing beyond a well-formed reference.
-      parseReference(processorReference);
+      parseReference(paymentReference);
     },
 
-    async refund(paymentReference: string, amount: bigint): Promise<RefundOutcome> {
+    async refund({ paymentReference, amount }: RefundRequest): Promise<RefundOutcome> {
       const { state, refunds } = parseReference(paymentReference);
       // The service refunds only payments that received money; anything else is a bug in the caller.
       if (state === 'd') throw new Error(`The sandbox payment ${paymentReference} was declined: nothing to refund`);

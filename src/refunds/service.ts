@@ -31,6 +31,9 @@ export const jobKinds = {
   resume: 'refund.resume',
 } as const;
 
+/** How often a refund a processor settles by notification is asked after, in case one was lost. */
+const notifiedSettlementCheckMs = 15 * 60 * 1000;
+
 /** A refund without a processor answer this long after it was created is submitted again. */
 export const resumeRefundAfterMs = 5 * 60 * 1000;
 
@@ -220,7 +223,14 @@ export function createRefundService(deps: RefundServiceDeps) {
    */
   async function submit(row: queries.RefundRow, payment: PaymentForRefund): Promise<queries.RefundRow> {
     if (payment.processorReference === null) throw new Error(`Payment ${payment.id} has no processor reference`);
-    const outcome = await processor.refund(payment.processorReference, BigInt(row.amount), row.id);
+    const outcome = await processor.refund({
+      paymentId: payment.id,
+      paymentReference: payment.processorReference,
+      refundId: row.id,
+      amount: BigInt(row.amount),
+      currency: row.currency,
+      idempotencyKey: row.id,
+    });
     return recordAnswer(row, payment, outcome).catch((err: unknown) => {
       // Another process recorded an answer first (the resume job and a slow request): keep it.
       if (err instanceof StateConflict && err.current) return err.current;
@@ -241,7 +251,10 @@ export function createRefundService(deps: RefundServiceDeps) {
           const updated = await change(tx, row, 'accept', { processor_reference: outcome.processorReference }, now, {
             unanswered: true,
           });
-          await jobs.schedule(tx, jobKinds.settle, row.id, new Date(now.getTime() + outcome.followUp.afterMs));
+          // A processor that notifies (followUp null) is still asked now and then, in case a
+          // notification is lost (docs/processors.md, Notifications).
+          const afterMs = outcome.followUp?.afterMs ?? notifiedSettlementCheckMs;
+          await jobs.schedule(tx, jobKinds.settle, row.id, new Date(now.getTime() + afterMs));
           return updated;
         }
         case 'succeeded':
@@ -274,6 +287,10 @@ export function createRefundService(deps: RefundServiceDeps) {
     const row = await queries.selectRefundById(db, refundId);
     if (!row || row.status !== 'pending' || row.processor_reference === null) return;
     const settlement = await processor.resolveRefund(row.processor_reference);
+    if (settlement.kind === 'pending') {
+      await jobs.schedule(db, jobKinds.settle, row.id, new Date(clock.now().getTime() + notifiedSettlementCheckMs));
+      return;
+    }
     const payment = await payments.paymentOfRefund(db, row.payment_id);
     if (!payment) throw new Error(`Refund ${row.id} has no payment`);
     await inTransaction(async (tx, recorded) => {
