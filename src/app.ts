@@ -22,6 +22,7 @@ import { vaultRoutes } from './vault/routes.js';
 import type { Processor } from './processor/processor.js';
 import type { MerchantService } from './merchants/service.js';
 import { merchantRoutes } from './merchants/routes.js';
+import { processorAccountRoutes, processorWebhookRoutes } from './processor-accounts/routes.js';
 import type { CustomerService } from './customers/service.js';
 import { customerRoutes } from './customers/routes.js';
 import type { CheckoutService } from './checkout/service.js';
@@ -196,6 +197,8 @@ export async function createTessera({
     });
     const {
       merchants,
+      processorAccounts,
+      processorNotifications,
       customers,
       paymentMethods,
       payments,
@@ -247,12 +250,18 @@ export async function createTessera({
         fastForwardRoutes(createFastForward({ db, clock, wake: () => webhookDispatcher.wake() })),
       ],
       operatorRoutes: [
-        merchantRoutes(merchants, async (tx, merchantId, email) => team.createOwner(tx, merchantId, email)),
+        merchantRoutes(
+          merchants,
+          async (tx, merchantId, email) => team.createOwner(tx, merchantId, email),
+          (merchantId) => processorAccounts.hasEnabledAccount(merchantId, 'live'),
+        ),
+        processorAccountRoutes(processorAccounts),
         vaultRoutes(vault),
       ],
       publicRoutes: [
         routes,
         threeDSecureRoutes(payments),
+        processorWebhookRoutes(processorNotifications),
         hostedInvoiceRoutes(invoices, publicKeyLimiter),
         hostedCheckoutRoutes(
           { db, clock, merchants, paymentMethods, payments, publicUrl: () => publicUrl },

@@ -39,6 +39,8 @@ export interface Config {
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** How long the sandbox processor takes to settle or reverse a payment after the fact. */
   readonly sandboxFollowUpDelayMs: number;
+  /** How long a processor (Adyen, Stripe) has to answer one call; then the outcome is unknown (docs/processors.md). */
+  readonly processorTimeoutMs: number;
   /**
    * How long an Idempotency-Key claim holds the key without an answer (docs/decisions/0003): a
    * retry after that takes the claim over, since the process that claimed it may have died.
@@ -288,6 +290,7 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
       'info',
     ),
     sandboxFollowUpDelayMs: integer(source, 'TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS', 3000, 0, 86_400_000),
+    processorTimeoutMs: integer(source, 'TESSERA_PROCESSOR_TIMEOUT_MS', 30_000, 100, 300_000),
     idempotencyLeaseMs: integer(source, 'TESSERA_IDEMPOTENCY_LEASE_MS', 60_000, 100, 3_600_000),
     testAnswerDelayMs: nodeEnv === 'test' ? integer(source, 'TESSERA_TEST_ANSWER_DELAY_MS', 0, 0, 600_000) : 0,
     testPgliteTemplate: pgliteTemplate(source, nodeEnv),

@@ -20,7 +20,9 @@ export type IdPrefix =
   // A logged API request (issue 11: the dashboard's request logs).
   | 'req'
   // A checkout session (issue 14, DESIGN §9).
-  | 'cs';
+  | 'cs'
+  // A processor account (docs/processors.md).
+  | 'pa';
 
 const TEN_POW_18 = 10n ** 18n;
 

@@ -12,6 +12,10 @@ import type { Heartbeat } from './ops/heartbeat.js';
 import type { Vault } from './vault/vault.js';
 import type { Processor } from './processor/processor.js';
 import { createSandboxProcessor } from './processor/sandbox.js';
+import { connectorFactories } from './processor-accounts/factories.js';
+import { createProcessorRegistry } from './processor-accounts/connectors.js';
+import { createProcessorAccountService } from './processor-accounts/service.js';
+import { createNotificationReceiver } from './processor-accounts/notifications.js';
 import { createMerchantService } from './merchants/service.js';
 import { createCustomerService } from './customers/service.js';
 import { createCheckoutService, type CheckoutService } from './checkout/service.js';
@@ -144,13 +148,29 @@ export function createServices({
   });
   const paymentMethods = createPaymentMethodService({ db, clock, vault, customers });
   late.paymentMethods = paymentMethods;
-  const paymentProcessor = processor ?? createSandboxProcessor({ followUpDelayMs: config.sandboxFollowUpDelayMs });
+  const processorAccounts = createProcessorAccountService({
+    db,
+    clock,
+    vault,
+    production: config.nodeEnv === 'production',
+    publicUrl,
+    merchantExists: async (merchantId) => (await merchants.retrieve(merchantId).catch(() => null)) !== null,
+    onChange: () => merchants.forgetKeys(),
+  });
+  const processors = createProcessorRegistry({
+    db,
+    vault,
+    sandbox: processor ?? createSandboxProcessor({ followUpDelayMs: config.sandboxFollowUpDelayMs }),
+    factories: connectorFactories,
+    timeoutMs: config.processorTimeoutMs,
+    observe: (...args) => metrics.observeProcessorRequest(...args),
+  });
   const payments = createPaymentService({
     db,
     logger: log,
     clock,
     vault,
-    processor: paymentProcessor,
+    processors,
     paymentMethods,
     events,
     jobs,
@@ -165,10 +185,21 @@ export function createServices({
     db,
     logger: log,
     clock,
-    processor: paymentProcessor,
+    processors,
     events,
     jobs,
     payments: payments.refundLedger,
+  });
+  const processorNotifications = createNotificationReceiver({
+    db,
+    clock,
+    logger: log,
+    registry: processors,
+    targets: {
+      authorisation: (...args) => payments.applyAuthorizationNotice(...args),
+      capture: (...args) => payments.applyCaptureNotice(...args),
+      refund: (...args) => refunds.applyRefundNotice(...args),
+    },
   });
   const mail = createMailTransport({
     smtpUrl: config.smtpUrl,
@@ -240,6 +271,8 @@ export function createServices({
 
   return {
     merchants,
+    processorAccounts,
+    processorNotifications,
     customers,
     paymentMethods,
     payments,

@@ -18,6 +18,10 @@ export const errorStatus = {
   resource_missing: 404,
   /** An operation that needs an enabled webhook endpoint (recover) on a disabled one: enable it first. */
   endpoint_disabled: 409,
+  /** Live keys, or a live payment, without an enabled live processor account (docs/processors.md). */
+  no_live_processor: 409,
+  /** A second enabled processor account for the same merchant and mode: disable the first one. */
+  processor_account_exists: 409,
   rate_limited: 429,
   internal_error: 500,
   /** Something the request needs does not answer (the database, the rate limit's store) or the process is stopping: nothing was done; retry (Retry-After). */

@@ -22,6 +22,10 @@ const errorMeanings: Record<keyof typeof errorStatus, string> = {
   mit_not_enabled: '`subsequentInitialType: mit` without the MIT capability',
   resource_missing: "No such object for this key (another merchant's objects included)",
   endpoint_disabled: 'Recover of a disabled webhook endpoint: enable it first',
+  no_live_processor:
+    'Live keys, or a live payment, while the merchant has no enabled live processor account: the operator connects or enables one',
+  processor_account_exists:
+    'The merchant already has an enabled processor account for that mode; `data.accountId` names it: disable it first',
   rate_limited: 'Too many public-key requests; retry after `Retry-After` seconds',
   internal_error: "Our fault; logged with the request's `X-TraceId`, which support asks for",
   service_unavailable:

@@ -108,9 +108,12 @@ export async function selectMerchantByKeyHash(db: Queryable, keyHash: string): P
     kind: 'private' | 'public';
     tokenization_enabled: boolean;
     mit_enabled: boolean;
+    processor_account_id: string | null;
   }>(
-    `SELECT k.merchant_id, k.mode, k.kind, m.tokenization_enabled, m.mit_enabled
+    // The enabled processor account of the key's mode takes the merchant's new payments (at most one: an index).
+    `SELECT k.merchant_id, k.mode, k.kind, m.tokenization_enabled, m.mit_enabled, pa.id AS processor_account_id
      FROM api_keys k JOIN merchants m ON m.id = k.merchant_id
+     LEFT JOIN processor_accounts pa ON pa.merchant_id = k.merchant_id AND pa.mode = k.mode AND pa.status = 'enabled'
      WHERE k.key_hash = $1 AND k.revoked_at IS NULL`,
     [keyHash],
   );
@@ -121,5 +124,6 @@ export async function selectMerchantByKeyHash(db: Queryable, keyHash: string): P
     keyKind: row.kind,
     tokenizationEnabled: row.tokenization_enabled,
     mitEnabled: row.mit_enabled,
+    processorAccountId: row.processor_account_id,
   };
 }

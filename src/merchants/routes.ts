@@ -1,7 +1,15 @@
 import { Type } from 'typebox';
 import { envelope, ok } from '../http/envelope.js';
 import type { App } from '../http/server.js';
-import { CreateMerchantBody, Merchant, MerchantParams, MerchantWithKeys, UpdateMerchantBody } from './schemas.js';
+import { invalidField } from '../http/errors.js';
+import {
+  CreateMerchantBody,
+  Merchant,
+  MerchantParams,
+  MerchantWithKeys,
+  RollKeysBody,
+  UpdateMerchantBody,
+} from './schemas.js';
 import type { MerchantService } from './service.js';
 import type { Queryable } from '../db/db.js';
 
@@ -12,7 +20,12 @@ const tags = ['Operator'];
 const security = [{ operatorKey: [] }];
 
 /** The operator ("account manager") API: merchants, their capability flags and keys (SPEC §1.6). */
-export function merchantRoutes(merchants: MerchantService, addOwner?: AddOwner) {
+export function merchantRoutes(
+  merchants: MerchantService,
+  addOwner?: AddOwner,
+  /** Whether the merchant has an enabled live processor account (live keys need one). */
+  liveAllowed: (merchantId: string) => Promise<boolean> = async () => false,
+) {
   return (app: App) => {
     app.post(
       '/merchants/create',
@@ -50,8 +63,21 @@ export function merchantRoutes(merchants: MerchantService, addOwner?: AddOwner) 
     );
     app.post(
       '/merchants/:id/roll_keys',
-      { schema: { tags, security, params: MerchantParams, response: { 200: envelope(MerchantWithKeys) } } },
-      async (request) => ok(await merchants.rollKeys(request.params.id)),
+      {
+        schema: {
+          tags,
+          security,
+          params: MerchantParams,
+          body: RollKeysBody,
+          response: { 200: envelope(MerchantWithKeys) },
+        },
+      },
+      async (request, reply) => {
+        const mode = request.body?.mode ?? 'test';
+        if (mode !== 'test' && mode !== 'live') throw invalidField('mode', 'mode must be test or live', 'enum');
+        void reply.header('cache-control', 'no-store');
+        return ok(await merchants.rollKeys(request.params.id, mode, () => liveAllowed(request.params.id)));
+      },
     );
   };
 }

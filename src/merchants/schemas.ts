@@ -71,11 +71,26 @@ export type Merchant = Static<typeof Merchant>;
 export const MerchantWithKeys = Type.Object({
   ...Merchant.properties,
   keys: Type.Object({
-    privateKey: Type.String({ description: 'test_pr_…, shown only here' }),
-    publicKey: Type.String({ description: 'test_pu_…, shown only here' }),
+    privateKey: Type.String({ description: 'test_pr_… (live_pr_… for live keys), shown only here' }),
+    publicKey: Type.String({ description: 'test_pu_… (live_pu_… for live keys), shown only here' }),
   }),
   ownerSetPasswordUrl: Type.Optional(
     Type.String({ description: "With ownerEmail: the Owner's one-time set-password link, shown only here" }),
   ),
 });
 export type MerchantWithKeys = Static<typeof MerchantWithKeys>;
+
+export const RollKeysBody = Type.Object(
+  {
+    mode: Type.Optional(
+      Type.String({
+        maxLength: 16,
+        description:
+          '`test` (the default) or `live`: live keys (`live_pr_…`, `live_pu_…`) only while the merchant has an enabled live processor account (409 `no_live_processor` otherwise)',
+        examples: ['live'],
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type RollKeysBody = Static<typeof RollKeysBody>;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
 import { hashKey, type KeyLookup, type MerchantContext } from '../http/auth.js';
-import { notFound } from '../http/errors.js';
+import { ApiError, notFound } from '../http/errors.js';
 import { newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './queries.js';
@@ -38,9 +38,9 @@ export const keyCacheTtlMs = 1000;
 const maxCachedKeys = 10_000;
 
 export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
-  async function issueTestKeys(tx: Queryable, merchantId: string, now: Date) {
-    const privateKey = generateKey('test_pr_');
-    const publicKey = generateKey('test_pu_');
+  async function issueKeys(tx: Queryable, merchantId: string, now: Date, mode: 'test' | 'live' = 'test') {
+    const privateKey = generateKey(`${mode}_pr_`);
+    const publicKey = generateKey(`${mode}_pu_`);
     for (const [kind, key] of [
       ['private', privateKey],
       ['public', publicKey],
@@ -48,7 +48,7 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
       await queries.insertApiKey(tx, {
         id: newId('key'),
         merchantId,
-        mode: 'test',
+        mode,
         kind,
         keyHash: hashKey(key),
         keyHint: key.slice(0, 12),
@@ -100,6 +100,8 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
 
   return {
     keyLookup,
+    /** What keys resolve to changed elsewhere (a processor account): every process re-reads within keyCacheTtlMs. */
+    forgetKeys,
 
     /** With ownerEmail, `addOwner` makes the first dashboard Owner in the same transaction. */
     async create(
@@ -119,7 +121,7 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
       };
       const { keys, owner } = await db.transaction(async (tx) => {
         await queries.insertMerchant(tx, row);
-        const issued = await issueTestKeys(tx, row.id, now);
+        const issued = await issueKeys(tx, row.id, now);
         const added = input.ownerEmail && addOwner ? await addOwner(tx, row.id, input.ownerEmail) : undefined;
         return { keys: issued, owner: added };
       });
@@ -148,14 +150,29 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
       return (await queries.selectMerchants(db)).map(toMerchant);
     },
 
-    /** The old keys stop working at once; the new ones are shown only in this answer. */
-    async rollKeys(id: string): Promise<MerchantWithKeys> {
+    /**
+     * The old keys of `mode` stop working at once; the new ones are shown only in this answer.
+     * Live keys only while `liveAllowed` says the merchant has an enabled live processor account.
+     */
+    async rollKeys(
+      id: string,
+      mode: 'test' | 'live' = 'test',
+      liveAllowed: () => Promise<boolean> = async () => false,
+    ): Promise<MerchantWithKeys> {
       const now = clock.now();
+      // Asked before the transaction: on PGlite a second query beside an open transaction waits for it.
+      if (mode === 'live' && !(await liveAllowed())) {
+        if (!(await queries.selectMerchant(db, id))) throw notFound('merchant', id);
+        throw new ApiError(
+          'no_live_processor',
+          'Live keys need an enabled live processor account: connect one first (POST /admin/v1/merchants/{id}/processor_accounts/create)',
+        );
+      }
       const rolled = await db.transaction(async (tx) => {
         const row = await queries.selectMerchant(tx, id);
         if (!row) throw notFound('merchant', id);
-        await queries.revokeApiKeys(tx, id, 'test', now);
-        return { ...toMerchant(row), keys: await issueTestKeys(tx, id, now) };
+        await queries.revokeApiKeys(tx, id, mode, now);
+        return { ...toMerchant(row), keys: await issueKeys(tx, id, now, mode) };
       });
       forgetKeys();
       return rolled;

@@ -8,6 +8,13 @@ import type { DatabaseGaugeSource } from './gauges.js';
 /** How a webhook attempt ended, as tessera_webhook_attempts_total counts it. */
 export type AttemptOutcomeLabel = 'succeeded' | 'failed' | 'skipped';
 
+/**
+ * How a processor call ended: `ok` (an answer, whatever it said: a decline is an answer),
+ * `declined` (an authorization the processor refused) or `error` (no usable answer: a timeout, a
+ * 5xx, a reset connection, an answer that could not be read).
+ */
+export type ProcessorOutcomeLabel = 'ok' | 'declined' | 'error';
+
 export interface Metrics {
   /** One finished HTTP request: `route` is the route's pattern (`/api/services/v1/payment/:id`), never the URL. */
   observeRequest(method: string, route: string, status: number, seconds: number): void;
@@ -16,6 +23,8 @@ export interface Metrics {
   observeAttempt(outcome: AttemptOutcomeLabel): void;
   /** The event stream's self-check (src/events/feed.ts): its probe NOTIFY came back to its LISTEN, or not. */
   observeListenProbe(outcome: 'received' | 'missing'): void;
+  /** One call to a processor (docs/processors.md, Monitoring): its outcome and how long it took. */
+  observeProcessorRequest(processor: string, operation: string, outcome: ProcessorOutcomeLabel, seconds: number): void;
   /** The Prometheus text exposition of every family. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -95,6 +104,19 @@ export function createMetrics({
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
+  const processorRequests = new Counter({
+    name: 'tessera_processor_requests_total',
+    help: 'Calls to a processor (sandbox, adyen, stripe) by operation and outcome: ok, declined or error (no usable answer)',
+    labelNames: ['processor', 'operation', 'outcome'] as const,
+    registers: [registry],
+  });
+  const processorDurations = new Histogram({
+    name: 'tessera_processor_request_duration_seconds',
+    help: 'How long a processor took to answer a call, by processor and operation',
+    labelNames: ['processor', 'operation'] as const,
+    buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
   // The database-wide gauges are read once per scrape, whichever of them is collected first.
   let scrape: Promise<Awaited<ReturnType<DatabaseGaugeSource['read']>>> | undefined;
   const current = () => (scrape ??= gauges.read().finally(() => setTimeout(() => (scrape = undefined), 0)));
@@ -145,6 +167,10 @@ export function createMetrics({
     },
     observeListenProbe(outcome) {
       listenProbes.inc({ outcome });
+    },
+    observeProcessorRequest(processor, operation, outcome, seconds) {
+      processorRequests.inc({ processor, operation, outcome });
+      processorDurations.observe({ processor, operation }, seconds);
     },
     async render() {
       const own = await registry.metrics();

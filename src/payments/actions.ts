@@ -130,7 +130,9 @@ export async function capturePayment(ctx: PaymentContext, merchant: MerchantCont
   const claimed = await claim(ctx, ctx.db, current, 'capture', { status: 'processing' });
   let captured: CaptureOutcome;
   try {
-    captured = await ctx.processor.capture({
+    captured = await (
+      await ctx.processors.of(claimed)
+    ).capture({
       paymentId: claimed.id,
       paymentReference: reference,
       amount: BigInt(claimed.amount),
@@ -145,7 +147,22 @@ export async function capturePayment(ctx: PaymentContext, merchant: MerchantCont
   // The processor took the capture and tells its outcome by a notification: the payment waits in
   // processing until then (docs/processors.md, Notifications).
   if (captured.kind === 'pending') return ctx.view.toPayment(claimed);
-  const updated = await inTransaction(ctx, async (tx, recorded) => {
+  const updated = await recordCapture(ctx, claimed, captured).catch((err: unknown) =>
+    conflictAsInvalidState(err, 'capture'),
+  );
+  return ctx.view.toPayment(updated);
+}
+
+/**
+ * Records a capture's final answer (at once, or by a processor's notification) over the payment
+ * held in processing for it: succeeded with the amount received, or failed with its hold released.
+ */
+export async function recordCapture(
+  ctx: Pick<PaymentContext, 'db' | 'clock' | 'events' | 'jobs' | 'view'>,
+  claimed: queries.PaymentRow,
+  captured: Exclude<CaptureOutcome, { kind: 'pending' }>,
+): Promise<queries.PaymentRow> {
+  return inTransaction(ctx, async (tx, recorded) => {
     const now = ctx.clock.now();
     if (captured.kind === 'captured') {
       const row = await change(
@@ -168,8 +185,7 @@ export async function capturePayment(ctx: PaymentContext, merchant: MerchantCont
     await ctx.jobs.schedule(tx, jobKinds.voidAuthorization, row.id, now);
     await record(ctx, tx, recorded, 'payment.failed', row);
     return row;
-  }).catch((err: unknown) => conflictAsInvalidState(err, 'capture'));
-  return ctx.view.toPayment(updated);
+  });
 }
 
 export async function cancelPayment(

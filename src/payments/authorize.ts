@@ -27,7 +27,7 @@ import { paymentStates } from './states.js';
 
 type AuthorizeContext = Pick<
   PaymentContext,
-  'db' | 'clock' | 'vault' | 'processor' | 'paymentMethods' | 'events' | 'jobs' | 'view'
+  'db' | 'clock' | 'vault' | 'processors' | 'paymentMethods' | 'events' | 'jobs' | 'view' | 'logger'
 >;
 
 /** A status change with the event that tells the merchant about it (null: none yet). */
@@ -241,10 +241,21 @@ export async function authorize(
   threeDSecure: ThreeDSecureState,
   target: AuthorizationTarget = 'claimed_row',
 ): Promise<queries.PaymentRow> {
+  const processor = await ctx.processors.of(row);
   let outcome: AuthorizeOutcome;
   try {
-    outcome = await ctx.processor.authorize(requestOf(row, method, threeDSecure, ctx.view.processorReturnUrl(row.id)));
+    outcome = await processor.authorize(requestOf(row, method, threeDSecure, ctx.view.processorReturnUrl(row.id)));
   } catch (err) {
+    if (!processor.statelessAuthorize) {
+      // No usable answer from a real processor (a timeout, a 5xx, a reset connection): it may
+      // have authorized. The payment stays processing and the sweep asks again with the same
+      // idempotency key until the outcome is known (docs/processors.md, Never twice).
+      ctx.logger.warn(
+        { paymentId: row.id, processor: processor.name, reason: (err as Error).message },
+        'the processor gave no usable answer; the payment stays processing until the sweep learns its outcome',
+      );
+      return row;
+    }
     // No answer at all (an outage): the payment must not stay in processing forever. It fails,
     // so that the merchant can retry with a new payment, and the error goes to the log.
     await inTransaction(ctx, async (tx, recorded) => {
@@ -261,31 +272,18 @@ export async function authorize(
   }
 
   try {
-    return await inTransaction(ctx, async (tx, recorded) => {
-      const now = ctx.clock.now();
-      const { changes, event } = await answerOf(ctx, tx, row, outcome, now);
-      // A first storing payment that is final and approved has just bound its card, which erased
-      // the code in the same statement.
-      const codeErased =
-        initiatorOf(row) === 'first_storing' &&
-        (changes.status === 'succeeded' || changes.status === 'requires_capture');
-      // The processor has seen the code once; a challenge is not an attempt, since the
-      // authorization after it still needs the code.
-      if (outcome.kind !== 'challenge' && method.card.securityCode !== null && !codeErased) {
-        await ctx.paymentMethods.eraseSecurityCode(tx, methodIdOf(row));
-      }
-      const updated = await writeAuthorization(tx, target, row, changes, now);
-      if (event !== null) await record(ctx, tx, recorded, event, updated);
-      return updated;
-    });
+    return await recordAuthorization(ctx, row, outcome, method.card.securityCode !== null, target);
   } catch (caught) {
+    // A real processor's notification recorded the outcome first (docs/processors.md,
+    // Notifications): it stands, and the authorization it recorded is the merchant's.
+    if (caught instanceof StateConflict && caught.current && !processor.statelessAuthorize) return caught.current;
     // A new row's insert is sent when the transaction ends, so its duplicate orderNo (or second
     // payment of a checkout session) shows here.
     const err = target === 'new_row' ? newRowRefusal(caught, row) : caught;
     // The answer was not recorded (only a bug moves a claimed payment out of processing; a new
     // row can meet a duplicate orderNo): an approved authorization must still be released.
     if (outcome.kind === 'approved' && (err instanceof StateConflict || target === 'new_row')) {
-      await ctx.processor.cancel({
+      await processor.cancel({
         paymentId: row.id,
         paymentReference: outcome.processorReference,
         idempotencyKey: `${row.id}.cancel`,
@@ -293,6 +291,37 @@ export async function authorize(
     }
     throw err;
   }
+}
+
+/**
+ * Records a processor's answer to an authorization in one transaction: the payment's new state,
+ * the card's binding, the security code's erasure, the event and any follow-up job. Used for the
+ * answer to authorize(), to a 3-D Secure redirect's completion, and to a processor's
+ * notification; a StateConflict says the payment was no longer processing.
+ */
+export async function recordAuthorization(
+  ctx: AuthorizeContext,
+  row: queries.PaymentRow,
+  outcome: AuthorizeOutcome,
+  securityCodeSent: boolean,
+  target: AuthorizationTarget = 'claimed_row',
+): Promise<queries.PaymentRow> {
+  return inTransaction(ctx, async (tx, recorded) => {
+    const now = ctx.clock.now();
+    const { changes, event } = await answerOf(ctx, tx, row, outcome, now);
+    // A first storing payment that is final and approved has just bound its card, which erased
+    // the code in the same statement.
+    const codeErased =
+      initiatorOf(row) === 'first_storing' && (changes.status === 'succeeded' || changes.status === 'requires_capture');
+    // The processor has seen the code once; a challenge is not an attempt, since the
+    // authorization after it still needs the code.
+    if (outcome.kind !== 'challenge' && securityCodeSent && !codeErased) {
+      await ctx.paymentMethods.eraseSecurityCode(tx, methodIdOf(row));
+    }
+    const updated = await writeAuthorization(tx, target, row, changes, now);
+    if (event !== null) await record(ctx, tx, recorded, event, updated);
+    return updated;
+  });
 }
 
 /**

@@ -4,7 +4,7 @@ import type { Db } from '../db/db.js';
 import type { EventService } from '../events/service.js';
 import type { JobRunner } from '../jobs/runner.js';
 import type { PaymentMethodService } from '../payment-methods/service.js';
-import type { Processor } from '../processor/processor.js';
+import type { ProcessorRouter } from '../processor/processor.js';
 import type { Vault } from '../vault/vault.js';
 import type { CheckoutPaymentListener } from './checkout-hook.js';
 import type { InvoicePaymentListener } from './invoice-hook.js';
@@ -15,7 +15,8 @@ export interface PaymentServiceDeps {
   logger: FastifyBaseLogger;
   clock: Clock;
   vault: Vault;
-  processor: Processor;
+  /** Each payment's processor: the sandbox, or the connector of the account it was made with. */
+  processors: ProcessorRouter;
   paymentMethods: PaymentMethodService;
   events: EventService;
   jobs: JobRunner;

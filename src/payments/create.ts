@@ -143,7 +143,9 @@ async function createNew(
   const checked = { ...series, status: startingStatus(confirm, series.payment_method_id) };
   const method = await checkRules(ctx, ctx.db, merchant, checked);
   const row = withMethodDetails(checked, method);
-  if (confirm && method !== null && ctx.processor.statelessAuthorize) {
+  // Refuses a live payment while the merchant has no enabled live account, before anything is written.
+  const processor = await ctx.processors.of(row);
+  if (confirm && method !== null && processor.statelessAuthorize) {
     return ctx.view.toPayment(await authorize(ctx, row, method, threeDSecureFor(row), 'new_row'));
   }
   await insertNew(ctx.db, row);

@@ -18,7 +18,7 @@ import { paymentStates } from './states.js';
 async function settle(ctx: PaymentContext, paymentId: string): Promise<void> {
   const row = await queries.selectPaymentById(ctx.db, paymentId);
   if (!row || row.status !== 'processing' || row.processor_reference === null) return;
-  const outcome = await ctx.processor.resolveFollowUp(row.processor_reference, 'settle');
+  const outcome = await (await ctx.processors.of(row)).resolveFollowUp(row.processor_reference, 'settle');
   await inTransaction(ctx, async (tx, recorded) => {
     const now = ctx.clock.now();
     let changes: StatusChange;
@@ -46,7 +46,7 @@ async function settle(ctx: PaymentContext, paymentId: string): Promise<void> {
 async function reverse(ctx: PaymentContext, paymentId: string): Promise<void> {
   const row = await queries.selectPaymentById(ctx.db, paymentId);
   if (!row || !paymentStates.canStart('reverse', row.status) || row.processor_reference === null) return;
-  const outcome = await ctx.processor.resolveFollowUp(row.processor_reference, 'reverse');
+  const outcome = await (await ctx.processors.of(row)).resolveFollowUp(row.processor_reference, 'reverse');
   if (outcome.kind === 'succeeded') return;
   await inTransaction(ctx, async (tx, recorded) => {
     // Refunds already made or under way are kept (docs/api.md, Refunds): the reversal takes back
@@ -93,7 +93,9 @@ async function expirePreAuthorization(ctx: PaymentContext, paymentId: string): P
 async function voidAuthorization(ctx: PaymentContext, paymentId: string): Promise<void> {
   const row = await queries.selectPaymentById(ctx.db, paymentId);
   if (row?.processor_reference)
-    await ctx.processor.cancel({
+    await (
+      await ctx.processors.of(row)
+    ).cancel({
       paymentId: row.id,
       paymentReference: row.processor_reference,
       idempotencyKey: `${row.id}.cancel`,
@@ -108,19 +110,16 @@ export function registerPaymentJobs(ctx: PaymentContext): void {
 }
 
 /**
- * The reconciliation sweep: a payment left in processing by a process that died between
- * claiming it and recording the processor's answer is authorized again and recorded, with its
- * event. Safe only with a processor that keeps no state (asking it again changes nothing on its
- * side); a connector to a real network would have to ask the network what became of the first
- * attempt, so with one the payments are only reported. Returns how many were resumed.
+ * The reconciliation sweep: a payment left in processing without a processor answer (its process
+ * died between claiming it and recording the answer, or the processor timed out, failed with a
+ * 5xx or reset the connection) is authorized again and recorded, with its event. Asking again
+ * is safe with every processor: the sandbox keeps no state, and a connector sends the same
+ * idempotency key (`<paymentId>.authorize`), so the processor answers the first attempt's outcome
+ * instead of charging again (docs/processors.md, Never twice). Returns how many were resumed.
  */
 export async function resumeInterruptedAuthorizations(ctx: PaymentContext): Promise<number> {
   const before = new Date(ctx.clock.now().getTime() - interruptedAuthorizationAfterMs);
   const rows = await queries.selectInterruptedAuthorizations(ctx.db, before, 20);
-  if (rows.length > 0 && !ctx.processor.statelessAuthorize) {
-    ctx.logger.warn({ paymentIds: rows.map((row) => row.id) }, 'payments left in processing need reconciling');
-    return 0;
-  }
   let resumed = 0;
   for (const row of rows) {
     const claimed = await queries.reclaimInterruptedAuthorization(ctx.db, row, ctx.clock.now());

@@ -1,3 +1,4 @@
+import type { ProcessedBy } from '../processor/processor.js';
 /**
  * The payments side of refunds (DESIGN §4): what a payment received, refunded and has under way.
  * The refunds domain (src/refunds/) keeps the refunds themselves and reaches a payment's refund
@@ -22,6 +23,8 @@ export interface PaymentForRefund {
   amountRefundPending: bigint;
   /** The processor's reference of the captured payment, which a refund gives back from. */
   processorReference: string | null;
+  /** Where the payment was processed: its refunds go the same way. */
+  processedBy: ProcessedBy;
   /** DESIGN §5: a refund's events also go to its payment's notifyUrl. */
   notifyUrl: string | null;
 }
@@ -73,6 +76,7 @@ function forRefund(row: queries.PaymentRow): PaymentForRefund {
     amountRefunded: BigInt(row.amount_refunded),
     amountRefundPending: BigInt(row.amount_refund_pending),
     processorReference: row.processor_reference,
+    processedBy: { processor_account_id: row.processor_account_id, mode: row.mode },
     notifyUrl: row.details.notifyUrl === '' ? null : row.details.notifyUrl,
   };
 }

@@ -5,7 +5,7 @@ import type { Idempotency } from '../http/idempotency.js';
 import { randomHex } from '../ids.js';
 import { withQueryParameters } from '../return-url.js';
 import { merchantOf, type App } from '../http/server.js';
-import { shopperLocale } from '../shopper/locales.js';
+import { shopperLocale, type ShopperLocale } from '../shopper/locales.js';
 import { CancelPaymentQuery, ListPaymentsQuery, PaymentParams } from './params-schemas.js';
 import {
   CancelPaymentBody,
@@ -19,6 +19,8 @@ import { Payment } from './payment-object.js';
 import type { PaymentService } from './service.js';
 import {
   pageHeaders,
+  processorRedirectHeaders,
+  renderProcessorRedirectPage,
   renderBadRequestPage,
   renderChallengePage,
   renderNotFoundPage,
@@ -230,8 +232,37 @@ export function threeDSecureRoutes(payments: PaymentService) {
             renderResultPage({ paymentId, status: found.status, message: 'threeDsNotNeeded' }, locale),
           );
         }
+        // A processor's own 3-D Secure step: the shopper is sent to it, and comes back to /return.
+        const action = found.processorAction;
+        if (action !== null && action.method === 'GET') {
+          return reply.code(303).header('cache-control', 'no-store').redirect(action.url, 303);
+        }
+        if (action !== null) {
+          return reply
+            .code(200)
+            .headers(processorRedirectHeaders(action))
+            .send(renderProcessorRedirectPage(action, locale));
+        }
         return sendPage(reply, 200, renderChallengePage(found.view, locale));
       });
+
+      // The return from a processor's 3-D Secure page, by GET or by form post, with what the
+      // processor gave the shopper to bring back (Adyen's redirectResult, say).
+      const processorReturn = async (request: FastifyRequest, reply: FastifyReply) => {
+        const { paymentId } = request.params as { paymentId: string };
+        const query = request.query as Record<string, unknown>;
+        const form = (request.body ?? {}) as Record<string, unknown>;
+        const locale = shopperLocale(undefined, request.headers['accept-language']);
+        const params: Record<string, string> = {};
+        for (const [name, value] of Object.entries({ ...query, ...form })) {
+          if (name !== 'secret' && typeof value === 'string') params[name] = value;
+        }
+        const completed = await payments.completeProcessorRedirect(paymentId, text(query.secret), params);
+        if (!completed) return sendPage(reply, 404, renderNotFoundPage(locale));
+        return answerCompleted(reply, completed, locale);
+      };
+      scope.get('/3ds/:paymentId/return', { schema: { hide: true } }, processorReturn);
+      scope.post('/3ds/:paymentId/return', { schema: { hide: true } }, processorReturn);
 
       scope.post('/3ds/:paymentId', { schema: { hide: true } }, async (request, reply) => {
         const { paymentId } = request.params as { paymentId: string };
@@ -243,23 +274,27 @@ export function threeDSecureRoutes(payments: PaymentService) {
         }
         const completed = await payments.completeChallenge(paymentId, text(form.secret), outcome);
         if (!completed) return sendPage(reply, 404, renderNotFoundPage(locale));
-        const { payment, returnUrl } = completed;
-        if (returnUrl !== null) {
-          const target = returnTarget(returnUrl, payment.id, payment.clientSecret);
-          return reply.code(303).header('cache-control', 'no-store').redirect(target, 303);
-        }
-        const message =
-          payment.status === 'succeeded' || payment.status === 'requires_capture' || payment.status === 'processing'
-            ? 'threeDsComplete'
-            : payment.status === 'requires_confirmation'
-              ? 'threeDsMerchantConfirms'
-              : 'threeDsNotCompleted';
-        return sendPage(
-          reply,
-          200,
-          renderResultPage({ paymentId: payment.id, status: payment.status, message }, locale),
-        );
+        return answerCompleted(reply, completed, locale);
       });
     });
   };
+}
+
+/** After 3-D Secure: back to the merchant's returnUrl (DESIGN §4), or a page that says how it ended. */
+function answerCompleted(
+  reply: FastifyReply,
+  { payment, returnUrl }: { payment: Payment; returnUrl: string | null },
+  locale: ShopperLocale,
+) {
+  if (returnUrl !== null) {
+    const target = returnTarget(returnUrl, payment.id, payment.clientSecret);
+    return reply.code(303).header('cache-control', 'no-store').redirect(target, 303);
+  }
+  const message =
+    payment.status === 'succeeded' || payment.status === 'requires_capture' || payment.status === 'processing'
+      ? 'threeDsComplete'
+      : payment.status === 'requires_confirmation'
+        ? 'threeDsMerchantConfirms'
+        : 'threeDsNotCompleted';
+  return sendPage(reply, 200, renderResultPage({ paymentId: payment.id, status: payment.status, message }, locale));
 }

@@ -30,7 +30,8 @@ import type { ListPaymentsQuery } from './params-schemas.js';
 import { dailySummary } from './daily-summary.js';
 import { paymentStatuses } from './states.js';
 import { loadPayment } from './state-changes.js';
-import { challengePage, completeChallenge } from './three-d-secure.js';
+import { challengePage, completeChallenge, completeProcessorRedirect } from './three-d-secure.js';
+import { applyAuthorizationNotice, applyCaptureNotice } from './processor-answers.js';
 import { createPaymentView } from './view.js';
 
 export type { PaymentServiceDeps } from './context.js';
@@ -101,6 +102,15 @@ export function createPaymentService(deps: PaymentServiceDeps) {
     challengePage: (paymentId: string, secret: string) => challengePage(ctx, paymentId, secret),
     completeChallenge: (paymentId: string, secret: string, result: 'pass' | 'fail') =>
       completeChallenge(ctx, paymentId, secret, result),
+    /** The shopper's return from a processor's 3-D Secure page. */
+    completeProcessorRedirect: (paymentId: string, secret: string, params: Record<string, string>) =>
+      completeProcessorRedirect(ctx, paymentId, secret, params),
+    /** A processor's notifications (docs/processors.md, Notifications), applied once. */
+    applyAuthorizationNotice: (
+      ...args: Parameters<typeof applyAuthorizationNotice> extends [unknown, ...infer R] ? R : never
+    ) => applyAuthorizationNotice(ctx, ...args),
+    applyCaptureNotice: (...args: Parameters<typeof applyCaptureNotice> extends [unknown, ...infer R] ? R : never) =>
+      applyCaptureNotice(ctx, ...args),
     /** The refund columns of payments, for the refunds domain (DESIGN §4). */
     refundLedger,
     // For src/invoices/ (invoice-payments.ts).

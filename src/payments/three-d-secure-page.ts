@@ -6,6 +6,7 @@
  * `locale` the hosted checkout hands on in the address, else the browser's Accept-Language), like
  * the hosted checkout and invoice pages that lead to it.
  */
+import type { RedirectAction } from '../processor/processor.js';
 import { formatMoney } from '../shopper/format.js';
 import { textDirection, type ShopperLocale } from '../shopper/locales.js';
 import { translate, type MessageKey } from '../shopper/messages.js';
@@ -87,6 +88,36 @@ export function renderChallengePage(view: ChallengeView, locale: ShopperLocale):
 </form>
 <p class="note">${t('threeDsSandbox')}</p>`,
   );
+}
+
+/**
+ * A processor's own 3-D Secure step that is a form post (docs/processors.md, 3-D Secure): the
+ * shopper's browser posts the processor's fields to its page, with the button, so that no script
+ * is needed. The page's CSP allows that one form target (processorRedirectHeaders).
+ */
+export function renderProcessorRedirectPage(action: RedirectAction, locale: ShopperLocale): string {
+  const t = (key: MessageKey) => escapeHtml(translate(locale, key));
+  const fields = Object.entries(action.data)
+    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
+    .join('\n');
+  return page(
+    locale,
+    translate(locale, 'threeDsTitle'),
+    `<h1>${t('threeDsTitle')}</h1>
+<p>${t('threeDsIntro')}</p>
+<form method="post" action="${escapeHtml(action.url)}">
+${fields}
+<button class="pass" type="submit">${t('threeDsContinue')}</button>
+</form>`,
+  );
+}
+
+/** The redirect page's headers: the page's own, with the processor's page as the one form target. */
+export function processorRedirectHeaders(action: RedirectAction): Record<string, string> {
+  return {
+    ...pageHeaders,
+    'content-security-policy': `${pageHeaders['content-security-policy']}; form-action ${new URL(action.url).origin}`,
+  };
 }
 
 /** A missing payment and a wrong secret look the same, so the page reveals nothing about either. */

@@ -4,6 +4,8 @@ import { ApiError } from '../http/errors.js';
 import { isId } from '../ids.js';
 import type { PaymentMethodForPayment } from '../payment-methods/service.js';
 import { authorize } from './authorize.js';
+import { completeRedirect } from './processor-answers.js';
+import type { RedirectAction } from '../processor/processor.js';
 import type { PaymentContext } from './context.js';
 import * as queries from './queries.js';
 import { checkMethod, methodIdOf } from './rules.js';
@@ -29,16 +31,35 @@ async function paymentOfPage(
   return (await queries.selectPaymentById(ctx.db, paymentId)) ?? null;
 }
 
+/**
+ * The shopper came back from a processor's 3-D Secure page (docs/processors.md, 3-D Secure): the
+ * processor is asked for the outcome. Returns null for a wrong id or secret.
+ */
+export async function completeProcessorRedirect(
+  ctx: PaymentContext,
+  paymentId: string,
+  secret: string,
+  params: Record<string, string>,
+): Promise<CompletedChallenge | null> {
+  const row = await paymentOfPage(ctx, paymentId, secret);
+  if (!row) return null;
+  const wasWaiting = row.status === 'requires_action';
+  const after = (await completeRedirect(ctx, row.id, params)) ?? row;
+  return { payment: ctx.view.toPayment(after), returnUrl: after.details.returnUrl, completedNow: wasWaiting };
+}
+
 /** The hosted page's view of a payment awaiting 3-D Secure; null for a wrong id or secret. */
 export async function challengePage(
   ctx: Pick<PaymentContext, 'db' | 'view'>,
   paymentId: string,
   secret: string,
-): Promise<{ view: ChallengeView; status: PaymentStatus } | null> {
+): Promise<{ view: ChallengeView; status: PaymentStatus; processorAction: RedirectAction | null } | null> {
   const row = await paymentOfPage(ctx, paymentId, secret);
   if (!row) return null;
   return {
     status: row.status,
+    // A processor's own 3-D Secure step, where the shopper is sent instead of the sandbox's page.
+    processorAction: row.status === 'requires_action' ? row.next_action : null,
     view: {
       paymentId: row.id,
       clientSecret: ctx.view.clientSecretOf(row.id),

@@ -259,3 +259,15 @@ export interface LiveProcessor extends Processor {
   /** Verifies and decodes one notification request; throws NotificationRefused when it does not verify. */
   parseNotification(request: { headers: Record<string, string | undefined>; rawBody: string }): NotificationBatch;
 }
+
+/** What a payment says about where it was processed (its account; null: the built-in sandbox). */
+export interface ProcessedBy {
+  processor_account_id: string | null;
+  mode: string;
+}
+
+/** Which processor a payment goes through (src/processor-accounts/connectors.ts). */
+export interface ProcessorRouter {
+  /** The processor of a payment: the sandbox when it has no account; a live one without throws no_live_processor. */
+  of(payment: ProcessedBy): Promise<Processor>;
+}

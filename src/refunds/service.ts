@@ -11,7 +11,7 @@ import { newId } from '../ids.js';
 import type { JobRunner } from '../jobs/runner.js';
 import { normalizeCurrency, parseAmount } from '../money.js';
 import { refundableAmount, type PaymentForRefund, type RefundLedger } from '../payments/service.js';
-import type { Processor, RefundOutcome } from '../processor/processor.js';
+import type { ProcessorRouter, RefundOutcome, RefundSettlement } from '../processor/processor.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './queries.js';
 import type { CreateRefundBody, ListRefundsQuery, Refund } from './schemas.js';
@@ -43,7 +43,8 @@ export interface RefundServiceDeps {
   db: Db;
   logger: FastifyBaseLogger;
   clock: Clock;
-  processor: Processor;
+  /** Each refund goes through its payment's processor. */
+  processors: ProcessorRouter;
   events: EventService;
   jobs: JobRunner;
   payments: RefundLedger;
@@ -86,7 +87,7 @@ const maxClaimAttempts = 3;
 export type RefundSearch = Pick<queries.RefundFilters, 'amountGte' | 'amountLte' | 'currency'>;
 
 export function createRefundService(deps: RefundServiceDeps) {
-  const { db, logger, clock, processor, events, jobs, payments } = deps;
+  const { db, logger, clock, processors, events, jobs, payments } = deps;
 
   /** Runs `work` in a transaction, then publishes the events it recorded once they are committed. */
   async function inTransaction<T>(work: (tx: Queryable, recorded: RecordedEvent[]) => Promise<T>): Promise<T> {
@@ -223,6 +224,7 @@ export function createRefundService(deps: RefundServiceDeps) {
    */
   async function submit(row: queries.RefundRow, payment: PaymentForRefund): Promise<queries.RefundRow> {
     if (payment.processorReference === null) throw new Error(`Payment ${payment.id} has no processor reference`);
+    const processor = await processors.of(payment.processedBy);
     const outcome = await processor.refund({
       paymentId: payment.id,
       paymentReference: payment.processorReference,
@@ -286,13 +288,22 @@ export function createRefundService(deps: RefundServiceDeps) {
   jobs.register(jobKinds.settle, async (refundId) => {
     const row = await queries.selectRefundById(db, refundId);
     if (!row || row.status !== 'pending' || row.processor_reference === null) return;
-    const settlement = await processor.resolveRefund(row.processor_reference);
+    const payment = await payments.paymentOfRefund(db, row.payment_id);
+    if (!payment) throw new Error(`Refund ${row.id} has no payment`);
+    const settlement = await (await processors.of(payment.processedBy)).resolveRefund(row.processor_reference);
     if (settlement.kind === 'pending') {
       await jobs.schedule(db, jobKinds.settle, row.id, new Date(clock.now().getTime() + notifiedSettlementCheckMs));
       return;
     }
-    const payment = await payments.paymentOfRefund(db, row.payment_id);
-    if (!payment) throw new Error(`Refund ${row.id} has no payment`);
+    await settle(row, payment, settlement).catch(ignoreConflict);
+  });
+
+  /** A pending refund settled (by the follow-up job, or by the processor's notification). */
+  async function settle(
+    row: queries.RefundRow,
+    payment: PaymentForRefund,
+    settlement: Exclude<RefundSettlement, { kind: 'pending' }>,
+  ): Promise<void> {
     await inTransaction(async (tx, recorded) => {
       const now = clock.now();
       const succeeded = settlement.kind === 'succeeded';
@@ -305,8 +316,8 @@ export function createRefundService(deps: RefundServiceDeps) {
       );
       await payments.finishRefund(tx, row.payment_id, BigInt(row.amount), settlement.kind, now);
       await record(tx, recorded, succeeded ? 'refund.succeeded' : 'refund.failed', updated, payment);
-    }).catch(ignoreConflict);
-  });
+    });
+  }
 
   jobs.register(jobKinds.resume, async (refundId) => {
     const row = await queries.selectRefundById(db, refundId);
@@ -319,6 +330,29 @@ export function createRefundService(deps: RefundServiceDeps) {
   });
 
   return {
+    /**
+     * A processor's notification that a refund settled (docs/processors.md, Notifications):
+     * applied if the refund, made through that account, is still pending; whichever of it and
+     * the processor's first answer comes first wins.
+     */
+    async applyRefundNotice(
+      accountId: string,
+      refundId: string,
+      settlement: Exclude<RefundSettlement, { kind: 'pending' }>,
+    ): Promise<'applied' | 'ignored'> {
+      const row = await queries.selectRefundById(db, refundId);
+      if (!row || row.status !== 'pending') return 'ignored';
+      const payment = await payments.paymentOfRefund(db, row.payment_id);
+      if (!payment || payment.processedBy.processor_account_id !== accountId) return 'ignored';
+      try {
+        await settle(row, payment, settlement);
+        return 'applied';
+      } catch (err) {
+        ignoreConflict(err);
+        return 'ignored';
+      }
+    },
+
     /** DESIGN §4: a refund of a payment with money received, pending until the processor settles it. */
     async create(merchant: MerchantContext, input: CreateRefundBody): Promise<Refund> {
       let amount: bigint | null = null;

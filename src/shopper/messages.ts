@@ -96,6 +96,7 @@ export const en = {
   threeDsPass: 'Pass',
   threeDsFail: 'Fail',
   threeDsSandbox: 'Sandbox: Pass completes authentication, Fail makes it fail.',
+  threeDsContinue: 'Continue to your bank',
   threeDsNotFound: 'This authentication page does not exist. The link is wrong or incomplete.',
   threeDsChoose: 'Choose Pass or Fail.',
   threeDsResultTitle: 'Payment authentication',

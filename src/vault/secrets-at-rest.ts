@@ -24,6 +24,9 @@ export const idempotencyContext = (merchantId: string, mode: string, key: string
 /** The development sandbox merchant's keys (`tessera start` outside production). */
 export const sandboxKeysContext = (merchantId: string) => `sandbox:${merchantId}`;
 
+/** A processor account's credentials (docs/processors.md), as one JSON object. */
+export const processorAccountContext = (accountId: string) => `processor_account:${accountId}`;
+
 const byId = (row: Record<string, string>) => row.id ?? '';
 
 export const secretTables: readonly SecretTable[] = [
@@ -59,5 +62,11 @@ export const secretTables: readonly SecretTable[] = [
     keyColumns: ['merchant_id'],
     secretColumns: ['keys_encrypted'],
     context: (row) => sandboxKeysContext(row.merchant_id ?? ''),
+  },
+  {
+    table: 'processor_accounts',
+    keyColumns: ['id'],
+    secretColumns: ['credentials_encrypted'],
+    context: (row) => processorAccountContext(row.id ?? ''),
   },
 ];

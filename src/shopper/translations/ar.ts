@@ -73,6 +73,7 @@ export const ar: Messages = {
   threeDsPass: 'قبول',
   threeDsFail: 'رفض',
   threeDsSandbox: 'بيئة الاختبار: «قبول» يُكمل المصادقة، و«رفض» يجعلها تفشل.',
+  threeDsContinue: 'المتابعة إلى مصرفك',
   threeDsNotFound: 'صفحة المصادقة هذه غير موجودة. الرابط خاطئ أو غير مكتمل.',
   threeDsChoose: 'اختر «قبول» أو «رفض».',
   threeDsResultTitle: 'مصادقة الدفع',

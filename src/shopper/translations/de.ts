@@ -78,6 +78,7 @@ export const de: Messages = {
   threeDsPass: 'Bestätigen',
   threeDsFail: 'Ablehnen',
   threeDsSandbox: 'Sandbox: Bestätigen schließt die Authentifizierung ab, Ablehnen lässt sie fehlschlagen.',
+  threeDsContinue: 'Weiter zu Ihrer Bank',
   threeDsNotFound: 'Diese Authentifizierungsseite gibt es nicht. Der Link ist falsch oder unvollständig.',
   threeDsChoose: 'Wählen Sie Bestätigen oder Ablehnen.',
   threeDsResultTitle: 'Zahlungsauthentifizierung',

@@ -75,6 +75,7 @@ export const es: Messages = {
   threeDsPass: 'Aprobar',
   threeDsFail: 'Rechazar',
   threeDsSandbox: 'Sandbox: Aprobar completa la autenticación; Rechazar hace que falle.',
+  threeDsContinue: 'Continuar a su banco',
   threeDsNotFound: 'Esta página de autenticación no existe. El enlace es incorrecto o está incompleto.',
   threeDsChoose: 'Elige Aprobar o Rechazar.',
   threeDsResultTitle: 'Autenticación del pago',

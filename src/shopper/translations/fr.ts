@@ -75,6 +75,7 @@ export const fr: Messages = {
   threeDsPass: 'Valider',
   threeDsFail: 'Refuser',
   threeDsSandbox: 'Sandbox : Valider termine l’authentification, Refuser la fait échouer.',
+  threeDsContinue: 'Continuer vers votre banque',
   threeDsNotFound: 'Cette page d’authentification n’existe pas. Le lien est erroné ou incomplet.',
   threeDsChoose: 'Choisissez Valider ou Refuser.',
   threeDsResultTitle: 'Authentification du paiement',

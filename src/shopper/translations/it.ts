@@ -75,6 +75,7 @@ export const it: Messages = {
   threeDsPass: 'Conferma',
   threeDsFail: 'Rifiuta',
   threeDsSandbox: 'Sandbox: Conferma completa l’autenticazione, Rifiuta la fa fallire.',
+  threeDsContinue: 'Continua verso la tua banca',
   threeDsNotFound: 'Questa pagina di autenticazione non esiste. Il link è errato o incompleto.',
   threeDsChoose: 'Scegli Conferma o Rifiuta.',
   threeDsResultTitle: 'Autenticazione del pagamento',

@@ -75,6 +75,7 @@ export const ja: Messages = {
   threeDsPass: '承認',
   threeDsFail: '拒否',
   threeDsSandbox: 'サンドボックス：「承認」で認証が完了し、「拒否」で失敗します。',
+  threeDsContinue: '銀行のページへ進む',
   threeDsNotFound: 'この認証ページは存在しません。リンクが正しくないか、不完全です。',
   threeDsChoose: '「承認」か「拒否」を選んでください。',
   threeDsResultTitle: 'お支払いの認証',

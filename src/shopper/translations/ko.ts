@@ -73,6 +73,7 @@ export const ko: Messages = {
   threeDsPass: '승인',
   threeDsFail: '거절',
   threeDsSandbox: '샌드박스: 승인을 누르면 인증이 완료되고, 거절을 누르면 실패합니다.',
+  threeDsContinue: '은행 페이지로 계속',
   threeDsNotFound: '이 인증 페이지는 존재하지 않습니다. 링크가 잘못되었거나 불완전합니다.',
   threeDsChoose: '승인 또는 거절을 선택하세요.',
   threeDsResultTitle: '결제 인증',

@@ -75,6 +75,7 @@ export const nl: Messages = {
   threeDsPass: 'Goedkeuren',
   threeDsFail: 'Afwijzen',
   threeDsSandbox: 'Sandbox: Goedkeuren voltooit de verificatie, Afwijzen laat die mislukken.',
+  threeDsContinue: 'Verder naar uw bank',
   threeDsNotFound: 'Deze verificatiepagina bestaat niet. De link is onjuist of onvolledig.',
   threeDsChoose: 'Kies Goedkeuren of Afwijzen.',
   threeDsResultTitle: 'Verificatie van de betaling',

@@ -73,6 +73,7 @@ export const pl: Messages = {
   threeDsPass: 'Zatwierdź',
   threeDsFail: 'Odrzuć',
   threeDsSandbox: 'Sandbox: Zatwierdź kończy uwierzytelnianie, Odrzuć powoduje jego niepowodzenie.',
+  threeDsContinue: 'Przejdź do swojego banku',
   threeDsNotFound: 'Ta strona uwierzytelniania nie istnieje. Link jest błędny lub niepełny.',
   threeDsChoose: 'Wybierz Zatwierdź lub Odrzuć.',
   threeDsResultTitle: 'Uwierzytelnianie płatności',

@@ -74,6 +74,7 @@ export const ptBR: Messages = {
   threeDsPass: 'Aprovar',
   threeDsFail: 'Recusar',
   threeDsSandbox: 'Sandbox: Aprovar conclui a autenticação, Recusar faz com que ela falhe.',
+  threeDsContinue: 'Continuar para o seu banco',
   threeDsNotFound: 'Esta página de autenticação não existe. O link está errado ou incompleto.',
   threeDsChoose: 'Escolha Aprovar ou Recusar.',
   threeDsResultTitle: 'Autenticação do pagamento',

@@ -73,6 +73,7 @@ export const zhCN: Messages = {
   threeDsPass: '通过',
   threeDsFail: '拒绝',
   threeDsSandbox: '沙盒：“通过”完成验证，“拒绝”使验证失败。',
+  threeDsContinue: '前往您的银行',
   threeDsNotFound: '此验证页面不存在。链接有误或不完整。',
   threeDsChoose: '请选择“通过”或“拒绝”。',
   threeDsResultTitle: '付款验证',

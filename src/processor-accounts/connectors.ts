@@ -1,0 +1,139 @@
+/**
+ * Which processor a payment goes through (docs/processors.md): the built-in sandbox for test-mode
+ * payments without a processor account, else the connector of the account the payment was made
+ * with. Connectors are built from the account's sealed credentials and kept per account and
+ * version (updated_at), so that new credentials take effect at the next call in every process.
+ * Every call is counted and timed (tessera_processor_requests_total, …_duration_seconds).
+ */
+import type { Db } from '../db/db.js';
+import { ApiError } from '../http/errors.js';
+import type { ProcessorOutcomeLabel } from '../ops/metrics.js';
+import type { LiveProcessor, Processor, ProcessorRouter } from '../processor/processor.js';
+import type { Vault } from '../vault/vault.js';
+import { processorAccountContext } from '../vault/secrets-at-rest.js';
+import type { Credentials } from './credentials.js';
+import { defaultBaseUrls } from './credentials.js';
+import * as queries from './queries.js';
+import type { ProcessorName } from './schemas.js';
+
+export interface ConnectorSettings {
+  mode: 'test' | 'live';
+  credentials: Credentials;
+  baseUrl: string;
+  timeoutMs: number;
+}
+
+export type ConnectorFactory = (settings: ConnectorSettings) => LiveProcessor;
+
+export interface ProcessorRegistry extends ProcessorRouter {
+  /** An account's connector, for its notifications; null when the account does not exist. */
+  account(accountId: string): Promise<{ row: queries.ProcessorAccountRow; connector: LiveProcessor } | null>;
+}
+
+type Observe = (processor: string, operation: string, outcome: ProcessorOutcomeLabel, seconds: number) => void;
+
+export function createProcessorRegistry({
+  db,
+  vault,
+  sandbox,
+  factories,
+  timeoutMs,
+  observe,
+}: {
+  db: Db;
+  vault: Vault;
+  sandbox: Processor;
+  factories: Record<ProcessorName, ConnectorFactory>;
+  timeoutMs: number;
+  observe: Observe;
+}): ProcessorRegistry {
+  const instrumentedSandbox = instrument(sandbox, observe);
+  const built = new Map<string, { version: number; connector: LiveProcessor }>();
+
+  async function connectorOf(row: queries.ProcessorAccountRow): Promise<LiveProcessor> {
+    const version = row.updated_at.getTime();
+    const cached = built.get(row.id);
+    if (cached && cached.version === version) return cached.connector;
+    const credentials = JSON.parse(
+      await vault.decrypt(row.credentials_encrypted, processorAccountContext(row.id)),
+    ) as Credentials;
+    const baseUrl = row.base_url ?? defaultBaseUrls[row.processor][row.mode];
+    if (baseUrl === null) throw new Error(`Processor account ${row.id} has no base URL`);
+    const connector = instrument(
+      factories[row.processor]({ mode: row.mode, credentials, baseUrl, timeoutMs }),
+      observe,
+    );
+    built.set(row.id, { version, connector });
+    return connector;
+  }
+
+  return {
+    async of(payment) {
+      if (payment.processor_account_id === null) {
+        // Live objects never reach the sandbox: a live key exists only beside a live account.
+        if (payment.mode === 'live') throw noLiveProcessor();
+        return instrumentedSandbox;
+      }
+      const row = await queries.selectAccount(db, payment.processor_account_id);
+      if (!row) throw new Error(`Processor account ${payment.processor_account_id} is missing`);
+      return connectorOf(row);
+    },
+    async account(accountId) {
+      const row = await queries.selectAccount(db, accountId);
+      if (!row) return null;
+      return { row, connector: await connectorOf(row) };
+    },
+  };
+}
+
+export const noLiveProcessor = () =>
+  new ApiError(
+    'no_live_processor',
+    'The merchant has no enabled live processor account, so no live payment can be taken; the operator connects one (docs/processors.md)',
+  );
+
+/** The same processor, each call counted and timed by operation and outcome. */
+function instrument<P extends Processor>(processor: P, observe: Observe): P {
+  const timed =
+    <A extends unknown[], R>(
+      operation: string,
+      call: (...args: A) => Promise<R>,
+      label: (result: R) => ProcessorOutcomeLabel,
+    ) =>
+    async (...args: A): Promise<R> => {
+      const startedAt = performance.now();
+      try {
+        const result = await call(...args);
+        observe(processor.name, operation, label(result), (performance.now() - startedAt) / 1000);
+        return result;
+      } catch (err) {
+        observe(processor.name, operation, 'error', (performance.now() - startedAt) / 1000);
+        throw err;
+      }
+    };
+  const ok = (): ProcessorOutcomeLabel => 'ok';
+  const authorization = (outcome: { kind: string }): ProcessorOutcomeLabel =>
+    outcome.kind === 'declined' ? 'declined' : 'ok';
+  const bind = <K extends keyof Processor>(name: K) =>
+    (processor[name] as (...args: never[]) => unknown).bind(processor);
+  return {
+    ...processor,
+    name: processor.name,
+    statelessAuthorize: processor.statelessAuthorize,
+    authorize: timed('authorize', bind('authorize') as Processor['authorize'], authorization),
+    completeRedirect: timed(
+      'complete_redirect',
+      bind('completeRedirect') as Processor['completeRedirect'],
+      authorization,
+    ),
+    resolveFollowUp: timed('resolve_follow_up', bind('resolveFollowUp') as Processor['resolveFollowUp'], ok),
+    capture: timed('capture', bind('capture') as Processor['capture'], (outcome) =>
+      outcome.kind === 'failed' ? 'declined' : 'ok',
+    ),
+    cancel: timed('cancel', bind('cancel') as Processor['cancel'], ok),
+    refund: timed('refund', bind('refund') as Processor['refund'], (outcome) =>
+      outcome.kind === 'failed' ? 'declined' : 'ok',
+    ),
+    resolveRefund: timed('resolve_refund', bind('resolveRefund') as Processor['resolveRefund'], ok),
+  };
+}
