@@ -8,8 +8,21 @@
  */
 
 import { randomBytes, randomInt } from 'node:crypto';
-
-export type Params = { [key: string]: string | Params | Params[] | string[] };
+import {
+  boolean,
+  cancelShape,
+  captureShape,
+  checkCard,
+  checkShape,
+  createShape,
+  integer,
+  invalid,
+  oneOf,
+  refundShape,
+  retrieveShape,
+  StripeRefusal,
+  type Params,
+} from './stripe-stand-in-params.js';
 
 /** Stripe's test cards and what the stand-in makes of them (anything else succeeds). */
 export const stripeTestCards = {
@@ -57,115 +70,6 @@ const cardDeclines = new Map<string, { code: string; decline_code?: string; mess
   ],
 ]);
 
-/** A refusal in Stripe's error shape, with the HTTP status Stripe gives it. */
-export class StripeRefusal {
-  constructor(
-    readonly status: number,
-    readonly error: Record<string, unknown>,
-  ) {}
-}
-
-function invalid(code: string, message: string, param?: string, extra: Record<string, unknown> = {}): StripeRefusal {
-  return new StripeRefusal(400, {
-    type: 'invalid_request_error',
-    code,
-    message,
-    ...(param ? { param } : {}),
-    ...extra,
-  });
-}
-
-/**
- * What Stripe accepts for each call the connector makes: `true` for a value, a nested shape for
- * a hash, `'*'` for a hash of any keys (metadata), `[]` for a list.
- */
-type Shape = { [key: string]: true | '*' | [] | Shape };
-const createShape: Shape = {
-  amount: true,
-  currency: true,
-  confirm: true,
-  capture_method: true,
-  setup_future_usage: true,
-  off_session: true,
-  return_url: true,
-  description: true,
-  statement_descriptor_suffix: true,
-  customer: true,
-  expand: [],
-  metadata: '*',
-  payment_method_data: {
-    type: true,
-    card: { number: true, exp_month: true, exp_year: true, cvc: true },
-    billing_details: { name: true, email: true },
-  },
-  payment_method_options: { card: { mit_exemption: { network_transaction_id: true }, request_three_d_secure: true } },
-};
-const retrieveShape: Shape = { expand: [], client_secret: true };
-const captureShape: Shape = { amount_to_capture: true, expand: [], metadata: '*' };
-const cancelShape: Shape = { cancellation_reason: true, expand: [] };
-const refundShape: Shape = {
-  payment_intent: true,
-  charge: true,
-  amount: true,
-  reason: true,
-  metadata: '*',
-  expand: [],
-};
-
-function checkShape(params: Params, shape: Shape, prefix = ''): void {
-  for (const [key, value] of Object.entries(params)) {
-    const name = prefix === '' ? key : `${prefix}[${key}]`;
-    const allowed = shape[key];
-    if (allowed === undefined) throw invalid('parameter_unknown', `Received unknown parameter: ${name}`, name);
-    if (allowed === '*') {
-      if (typeof value !== 'object' || Array.isArray(value))
-        throw invalid('parameter_invalid_string', `Invalid hash`, name);
-      for (const [metaKey, metaValue] of Object.entries(value)) {
-        if (typeof metaValue !== 'string' || metaKey.length > 40 || metaValue.length > 500) {
-          throw invalid(
-            'parameter_invalid_string',
-            'Metadata keys are at most 40 characters, values 500',
-            `${name}[${metaKey}]`,
-          );
-        }
-      }
-    } else if (Array.isArray(allowed)) {
-      if (!Array.isArray(value)) throw invalid('parameter_invalid_array', 'Invalid array', name);
-    } else if (allowed === true) {
-      if (typeof value !== 'string') throw invalid('parameter_invalid_string', `Invalid string`, name);
-    } else {
-      if (typeof value !== 'object' || Array.isArray(value))
-        throw invalid('parameter_invalid_string', 'Invalid hash', name);
-      checkShape(value as Params, allowed, name);
-    }
-  }
-}
-
-function integer(params: Params, name: string, required: boolean): number | null {
-  const value = params[name];
-  if (value === undefined) {
-    if (required) throw invalid('parameter_missing', `Missing required param: ${name}.`, name);
-    return null;
-  }
-  if (typeof value !== 'string' || !/^\d+$/.test(value))
-    throw invalid('parameter_invalid_integer', 'Invalid integer', name);
-  return Number(value);
-}
-
-function boolean(value: unknown, name: string): boolean | null {
-  if (value === undefined) return null;
-  if (value !== 'true' && value !== 'false') throw invalid('parameter_invalid_boolean', 'Invalid boolean', name);
-  return value === 'true';
-}
-
-function oneOf(value: unknown, name: string, allowed: string[]): string | null {
-  if (value === undefined) return null;
-  if (typeof value !== 'string' || !allowed.includes(value)) {
-    throw invalid('parameter_invalid_string', `Invalid ${name}: must be one of ${allowed.join(', ')}`, name);
-  }
-  return value;
-}
-
 function newId(prefix: string): string {
   return `${prefix}_${randomBytes(12).toString('hex')}`;
 }
@@ -201,42 +105,7 @@ export class StripeStandInApi {
     if (!confirm) throw invalid('parameter_invalid_empty', 'The connector always confirms at creation', 'confirm');
     if (methodData?.type !== 'card')
       throw invalid('parameter_missing', 'Missing payment_method_data[type]', 'payment_method_data[type]');
-    const card = methodData.card as Params | undefined;
-    const number = card?.number;
-    if (typeof number !== 'string' || !/^\d{12,19}$/.test(number)) {
-      throw new StripeRefusal(402, {
-        type: 'card_error',
-        code: 'incorrect_number',
-        message: 'Your card number is incorrect.',
-        param: 'number',
-      });
-    }
-    const expMonth = integer(card!, 'exp_month', true)!;
-    const expYear = integer(card!, 'exp_year', true)!;
-    if (expYear < new Date().getUTCFullYear()) {
-      throw new StripeRefusal(402, {
-        type: 'card_error',
-        code: 'expired_card',
-        decline_code: 'expired_card',
-        message: 'Your card has expired.',
-        param: 'exp_year',
-      });
-    }
-    if (expMonth < 1 || expMonth > 12)
-      throw new StripeRefusal(402, {
-        type: 'card_error',
-        code: 'invalid_expiry_month',
-        message: "Your card's expiration month is invalid.",
-        param: 'exp_month',
-      });
-    if (card!.cvc !== undefined && !/^\d{3,4}$/.test(String(card!.cvc))) {
-      throw new StripeRefusal(402, {
-        type: 'card_error',
-        code: 'invalid_cvc',
-        message: "Your card's security code is invalid.",
-        param: 'cvc',
-      });
-    }
+    const number = checkCard(methodData.card as Params | undefined);
     if (params.return_url !== undefined && !/^https?:\/\//.test(String(params.return_url))) {
       throw invalid('url_invalid', 'Not a valid URL', 'return_url');
     }

@@ -19,7 +19,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import Stripe from 'stripe';
-import { StripeRefusal, StripeStandInApi, type Params } from './stripe-stand-in-api.js';
+import { StripeStandInApi } from './stripe-stand-in-api.js';
+import { parseForm, StripeRefusal, type Params } from './stripe-stand-in-params.js';
 
 export { stripeTestCards } from './stripe-stand-in-api.js';
 
@@ -287,26 +288,6 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
 function headerOf(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];
   return Array.isArray(value) ? value[0] : value;
-}
-
-/** Stripe's form encoding: `a[b][c]=v` for hashes, `a[0]=v` for lists. */
-export function parseForm(text: string): Params {
-  const root: Params = {};
-  for (const [name, value] of new URLSearchParams(text)) {
-    const head = /^[^[]+/.exec(name)?.[0] ?? name;
-    const path = [head, ...[...name.slice(head.length).matchAll(/\[([^\]]*)\]/g)].map((match) => match[1]!)];
-    let node: any = root;
-    for (let index = 0; index < path.length - 1; index += 1) {
-      const segment = path[index]!;
-      const nextIsIndex = /^\d*$/.test(path[index + 1]!);
-      node[segment] ??= nextIsIndex ? [] : {};
-      node = node[segment];
-    }
-    const last = path[path.length - 1]!;
-    if (Array.isArray(node) && last === '') node.push(value);
-    else node[last] = value;
-  }
-  return root;
 }
 
 function masked(params: Params): Params {
