@@ -102,6 +102,8 @@ describe('Stripe notifications', () => {
           reason: 'card_closed',
         },
       );
+      const [failed] = parse(standIn.event('refund.failed', refund));
+      assert.equal(failed?.kind === 'refund' && failed.reason, 'card_closed');
       const [pending] = parse(standIn.event('charge.refund.updated', { ...refund, status: 'pending' }));
       assert.equal(pending!.kind, 'ignored');
       const charge = { id: 'ch_1', object: 'charge', refunds: { data: [{ ...refund, status: 'succeeded' }] } };

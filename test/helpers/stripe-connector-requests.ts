@@ -39,7 +39,7 @@ export function request(number: string, changes: Partial<AuthorizeRequest> = {})
     threeDSecure: 'not_requested',
     customerId: null,
     orderNo: null,
-    returnUrl: `http://127.0.0.1:1/3ds/${paymentId}/return`,
+    returnUrl: `http://127.0.0.1:1/3ds/${paymentId}/return?secret=pt_secret`,
     ...changes,
   };
 }

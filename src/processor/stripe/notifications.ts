@@ -13,6 +13,13 @@ import { authorizeOutcomeOf, declinedOutcome, refundNotificationOf } from './out
 /** Stripe's default, and the age beyond which a replayed request is refused. */
 const toleranceSeconds = 300;
 
+/**
+ * Events whose object is one refund. Stripe's newer refund.* events tell the same change as
+ * charge.refund.updated; an endpoint that selects both gets the outcome twice, under two event
+ * ids, and the second changes nothing (a settled refund stays settled).
+ */
+const refundEvents: ReadonlySet<string> = new Set(['charge.refund.updated', 'refund.updated', 'refund.failed']);
+
 const answer = { contentType: 'application/json', body: '{"received":true}' };
 
 export function parseStripeNotification(
@@ -50,7 +57,7 @@ function notificationsOf(event: Stripe.Event): ProcessorNotification[] {
   if (event.type.startsWith('payment_intent.')) {
     return paymentIntentNotification(id, event.type, object as unknown as Stripe.PaymentIntent) ?? ignored;
   }
-  if (event.type === 'charge.refund.updated') {
+  if (refundEvents.has(event.type)) {
     const refund = refundNotification(id, object as unknown as Stripe.Refund);
     return refund === null ? ignored : [refund];
   }
