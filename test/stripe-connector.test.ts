@@ -206,6 +206,17 @@ describe('Stripe connector', () => {
       assert.match(outcome.networkTransactionId, /^\d{15}$/);
     });
 
+    test('use3D asks Stripe for 3-D Secure with any card; an MIT never does', async () => {
+      const req = request(cards.succeeds, { threeDSecure: 'requested' });
+      assert.equal((await stripe.authorize(req)).kind, 'redirect');
+      assert.deepEqual(sent(standIn, req.idempotencyKey).payment_method_options, {
+        card: { request_three_d_secure: 'any' },
+      });
+      const mit = request(cards.succeeds, { threeDSecure: 'requested', initiator: 'mit', networkTransactionId: '1' });
+      approved(await stripe.authorize(mit));
+      assert.equal(sent(standIn, mit.idempotencyKey).payment_method_options.card.request_three_d_secure, undefined);
+    });
+
     test('a shopper who fails 3-D Secure leaves the payment declined authentication_failed', async () => {
       const { result } = await redirected(false);
       const outcome = declined(result);

@@ -6,6 +6,7 @@ import {
   type LiveProcessor,
   type ProcessorNotification,
 } from '../src/processor/processor.js';
+import { startReceiver } from './helpers/receiver.js';
 import { clock, processorFor, request } from './helpers/stripe-connector-requests.js';
 import { startStripeStandIn, stripeTestCards as cards, type StripeStandIn } from './helpers/stripe-stand-in.js';
 
@@ -142,6 +143,21 @@ describe('Stripe notifications', () => {
         }),
       );
       assert.equal(foreign!.kind, 'ignored');
+    });
+
+    test('an event the stand-in posts arrives as signed, and verifies as received', async () => {
+      const receiver = await startReceiver();
+      try {
+        const event = standIn.event('customer.created', { id: 'cus_2', object: 'customer' });
+        const answer = await standIn.postEvent(receiver.url('/processor_webhooks/pa_1'), event);
+        assert.equal(answer.status, 200);
+        const [received] = await receiver.waitFor(1);
+        const headers = { 'stripe-signature': String(received!.headers['stripe-signature']) };
+        const [notification] = parse({ headers, rawBody: received!.body });
+        assert.equal(notification!.id, JSON.parse(event.rawBody).id);
+      } finally {
+        await receiver.close();
+      }
     });
 
     test('a tampered body, an old timestamp, another secret or no signature is refused', () => {

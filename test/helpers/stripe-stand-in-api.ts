@@ -102,6 +102,12 @@ export class StripeStandInApi {
     const futureUsage = oneOf(params.setup_future_usage, 'setup_future_usage', ['on_session', 'off_session']);
     const offSession = boolean(params.off_session, 'off_session') ?? false;
     const methodData = params.payment_method_data as Params | undefined;
+    const cardOptions = (params.payment_method_options as Params | undefined)?.card as Params | undefined;
+    const threeDSecure = oneOf(cardOptions?.request_three_d_secure, 'request_three_d_secure', [
+      'any',
+      'automatic',
+      'challenge',
+    ]);
     if (!confirm) throw invalid('parameter_invalid_empty', 'The connector always confirms at creation', 'confirm');
     if (methodData?.type !== 'card')
       throw invalid('parameter_missing', 'Missing payment_method_data[type]', 'payment_method_data[type]');
@@ -138,7 +144,12 @@ export class StripeStandInApi {
 
     const decline = cardDeclines.get(number);
     if (decline !== undefined) return this.decline(intent, decline);
-    if (number === stripeTestCards.threeDSecure) {
+    // The 3-D Secure card always asks for it; any other card when the request asks (the stand-in's
+    // test cards all support it).
+    if (
+      number === stripeTestCards.threeDSecure ||
+      ((threeDSecure === 'any' || threeDSecure === 'challenge') && !offSession)
+    ) {
       if (offSession) {
         return this.decline(intent, {
           code: 'authentication_required',

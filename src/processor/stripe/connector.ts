@@ -53,7 +53,9 @@ type CreateParams = Omit<Stripe.PaymentIntentCreateParams, 'payment_method_data'
     card: { number: string; exp_month: number; exp_year: number; cvc?: string };
     billing_details?: { name: string };
   };
-  payment_method_options?: { card: { mit_exemption: { network_transaction_id: string } } };
+  payment_method_options?: {
+    card: { mit_exemption?: { network_transaction_id: string }; request_three_d_secure?: 'any' };
+  };
 };
 
 /** Both, so that the network reference (the charge) and the fee (its balance transaction) come back. */
@@ -207,6 +209,11 @@ function createParamsOf(request: AuthorizeRequest): CreateParams {
   // Stripe stores the credential for later off-session payments and answers with the network's
   // reference, which CIT and MIT send back (docs/api.md, Stored cards).
   if (request.initiator === 'first_storing') params.setup_future_usage = 'off_session';
+  // `use3D: true` (docs/api.md): 3-D Secure whenever the card supports it, not only when Stripe's
+  // own rules ask for it. Never on MIT, where the cardholder is absent.
+  if (request.threeDSecure === 'requested' && request.initiator !== 'mit') {
+    params.payment_method_options = { card: { request_three_d_secure: 'any' } };
+  }
   if (request.initiator === 'mit') {
     params.off_session = true;
     if (request.networkTransactionId !== null) {
