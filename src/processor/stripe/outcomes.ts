@@ -96,7 +96,7 @@ export function declinedOutcome(
     code,
     message: declineMessages[code],
     risk: risk ?? (code === 'risk_rejected' ? rejectedRisk : passingRisk),
-    // Stripe's client gives an absent code as an empty string.
+    // The client gives a card error without an issuer's reason decline_code '' (hence ||).
     processorReason: detail.decline_code || detail.code || null,
   };
 }
