@@ -43,6 +43,30 @@ function one(fields: NotificationItemFields): ProcessorNotification {
 }
 
 describe('verified notifications are decoded', () => {
+  test("Adyen's own documented example verifies (a check independent of the stand-in's signing)", () => {
+    // Adyen's documentation signs this item with this (public, example) key; docs/processors-adyen.md.
+    const documented = createAdyenProcessor({
+      apiKey: 'unused',
+      merchantAccount: 'TestMerchant',
+      hmacKey: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
+      timeoutMs: 5000,
+    });
+    const item = {
+      eventCode: 'AUTHORISATION',
+      success: 'true',
+      pspReference: '7914073381342284',
+      merchantAccountCode: 'TestMerchant',
+      merchantReference: 'TestPayment-1407325143704',
+      amount: { value: 1130, currency: 'EUR' },
+      additionalData: { hmacSignature: 'coqCmt/IZ4E3CzPvMY8zTjQVL5hYJUiBRg8UU+iCWo0=' },
+    };
+    const batch = documented.parseNotification({
+      headers: {},
+      rawBody: JSON.stringify({ live: 'false', notificationItems: [{ NotificationRequestItem: item }] }),
+    });
+    assert.equal(batch.notifications[0]?.kind, 'authorisation');
+  });
+
   test('a successful AUTHORISATION approves with the network reference Adyen sent', () => {
     const notification = one({
       eventCode: 'AUTHORISATION',
