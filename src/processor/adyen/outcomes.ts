@@ -22,7 +22,9 @@ export const declineMessages: Record<DeclineCode, string> = {
  * is not; the wording is the fallback when a code is missing (notifications carry only the reason).
  */
 const declineByReasonCode: ReadonlyMap<string, DeclineCode> = new Map<string, DeclineCode>([
+  ['4', 'processing_error'], // Acquirer Error
   ['6', 'expired_card'], // Expired Card
+  ['9', 'processing_error'], // Issuer Unavailable
   ['11', 'authentication_failed'], // 3D Not Authenticated
   ['12', 'insufficient_funds'], // Not enough balance
   ['14', 'risk_rejected'], // Acquirer Fraud
@@ -35,7 +37,9 @@ const declineByReasonCode: ReadonlyMap<string, DeclineCode> = new Map<string, De
 ]);
 
 const declineByReason: ReadonlyMap<string, DeclineCode> = new Map<string, DeclineCode>([
+  ['acquirer error', 'processing_error'],
   ['expired card', 'expired_card'],
+  ['issuer unavailable', 'processing_error'],
   ['3d not authenticated', 'authentication_failed'],
   ['not enough balance', 'insufficient_funds'],
   ['acquirer fraud', 'risk_rejected'],
@@ -48,9 +52,10 @@ const declineByReason: ReadonlyMap<string, DeclineCode> = new Map<string, Declin
 ]);
 
 /**
- * Every other refusal is `card_declined`, except that resultCode Error (Adyen could not process
- * the payment, e.g. "Acquirer Error", "Issuer Unavailable") with no known reason is
- * `processing_error`: the card itself was not refused.
+ * Every other refusal is `card_declined`. Where the card itself was not refused but the payment
+ * could not be processed ("Acquirer Error", "Issuer Unavailable", or resultCode Error with a
+ * reason not in the tables) it is `processing_error`, whose message asks the shopper to try again.
+ * The whole table: docs/processors-adyen.md, Declines.
  */
 export function declineCodeOf(
   refusalReason: string | null,
