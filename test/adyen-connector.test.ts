@@ -390,6 +390,23 @@ describe('never twice', () => {
   });
 });
 
+describe('without Prism between', () => {
+  test('a connection reset straight from Adyen throws without an answer; the replay is not a second charge', async () => {
+    const direct = createAdyenProcessor({
+      apiKey: standIn.apiKey,
+      merchantAccount: standIn.merchantAccount,
+      hmacKey: standIn.hmacKey,
+      baseUrl: `${standIn.url}/v71`,
+      timeoutMs: 10_000,
+    });
+    const request = paymentRequest(adyenTestCards.approved);
+    standIn.resetNext(1);
+    await assert.rejects(direct.authorize(request), /POST \/payments failed without an answer/);
+    approved(await direct.authorize(request));
+    assert.equal(standIn.count('authorise', request.idempotencyKey), 1);
+  });
+});
+
 describe('secrets stay out of errors', () => {
   test('a refused API key, a 500 and a timeout throw messages without the key, the HMAC key or the card', async () => {
     const messages: string[] = [];

@@ -5,6 +5,8 @@
  */
 
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createAdyenProcessor } from '../src/processor/adyen/adyen-processor.js';
 import { NotificationRefused, type LiveProcessor, type ProcessorNotification } from '../src/processor/processor.js';
@@ -257,6 +259,41 @@ describe('Adyen standard notifications', () => {
         other,
       );
       assert.equal(batch.notifications[0]?.kind, 'ignored');
+    });
+  });
+
+  describe("the stand-in's notify, as Adyen posts it", () => {
+    test('a signed item is accepted, a wrongly signed one refused, by a receiver that asks the connector', async () => {
+      const applied: ProcessorNotification[] = [];
+      const receiver = createServer((request, response) => {
+        let rawBody = '';
+        request.on('data', (chunk: Buffer) => (rawBody += chunk.toString('utf8')));
+        request.on('end', () => {
+          try {
+            const batch = adyen.parseNotification({
+              headers: { 'content-type': request.headers['content-type'] },
+              rawBody,
+            });
+            applied.push(...batch.notifications);
+            response.writeHead(200, { 'content-type': batch.answer.contentType }).end(batch.answer.body);
+          } catch (err) {
+            response.writeHead(err instanceof NotificationRefused ? 401 : 500).end();
+          }
+        });
+      });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/processor_webhooks/pa_test`;
+      try {
+        const fields = { eventCode: 'CAPTURE', pspReference: 'NOTIFY0000000001', merchantReference: 'pay_n' };
+        assert.deepEqual(await standIn.notify(url, fields), { status: 200, body: '[accepted]' });
+        assert.equal((await standIn.notify(url, fields, { badSignature: true })).status, 401);
+        assert.deepEqual(
+          applied.map((n) => n.id),
+          ['CAPTURE:NOTIFY0000000001:true'],
+        );
+      } finally {
+        await new Promise<void>((resolve) => receiver.close(() => resolve()));
+      }
     });
   });
 
