@@ -6,34 +6,19 @@
  * in front of it (test/helpers/prism.ts).
  */
 
-import { createHash, createHmac, randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import {
+  notificationBody,
+  postNotification,
+  signedNotificationItem,
+  type NotificationItemFields,
+} from './adyen-signed-notifications.js';
+import { adyenTestCards, networkReference, pspReference, refusals, serviceError } from './adyen-stand-in-cards.js';
 
-/** Test cards and what the stand-in answers for them; any other number is authorised. */
-export const adyenTestCards = {
-  approved: '4111111111111111',
-  refused: '4000000000000002',
-  notEnoughBalance: '4000000000009995',
-  expired: '4000000000000069',
-  cvcDeclined: '4000000000000127',
-  fraud: '4000000000004954',
-  issuerSuspectedFraud: '4000000000000101',
-  acquirerError: '4000000000000119',
-  threeDSecure: '4000002500003155',
-  threeDSecureFails: '4000002760003184',
-  received: '4000000000000630',
-} as const;
-
-const refusals: ReadonlyMap<string, { resultCode: string; reason: string; code: string; score?: number }> = new Map([
-  [adyenTestCards.refused, { resultCode: 'Refused', reason: 'Refused', code: '2' }],
-  [adyenTestCards.notEnoughBalance, { resultCode: 'Refused', reason: 'Not enough balance', code: '12' }],
-  [adyenTestCards.expired, { resultCode: 'Refused', reason: 'Expired Card', code: '6' }],
-  [adyenTestCards.cvcDeclined, { resultCode: 'Refused', reason: 'CVC Declined', code: '24' }],
-  [adyenTestCards.fraud, { resultCode: 'Refused', reason: 'FRAUD', code: '20', score: 100 }],
-  [adyenTestCards.issuerSuspectedFraud, { resultCode: 'Refused', reason: 'Issuer Suspected Fraud', code: '31' }],
-  [adyenTestCards.acquirerError, { resultCode: 'Error', reason: 'Acquirer Error', code: '4' }],
-]);
+export { adyenTestCards } from './adyen-stand-in-cards.js';
+export type { NotificationItemFields } from './adyen-signed-notifications.js';
 
 export type StandInOperation = 'authorise' | 'details' | 'capture' | 'cancel' | 'refund';
 
@@ -48,17 +33,6 @@ export interface CapturedCharge {
   paymentPspReference: string;
   amount: { value: number; currency: string };
   idempotencyKey: string | null;
-}
-
-export interface NotificationItemFields {
-  eventCode: string;
-  success?: 'true' | 'false';
-  pspReference: string;
-  originalReference?: string;
-  merchantReference: string;
-  amount?: { value: number; currency: string };
-  reason?: string;
-  additionalData?: Record<string, string>;
 }
 
 type Fault = 'fail' | 'hang' | 'reset';
@@ -99,21 +73,6 @@ export interface AdyenStandIn {
     options?: { badSignature?: boolean },
   ): Promise<{ status: number; body: string }>;
   close(): Promise<void>;
-}
-
-function pspReference(): string {
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
-  let reference = '';
-  for (let index = 0; index < 16; index += 1) reference += alphabet[randomInt(alphabet.length)];
-  return reference;
-}
-
-function networkReference(): string {
-  return String(randomInt(100_000, 999_999)) + String(randomInt(100_000_000, 999_999_999));
-}
-
-function serviceError(status: number, errorCode: string, message: string): Record<string, unknown> {
-  return { status, errorCode, message, errorType: status >= 500 ? 'internal' : 'validation' };
 }
 
 export async function startAdyenStandIn({
@@ -338,40 +297,6 @@ export async function startAdyenStandIn({
   const port = (server.address() as AddressInfo).port;
   url = `http://127.0.0.1:${port}`;
 
-  function notificationItem(fields: NotificationItemFields, options: { badSignature?: boolean } = {}) {
-    const item = {
-      eventCode: fields.eventCode,
-      success: fields.success ?? 'true',
-      pspReference: fields.pspReference,
-      ...(fields.originalReference === undefined ? {} : { originalReference: fields.originalReference }),
-      merchantAccountCode: merchantAccount,
-      merchantReference: fields.merchantReference,
-      amount: fields.amount ?? { value: 1000, currency: 'EUR' },
-      eventDate: new Date().toISOString(),
-      ...(fields.reason === undefined ? {} : { reason: fields.reason }),
-    };
-    const signed = [
-      item.pspReference,
-      fields.originalReference ?? '',
-      item.merchantAccountCode,
-      item.merchantReference,
-      String(item.amount.value),
-      item.amount.currency,
-      item.eventCode,
-      item.success,
-    ].join(':');
-    const key = options.badSignature ? randomBytes(32) : Buffer.from(hmacKey, 'hex');
-    const hmacSignature = createHmac('sha256', key).update(signed, 'utf8').digest('base64');
-    return { ...item, additionalData: { ...fields.additionalData, hmacSignature } };
-  }
-
-  function notificationBody(items: Record<string, unknown>[]): string {
-    return JSON.stringify({
-      live: 'false',
-      notificationItems: items.map((item) => ({ NotificationRequestItem: item })),
-    });
-  }
-
   return {
     url,
     port,
@@ -388,16 +313,13 @@ export async function startAdyenStandIn({
     failNext: (calls) => faults.push(...Array<Fault>(calls).fill('fail')),
     hangNext: (calls) => faults.push(...Array<Fault>(calls).fill('hang')),
     resetNext: (calls) => faults.push(...Array<Fault>(calls).fill('reset')),
-    notificationItem,
+    notificationItem: (fields, options) => signedNotificationItem(fields, { merchantAccount, hmacKey, ...options }),
     notificationBody,
-    async notify(target, fields, options) {
-      const response = await fetch(target, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: notificationBody([notificationItem(fields, options)]),
-      });
-      return { status: response.status, body: await response.text() };
-    },
+    notify: (target, fields, options) =>
+      postNotification(
+        target,
+        notificationBody([signedNotificationItem(fields, { merchantAccount, hmacKey, ...options })]),
+      ),
     async close() {
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
