@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { createAdyenProcessor } from '../src/processor/adyen/adyen-processor.js';
-import type { AuthorizeOutcome, AuthorizeRequest, LiveProcessor } from '../src/processor/processor.js';
+import type { AuthorizeOutcome, LiveProcessor } from '../src/processor/processor.js';
+import { approved, paymentRequest } from './helpers/adyen-requests.js';
 import { adyenTestCards, startAdyenStandIn, type AdyenStandIn } from './helpers/adyen-stand-in.js';
 import { startPrismProxy, type PrismProxy } from './helpers/prism.js';
 
@@ -37,48 +38,9 @@ function connector(timeoutMs: number, apiKey = standIn.apiKey): LiveProcessor {
   });
 }
 
-function paymentRequest(number: string, overrides: Partial<AuthorizeRequest> = {}): AuthorizeRequest {
-  const paymentId = `pay_${randomBytes(10).toString('hex')}`;
-  return {
-    paymentId,
-    idempotencyKey: `${paymentId}.authorize`,
-    amount: 1250n,
-    currency: 'EUR',
-    card: { number, brand: 'visa', expMonth: '3', expYear: '30', securityCode: '737', holderName: null },
-    capture: true,
-    initiator: 'one_off',
-    recurring: false,
-    networkTransactionId: null,
-    threeDSecure: 'not_requested',
-    customerId: null,
-    orderNo: null,
-    returnUrl: `https://tessera.example/v1/payments/${paymentId}/3ds/return`,
-    ...overrides,
-  };
-}
-
-/** What the stand-in received for an idempotency key (the first of them). */
-function sent(idempotencyKey: string): Record<string, unknown> {
-  const request = standIn.received.find((entry) => entry.idempotencyKey === idempotencyKey);
-  assert.ok(request, `the stand-in received nothing for ${idempotencyKey}`);
-  return request.body;
-}
-
-function approved(outcome: AuthorizeOutcome): Extract<AuthorizeOutcome, { kind: 'approved' }> {
-  assert.equal(outcome.kind, 'approved', JSON.stringify(outcome));
-  return outcome as Extract<AuthorizeOutcome, { kind: 'approved' }>;
-}
-
 /** Runs a call Prism may refuse, with Prism's log in the failure message. */
-async function viaPrism<T>(call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (err) {
-    throw new Error(`${(err as Error).message}\nPrism:\n${prism.log().split('\n').slice(-15).join('\n')}`, {
-      cause: err,
-    });
-  }
-}
+const viaPrism = <T>(call: () => Promise<T>): Promise<T> => prism.explain(call);
+const sent = (idempotencyKey: string) => standIn.sent(idempotencyKey);
 
 describe('authorisations', () => {
   test('reports how long Prism took to start', (t) => {
@@ -249,19 +211,26 @@ describe('3-D Secure by redirect', () => {
     assert.equal(outcome.processorReason, '3D Not Authenticated');
   });
 
-  test('a form-post return sends MD and PaRes, and nothing else the browser brought', async () => {
-    const key = `pay_${randomBytes(8).toString('hex')}.details`;
-    // The stand-in knows no such session and refuses it: Prism let the request through.
-    await assert.rejects(
-      adyen.completeRedirect({
-        paymentId: 'pay_x',
-        processorReference: null,
-        params: { MD: 'md-value', PaRes: 'pares-value', extra: 'dropped' },
-        idempotencyKey: key,
-      }),
-      /HTTP 422/,
+  test('an issuer reached by a form post returns MD and PaRes, which alone go to /payments/details', async () => {
+    const request = paymentRequest(adyenTestCards.threeDSecureFormPost);
+    const outcome = await viaPrism(() => adyen.authorize(request));
+    assert.ok(outcome.kind === 'redirect', JSON.stringify(outcome));
+    assert.equal(outcome.action.method, 'POST');
+    assert.equal(outcome.action.data.TermUrl, request.returnUrl);
+    const issuerPage = await fetch(outcome.action.url, {
+      method: 'POST',
+      body: new URLSearchParams(outcome.action.data),
+    });
+    const fields = Object.fromEntries(
+      [...(await issuerPage.text()).matchAll(/name="(\w+)" value="([^"]*)"/g)].map((m) => [m[1]!, m[2]!]),
     );
-    assert.deepEqual(sent(key), { details: { MD: 'md-value', PaRes: 'pares-value' } });
+    const key = `${request.paymentId}.details`;
+    const params = { ...fields, browserAdded: 'dropped' };
+    const completed = viaPrism(() =>
+      adyen.completeRedirect({ paymentId: request.paymentId, processorReference: null, params, idempotencyKey: key }),
+    );
+    approved(await completed);
+    assert.deepEqual(sent(key), { details: { MD: fields.MD, PaRes: fields.PaRes } });
   });
 });
 
@@ -312,16 +281,17 @@ describe('pre-authorization, capture, cancel, refund', () => {
     const request = paymentRequest(adyenTestCards.approved);
     const outcome = approved(await viaPrism(() => adyen.authorize(request)));
     const refundId = `re_${randomBytes(8).toString('hex')}`;
-    const refund = await viaPrism(() =>
-      adyen.refund({
-        paymentId: request.paymentId,
-        paymentReference: outcome.processorReference,
-        refundId,
-        amount: 500n,
-        currency: 'EUR',
-        idempotencyKey: refundId,
-      }),
-    );
+    const refundRequest = {
+      paymentId: request.paymentId,
+      paymentReference: outcome.processorReference,
+      refundId,
+      amount: 500n,
+      currency: 'EUR',
+      idempotencyKey: refundId,
+    };
+    const refund = await viaPrism(() => adyen.refund(refundRequest));
+    assert.deepEqual(await viaPrism(() => adyen.refund(refundRequest)), refund);
+    assert.equal(standIn.count('refund', refundId), 1);
     assert.equal(refund.kind, 'accepted');
     if (refund.kind !== 'accepted') return;
     assert.equal(refund.followUp, null);

@@ -17,6 +17,7 @@ export const adyenTestCards = {
   acquirerError: '4000000000000119',
   threeDSecure: '4000002500003155',
   threeDSecureFails: '4000002760003184',
+  threeDSecureFormPost: '4000000000003220',
   received: '4000000000000630',
 } as const;
 

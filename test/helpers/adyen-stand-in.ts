@@ -52,6 +52,8 @@ export interface AdyenStandIn {
   hmacKey: string;
   /** Every request that reached the stand-in's logic (not those refused for a bad key), in order. */
   received: ReceivedRequest[];
+  /** The body of the first request received with `idempotencyKey`; throws when there was none. */
+  sent(idempotencyKey: string): Record<string, unknown>;
   /** How many times `operation` was really performed (not replayed) for `idempotencyKey`, or for any key. */
   count(operation: StandInOperation, idempotencyKey?: string): number;
   /** Money taken: one entry per auto-captured authorisation and per capture. */
@@ -73,6 +75,10 @@ export interface AdyenStandIn {
     options?: { badSignature?: boolean },
   ): Promise<{ status: number; body: string }>;
   close(): Promise<void>;
+}
+
+function attribute(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 }
 
 export async function startAdyenStandIn({
@@ -112,21 +118,31 @@ export async function startAdyenStandIn({
         },
       };
     }
-    if (method.number === adyenTestCards.threeDSecure || method.number === adyenTestCards.threeDSecureFails) {
+    const threeDSecureCards: string[] = [
+      adyenTestCards.threeDSecure,
+      adyenTestCards.threeDSecureFails,
+      adyenTestCards.threeDSecureFormPost,
+    ];
+    if (threeDSecureCards.includes(method.number ?? '')) {
       const token = randomBytes(18).toString('base64url');
+      const returnUrl = String(body.returnUrl);
       redirects.set(token, {
         pspReference: reference,
         fails: method.number === adyenTestCards.threeDSecureFails,
-        returnUrl: String(body.returnUrl),
+        returnUrl,
         body,
       });
-      return {
-        status: 200,
-        answer: {
-          resultCode: 'RedirectShopper',
-          action: { type: 'redirect', method: 'GET', url: `${url}/3ds/${token}`, paymentMethodType: 'scheme' },
-        },
-      };
+      // An older issuer page is reached by a form post and posts MD and PaRes back to TermUrl.
+      const action =
+        method.number === adyenTestCards.threeDSecureFormPost
+          ? {
+              type: 'redirect',
+              method: 'POST',
+              url: `${url}/3ds-form`,
+              data: { MD: token, PaReq: 'stand-in-pareq', TermUrl: returnUrl },
+            }
+          : { type: 'redirect', method: 'GET', url: `${url}/3ds/${token}`, paymentMethodType: 'scheme' };
+      return { status: 200, answer: { resultCode: 'RedirectShopper', action } };
     }
     if (method.number === adyenTestCards.received)
       return { status: 200, answer: { ...common, resultCode: 'Received' } };
@@ -153,7 +169,8 @@ export async function startAdyenStandIn({
   }
 
   function details(body: Record<string, unknown>): { status: number; answer: Record<string, unknown> } {
-    const token = (body.details as Record<string, string> | undefined)?.redirectResult ?? '';
+    const given = (body.details ?? {}) as Record<string, string>;
+    const token = given.redirectResult ?? (given.PaRes === `pares-${given.MD}` ? given.MD : undefined) ?? '';
     const redirect = redirects.get(token);
     if (!redirect) return { status: 422, answer: serviceError(422, '14_018', 'Invalid redirectResult') };
     redirects.delete(token);
@@ -243,6 +260,24 @@ export async function startAdyenStandIn({
       return void response.end();
     }
 
+    if (request.method === 'POST' && path === '/3ds-form') {
+      // The form-post issuer page: it passes at once and posts MD and PaRes back to TermUrl.
+      const form = new URLSearchParams(raw);
+      const redirect = redirects.get(form.get('MD') ?? '');
+      if (!redirect || form.get('TermUrl') !== redirect.returnUrl) {
+        return void send(404, serviceError(404, '000', 'Unknown 3-D Secure session'));
+      }
+      const fields = { MD: form.get('MD')!, PaRes: `pares-${form.get('MD')!}` };
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      return void response.end(
+        `<form method="post" action="${attribute(redirect.returnUrl)}">` +
+          Object.entries(fields)
+            .map(([name, value]) => `<input type="hidden" name="${name}" value="${attribute(value)}">`)
+            .join('') +
+          '</form>',
+      );
+    }
+
     const found = request.method === 'POST' ? route(path) : null;
     if (!found) return void send(404, serviceError(404, '000', 'Not found'));
     if (request.headers['x-api-key'] !== apiKey)
@@ -304,6 +339,11 @@ export async function startAdyenStandIn({
     merchantAccount,
     hmacKey,
     received,
+    sent(idempotencyKey) {
+      const request = received.find((entry) => entry.idempotencyKey === idempotencyKey);
+      if (!request) throw new Error(`The stand-in received nothing with Idempotency-Key ${idempotencyKey}`);
+      return request.body;
+    },
     count: (operation, idempotencyKey) =>
       performed.filter(
         (entry) =>

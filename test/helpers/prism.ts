@@ -26,6 +26,8 @@ export interface PrismProxy {
   startupMs: number;
   /** Prism's recent log lines (its violations), for a failing test's message. */
   log(): string;
+  /** Runs `call`; if it throws, throws again with Prism's last log lines (the violations) added. */
+  explain<T>(call: () => Promise<T>): Promise<T>;
   stop(): Promise<void>;
 }
 
@@ -95,6 +97,14 @@ export async function startPrismProxy({
     url: `http://127.0.0.1:${port}`,
     startupMs: Math.round(performance.now() - started),
     log: () => lines.join('\n'),
+    async explain(call) {
+      try {
+        return await call();
+      } catch (err) {
+        const recent = lines.slice(-15).join('\n');
+        throw new Error(`${(err as Error).message}\nPrism:\n${recent}`, { cause: err });
+      }
+    },
     async stop() {
       process.removeListener('exit', killOnExit);
       if (child.exitCode === null && child.signalCode === null) {
