@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { createAdyenProcessor } from '../src/processor/adyen/adyen-processor.js';
+import { adyenCredentialsProblem, createAdyenProcessor } from '../src/processor/adyen/adyen-processor.js';
 import { NotificationRefused, type LiveProcessor, type ProcessorNotification } from '../src/processor/processor.js';
 import { startAdyenStandIn, type AdyenStandIn, type NotificationItemFields } from './helpers/adyen-stand-in.js';
 
@@ -294,6 +294,29 @@ describe('Adyen standard notifications', () => {
       } finally {
         await new Promise<void>((resolve) => receiver.close(() => resolve()));
       }
+    });
+  });
+
+  describe('credentials', () => {
+    test('an HMAC key that is not hexadecimal is refused before any notification could verify with it', () => {
+      for (const hmacKey of ['', 'not-hex-at-all', 'ZZ'.repeat(32), 'abc', 'ab'.repeat(8)]) {
+        assert.throws(
+          () => createAdyenProcessor({ apiKey: 'k', merchantAccount: 'M', hmacKey, timeoutMs: 5000 }),
+          (err: Error) => {
+            assert.match(err.message, /hmacKey must be hexadecimal digits/);
+            assert.equal(hmacKey !== '' && err.message.includes(hmacKey), false);
+            return true;
+          },
+        );
+      }
+      assert.deepEqual(adyenCredentialsProblem({ apiKey: ' ', merchantAccount: 'M', hmacKey: standIn.hmacKey }), {
+        field: 'apiKey',
+        message: 'must not be empty',
+      });
+      assert.equal(
+        adyenCredentialsProblem({ apiKey: 'k', merchantAccount: 'M', hmacKey: standIn.hmacKey.toLowerCase() }),
+        null,
+      );
     });
   });
 

@@ -22,6 +22,8 @@ import { parseAdyenNotification } from './notifications.js';
 import { authorizeOutcomeOf, receivedReferenceOf } from './outcomes.js';
 import { cancelBody, captureBody, detailsBody, modificationPath, paymentBody, refundBody } from './requests.js';
 
+export { AdyenRequestFailed } from './client.js';
+
 /** Adyen's test environment; a live account has its own prefix URL, which the caller gives. */
 export const adyenTestBaseUrl = 'https://checkout-test.adyen.com/v71';
 
@@ -35,6 +37,25 @@ export interface AdyenProcessorOptions {
   fetch?: typeof fetch;
 }
 
+/**
+ * What is wrong with an account's Adyen credentials, as the field and the rule, or null. The HMAC
+ * key is decoded from hexadecimal digits: a key that is not hexadecimal would decode to fewer
+ * bytes (or none) and make signatures easy to forge, so it is refused, never used. Messages never
+ * quote a credential.
+ */
+export function adyenCredentialsProblem(credentials: {
+  apiKey: string;
+  merchantAccount: string;
+  hmacKey: string;
+}): { field: 'apiKey' | 'merchantAccount' | 'hmacKey'; message: string } | null {
+  if (credentials.apiKey.trim() === '') return { field: 'apiKey', message: 'must not be empty' };
+  if (credentials.merchantAccount.trim() === '') return { field: 'merchantAccount', message: 'must not be empty' };
+  if (!/^(?:[0-9a-fA-F]{2}){16,}$/.test(credentials.hmacKey)) {
+    return { field: 'hmacKey', message: 'must be hexadecimal digits, at least 32 (Adyen shows 64)' };
+  }
+  return null;
+}
+
 export function createAdyenProcessor({
   apiKey,
   merchantAccount,
@@ -43,6 +64,8 @@ export function createAdyenProcessor({
   timeoutMs,
   fetch,
 }: AdyenProcessorOptions): LiveProcessor {
+  const problem = adyenCredentialsProblem({ apiKey, merchantAccount, hmacKey });
+  if (problem) throw new Error(`The Adyen credentials' ${problem.field} ${problem.message}`);
   const client = createAdyenClient({ apiKey, baseUrl, timeoutMs, fetch });
   const account = { merchantAccount };
 
