@@ -234,6 +234,15 @@ describe('3-D Secure by redirect', () => {
   });
 });
 
+describe('native 3-D Secure', () => {
+  test('an IdentifyShopper with a threeDS2 action, which no Tessera page can show, fails at once as processing_error', async () => {
+    const outcome = await viaPrism(() => adyen.authorize(paymentRequest(adyenTestCards.nativeThreeDSecure)));
+    assert.ok(outcome.kind === 'declined', JSON.stringify(outcome));
+    assert.equal(outcome.code, 'processing_error');
+    assert.match(outcome.processorReason ?? '', /IdentifyShopper with a threeDS2 action/);
+  });
+});
+
 describe('pre-authorization, capture, cancel, refund', () => {
   test('a pre-authorization holds the funds; capture is pending until the CAPTURE notification and charges once', async () => {
     const request = paymentRequest(adyenTestCards.approved, { capture: false });

@@ -18,6 +18,7 @@ export const adyenTestCards = {
   threeDSecure: '4000002500003155',
   threeDSecureFails: '4000002760003184',
   threeDSecureFormPost: '4000000000003220',
+  nativeThreeDSecure: '4000000000003063',
   received: '4000000000000630',
 } as const;
 

@@ -144,6 +144,10 @@ export async function startAdyenStandIn({
           : { type: 'redirect', method: 'GET', url: `${url}/3ds/${token}`, paymentMethodType: 'scheme' };
       return { status: 200, answer: { resultCode: 'RedirectShopper', action } };
     }
+    if (method.number === adyenTestCards.nativeThreeDSecure) {
+      const action = { type: 'threeDS2', subtype: 'fingerprint', token: 'stand-in-token', paymentMethodType: 'scheme' };
+      return { status: 200, answer: { resultCode: 'IdentifyShopper', action } };
+    }
     if (method.number === adyenTestCards.received)
       return { status: 200, answer: { ...common, resultCode: 'Received' } };
     return { status: 200, answer: authorised(reference, body, amount, additionalData.manualCapture === 'true') };

@@ -129,8 +129,24 @@ export function authorizeOutcomeOf(answer: AdyenAnswer, capture: boolean, operat
     }
     case 'RedirectShopper':
     case 'IdentifyShopper':
-    case 'ChallengeShopper':
-      return { kind: 'redirect', processorReference: pspReference, action: redirectActionOf(answer, operation), risk };
+    case 'ChallengeShopper': {
+      const action = answer.action as Record<string, unknown> | undefined;
+      const type = stringField(action, 'type');
+      if (type !== null && type !== 'redirect') {
+        // Native 3-D Secure (threeDS2, sdk, …) needs Adyen's script on the shopper's page, which
+        // Tessera's pages do not load. Nothing is authorised before authentication, so the payment
+        // fails at once (the shopper may try again) rather than waiting for a step nobody can take.
+        return {
+          kind: 'declined',
+          processorReference: pspReference ?? '',
+          code: 'processing_error',
+          message: declineMessages.processing_error,
+          risk,
+          processorReason: `${resultCode} with a ${type} action, which Tessera cannot show`,
+        };
+      }
+      return { kind: 'redirect', processorReference: pspReference, action: redirectActionOf(action, operation), risk };
+    }
     case 'Received':
     case 'Pending':
     case 'PresentToShopper':
@@ -140,16 +156,9 @@ export function authorizeOutcomeOf(answer: AdyenAnswer, capture: boolean, operat
   }
 }
 
-/**
- * Only a `redirect` action can be followed by a browser Tessera sends away: the other actions
- * (threeDS2 fingerprint or challenge, await, sdk) need Adyen's script on the merchant's page, which
- * Tessera's hosted pages do not load. The connector asks for no native 3-D Secure, so such an
- * answer is not understood and leaves the payment's outcome unknown.
- */
-function redirectActionOf(answer: AdyenAnswer, operation: string): RedirectAction {
-  const action = answer.action as Record<string, unknown> | undefined;
-  const type = stringField(action, 'type');
-  if (type !== 'redirect') throw notUnderstood(operation, `an action of type ${type ?? 'missing'}`);
+/** A `redirect` action, the one kind a browser Tessera sends away can follow; a malformed one is not understood. */
+function redirectActionOf(action: Record<string, unknown> | undefined, operation: string): RedirectAction {
+  if (stringField(action, 'type') === null) throw notUnderstood(operation, 'a redirect result without an action');
   const url = stringField(action, 'url');
   if (url === null || !/^https?:\/\//.test(url)) throw notUnderstood(operation, 'a redirect action without a URL');
   const method = (stringField(action, 'method') ?? 'GET').toUpperCase();
