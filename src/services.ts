@@ -159,6 +159,7 @@ export function createServices({
   });
   const processors = createProcessorRegistry({
     db,
+    clock,
     vault,
     sandbox: processor ?? createSandboxProcessor({ followUpDelayMs: config.sandboxFollowUpDelayMs }),
     factories: connectorFactories,

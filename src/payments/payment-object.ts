@@ -119,6 +119,12 @@ const paymentObjectFields = {
   displayStatus: Type.Enum(displayStatuses),
   errorCode: Nullable(Type.String()),
   errorMessage: Nullable(Type.String()),
+  processorReason: Nullable(
+    Type.String({
+      description:
+        "A real processor's own reason for a decline, as it gave it (Adyen's refusalReason, Stripe's decline_code); null with the sandbox and when nothing was declined",
+    }),
+  ),
   invoiceId: Nullable(Type.String()),
   use3D: Type.Boolean({ description: 'True when the 3-D Secure process was used' }),
   // DESIGN §10: left out when there is no action (a mobile client tests for its presence).

@@ -88,6 +88,7 @@ export function createPaymentView({ vault, publicUrl }: { vault: Vault; publicUr
       }),
       errorCode: row.error_code,
       errorMessage: row.error_message,
+      processorReason: row.processor_reason,
       invoiceId: row.invoice_id,
       use3D: row.use_3d,
       // DESIGN §10: left out, not null, when there is no action.

@@ -5,6 +5,7 @@
  * version (updated_at), so that new credentials take effect at the next call in every process.
  * Every call is counted and timed (tessera_processor_requests_total, …_duration_seconds).
  */
+import type { Clock } from '../clock.js';
 import type { Db } from '../db/db.js';
 import { ApiError } from '../http/errors.js';
 import type { ProcessorOutcomeLabel } from '../ops/metrics.js';
@@ -21,6 +22,8 @@ export interface ConnectorSettings {
   credentials: Credentials;
   baseUrl: string;
   timeoutMs: number;
+  /** Judges a notification's age where the processor signs a timestamp (Stripe). */
+  clock: Clock;
 }
 
 export type ConnectorFactory = (settings: ConnectorSettings) => LiveProcessor;
@@ -39,7 +42,9 @@ export function createProcessorRegistry({
   factories,
   timeoutMs,
   observe,
+  clock,
 }: {
+  clock: Clock;
   db: Db;
   vault: Vault;
   sandbox: Processor;
@@ -60,7 +65,7 @@ export function createProcessorRegistry({
     const baseUrl = row.base_url ?? defaultBaseUrls[row.processor][row.mode];
     if (baseUrl === null) throw new Error(`Processor account ${row.id} has no base URL`);
     const connector = instrument(
-      factories[row.processor]({ mode: row.mode, credentials, baseUrl, timeoutMs }),
+      factories[row.processor]({ mode: row.mode, credentials, baseUrl, timeoutMs, clock }),
       observe,
     );
     built.set(row.id, { version, connector });

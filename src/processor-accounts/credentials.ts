@@ -87,8 +87,8 @@ export const defaultBaseUrls: Record<ProcessorName, Record<'test' | 'live', stri
   stripe: { test: 'https://api.stripe.com', live: 'https://api.stripe.com' },
 };
 
-/** A base URL as given, checked: http(s) only, and https in production. */
-export function checkBaseUrl(value: string, production: boolean): string {
+/** A base URL as given, checked: http(s) only, and https in production; Stripe's is an origin. */
+export function checkBaseUrl(value: string, production: boolean, processor: ProcessorName): string {
   let url: URL;
   try {
     url = new URL(value);
@@ -103,6 +103,13 @@ export function checkBaseUrl(value: string, production: boolean): string {
   }
   if (url.username || url.password || url.search || url.hash) {
     throw invalidField('baseUrl', 'baseUrl must not carry credentials, a query or a fragment', 'url');
+  }
+  if (processor === 'stripe' && url.pathname !== '/') {
+    throw invalidField(
+      'baseUrl',
+      'baseUrl of a Stripe account is an origin only (https://api.stripe.com), without a path',
+      'origin',
+    );
   }
   return value.replace(/\/+$/, '');
 }

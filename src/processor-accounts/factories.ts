@@ -1,14 +1,30 @@
 /** The connector of each processor a processor account can name (docs/processors.md). */
+import { createAdyenProcessor } from '../processor/adyen/adyen-processor.js';
+import { createStripeProcessor } from '../processor/stripe/connector.js';
 import type { ConnectorFactory } from './connectors.js';
 import type { ProcessorName } from './schemas.js';
 
-const notYet =
-  (name: string): ConnectorFactory =>
-  () => {
-    throw new Error(`The ${name} connector is not built into this version`);
-  };
+const credential = (credentials: Record<string, string>, name: string): string => {
+  const value = credentials[name];
+  if (value === undefined) throw new Error(`A processor account's credentials lack ${name}`);
+  return value;
+};
 
 export const connectorFactories: Record<ProcessorName, ConnectorFactory> = {
-  adyen: notYet('adyen'),
-  stripe: notYet('stripe'),
+  adyen: ({ credentials, baseUrl, timeoutMs }) =>
+    createAdyenProcessor({
+      apiKey: credential(credentials, 'apiKey'),
+      merchantAccount: credential(credentials, 'merchantAccount'),
+      hmacKey: credential(credentials, 'hmacKey'),
+      baseUrl,
+      timeoutMs,
+    }),
+  stripe: ({ credentials, baseUrl, timeoutMs, clock }) =>
+    createStripeProcessor({
+      secretKey: credential(credentials, 'secretKey'),
+      webhookSecret: credential(credentials, 'webhookSecret'),
+      baseUrl,
+      timeoutMs,
+      clock,
+    }),
 };

@@ -63,7 +63,7 @@ export function createProcessorAccountService({
   }
 
   function baseUrlOf(processor: ProcessorName, mode: 'test' | 'live', given: string | undefined): string | null {
-    if (given !== undefined) return checkBaseUrl(given, production);
+    if (given !== undefined) return checkBaseUrl(given, production, processor);
     if (defaultBaseUrls[processor][mode] === null) {
       throw invalidField(
         'baseUrl',
@@ -131,7 +131,8 @@ export function createProcessorAccountService({
       if (!current) throw notFound('processor account', id);
       const credentials =
         input.credentials === undefined ? null : checkCredentials(current.processor, current.mode, input.credentials);
-      const baseUrl = input.baseUrl === undefined ? undefined : checkBaseUrl(input.baseUrl, production);
+      const baseUrl =
+        input.baseUrl === undefined ? undefined : checkBaseUrl(input.baseUrl, production, current.processor);
       const updated = await queries
         .updateAccount(
           db,
