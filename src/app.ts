@@ -19,6 +19,7 @@ import { createJobRunner, type JobRunner } from './jobs/runner.js';
 import { openVault, type Vault } from './vault/vault.js';
 import { registerProcess, type Heartbeat } from './ops/heartbeat.js';
 import { vaultRoutes } from './vault/routes.js';
+import { auditRoutes } from './audit/routes.js';
 import type { Processor } from './processor/processor.js';
 import type { MerchantService } from './merchants/service.js';
 import { merchantRoutes } from './merchants/routes.js';
@@ -249,6 +250,7 @@ export async function createTessera({
       operatorRoutes: [
         merchantRoutes(merchants, async (tx, merchantId, email) => team.createOwner(tx, merchantId, email)),
         vaultRoutes(vault),
+        auditRoutes(db),
       ],
       publicRoutes: [
         routes,
