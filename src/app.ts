@@ -228,6 +228,7 @@ export async function createTessera({
     jobs.every(60 * 1000, () => publicKeyLimiter.purgeFull());
     const server = await buildServer({
       logger: log,
+      strictTransportSecurity: config.publicUrl?.startsWith('https://') === true,
       keys: merchants.keyLookup,
       operatorKeyHash,
       idempotency,

@@ -18,6 +18,7 @@ import {
 import { Payment } from './payment-object.js';
 import type { PaymentService } from './service.js';
 import {
+  challengePageHeaders,
   pageHeaders,
   renderBadRequestPage,
   renderChallengePage,
@@ -230,7 +231,10 @@ export function threeDSecureRoutes(payments: PaymentService) {
             renderResultPage({ paymentId, status: found.status, message: 'threeDsNotNeeded' }, locale),
           );
         }
-        return sendPage(reply, 200, renderChallengePage(found.view, locale));
+        return reply
+          .code(200)
+          .headers(challengePageHeaders(found.view.returnUrl))
+          .send(renderChallengePage(found.view, locale));
       });
 
       scope.post('/3ds/:paymentId', { schema: { hide: true } }, async (request, reply) => {
