@@ -120,6 +120,12 @@ export async function createTessera({
   onStartupStep = () => {},
 }: TesseraOptions): Promise<Tessera> {
   const log = logger ?? (await serviceLogger(config));
+  if (config.webhookAllowPrivate) {
+    // docs/security.md, "Private addresses": said at every start, since it widens what a merchant's URL reaches.
+    log.warn(
+      'TESSERA_WEBHOOK_ALLOW_PRIVATE=on: webhooks may reach private addresses (10/8, 172.16/12, 192.168/16, fc00::/7 …); cloud metadata and link-local addresses stay refused',
+    );
+  }
   // DESIGN §15: an address the host does not have stops start-up with one line, before anything opens.
   await checkSourceAddresses(config.webhookSourceAddresses).catch((err: Error) => {
     throw new ConfigError(err.message);
