@@ -19,6 +19,7 @@ import { createJobRunner, type JobRunner } from './jobs/runner.js';
 import { openVault, type Vault } from './vault/vault.js';
 import { registerProcess, type Heartbeat } from './ops/heartbeat.js';
 import { vaultRoutes } from './vault/routes.js';
+import { auditRoutes } from './audit/routes.js';
 import type { Processor } from './processor/processor.js';
 import type { MerchantService } from './merchants/service.js';
 import { merchantRoutes } from './merchants/routes.js';
@@ -120,6 +121,12 @@ export async function createTessera({
   onStartupStep = () => {},
 }: TesseraOptions): Promise<Tessera> {
   const log = logger ?? (await serviceLogger(config));
+  if (config.webhookAllowPrivate) {
+    // docs/security.md, "Private addresses": said at every start, since it widens what a merchant's URL reaches.
+    log.warn(
+      'TESSERA_WEBHOOK_ALLOW_PRIVATE=on: webhooks may reach private addresses (10/8, 172.16/12, 192.168/16, fc00::/7 …); cloud metadata and link-local addresses stay refused',
+    );
+  }
   // DESIGN §15: an address the host does not have stops start-up with one line, before anything opens.
   await checkSourceAddresses(config.webhookSourceAddresses).catch((err: Error) => {
     throw new ConfigError(err.message);
@@ -230,6 +237,7 @@ export async function createTessera({
     jobs.every(60 * 1000, () => publicKeyLimiter.purgeFull());
     const server = await buildServer({
       logger: log,
+      strictTransportSecurity: config.publicUrl?.startsWith('https://') === true,
       keys: merchants.keyLookup,
       operatorKeyHash,
       idempotency,
@@ -257,6 +265,7 @@ export async function createTessera({
         ),
         processorAccountRoutes(processorAccounts),
         vaultRoutes(vault),
+        auditRoutes(db),
       ],
       publicRoutes: [
         routes,

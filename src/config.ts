@@ -104,6 +104,11 @@ export interface Config {
   readonly webhookProxy: EgressProxy | undefined;
   /** DESIGN §15: local addresses webhook connections leave from, in turn; any by default. */
   readonly webhookSourceAddresses: readonly string[];
+  /**
+   * Outside production, webhooks may reach private addresses besides loopback
+   * (TESSERA_WEBHOOK_ALLOW_PRIVATE=on; docs/security.md, "Private addresses"). Cloud metadata never.
+   */
+  readonly webhookAllowPrivate: boolean;
   /** DESIGN §15: the public addresses (IPs or CIDR ranges) merchants should allow; unset: not fixed. */
   readonly webhookSendingAddresses: readonly string[];
   /**
@@ -191,6 +196,7 @@ const knownTesseraVariables = new Set([
   'TESSERA_EVENT_RETENTION_DAYS',
   'TESSERA_WEBHOOK_PROXY',
   'TESSERA_WEBHOOK_SOURCE_ADDRESSES',
+  'TESSERA_WEBHOOK_ALLOW_PRIVATE',
   'TESSERA_WEBHOOK_SENDING_ADDRESSES',
   'TESSERA_AUTO_MIGRATE',
   'TESSERA_WORKER_HEALTH_PORT',
@@ -314,6 +320,7 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     eventRetentionDays: integer(source, 'TESSERA_EVENT_RETENTION_DAYS', 30, 1, 36_500),
     webhookProxy: egressSetting(() => parseWebhookProxy(source.TESSERA_WEBHOOK_PROXY)),
     webhookSourceAddresses: egressSetting(() => parseSourceAddresses(source.TESSERA_WEBHOOK_SOURCE_ADDRESSES)),
+    webhookAllowPrivate: allowPrivate(source, nodeEnv),
     webhookSendingAddresses: egressSetting(() => parseSendingAddresses(source.TESSERA_WEBHOOK_SENDING_ADDRESSES)),
     autoMigrate: oneOf(source, 'TESSERA_AUTO_MIGRATE', ['on', 'off'] as const, 'on') === 'on',
     workerHealthPort: integer(source, 'TESSERA_WORKER_HEALTH_PORT', 8081, 0, 65535),
@@ -340,6 +347,16 @@ function retryDelays(source: Source, nodeEnv: Config['nodeEnv']): readonly numbe
     throw new ConfigError(`${name} must be a comma list of at most 50 whole numbers of seconds, or none`);
   }
   return Object.freeze(parts.map(Number));
+}
+
+/** TESSERA_WEBHOOK_ALLOW_PRIVATE: off by default; production refuses `on` (public addresses only there). */
+function allowPrivate(source: Source, nodeEnv: Config['nodeEnv']): boolean {
+  const name = 'TESSERA_WEBHOOK_ALLOW_PRIVATE';
+  const on = oneOf(source, name, ['on', 'off'] as const, 'off') === 'on';
+  if (on && nodeEnv === 'production') {
+    throw new ConfigError(`${name}=on is for development; in production webhooks reach public addresses only`);
+  }
+  return on;
 }
 
 /** TESSERA_TEST_PGLITE_TEMPLATE: a file path, for tests only, so production refuses it. */

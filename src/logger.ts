@@ -1,5 +1,5 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
-import { redactUrl } from './redact.js';
+import { redactLogFields, redactUrl } from './redact.js';
 
 /**
  * One logger for the service. Request bodies are never logged; the redaction below is a second
@@ -22,6 +22,8 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
         ],
         censor: '[redacted]',
       },
+      // Every field whose name is a secret's is masked, whoever logs it (src/redact.ts).
+      formatters: { log: redactLogFields },
       // Fastify logs each request's URL, which can hold a card number sent in the path or the
       // secret of a 3-D Secure or hosted invoice link: both are masked before the line is written.
       serializers: { req: serializeRequest },

@@ -6,8 +6,30 @@
  */
 const cardLikeRun = /(?<![\w%])\d(?:(?:[ +-]|%20)?\d){11,18}(?![\d])/g;
 
-/** Query parameters whose value is a secret: the 3-D Secure page's and hosted pages' links. */
-const secretQueryParameters = new Set(['secret', 'token', 'clientsecret', 'client_secret']);
+/**
+ * The one list of what names a secret (docs/security.md, "Secrets in logs"): a URL query parameter,
+ * a header or a field of a logged object whose name contains any of these words, in any case, has
+ * its value replaced by `[redacted]`. A name is a secret's by what it says, not by being listed
+ * one by one: `payment_client_secret`, `X-Api-Key`, `webhookToken` and `password` all are.
+ */
+export const secretNameWords = [
+  'secret',
+  'token',
+  'password',
+  'passwd',
+  'key',
+  'signature',
+  'authorization',
+  'cookie',
+  'credential',
+] as const;
+
+export const redacted = '[redacted]';
+
+export function isSecretName(name: string): boolean {
+  const folded = name.toLowerCase();
+  return secretNameWords.some((word) => folded.includes(word));
+}
 
 export const maskedCardNumber = '[card number]';
 
@@ -30,8 +52,8 @@ export function redactUrl(url: string): string {
       const equals = pair.indexOf('=');
       if (equals < 0) return maskCardNumbers(pair);
       const name = pair.slice(0, equals);
-      const secret = secretQueryParameters.has(safeDecode(name).toLowerCase());
-      return `${maskCardNumbers(name)}=${secret ? '[redacted]' : maskCardNumbers(pair.slice(equals + 1))}`;
+      const secret = isSecretName(safeDecode(name));
+      return `${maskCardNumbers(name)}=${secret ? redacted : maskCardNumbers(pair.slice(equals + 1))}`;
     })
     .join('&');
   return `${maskCardNumbers(url.slice(0, queryStart))}?${query}`;
@@ -43,4 +65,35 @@ function safeDecode(text: string): string {
   } catch {
     return text;
   }
+}
+
+const maxLoggedDepth = 6;
+
+const isPlainObject = (value: object) => {
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+};
+
+/**
+ * The fields of a log line as written (the logger's `formatters.log`, src/logger.ts): the value
+ * of every field whose name is a secret's is `[redacted]`, and every text that is a URL with a query
+ * goes through redactUrl. Only plain objects and arrays are walked (a request or reply object has
+ * its own serializer); the originals are not changed.
+ */
+export function redactLogFields(fields: Record<string, unknown>): Record<string, unknown> {
+  return redactValue(fields, 0) as Record<string, unknown>;
+}
+
+function redactValue(value: unknown, depth: number): unknown {
+  if (typeof value === 'string')
+    return value.includes('?') && /^(?:[a-z][a-z0-9+.-]*:\/\/|\/)/i.test(value) ? redactUrl(value) : value;
+  if (value === null || typeof value !== 'object' || depth >= maxLoggedDepth) return value;
+  if (Array.isArray(value)) return value.map((child) => redactValue(child, depth + 1));
+  if (!isPlainObject(value)) return value;
+  const result: Record<string, unknown> = {};
+  for (const [name, child] of Object.entries(value)) {
+    result[name] =
+      child !== undefined && child !== null && isSecretName(name) ? redacted : redactValue(child, depth + 1);
+  }
+  return result;
 }

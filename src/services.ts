@@ -82,10 +82,12 @@ export function createServices({
     clock,
     vault,
     production: config.nodeEnv === 'production',
+    allowPrivate: config.webhookAllowPrivate,
   });
   const webhookHttpClient = createWebhookHttpClient({
     timeoutMs: config.webhookTimeoutMs,
     production: config.nodeEnv === 'production',
+    allowPrivate: config.webhookAllowPrivate,
     proxy: config.webhookProxy,
     sourceAddresses: config.webhookSourceAddresses,
   });

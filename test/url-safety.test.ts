@@ -1,6 +1,14 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkWebhookUrl, classifyAddress, isForbiddenAddress } from '../src/webhooks/url-safety.js';
+import { loadConfig } from '../src/config.js';
+import { createWebhookHttpClient } from '../src/webhooks/http-client.js';
+import {
+  checkWebhookUrl,
+  classifyAddress,
+  isForbiddenAddress,
+  refusedAddressKind,
+} from '../src/webhooks/url-safety.js';
+import { startReceiver } from './helpers/receiver.js';
 
 const forbidden: Array<[string, string]> = [
   ['127.0.0.1', 'loopback'],
@@ -26,7 +34,7 @@ const forbidden: Array<[string, string]> = [
   ['::', 'unspecified'],
   ['100.64.0.1', 'shared (carrier-grade NAT)'],
   ['100.127.255.255', 'shared (carrier-grade NAT)'],
-  ['100.100.100.200', 'shared (carrier-grade NAT)'],
+  ['100.100.100.200', 'cloud metadata'],
   ['169.254.169.254', 'cloud metadata'],
   ['fd00:ec2::254', 'cloud metadata'],
   ['255.255.255.255', 'broadcast'],
@@ -235,5 +243,105 @@ describe('checkWebhookUrl', () => {
       const verdict = await checkWebhookUrl(url, development);
       assert.equal(verdict.ok, false, url);
     }
+  });
+});
+
+describe('outside production (docs/security.md, "Private addresses")', () => {
+  const development = { production: false };
+  const allowPrivate = { production: false, allowPrivate: true };
+  const metadata = [
+    'http://169.254.169.254/latest/meta-data/',
+    'http://169.254.1.1/',
+    'http://[fd00:ec2::254]/',
+    'http://100.100.100.200/latest/meta-data/',
+    'http://[::ffff:169.254.169.254]/',
+    'http://2852039166/',
+    'http://[fe80::1]/',
+  ];
+  const otherPrivate = [
+    'http://10.0.0.1/hooks',
+    'http://192.168.1.20:8080/',
+    'http://172.16.0.1/',
+    'http://[fc00::1]/',
+    'http://100.64.0.1/',
+    'http://0.0.0.0:8080/',
+  ];
+  const loopbackForms = [
+    'http://127.0.0.1:4000/hooks',
+    'http://localhost:4000/hooks',
+    'http://2130706433/',
+    'http://0x7f.0.0.1/',
+    'http://127.1/',
+    'http://[::1]:4000/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://[::ffff:7f00:1]/',
+  ];
+
+  test('cloud metadata and link-local addresses are refused in every mode, however written', async () => {
+    for (const url of metadata) {
+      for (const options of [development, allowPrivate]) {
+        const verdict = await checkWebhookUrl(url, options);
+        assert.equal(verdict.ok, false, url);
+        assert.match(!verdict.ok ? verdict.message : '', /which webhooks may never reach$/, url);
+      }
+    }
+  });
+
+  test('loopback is allowed by default, in its numeric and IPv4-mapped forms too', async () => {
+    for (const url of loopbackForms) assert.deepEqual(await checkWebhookUrl(url, development), { ok: true }, url);
+  });
+
+  test('other private addresses only with TESSERA_WEBHOOK_ALLOW_PRIVATE=on', async () => {
+    for (const url of otherPrivate) {
+      const verdict = await checkWebhookUrl(url, development);
+      assert.equal(verdict.ok, false, url);
+      assert.match(!verdict.ok ? verdict.message : '', /TESSERA_WEBHOOK_ALLOW_PRIVATE=on$/, url);
+      assert.deepEqual(await checkWebhookUrl(url, allowPrivate), { ok: true }, url);
+    }
+  });
+
+  test('the policy judges resolved addresses alike', () => {
+    assert.equal(refusedAddressKind('::ffff:7f00:1', development), null);
+    assert.equal(refusedAddressKind('10.0.0.1', development), 'private');
+    assert.equal(refusedAddressKind('10.0.0.1', allowPrivate), null);
+    assert.equal(refusedAddressKind('169.254.169.254', allowPrivate), 'cloud metadata');
+    assert.equal(refusedAddressKind('127.0.0.1', { production: true, allowPrivate: true }), 'loopback');
+  });
+
+  test('the delivery client refuses a name that resolves to cloud metadata or a private address, and reaches loopback', async () => {
+    const hook = await startReceiver();
+    const port = new URL(hook.url()).port;
+    const headers = { 'Content-Type': 'application/json' };
+    const resolvingTo = (address: string) =>
+      createWebhookHttpClient({ timeoutMs: 5000, production: false, resolve: async () => [{ address, family: 4 }] });
+    const metadataClient = resolvingTo('169.254.169.254');
+    const privateClient = resolvingTo('10.0.0.1');
+    const loopbackClient = resolvingTo('127.0.0.1');
+    try {
+      for (const client of [metadataClient, privateClient]) {
+        const outcome = await client.post(`http://hooks.example.com:${port}/webhook`, headers, '{}');
+        assert.equal(outcome.ok, false);
+        assert.match(!outcome.ok ? outcome.error : '', /may not reach/);
+      }
+      const literal = await loopbackClient.post('http://169.254.169.254/latest', headers, '{}');
+      assert.equal(literal.ok, false);
+      const reached = await loopbackClient.post(`http://hooks.example.com:${port}/webhook`, headers, '{}');
+      assert.deepEqual(reached.ok && [reached.status, reached.body], [200, 'success']);
+      assert.equal(hook.requests.length, 1);
+    } finally {
+      await Promise.all([metadataClient.close(), privateClient.close(), loopbackClient.close()]);
+      await hook.close();
+    }
+  });
+
+  test('TESSERA_WEBHOOK_ALLOW_PRIVATE is off by default, on when asked, and refused in production', () => {
+    const base = { TESSERA_DATA_DIR: 'memory://', TESSERA_MASTER_KEY: 'a'.repeat(64) };
+    assert.equal(loadConfig({ ...base }).webhookAllowPrivate, false);
+    assert.equal(loadConfig({ ...base, TESSERA_WEBHOOK_ALLOW_PRIVATE: 'on' }).webhookAllowPrivate, true);
+    assert.throws(
+      () => loadConfig({ ...base, NODE_ENV: 'production', TESSERA_WEBHOOK_ALLOW_PRIVATE: 'on' }),
+      /TESSERA_WEBHOOK_ALLOW_PRIVATE=on is for development/,
+    );
+    assert.throws(() => loadConfig({ ...base, TESSERA_WEBHOOK_ALLOW_PRIVATE: 'yes' }), /TESSERA_WEBHOOK_ALLOW_PRIVATE/);
   });
 });

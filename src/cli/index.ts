@@ -10,6 +10,7 @@ import { triggerCommand, triggerUsage } from './trigger.js';
 import { deliveriesCommand, eventsCommand, eventsUsage } from './events.js';
 import { merchantsCommand, merchantsUsage, operatorOptions } from './merchants.js';
 import { operatorCall } from './client.js';
+import { auditCommand, auditUsage } from './audit.js';
 import { printJson } from './output.js';
 
 const usage = `Usage: tessera <command> [options]
@@ -23,6 +24,7 @@ ${merchantsUsage}
   vault rotate-key               new vault data key; every secret at rest is re-encrypted
   vault rotate-master-key        re-wrap every data key under TESSERA_MASTER_KEY (the new master key), once
                                  every process runs with it and TESSERA_PREVIOUS_MASTER_KEY (docs/operations.md)
+${auditUsage}
 ${webhooksHealthUsage}
 ${webhooksUsage}
 ${goLiveUsage}
@@ -36,7 +38,7 @@ while one is pending (fleets run tessera migrate once per deploy); tessera worke
 start, worker and migrate take --port, --host, --database-url, --data-dir, --public-url, --log-level,
 --master-key, --node-env (or PORT, HOST, DATABASE_URL, TESSERA_DATA_DIR, TESSERA_PUBLIC_URL,
 TESSERA_LOG_LEVEL, TESSERA_MASTER_KEY, NODE_ENV; the environment is the better place for a key).
-The merchants and vault commands call the operator API of a running service: --url (TESSERA_URL,
+The merchants, vault and audit commands call the operator API of a running service: --url (TESSERA_URL,
 default http://127.0.0.1:8080) and --admin-key (TESSERA_ADMIN_KEY, default: the data folder's
 admin.key), so they work whether it runs on PGlite or PostgreSQL. The webhooks, listen, trigger, events
 and deliveries commands call the merchant API with a merchant's private key: --url (TESSERA_URL) and --key (TESSERA_API_KEY).
@@ -93,6 +95,8 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'merchants':
       return merchantsCommand(rest);
+    case 'audit':
+      return auditCommand(rest);
     case 'vault':
       return vaultCommand(rest);
     case 'webhooks':

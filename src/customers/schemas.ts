@@ -6,6 +6,7 @@ import {
   CreatedFilters,
   Email,
   Nullable,
+  notFreeText,
   PersonName,
   Phone,
   Shipping,
@@ -25,7 +26,9 @@ const customerFields = {
     Type.String({
       minLength: 1,
       maxLength: 128,
-      description: "The id of the user on the merchant's own site (SPEC §1.7); unique per merchant",
+      description:
+        "The id of the user on the merchant's own site (SPEC §1.7); unique per merchant. Your own identifier: not checked for card numbers",
+      ...notFreeText,
     }),
   ),
 };

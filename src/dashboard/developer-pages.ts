@@ -5,7 +5,7 @@ import type { WebhookDelivery } from '../webhooks/deliveries/schemas.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
-import { given, validated } from './validate.js';
+import { given, shownAgain, validated } from './validate.js';
 import { sendingAddressesSection } from './sending-addresses.js';
 import { deliveryBadge, emptyState } from './ui.js';
 import { tokenSection, webhookTokenPages, type TokenView } from './webhook-token-pages.js';
@@ -94,7 +94,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
       redirect(ctx.reply, `/developers/webhooks/${created.id}`);
     } catch (err) {
       ctx.reply.code(400);
-      return listPage(ctx, values, fieldErrors(err, 'url'));
+      return listPage(ctx, shownAgain(values), fieldErrors(err, 'url'));
     }
   });
 
@@ -299,7 +299,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
       return detailPage(ctx, id, { notice: 'Saved.' });
     } catch (err) {
       ctx.reply.code(400);
-      return detailPage(ctx, id, { values, errors: fieldErrors(err, 'url') });
+      return detailPage(ctx, id, { values: shownAgain(values), errors: fieldErrors(err, 'url') });
     }
   });
 

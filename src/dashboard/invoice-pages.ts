@@ -6,7 +6,7 @@ import { can } from '../team/permissions.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, layout, money, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
-import { given, validated } from './validate.js';
+import { given, shownAgain, validated } from './validate.js';
 import { exportLink } from './csv.js';
 import {
   amountFields,
@@ -179,7 +179,7 @@ export function invoicePages(app: App, deps: DashboardDeps): void {
       const errors = refusedFilters(err, (refused) => fieldErrors(refused, 'customerId'));
       // A line item refused as a whole (`lineItems`) is shown beside the first row.
       if (errors.lineItems) errors['lineItems[0].description'] = errors.lineItems;
-      return listPage(ctx, values, errors);
+      return listPage(ctx, shownAgain(values), errors);
     }
   });
 

@@ -5,7 +5,7 @@ import { can } from '../team/permissions.js';
 import { html, type SafeHtml } from './html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './kit.js';
-import { given, validated } from './validate.js';
+import { given, shownAgain, validated } from './validate.js';
 import { exportLink } from './csv.js';
 import { paymentQuery } from './payment-search.js';
 import { payersOf } from './people.js';
@@ -230,7 +230,7 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
       ctx.reply.code(400);
       const refused = err as { field?: string; message?: string };
       const errors = refused.field ? { [refused.field]: refused.message ?? '' } : fieldErrors(err, 'amount');
-      return detailPage(ctx, id, { values, errors });
+      return detailPage(ctx, id, { values: shownAgain(values), errors });
     }
   });
 }

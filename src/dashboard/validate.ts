@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import { containsCardNumber } from '../card-numbers.js';
 import { validatorCompiler } from '../http/validation.js';
 
 type Check = (data: unknown) => { value?: unknown; error?: Error };
@@ -17,6 +18,16 @@ export function validated<T>(schema: TSchema, data: unknown, part: 'body' | 'que
   const result = check(data);
   if (result.error) throw result.error;
   return data as T;
+}
+
+/**
+ * A refused form's values as shown again: a value holding a card number is emptied, so that the
+ * refusal never shows the number back (docs/decisions/0045-card-numbers-in-free-text.md).
+ */
+export function shownAgain(values: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(values).map(([name, value]) => [name, containsCardNumber(value) ? '' : value]),
+  );
 }
 
 /** Drops empty form fields: an empty input means "not given", as a missing JSON field does. */

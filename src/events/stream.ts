@@ -98,6 +98,8 @@ export function eventStreamRoutes(feed: EventFeed) {
             write(frame(event));
           }
         });
+        // The stream's own Cache-Control below, not the API's no-store (src/http/server.ts), sent once.
+        reply.removeHeader('cache-control');
         reply.hijack();
         const response = reply.raw;
         response.writeHead(200, {

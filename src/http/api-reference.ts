@@ -76,6 +76,8 @@ const referencePolicy = [
   "img-src 'self' data:",
   "worker-src 'self' blob:",
   "frame-ancestors 'none'",
+  "form-action 'none'",
+  "base-uri 'none'",
 ].join('; ');
 
 /** Registers /docs, its scripts and /docs/json (the merchant document, as at /api/services/v1/openapi.json). */

@@ -57,6 +57,12 @@ export const PersonName = Type.String({ minLength: 1, maxLength: 100 });
  */
 export const emptyIsAbsent = { 'x-empty-is-absent': true } as const;
 
+/**
+ * Marks a text field that the card-number guard leaves alone (src/http/free-text-guard.ts): the
+ * card number itself and identifiers the merchant owns (docs/decisions/0045-card-numbers-in-free-text.md).
+ */
+export const notFreeText = { 'x-free-text': false } as const;
+
 export const HttpUrl = Type.String({
   maxLength: 2048,
   pattern: '^https?://[^\\s/$.?#][^\\s]*$',

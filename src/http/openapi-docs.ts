@@ -115,6 +115,7 @@ const operations: Record<string, Doc> = {
   },
   'POST /admin/v1/vault/rotate_key': { summary: 'Rotate the vault key' },
   'POST /admin/v1/vault/rotate_master_key': { summary: 'Re-wrap the vault under the new master key' },
+  'GET /admin/v1/audit/card_numbers': { summary: 'Find card numbers in stored free text' },
 };
 
 const id = (prefix: string) => `${prefix}_7301542996317045834`;

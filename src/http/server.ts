@@ -85,6 +85,11 @@ export interface ServerOptions {
   publicKeyLimiter?: RateLimiter;
   /** Proxies whose X-Forwarded-For names the client (config trustProxy); unset, none. */
   trustProxy?: string;
+  /**
+   * The public URL is https: every answer carries Strict-Transport-Security, so that a browser
+   * that once reached the service never again asks for it over plain http (docs/security.md).
+   */
+  strictTransportSecurity?: boolean;
   /** Receives each finished merchant API request (the request log); must not block or throw. */
   recordApiRequest?: (entry: ApiRequestRecord) => void;
 }
@@ -145,8 +150,15 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     defaultJsonParser(request, text, done);
   });
 
+  const strictTransportSecurity = options.strictTransportSecurity === true;
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-TraceId', request.id);
+    // docs/security.md, "Headers": on every answer, before any route sets its own. An API answer
+    // may carry a key, token or client secret, so none is kept by a cache unless its route says
+    // otherwise (the event stream's no-cache, say).
+    reply.header('X-Content-Type-Options', 'nosniff');
+    if (strictTransportSecurity) reply.header('Strict-Transport-Security', 'max-age=31536000');
+    if (request.url.startsWith('/api/') || request.url.startsWith('/admin/')) reply.header('Cache-Control', 'no-store');
     if (options.isStopping() && !request.url.startsWith('/health')) {
       void reply.header('Connection', 'close');
       throw new ApiError('service_unavailable', 'The service is stopping; retry, another process will answer');

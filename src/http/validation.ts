@@ -5,6 +5,7 @@ import { ApiError } from './errors.js';
 import { madeOnce } from './lazy-compilers.js';
 import { looksLikeCardNumber } from '../redact.js';
 import { editDistance } from './edit-distance.js';
+import { cardNumberInFreeText } from './free-text-guard.js';
 
 /**
  * Two validators: request bodies are checked strictly (a number is not a string, unknown fields
@@ -41,7 +42,10 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
     let validate: ValidateFunction | undefined;
     return (data: unknown) => {
       validate ??= (body ? bodyAjv : parameterAjv).compile(schema as object);
-      return validate(data) ? { value: data } : { error: toApiError(validate, httpPart) };
+      if (!validate(data)) return { error: toApiError(validate, httpPart) };
+      // A body's free text holds no card number (docs/decisions/0045-card-numbers-in-free-text.md).
+      const cardNumber = body ? cardNumberInFreeText(schema, data) : undefined;
+      return cardNumber ? { error: cardNumber } : { value: data };
     };
   });
 };

@@ -6,6 +6,7 @@ import {
   Email,
   HttpUrl,
   Nullable,
+  notFreeText,
   PersonName,
   Phone,
   RepeatedPathId,
@@ -17,6 +18,7 @@ const CardNumber = Type.String({
   pattern: '^\\d{12,19}$',
   'x-rule': 'must be a string of 12 to 19 digits',
   description: 'The full card number, digits only. Never answered, logged or sent in a webhook.',
+  ...notFreeText,
 });
 
 // SPEC §2.4 writes the month as two digits and the year as four; existing clients also send

@@ -18,6 +18,7 @@ import {
 import { Payment } from './payment-object.js';
 import type { PaymentService } from './service.js';
 import {
+  challengePageHeaders,
   pageHeaders,
   processorRedirectHeaders,
   renderProcessorRedirectPage,
@@ -243,7 +244,10 @@ export function threeDSecureRoutes(payments: PaymentService) {
             .headers(processorRedirectHeaders(action))
             .send(renderProcessorRedirectPage(action, locale));
         }
-        return sendPage(reply, 200, renderChallengePage(found.view, locale));
+        return reply
+          .code(200)
+          .headers(challengePageHeaders(found.view.returnUrl))
+          .send(renderChallengePage(found.view, locale));
       });
 
       // The return from a processor's 3-D Secure page, by GET or by form post, with what the

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Email, HttpUrl, RepeatedPathId, Shipping, emptyIsAbsent } from '../http/common-schemas.js';
+import { Email, HttpUrl, RepeatedPathId, Shipping, emptyIsAbsent, notFreeText } from '../http/common-schemas.js';
 
 /** DESIGN §2: minor units, as a string of digits or a whole number; at most 12 digits. */
 const Amount = Type.Union(
@@ -137,7 +137,8 @@ const paymentFields = {
     {
       'x-rule': `must be text of 1 to 64 characters or a whole number from 0 to ${Number.MAX_SAFE_INTEGER}`,
       description:
-        'Unique among payments of the merchant that have not failed or been canceled. Text or a whole number, answered exactly as sent',
+        'Unique among payments of the merchant that have not failed or been canceled. Text or a whole number, answered exactly as sent. Your own identifier: not checked for card numbers',
+      ...notFreeText,
     },
   ),
   preAuth: Type.Enum(['n', 'y'], { description: '`y`: authorize only, capture later (default `n`)' }),

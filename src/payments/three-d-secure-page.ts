@@ -11,14 +11,39 @@ import { formatMoney } from '../shopper/format.js';
 import { textDirection, type ShopperLocale } from '../shopper/locales.js';
 import { translate, type MessageKey } from '../shopper/messages.js';
 
-/** Headers for every page: nothing cached, the secret in the address never sent as a referrer. */
+const contentSecurityPolicy = (formAction: string) =>
+  `default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'; form-action ${formAction}; base-uri 'none'`;
+
+/**
+ * Headers for every page: nothing cached, the secret in the address never sent as a referrer, no
+ * `<base>` and forms posted to this origin only (docs/security.md, "Headers").
+ */
 export const pageHeaders = {
   'content-type': 'text/html; charset=utf-8',
   'cache-control': 'no-store',
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'self'",
+  'content-security-policy': contentSecurityPolicy("'self'"),
 } as const;
+
+const cspOrigin = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;
+
+/**
+ * The challenge page's headers: form-action also governs the redirect that follows the post
+ * (browsers block that hop otherwise), so the origin of the payment's returnUrl is allowed too.
+ */
+export function challengePageHeaders(returnUrl: string | null): Record<string, string> {
+  let shop: string;
+  try {
+    shop = returnUrl === null ? '' : new URL(returnUrl).origin;
+  } catch {
+    shop = '';
+  }
+  return {
+    ...pageHeaders,
+    'content-security-policy': contentSecurityPolicy(cspOrigin.test(shop) ? `'self' ${shop}` : "'self'"),
+  };
+}
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
@@ -62,6 +87,8 @@ export interface ChallengeView {
   amount: bigint;
   currency: string;
   description: string | null;
+  /** Where the post's redirect goes (the payment's returnUrl), for the page's form-action. */
+  returnUrl: string | null;
 }
 
 /** The challenge, in the shopper's language: Pass and Fail post the same form with a different outcome. */
@@ -116,7 +143,7 @@ ${fields}
 export function processorRedirectHeaders(action: RedirectAction): Record<string, string> {
   return {
     ...pageHeaders,
-    'content-security-policy': `${pageHeaders['content-security-policy']}; form-action ${new URL(action.url).origin}`,
+    'content-security-policy': contentSecurityPolicy(new URL(action.url).origin),
   };
 }
 

@@ -66,6 +66,7 @@ export async function challengePage(
       amount: BigInt(row.amount),
       currency: row.currency,
       description: row.details.description,
+      returnUrl: row.details.returnUrl,
     },
   };
 }

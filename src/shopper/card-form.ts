@@ -4,6 +4,7 @@
  * script); src/cardjs/static/hosted-form.js checks the same as the shopper types. The card number
  * and security code are never written into a page, not even after a refused form.
  */
+import { containsCardNumber } from '../card-numbers.js';
 import type { ApiError } from '../http/errors.js';
 import { escapeHtml } from '../payments/three-d-secure-page.js';
 import type { ShopperLocale } from './locales.js';
@@ -71,10 +72,15 @@ export function readCardForm(form: Record<string, unknown>): { card: CardForm } 
   if (expiryProblem) errors.expiry = expiryProblem;
   if (securityCode === '') errors.securityCode = 'securityCodeMissing';
   else if (!/^\d{3,4}$/.test(securityCode)) errors.securityCode = 'securityCodeIncomplete';
-  if (name.length === 0 || name.length > 200) errors.name = 'nameMissing';
+  // A card number typed into the name is neither kept nor shown again
+  // (docs/decisions/0045-card-numbers-in-free-text.md).
+  const nameHoldsCardNumber = containsCardNumber(name);
+  if (name.length === 0 || name.length > 200 || nameHoldsCardNumber) errors.name = 'nameMissing';
   const parts = /^(\d{1,2})\s*\/\s*(\d{2}|\d{4})$/.exec(expiry);
   // Only what is not secret is shown again.
-  if (Object.keys(errors).length > 0 || !parts) return { state: { errors, expiry: expiry.slice(0, 7), name } };
+  if (Object.keys(errors).length > 0 || !parts) {
+    return { state: { errors, expiry: expiry.slice(0, 7), name: nameHoldsCardNumber ? '' : name } };
+  }
   const words = name.split(' ');
   const lastName = words.length > 1 ? words.pop() : undefined;
   return {

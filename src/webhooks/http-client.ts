@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP, type LookupFunction } from 'node:net';
 import type { Agent, buildConnector, Dispatcher } from 'undici';
-import { isForbiddenAddress } from './url-safety.js';
+import { refusedAddressKind, type AddressPolicy } from './url-safety.js';
 import { connectThroughProxy, EgressProxyError, sourceAddressRotation } from './egress/connector.js';
 import type { EgressProxy } from './egress/settings.js';
 
@@ -45,6 +45,11 @@ export interface WebhookHttpClientOptions {
    * changed since the URL was saved (rebinding) cannot reach loopback, private or metadata hosts.
    */
   production: boolean;
+  /**
+   * Outside production, TESSERA_WEBHOOK_ALLOW_PRIVATE=on: private addresses besides loopback may be
+   * reached. Cloud metadata and link-local addresses never are, in any mode (url-safety.ts).
+   */
+  allowPrivate?: boolean;
   /** Resolves a host name for a connection (all addresses); the system resolver by default. For tests. */
   resolve?: (hostname: string) => Promise<LookupAddress[]>;
   /** DESIGN §15: every connection goes through this HTTP CONNECT proxy (TESSERA_WEBHOOK_PROXY). */
@@ -60,22 +65,27 @@ const maxBodyBytes = 64 * 1024;
 export class ForbiddenAddressError extends Error {
   override readonly name = 'ForbiddenAddressError';
   readonly code = 'ERR_FORBIDDEN_ADDRESS';
-  constructor() {
+  constructor(production: boolean) {
     // The address itself is not named: it would tell a merchant how Tessera's network resolves names.
-    super('The endpoint resolves to an address that is not public, which is refused in production');
+    super(
+      production
+        ? 'The endpoint resolves to an address that is not public, which is refused in production'
+        : 'The endpoint resolves to a cloud metadata, link-local or private address, which webhooks may not reach (TESSERA_WEBHOOK_ALLOW_PRIVATE=on allows private ones outside production)',
+    );
   }
 }
 
 export function createWebhookHttpClient({
   timeoutMs,
   production,
+  allowPrivate = false,
   resolve,
   proxy,
   sourceAddresses = [],
 }: WebhookHttpClientOptions): WebhookHttpClient {
   const connectOptions: ConnectOptions = {
     timeoutMs,
-    production,
+    policy: { production, allowPrivate },
     resolve,
     nextSource: sourceAddressRotation(sourceAddresses),
   };
@@ -220,7 +230,7 @@ function targetOf(url: string): DispatchTarget {
 
 interface ConnectOptions {
   timeoutMs: number;
-  production: boolean;
+  policy: AddressPolicy;
   resolve: ((hostname: string) => Promise<LookupAddress[]>) | undefined;
   nextSource: () => string | undefined;
 }
@@ -228,25 +238,26 @@ interface ConnectOptions {
 /** A connection straight to the receiver, from the next source address when there are any. */
 function directConnect(
   build: typeof buildConnector,
-  { timeoutMs, production, resolve, nextSource }: ConnectOptions,
+  { timeoutMs, policy, resolve, nextSource }: ConnectOptions,
 ): buildConnector.connector {
-  const lookup = production || resolve ? guardedLookup(production, resolve) : undefined;
-  const connector = build({ timeout: timeoutMs, ...(lookup ? { lookup } : {}) });
+  // Every mode judges addresses: outside production too, cloud metadata is never reached.
+  const lookup = guardedLookup(policy, resolve);
+  const connector = build({ timeout: timeoutMs, lookup });
   // undici passes a localAddress of its own (none) with every call, so the rotation sets it per call.
   const fromSource: buildConnector.connector = (options, callback) =>
     connector({ ...options, localAddress: nextSource() ?? null }, callback);
-  if (!production) return fromSource;
+  const refused = (ip: string) => refusedAddressKind(ip, policy) !== null;
   return (options, callback) => {
     // An IP literal is never looked up, so it is judged here.
     const host = options.hostname.replace(/^\[(.*)\]$/, '$1');
-    if (isIP(host) !== 0 && isForbiddenAddress(host)) return callback(new ForbiddenAddressError(), null);
+    if (isIP(host) !== 0 && refused(host)) return callback(new ForbiddenAddressError(policy.production), null);
     fromSource(options, (err, socket) => {
       if (err) return callback(err, null);
       // The address actually connected to: the last word, whatever resolved it.
       const remote = socket.remoteAddress;
-      if (remote === undefined || isForbiddenAddress(remote)) {
+      if (remote === undefined || refused(remote)) {
         socket.destroy();
-        return callback(new ForbiddenAddressError(), null);
+        return callback(new ForbiddenAddressError(policy.production), null);
       }
       return callback(null, socket);
     });
@@ -269,13 +280,15 @@ function proxiedConnect(proxy: EgressProxy, options: ConnectOptions): buildConne
         : resolveAll(host).then((found) => {
             const first = found[0];
             if (!first) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-            if (options.production && found.some((entry) => isForbiddenAddress(entry.address)))
-              throw new ForbiddenAddressError();
+            if (found.some((entry) => refusedAddressKind(entry.address, options.policy) !== null))
+              throw new ForbiddenAddressError(options.policy.production);
             return first.address;
           });
     chosen.then(
       (address) => {
-        if (options.production && isForbiddenAddress(address)) return callback(new ForbiddenAddressError(), null);
+        if (refusedAddressKind(address, options.policy) !== null) {
+          return callback(new ForbiddenAddressError(options.policy.production), null);
+        }
         connectThroughProxy(
           proxy,
           { address, port, servername: host, tls, localAddress: options.nextSource(), timeoutMs: options.timeoutMs },
@@ -306,11 +319,11 @@ class WebhookTimeoutError extends Error {
 }
 
 /**
- * A net.connect lookup that resolves every address of the host and, in production, refuses the
- * host when any of them is not public (as the check when the URL is saved does).
+ * A net.connect lookup that resolves every address of the host and refuses the host when the
+ * policy refuses any of them (as the check when the URL is saved does, in production).
  */
 function guardedLookup(
-  production: boolean,
+  policy: AddressPolicy,
   resolve: ((hostname: string) => Promise<LookupAddress[]>) | undefined,
 ): LookupFunction {
   const resolveAll = resolver(resolve);
@@ -323,8 +336,8 @@ function guardedLookup(
           const err = Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
           return callback(err, '', 0);
         }
-        if (production && addresses.some((entry) => isForbiddenAddress(entry.address))) {
-          return callback(new ForbiddenAddressError(), '', 0);
+        if (addresses.some((entry) => refusedAddressKind(entry.address, policy) !== null)) {
+          return callback(new ForbiddenAddressError(policy.production), '', 0);
         }
         if (options.all) return callback(null, addresses);
         return callback(null, first.address, first.family);
@@ -353,7 +366,8 @@ export function textExcerpt(bytes: Buffer, limit: number): string {
 function describeError(err: unknown): string {
   const error = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   if (err instanceof ForbiddenAddressError || err instanceof EgressProxyError) return err.message;
-  if (error.cause instanceof EgressProxyError) return error.cause.message;
+  if (error.cause instanceof EgressProxyError || error.cause instanceof ForbiddenAddressError)
+    return error.cause.message;
   const code = error.code ?? error.cause?.code;
   switch (code) {
     case 'ECONNREFUSED':
@@ -369,7 +383,7 @@ function describeError(err: unknown): string {
     case 'UND_ERR_BODY_TIMEOUT':
       return 'No complete response in time';
     case 'ERR_FORBIDDEN_ADDRESS':
-      return new ForbiddenAddressError().message;
+      return new ForbiddenAddressError(true).message;
     case 'ERR_EGRESS_PROXY':
       return (error.message ?? error.cause?.message ?? 'The egress proxy failed').slice(0, 500);
     default:

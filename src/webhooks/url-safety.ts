@@ -30,6 +30,29 @@ export function isForbiddenAddress(ip: string): boolean {
 }
 
 /**
+ * Which non-public addresses webhooks may reach (docs/security.md, "Private addresses"). In
+ * production none. Elsewhere loopback (a receiver on the developer's machine, in every spelling:
+ * `127.0.0.1`, `2130706433`, `::ffff:127.0.0.1`), and with `allowPrivate`
+ * (TESSERA_WEBHOOK_ALLOW_PRIVATE=on) every other private range too. Cloud metadata and link-local
+ * addresses never: a deployment that forgot NODE_ENV=production must not hand a merchant the
+ * instance's credentials.
+ */
+export interface AddressPolicy {
+  production: boolean;
+  allowPrivate?: boolean;
+}
+
+const neverReached: ReadonlySet<ForbiddenAddressKind> = new Set(['cloud metadata', 'link-local', 'invalid']);
+
+/** The kind of address `ip` is when the policy refuses it, else null. */
+export function refusedAddressKind(ip: string, policy: AddressPolicy): ForbiddenAddressKind | null {
+  const kind = classifyAddress(ip);
+  if (kind === null) return null;
+  if (policy.production || neverReached.has(kind)) return kind;
+  return kind === 'loopback' || policy.allowPrivate === true ? null : kind;
+}
+
+/**
  * The kind of non-public address `ip` is, or null for a public unicast address. IPv6 forms that
  * carry an IPv4 address a packet would reach (IPv4-mapped `::ffff:a.b.c.d`, NAT64 `64:ff9b::/96`,
  * 6to4 `2002::/16`) are judged by that IPv4 address.
@@ -58,7 +81,7 @@ export type UrlCheck =
       detail?: string;
     };
 
-export interface UrlCheckOptions {
+export interface UrlCheckOptions extends AddressPolicy {
   /** NODE_ENV=production: the host must resolve to public addresses only. */
   production: boolean;
   /** Resolves a host name to its addresses; DNS by default, injected by tests. */
@@ -92,15 +115,17 @@ export async function checkWebhookUrl(url: string, options: UrlCheckOptions): Pr
   // 127.0.0.1, as the HTTP client will; IPv6 hosts come in brackets.
   const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
   if (host === '') return { ok: false, reason: 'invalid', message: `${field} must name a host` };
+  if (isIP(stripZone(host)) !== 0) {
+    const kind = refusedAddressKind(host, options);
+    return kind === null ? { ok: true } : refused(`${field} is ${describe(kind)}`, options);
+  }
+  // Outside production a host name is not resolved here (a receiver named in /etc/hosts, a name
+  // that resolves only later): the delivery client judges the address it connects to.
   if (!options.production) return { ok: true };
 
-  if (isIP(stripZone(host)) !== 0) {
-    const kind = classifyAddress(host);
-    return kind === null ? { ok: true } : refused(`${field} is ${describe(kind)}`);
-  }
   // RFC 6761: localhost and every name under it are loopback, whatever a resolver says.
   const name = host.toLowerCase().replace(/\.$/, '');
-  if (name === 'localhost' || name.endsWith('.localhost')) return refused(`${field} names localhost`);
+  if (name === 'localhost' || name.endsWith('.localhost')) return refused(`${field} names localhost`, options);
 
   let addresses: string[];
   try {
@@ -137,8 +162,17 @@ export async function resolveHost(hostname: string): Promise<string[]> {
   return answers.map((answer) => answer.address);
 }
 
-function refused(what: string): UrlCheck {
-  return { ok: false, reason: 'forbidden_address', message: `${what}, which is not allowed in production` };
+function refused(what: string, policy: AddressPolicy): UrlCheck {
+  if (policy.production) {
+    return { ok: false, reason: 'forbidden_address', message: `${what}, which is not allowed in production` };
+  }
+  return {
+    ok: false,
+    reason: 'forbidden_address',
+    message: /cloud metadata|link-local|not a valid/.test(what)
+      ? `${what}, which webhooks may never reach`
+      : `${what}, which webhooks may reach outside production only with TESSERA_WEBHOOK_ALLOW_PRIVATE=on`,
+  };
 }
 
 function describe(kind: ForbiddenAddressKind): string {
@@ -209,7 +243,8 @@ const ipv4Ranges: Array<[string, number, ForbiddenAddressKind]> = [
   ['255.255.255.255', 32, 'broadcast'],
   ['0.0.0.0', 8, 'unspecified'], // "this network"
   ['10.0.0.0', 8, 'private'],
-  ['100.64.0.0', 10, 'shared (carrier-grade NAT)'], // includes Alibaba Cloud metadata 100.100.100.200
+  ['100.100.100.200', 32, 'cloud metadata'], // Alibaba Cloud
+  ['100.64.0.0', 10, 'shared (carrier-grade NAT)'],
   ['127.0.0.0', 8, 'loopback'],
   ['169.254.0.0', 16, 'link-local'],
   ['172.16.0.0', 12, 'private'],

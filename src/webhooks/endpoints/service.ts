@@ -52,6 +52,8 @@ export interface WebhookEndpointServiceDeps {
   vault: Vault;
   /** NODE_ENV=production: endpoint URLs must resolve to public addresses (issue 3). */
   production: boolean;
+  /** Outside production: TESSERA_WEBHOOK_ALLOW_PRIVATE=on (url-safety.ts, AddressPolicy). */
+  allowPrivate?: boolean;
   /** DNS resolution for the URL check; injectable for tests. */
   lookup?: (hostname: string) => Promise<string[]>;
 }
@@ -68,7 +70,14 @@ export interface PreviousToken {
   expiresAt: Date;
 }
 
-export function createWebhookEndpointService({ db, clock, vault, production, lookup }: WebhookEndpointServiceDeps) {
+export function createWebhookEndpointService({
+  db,
+  clock,
+  vault,
+  production,
+  allowPrivate = false,
+  lookup,
+}: WebhookEndpointServiceDeps) {
   const engine = createEngineReads({ db, clock, vault });
   const tokenRolledListeners: TokenRolledListener[] = [];
 
@@ -80,7 +89,7 @@ export function createWebhookEndpointService({ db, clock, vault, production, loo
 
   /** Refuses, naming `field`, a URL webhooks may not be sent to (DESIGN §5; production rules). */
   async function requireAllowedUrl(url: string, field = 'url'): Promise<void> {
-    const verdict = await checkWebhookUrl(url, { production, lookup, field });
+    const verdict = await checkWebhookUrl(url, { production, allowPrivate, lookup, field });
     if (!verdict.ok) {
       throw new ApiError('invalid_request', verdict.message, { param: field, rule: verdict.reason }, verdict.detail);
     }
