@@ -24,7 +24,7 @@ describe('ops/alerts.yml', () => {
     },
   );
 
-  it('covers payment failures, the webhook backlog, failing endpoints, processes that are down or not ready, and PGlite upkeep', () => {
+  it('covers payment failures, the webhook backlog, failing endpoints, processes that are down or not ready, PGlite upkeep and failing processors', () => {
     const rules = readFileSync('ops/alerts.yml', 'utf8');
     for (const family of [
       'tessera_payments_total{status="failed"}',
@@ -34,6 +34,7 @@ describe('ops/alerts.yml', () => {
       'tessera_ready{job="tessera"}',
       'tessera_pglite_checkpoints_total{outcome="failed"}',
       'tessera_pglite_vacuums_total{outcome="failed"}',
+      'tessera_processor_requests_total{outcome="error"}',
     ]) {
       assert.ok(rules.includes(family), family);
     }

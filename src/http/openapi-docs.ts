@@ -111,7 +111,23 @@ const operations: Record<string, Doc> = {
   },
   'POST /admin/v1/merchants/{id}/roll_keys': {
     summary: "Roll a merchant's keys",
-    description: 'New test keys; the old ones stop working at once.',
+    description:
+      'New keys of `mode` (`test` unless told `live`); the old ones of that mode stop working at once. Live keys only while the merchant has an enabled live processor account (409 `no_live_processor`).',
+  },
+  'POST /admin/v1/merchants/{id}/processor_accounts/create': {
+    summary: 'Connect a processor account',
+    description:
+      "Connects the merchant to Adyen or Stripe, in test mode (the processor's test environment, in place of the sandbox for the test keys) or live. The credentials are sealed by the vault and never shown again; the answer's `webhookUrl` is what to enter at the processor. One enabled account per mode (409 `processor_account_exists`).",
+  },
+  'GET /admin/v1/merchants/{id}/processor_accounts': {
+    summary: "List a merchant's processor accounts",
+    description:
+      'Every processor account of the merchant, oldest first, with its status and last notification; never a credential.',
+  },
+  'POST /admin/v1/processor_accounts/{id}/update': {
+    summary: 'Update a processor account',
+    description:
+      'New credentials or base URL, or `status: disabled` (no new payment goes through it; payments already made still refund and settle through it) or `enabled`.',
   },
   'POST /admin/v1/vault/rotate_key': { summary: 'Rotate the vault key' },
   'POST /admin/v1/vault/rotate_master_key': { summary: 'Re-wrap the vault under the new master key' },

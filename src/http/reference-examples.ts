@@ -26,7 +26,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_3708730696653259181',
+        id: 'cus_1837497450050146019',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -62,13 +62,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /customers/{id}': {
     request: {
-      path: '/customers/cus_3708730696653259181',
+      path: '/customers/cus_1837497450050146019',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_3708730696653259181',
+        id: 'cus_1837497450050146019',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -96,7 +96,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /customers/{id}/update': {
     request: {
-      path: '/customers/cus_3708730696653259181/update',
+      path: '/customers/cus_1837497450050146019/update',
       body: {
         phone: '+1 415 555 0100',
       },
@@ -105,7 +105,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_3708730696653259181',
+        id: 'cus_1837497450050146019',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -156,7 +156,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_1991994083852711060',
+        id: 'pm_9845213966197130220',
         type: 'card',
         billingDetails: {
           address: null,
@@ -173,7 +173,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
+          fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
           last4: '4242',
           tokenType: null,
         },
@@ -215,13 +215,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment_methods/{id}': {
     request: {
-      path: '/payment_methods/pm_1991994083852711060',
+      path: '/payment_methods/pm_9845213966197130220',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_1991994083852711060',
+        id: 'pm_9845213966197130220',
         type: 'card',
         billingDetails: {
           address: null,
@@ -238,7 +238,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
+          fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
           last4: '4242',
           tokenType: null,
         },
@@ -268,29 +268,29 @@ export const capturedExamples: Record<string, CapturedExample> = {
       body: {
         amount: '1999',
         currency: 'USD',
-        customerId: 'cus_3708730696653259181',
-        paymentMethod: 'pm_1991994083852711060',
+        customerId: 'cus_1837497450050146019',
+        paymentMethod: 'pm_9845213966197130220',
         confirm: 'true',
         setupFutureUsage: 'on',
         orderNo: 'order-1001',
-        notifyUrl: 'http://127.0.0.1:46619/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:42695/webhooks/tessera',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_1601400486002730907',
+        id: 'pt_9995753700214182175',
         amount: '1999',
         currency: 'USD',
         confirmationMethod: 'automatic',
-        customerId: 'cus_3708730696653259181',
-        paymentMethod: 'pm_1991994083852711060',
+        customerId: 'cus_1837497450050146019',
+        paymentMethod: 'pm_9845213966197130220',
         description: null,
         ip: null,
         confirm: 'true',
         lineItems: null,
-        notifyUrl: 'http://127.0.0.1:46619/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:42695/webhooks/tessera',
         orderNo: 'order-1001',
         preAuth: 'n',
         receiptEmail: null,
@@ -317,10 +317,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
+            fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
           },
         },
-        clientSecret: 'pt_1601400486002730907_secret_01dc54f3b871abf727f27c8fed1780b7611b20860072dcc1655b0f30982fb227',
+        clientSecret: 'pt_9995753700214182175_secret_f724049c3e1e6502b4ad50364743e1c16aa6be19acfbd2bbde7625f66ce32050',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1999',
@@ -335,6 +335,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         displayStatus: 'succeeded',
         errorCode: null,
         errorMessage: null,
+        processorReason: null,
         invoiceId: null,
         use3D: false,
       },
@@ -346,12 +347,12 @@ export const capturedExamples: Record<string, CapturedExample> = {
         body: {
           amountt: '1999',
           currency: 'USD',
-          customerId: 'cus_3708730696653259181',
-          paymentMethod: 'pm_1991994083852711060',
+          customerId: 'cus_1837497450050146019',
+          paymentMethod: 'pm_9845213966197130220',
           confirm: 'true',
           setupFutureUsage: 'on',
           orderNo: 'order-1001',
-          notifyUrl: 'http://127.0.0.1:46619/webhooks/tessera',
+          notifyUrl: 'http://127.0.0.1:42695/webhooks/tessera',
         },
       },
       answer: {
@@ -367,23 +368,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment/{id}': {
     request: {
-      path: '/payment/pt_1601400486002730907',
+      path: '/payment/pt_9995753700214182175',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_1601400486002730907',
+        id: 'pt_9995753700214182175',
         amount: '1999',
         currency: 'USD',
         confirmationMethod: 'automatic',
-        customerId: 'cus_3708730696653259181',
-        paymentMethod: 'pm_1991994083852711060',
+        customerId: 'cus_1837497450050146019',
+        paymentMethod: 'pm_9845213966197130220',
         description: null,
         ip: null,
         confirm: 'true',
         lineItems: null,
-        notifyUrl: 'http://127.0.0.1:46619/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:42695/webhooks/tessera',
         orderNo: 'order-1001',
         preAuth: 'n',
         receiptEmail: null,
@@ -410,10 +411,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
+            fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
           },
         },
-        clientSecret: 'pt_1601400486002730907_secret_01dc54f3b871abf727f27c8fed1780b7611b20860072dcc1655b0f30982fb227',
+        clientSecret: 'pt_9995753700214182175_secret_f724049c3e1e6502b4ad50364743e1c16aa6be19acfbd2bbde7625f66ce32050',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1999',
@@ -428,6 +429,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         displayStatus: 'succeeded',
         errorCode: null,
         errorMessage: null,
+        processorReason: null,
         invoiceId: null,
         use3D: false,
       },
@@ -450,7 +452,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/payment',
       query: {
-        customerId: 'cus_3708730696653259181',
+        customerId: 'cus_1837497450050146019',
         limit: '1',
       },
     },
@@ -460,17 +462,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'pt_1601400486002730907',
+            id: 'pt_9995753700214182175',
             amount: '1999',
             currency: 'USD',
             confirmationMethod: 'automatic',
-            customerId: 'cus_3708730696653259181',
-            paymentMethod: 'pm_1991994083852711060',
+            customerId: 'cus_1837497450050146019',
+            paymentMethod: 'pm_9845213966197130220',
             description: null,
             ip: null,
             confirm: 'true',
             lineItems: null,
-            notifyUrl: 'http://127.0.0.1:46619/webhooks/tessera',
+            notifyUrl: 'http://127.0.0.1:42695/webhooks/tessera',
             orderNo: 'order-1001',
             preAuth: 'n',
             receiptEmail: null,
@@ -497,11 +499,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 expMonth: '12',
                 expYear: '2030',
                 country: 'US',
-                fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
+                fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
               },
             },
             clientSecret:
-              'pt_1601400486002730907_secret_01dc54f3b871abf727f27c8fed1780b7611b20860072dcc1655b0f30982fb227',
+              'pt_9995753700214182175_secret_f724049c3e1e6502b4ad50364743e1c16aa6be19acfbd2bbde7625f66ce32050',
             canceledAt: null,
             cancellationReason: null,
             amountReceived: '1999',
@@ -516,6 +518,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             displayStatus: 'succeeded',
             errorCode: null,
             errorMessage: null,
+            processorReason: null,
             invoiceId: null,
             use3D: false,
           },
@@ -528,7 +531,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment',
         query: {
-          customerId: 'cus_3708730696653259181',
+          customerId: 'cus_1837497450050146019',
           limit: '0',
         },
       },
@@ -544,7 +547,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment_methods/list/{customerId}': {
     request: {
-      path: '/payment_methods/list/cus_3708730696653259181',
+      path: '/payment_methods/list/cus_1837497450050146019',
     },
     answer: {
       code: 'success',
@@ -552,7 +555,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'pm_1991994083852711060',
+            id: 'pm_9845213966197130220',
             type: 'card',
             billingDetails: {
               address: null,
@@ -563,13 +566,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
               description: null,
             },
             created: '2026-11-22T12:00:03.000Z',
-            customerId: 'cus_3708730696653259181',
+            customerId: 'cus_1837497450050146019',
             card: {
               brand: 'visa',
               country: 'US',
               expMonth: '12',
               expYear: '2030',
-              fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
+              fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
               last4: '4242',
               tokenType: 'network_token',
             },
@@ -609,7 +612,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'cus_3708730696653259181',
+            id: 'cus_1837497450050146019',
             address: null,
             description: null,
             email: 'ada@example.com',
@@ -644,16 +647,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/attach': {
     request: {
-      path: '/payment_methods/pm_1092201786066928926/attach',
+      path: '/payment_methods/pm_1389835008383199066/attach',
       body: {
-        customerId: 'cus_3708730696653259181',
+        customerId: 'cus_1837497450050146019',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_1092201786066928926',
+        id: 'pm_1389835008383199066',
         type: 'card',
         billingDetails: {
           address: null,
@@ -664,13 +667,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
           description: null,
         },
         created: '2026-11-22T12:00:10.000Z',
-        customerId: 'cus_3708730696653259181',
+        customerId: 'cus_1837497450050146019',
         card: {
           brand: 'visa',
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
+          fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
           last4: '4242',
           tokenType: null,
         },
@@ -685,7 +688,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment_methods/pm_1000000000000000001/attach',
         body: {
-          customerId: 'cus_3708730696653259181',
+          customerId: 'cus_1837497450050146019',
         },
       },
       answer: {
@@ -699,7 +702,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/update': {
     request: {
-      path: '/payment_methods/pm_1092201786066928926/update',
+      path: '/payment_methods/pm_1389835008383199066/update',
       body: {
         billingDetails: {
           phone: '+1 415 555 0100',
@@ -710,7 +713,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_1092201786066928926',
+        id: 'pm_1389835008383199066',
         type: 'card',
         billingDetails: {
           address: null,
@@ -721,13 +724,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
           description: null,
         },
         created: '2026-11-22T12:00:10.000Z',
-        customerId: 'cus_3708730696653259181',
+        customerId: 'cus_1837497450050146019',
         card: {
           brand: 'visa',
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
+          fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
           last4: '4242',
           tokenType: null,
         },
@@ -758,14 +761,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/detach': {
     request: {
-      path: '/payment_methods/pm_1092201786066928926/detach',
+      path: '/payment_methods/pm_1389835008383199066/detach',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_1092201786066928926',
+        id: 'pm_1389835008383199066',
         type: 'card',
         billingDetails: {
           address: null,
@@ -782,7 +785,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
+          fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
           last4: '4242',
           tokenType: null,
         },
@@ -809,7 +812,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/update': {
     request: {
-      path: '/payment/pt_1756593729703423551/update',
+      path: '/payment/pt_4537824200161895048/update',
       body: {
         description: 'Order 1002',
       },
@@ -818,7 +821,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_1756593729703423551',
+        id: 'pt_4537824200161895048',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
@@ -848,7 +851,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paymentMethodTypes: ['card'],
         paymentMethodType: 'card',
         paymentMethodDetails: null,
-        clientSecret: 'pt_1756593729703423551_secret_65edda31c075ef367cf165b02694ac03284446e32f23890b421d93c10b7af85a',
+        clientSecret: 'pt_4537824200161895048_secret_6cbcbadc250d98cdf4beb2d3c9d55ff6403379764c36ad89a17777e457c0af84',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '0',
@@ -860,6 +863,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         displayStatus: 'incomplete',
         errorCode: null,
         errorMessage: null,
+        processorReason: null,
         invoiceId: null,
         use3D: false,
       },
@@ -883,7 +887,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}': {
     request: {
-      path: '/payment/pt_1756593729703423551',
+      path: '/payment/pt_4537824200161895048',
       body: {
         description: 'Order 1002, gift wrapped',
       },
@@ -892,7 +896,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_1756593729703423551',
+        id: 'pt_4537824200161895048',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
@@ -922,7 +926,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paymentMethodTypes: ['card'],
         paymentMethodType: 'card',
         paymentMethodDetails: null,
-        clientSecret: 'pt_1756593729703423551_secret_65edda31c075ef367cf165b02694ac03284446e32f23890b421d93c10b7af85a',
+        clientSecret: 'pt_4537824200161895048_secret_6cbcbadc250d98cdf4beb2d3c9d55ff6403379764c36ad89a17777e457c0af84',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '0',
@@ -934,6 +938,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         displayStatus: 'incomplete',
         errorCode: null,
         errorMessage: null,
+        processorReason: null,
         invoiceId: null,
         use3D: false,
       },
@@ -957,21 +962,21 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/confirm': {
     request: {
-      path: '/payment/pt_1756593729703423551/confirm',
+      path: '/payment/pt_4537824200161895048/confirm',
       body: {
-        paymentMethod: 'pm_3475752863198903102',
+        paymentMethod: 'pm_9978470213892097943',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_1756593729703423551',
+        id: 'pt_4537824200161895048',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_3475752863198903102',
+        paymentMethod: 'pm_9978470213892097943',
         description: 'Order 1002, gift wrapped',
         ip: null,
         confirm: 'false',
@@ -1003,10 +1008,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
+            fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
           },
         },
-        clientSecret: 'pt_1756593729703423551_secret_65edda31c075ef367cf165b02694ac03284446e32f23890b421d93c10b7af85a',
+        clientSecret: 'pt_4537824200161895048_secret_6cbcbadc250d98cdf4beb2d3c9d55ff6403379764c36ad89a17777e457c0af84',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '2500',
@@ -1021,6 +1026,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         displayStatus: 'succeeded',
         errorCode: null,
         errorMessage: null,
+        processorReason: null,
         invoiceId: null,
         use3D: false,
       },
@@ -1030,7 +1036,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment/pt_1000000000000000001/confirm',
         body: {
-          paymentMethod: 'pm_3475752863198903102',
+          paymentMethod: 'pm_9978470213892097943',
         },
       },
       answer: {
@@ -1044,19 +1050,19 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/capture': {
     request: {
-      path: '/payment/pt_7193023793413173008/capture',
+      path: '/payment/pt_9032296501254977969/capture',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_7193023793413173008',
+        id: 'pt_9032296501254977969',
         amount: '1500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_8955076010665543626',
+        paymentMethod: 'pm_3741508089313975010',
         description: null,
         ip: null,
         confirm: 'true',
@@ -1088,10 +1094,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
+            fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
           },
         },
-        clientSecret: 'pt_7193023793413173008_secret_b73bdcaaf4f081b774d3f357d92bb224971a669f97ec67cc7192ad4ffb2c849e',
+        clientSecret: 'pt_9032296501254977969_secret_9c8713a6f341f089e80bcf705f897266670fa9b121c6ee6c8d9be82056de0418',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1500',
@@ -1106,6 +1112,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         displayStatus: 'succeeded',
         errorCode: null,
         errorMessage: null,
+        processorReason: null,
         invoiceId: null,
         use3D: false,
       },
@@ -1127,7 +1134,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/cancel': {
     request: {
-      path: '/payment/pt_3597817264463118058/cancel',
+      path: '/payment/pt_3646906412002579909/cancel',
       body: {
         cancellationReason: 'requested_by_customer',
       },
@@ -1136,12 +1143,12 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_3597817264463118058',
+        id: 'pt_3646906412002579909',
         amount: '1500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_6466082994733176707',
+        paymentMethod: 'pm_8549190159505716678',
         description: null,
         ip: null,
         confirm: 'true',
@@ -1173,10 +1180,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
+            fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
           },
         },
-        clientSecret: 'pt_3597817264463118058_secret_2e171415a3987a42fba07b18388d0419742e9857ae416b1d54b7d74f00614fc1',
+        clientSecret: 'pt_3646906412002579909_secret_2ee653438f4b8d8099e857bd5fcedf968330f72a4cf4ddfa2598bcee573512b8',
         canceledAt: '2026-11-22T12:00:17.000Z',
         cancellationReason: 'requested_by_customer',
         amountReceived: '0',
@@ -1191,6 +1198,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         displayStatus: 'canceled',
         errorCode: null,
         errorMessage: null,
+        processorReason: null,
         invoiceId: null,
         use3D: false,
       },
@@ -1216,7 +1224,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/refunds/create',
       body: {
-        paymentId: 'pt_1601400486002730907',
+        paymentId: 'pt_9995753700214182175',
         amount: '500',
         reason: 'requested_by_customer',
       },
@@ -1225,10 +1233,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 're_8302291694594887923',
+        id: 're_8933534921988779850',
         amount: '500',
         currency: 'USD',
-        paymentId: 'pt_1601400486002730907',
+        paymentId: 'pt_9995753700214182175',
         reason: 'requested_by_customer',
         note: null,
         description: null,
@@ -1243,7 +1251,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/refunds/create',
         body: {
-          paymentIdd: 'pt_1601400486002730907',
+          paymentIdd: 'pt_9995753700214182175',
           amount: '500',
           reason: 'requested_by_customer',
         },
@@ -1261,16 +1269,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /refunds/{id}': {
     request: {
-      path: '/refunds/re_8302291694594887923',
+      path: '/refunds/re_8933534921988779850',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 're_8302291694594887923',
+        id: 're_8933534921988779850',
         amount: '500',
         currency: 'USD',
-        paymentId: 'pt_1601400486002730907',
+        paymentId: 'pt_9995753700214182175',
         reason: 'requested_by_customer',
         note: null,
         description: null,
@@ -1307,10 +1315,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 're_8302291694594887923',
+            id: 're_8933534921988779850',
             amount: '500',
             currency: 'USD',
-            paymentId: 'pt_1601400486002730907',
+            paymentId: 'pt_9995753700214182175',
             reason: 'requested_by_customer',
             note: null,
             description: null,
@@ -1345,7 +1353,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/invoices/create',
       body: {
-        customerId: 'cus_3708730696653259181',
+        customerId: 'cus_1837497450050146019',
         currency: 'USD',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
@@ -1362,8 +1370,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_9494615180903851092',
-        customerId: 'cus_3708730696653259181',
+        id: 'in_4593735197458750191',
+        customerId: 'cus_1837497450050146019',
         currency: 'USD',
         lineItems: [
           {
@@ -1400,7 +1408,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/invoices/create',
         body: {
-          customerIdd: 'cus_3708730696653259181',
+          customerIdd: 'cus_1837497450050146019',
           currency: 'USD',
           collectionMethod: 'send_invoice',
           daysUntilDue: 30,
@@ -1426,14 +1434,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /invoices/{id}': {
     request: {
-      path: '/invoices/in_9494615180903851092',
+      path: '/invoices/in_4593735197458750191',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_9494615180903851092',
-        customerId: 'cus_3708730696653259181',
+        id: 'in_4593735197458750191',
+        customerId: 'cus_1837497450050146019',
         currency: 'USD',
         lineItems: [
           {
@@ -1492,8 +1500,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'in_9494615180903851092',
-            customerId: 'cus_3708730696653259181',
+            id: 'in_4593735197458750191',
+            customerId: 'cus_1837497450050146019',
             currency: 'USD',
             lineItems: [
               {
@@ -1548,7 +1556,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/update': {
     request: {
-      path: '/invoices/in_9494615180903851092/update',
+      path: '/invoices/in_4593735197458750191/update',
       body: {
         description: 'March work',
       },
@@ -1557,8 +1565,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_9494615180903851092',
-        customerId: 'cus_3708730696653259181',
+        id: 'in_4593735197458750191',
+        customerId: 'cus_1837497450050146019',
         currency: 'USD',
         lineItems: [
           {
@@ -1609,15 +1617,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/finalize': {
     request: {
-      path: '/invoices/in_9494615180903851092/finalize',
+      path: '/invoices/in_4593735197458750191/finalize',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_9494615180903851092',
-        customerId: 'cus_3708730696653259181',
+        id: 'in_4593735197458750191',
+        customerId: 'cus_1837497450050146019',
         currency: 'USD',
         lineItems: [
           {
@@ -1638,7 +1646,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'open',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_9494615180903851092?token=2ecd621887d9bd2db651da8ccdae103403d14d32d1fbb39c7b279bfcab788e50',
+          'http://127.0.0.1:8080/invoice/in_4593735197458750191?token=4c6f71aa65cc0846903c3d289ac75d9e49a65c1224c661903e26dbc555b3d74e',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1667,15 +1675,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/send': {
     request: {
-      path: '/invoices/in_9494615180903851092/send',
+      path: '/invoices/in_4593735197458750191/send',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_9494615180903851092',
-        customerId: 'cus_3708730696653259181',
+        id: 'in_4593735197458750191',
+        customerId: 'cus_1837497450050146019',
         currency: 'USD',
         lineItems: [
           {
@@ -1696,7 +1704,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'open',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_9494615180903851092?token=2ecd621887d9bd2db651da8ccdae103403d14d32d1fbb39c7b279bfcab788e50',
+          'http://127.0.0.1:8080/invoice/in_4593735197458750191?token=4c6f71aa65cc0846903c3d289ac75d9e49a65c1224c661903e26dbc555b3d74e',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1725,15 +1733,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/void': {
     request: {
-      path: '/invoices/in_9494615180903851092/void',
+      path: '/invoices/in_4593735197458750191/void',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_9494615180903851092',
-        customerId: 'cus_3708730696653259181',
+        id: 'in_4593735197458750191',
+        customerId: 'cus_1837497450050146019',
         currency: 'USD',
         lineItems: [
           {
@@ -1754,7 +1762,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'void',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_9494615180903851092?token=2ecd621887d9bd2db651da8ccdae103403d14d32d1fbb39c7b279bfcab788e50',
+          'http://127.0.0.1:8080/invoice/in_4593735197458750191?token=4c6f71aa65cc0846903c3d289ac75d9e49a65c1224c661903e26dbc555b3d74e',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1783,13 +1791,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /invoices/{id}': {
     request: {
-      path: '/invoices/in_2341547108921245644',
+      path: '/invoices/in_7711724804788738710',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_2341547108921245644',
+        id: 'in_7711724804788738710',
         deleted: true,
       },
     },
@@ -1809,17 +1817,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/pay': {
     request: {
-      path: '/invoices/in_1405863865577418844/pay',
+      path: '/invoices/in_9694280811981651700/pay',
       body: {
-        paymentMethod: 'pm_1991994083852711060',
+        paymentMethod: 'pm_9845213966197130220',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_1405863865577418844',
-        customerId: 'cus_3708730696653259181',
+        id: 'in_9694280811981651700',
+        customerId: 'cus_1837497450050146019',
         currency: 'USD',
         lineItems: [
           {
@@ -1840,8 +1848,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'paid',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_1405863865577418844?token=70af1b0a335835e5ed5b30c230ee69aa70a9bc1488f11eb1490bdd81d564d0b6',
-        paymentId: 'pt_6203269412468545114',
+          'http://127.0.0.1:8080/invoice/in_9694280811981651700?token=092f9d7aee68c203f19bf23b69f9d5a02c7458409778b11a7c0b31e1f069d234',
+        paymentId: 'pt_9161621168967258578',
         attemptCount: 1,
         nextPaymentAttempt: null,
         lastPaymentError: null,
@@ -1857,7 +1865,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/invoices/in_1000000000000000001/pay',
         body: {
-          paymentMethod: 'pm_1991994083852711060',
+          paymentMethod: 'pm_9845213966197130220',
         },
       },
       answer: {
@@ -1871,15 +1879,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/mark_uncollectible': {
     request: {
-      path: '/invoices/in_4915932508303494815/mark_uncollectible',
+      path: '/invoices/in_6047591999679734112/mark_uncollectible',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_4915932508303494815',
-        customerId: 'cus_3708730696653259181',
+        id: 'in_6047591999679734112',
+        customerId: 'cus_1837497450050146019',
         currency: 'USD',
         lineItems: [
           {
@@ -1900,7 +1908,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         metadata: null,
         status: 'uncollectible',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_4915932508303494815?token=b663696ab7ac23ec0a0be3d203d4e21f2eee9373705ae65f5a3c9d5d77340c49',
+          'http://127.0.0.1:8080/invoice/in_6047591999679734112?token=89edfbc4794299d971827b128126a058491168786d86c8ca2e4f34a2c48a70ba',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
@@ -1951,8 +1959,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_7768580503403053183',
-        url: 'http://127.0.0.1:8080/checkout/cs_7768580503403053183',
+        id: 'cs_1004077134574395346',
+        url: 'http://127.0.0.1:8080/checkout/cs_1004077134574395346',
         status: 'open',
         amountTotal: '2598',
         currency: 'USD',
@@ -2019,14 +2027,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /checkout/session/{id}': {
     request: {
-      path: '/checkout/session/cs_7768580503403053183',
+      path: '/checkout/session/cs_1004077134574395346',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_7768580503403053183',
-        url: 'http://127.0.0.1:8080/checkout/cs_7768580503403053183',
+        id: 'cs_1004077134574395346',
+        url: 'http://127.0.0.1:8080/checkout/cs_1004077134574395346',
         status: 'open',
         amountTotal: '2598',
         currency: 'USD',
@@ -2086,8 +2094,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'cs_7768580503403053183',
-            url: 'http://127.0.0.1:8080/checkout/cs_7768580503403053183',
+            id: 'cs_1004077134574395346',
+            url: 'http://127.0.0.1:8080/checkout/cs_1004077134574395346',
             status: 'open',
             amountTotal: '2598',
             currency: 'USD',
@@ -2143,15 +2151,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /checkout/session/{id}/expire': {
     request: {
-      path: '/checkout/session/cs_7768580503403053183/expire',
+      path: '/checkout/session/cs_1004077134574395346/expire',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_7768580503403053183',
-        url: 'http://127.0.0.1:8080/checkout/cs_7768580503403053183',
+        id: 'cs_1004077134574395346',
+        url: 'http://127.0.0.1:8080/checkout/cs_1004077134574395346',
         status: 'expired',
         amountTotal: '2598',
         currency: 'USD',
@@ -2203,7 +2211,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/webhook_endpoints/create',
       body: {
-        url: 'http://127.0.0.1:46619/webhooks/tessera',
+        url: 'http://127.0.0.1:42695/webhooks/tessera',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         description: 'Order updates',
       },
@@ -2212,9 +2220,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_7395731757657055962',
+        id: 'we_8569196438543175873',
         kind: 'static',
-        url: 'http://127.0.0.1:46619/webhooks/tessera',
+        url: 'http://127.0.0.1:42695/webhooks/tessera',
         description: 'Order updates',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
@@ -2229,7 +2237,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         disabledReason: null,
         nextAttemptAt: null,
         created: '2026-11-22T12:00:35.000Z',
-        token: 'whsec_MtiaOuzxA1UYGtSVzLj1VMyUXq0NYpUWj8HsUSkV7uQNJ7Dk',
+        token: 'whsec_alvYbYV6VDQIhLDOL8c7TjYsvItnaruDwPhdsiri8i6MM9ax',
       },
     },
     error: {
@@ -2237,7 +2245,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/webhook_endpoints/create',
         body: {
-          urll: 'http://127.0.0.1:46619/webhooks/tessera',
+          urll: 'http://127.0.0.1:42695/webhooks/tessera',
           enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
           description: 'Order updates',
         },
@@ -2255,15 +2263,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}': {
     request: {
-      path: '/webhook_endpoints/we_7395731757657055962',
+      path: '/webhook_endpoints/we_8569196438543175873',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_7395731757657055962',
+        id: 'we_8569196438543175873',
         kind: 'static',
-        url: 'http://127.0.0.1:46619/webhooks/tessera',
+        url: 'http://127.0.0.1:42695/webhooks/tessera',
         description: 'Order updates',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
@@ -2307,9 +2315,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'we_7395731757657055962',
+            id: 'we_8569196438543175873',
             kind: 'static',
-            url: 'http://127.0.0.1:46619/webhooks/tessera',
+            url: 'http://127.0.0.1:42695/webhooks/tessera',
             description: 'Order updates',
             enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
             legacyNotifications: false,
@@ -2349,7 +2357,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/update': {
     request: {
-      path: '/webhook_endpoints/we_7395731757657055962/update',
+      path: '/webhook_endpoints/we_8569196438543175873/update',
       body: {
         description: 'Orders',
       },
@@ -2358,9 +2366,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_7395731757657055962',
+        id: 'we_8569196438543175873',
         kind: 'static',
-        url: 'http://127.0.0.1:46619/webhooks/tessera',
+        url: 'http://127.0.0.1:42695/webhooks/tessera',
         description: 'Orders',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
@@ -2396,13 +2404,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}/reveal_token': {
     request: {
-      path: '/webhook_endpoints/we_7395731757657055962/reveal_token',
+      path: '/webhook_endpoints/we_8569196438543175873/reveal_token',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_MtiaOuzxA1UYGtSVzLj1VMyUXq0NYpUWj8HsUSkV7uQNJ7Dk',
+        token: 'whsec_alvYbYV6VDQIhLDOL8c7TjYsvItnaruDwPhdsiri8i6MM9ax',
       },
     },
     error: {
@@ -2421,14 +2429,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/reveal_token': {
     request: {
-      path: '/webhook_endpoints/we_7395731757657055962/reveal_token',
+      path: '/webhook_endpoints/we_8569196438543175873/reveal_token',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_MtiaOuzxA1UYGtSVzLj1VMyUXq0NYpUWj8HsUSkV7uQNJ7Dk',
+        token: 'whsec_alvYbYV6VDQIhLDOL8c7TjYsvItnaruDwPhdsiri8i6MM9ax',
       },
     },
     error: {
@@ -2448,7 +2456,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/roll_token': {
     request: {
-      path: '/webhook_endpoints/we_3082907152258917309/roll_token',
+      path: '/webhook_endpoints/we_2876537325155289253/roll_token',
       body: {
         expiresInSeconds: 3600,
       },
@@ -2457,7 +2465,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_7LONWHo6YkYfmwqJ2F8Eh0cz2VJHh2aP68ktgp8UFUphyQfM',
+        token: 'whsec_0mWev9A4u9mg6h6XD4BXrJ4HJzvNI00yUYQ5VFGLsPwDggZS',
         previousTokenExpiresAt: '2026-11-22T13:00:41.000Z',
       },
     },
@@ -2480,18 +2488,18 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/check': {
     request: {
-      path: '/webhook_endpoints/we_7395731757657055962/check',
+      path: '/webhook_endpoints/we_8569196438543175873/check',
       body: {
-        url: 'http://127.0.0.1:46619/webhooks/tessera',
+        url: 'http://127.0.0.1:42695/webhooks/tessera',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'whc_5389185469752442238',
-        endpointId: 'we_7395731757657055962',
-        url: 'http://127.0.0.1:46619/webhooks/tessera',
+        id: 'whc_6384051330041499018',
+        endpointId: 'we_8569196438543175873',
+        url: 'http://127.0.0.1:42695/webhooks/tessera',
         passed: false,
         cases: [
           {
@@ -2499,7 +2507,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             passed: true,
             reason: 'Answered HTTP 200 success to a correctly signed delivery',
             httpStatus: 200,
-            latencyMs: 112,
+            latencyMs: 206,
           },
           {
             name: 'duplicate',
@@ -2507,7 +2515,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
             httpStatus: 200,
-            latencyMs: 26,
+            latencyMs: 19,
           },
           {
             name: 'bad_signature',
@@ -2515,7 +2523,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 3,
+            latencyMs: 17,
           },
           {
             name: 'stale_request_time',
@@ -2523,7 +2531,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 22,
+            latencyMs: 11,
           },
           {
             name: 'future_request_time',
@@ -2531,7 +2539,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 23,
+            latencyMs: 2,
           },
           {
             name: 'changed_body',
@@ -2539,7 +2547,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 2,
+            latencyMs: 14,
           },
           {
             name: 'legacy_kind',
@@ -2547,14 +2555,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 15,
+            latencyMs: 1,
           },
           {
             name: 'within_timeout',
             passed: true,
-            reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 112 ms)',
+            reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 206 ms)',
             httpStatus: null,
-            latencyMs: 112,
+            latencyMs: 206,
           },
         ],
         created: '2026-11-22T12:00:42.000Z',
@@ -2572,7 +2580,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/webhook_endpoints/we_1000000000000000001/check',
         body: {
-          url: 'http://127.0.0.1:46619/webhooks/tessera',
+          url: 'http://127.0.0.1:42695/webhooks/tessera',
         },
       },
       answer: {
@@ -2586,7 +2594,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}/checks': {
     request: {
-      path: '/webhook_endpoints/we_7395731757657055962/checks',
+      path: '/webhook_endpoints/we_8569196438543175873/checks',
     },
     answer: {
       code: 'success',
@@ -2594,9 +2602,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'whc_5389185469752442238',
-            endpointId: 'we_7395731757657055962',
-            url: 'http://127.0.0.1:46619/webhooks/tessera',
+            id: 'whc_6384051330041499018',
+            endpointId: 'we_8569196438543175873',
+            url: 'http://127.0.0.1:42695/webhooks/tessera',
             passed: false,
             cases: [
               {
@@ -2604,7 +2612,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 passed: true,
                 reason: 'Answered HTTP 200 success to a correctly signed delivery',
                 httpStatus: 200,
-                latencyMs: 112,
+                latencyMs: 206,
               },
               {
                 name: 'duplicate',
@@ -2612,7 +2620,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
                 httpStatus: 200,
-                latencyMs: 26,
+                latencyMs: 19,
               },
               {
                 name: 'bad_signature',
@@ -2620,7 +2628,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 3,
+                latencyMs: 17,
               },
               {
                 name: 'stale_request_time',
@@ -2628,7 +2636,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 22,
+                latencyMs: 11,
               },
               {
                 name: 'future_request_time',
@@ -2636,7 +2644,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 23,
+                latencyMs: 2,
               },
               {
                 name: 'changed_body',
@@ -2644,7 +2652,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 2,
+                latencyMs: 14,
               },
               {
                 name: 'legacy_kind',
@@ -2652,14 +2660,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 15,
+                latencyMs: 1,
               },
               {
                 name: 'within_timeout',
                 passed: true,
-                reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 112 ms)',
+                reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 206 ms)',
                 httpStatus: null,
-                latencyMs: 112,
+                latencyMs: 206,
               },
             ],
             created: '2026-11-22T12:00:42.000Z',
@@ -2691,7 +2699,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/recover': {
     request: {
-      path: '/webhook_endpoints/we_7395731757657055962/recover',
+      path: '/webhook_endpoints/we_8569196438543175873/recover',
       body: {
         since: '2026-11-22T11:00:44.000Z',
       },
@@ -2700,7 +2708,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        endpointId: 'we_7395731757657055962',
+        endpointId: 'we_8569196438543175873',
         since: '2026-11-22T12:00:35.000Z',
         until: '2026-11-22T12:00:44.000Z',
         events: 0,
@@ -2762,7 +2770,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/events',
       query: {
-        objectId: 'pt_1601400486002730907',
+        objectId: 'pt_9995753700214182175',
         limit: '1',
       },
     },
@@ -2772,23 +2780,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'evt_1244058577883357824',
+            id: 'evt_6297628705833629832',
             apiVersion: 'v1',
             type: 'payment.succeeded',
             created: '2026-11-22T12:00:05.000Z',
             sequence: 1,
             data: {
-              id: 'pt_1601400486002730907',
+              id: 'pt_9995753700214182175',
               amount: '1999',
               currency: 'USD',
               confirmationMethod: 'automatic',
-              customerId: 'cus_3708730696653259181',
-              paymentMethod: 'pm_1991994083852711060',
+              customerId: 'cus_1837497450050146019',
+              paymentMethod: 'pm_9845213966197130220',
               description: null,
               ip: null,
               confirm: 'true',
               lineItems: null,
-              notifyUrl: 'http://127.0.0.1:46619/webhooks/tessera',
+              notifyUrl: 'http://127.0.0.1:42695/webhooks/tessera',
               orderNo: 'order-1001',
               preAuth: 'n',
               receiptEmail: null,
@@ -2815,11 +2823,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
                   expMonth: '12',
                   expYear: '2030',
                   country: 'US',
-                  fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
+                  fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
                 },
               },
               clientSecret:
-                'pt_1601400486002730907_secret_01dc54f3b871abf727f27c8fed1780b7611b20860072dcc1655b0f30982fb227',
+                'pt_9995753700214182175_secret_f724049c3e1e6502b4ad50364743e1c16aa6be19acfbd2bbde7625f66ce32050',
               canceledAt: null,
               cancellationReason: null,
               amountReceived: '1999',
@@ -2834,6 +2842,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
               displayStatus: 'succeeded',
               errorCode: null,
               errorMessage: null,
+              processorReason: null,
               invoiceId: null,
               use3D: false,
               actionStatus: null,
@@ -2848,7 +2857,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/events',
         query: {
-          objectId: 'pt_1601400486002730907',
+          objectId: 'pt_9995753700214182175',
           limit: '0',
         },
       },
@@ -2864,29 +2873,29 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}': {
     request: {
-      path: '/events/evt_1244058577883357824',
+      path: '/events/evt_6297628705833629832',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'evt_1244058577883357824',
+        id: 'evt_6297628705833629832',
         apiVersion: 'v1',
         type: 'payment.succeeded',
         created: '2026-11-22T12:00:05.000Z',
         sequence: 1,
         data: {
-          id: 'pt_1601400486002730907',
+          id: 'pt_9995753700214182175',
           amount: '1999',
           currency: 'USD',
           confirmationMethod: 'automatic',
-          customerId: 'cus_3708730696653259181',
-          paymentMethod: 'pm_1991994083852711060',
+          customerId: 'cus_1837497450050146019',
+          paymentMethod: 'pm_9845213966197130220',
           description: null,
           ip: null,
           confirm: 'true',
           lineItems: null,
-          notifyUrl: 'http://127.0.0.1:46619/webhooks/tessera',
+          notifyUrl: 'http://127.0.0.1:42695/webhooks/tessera',
           orderNo: 'order-1001',
           preAuth: 'n',
           receiptEmail: null,
@@ -2913,11 +2922,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
               expMonth: '12',
               expYear: '2030',
               country: 'US',
-              fingerprint: 'l0e77A0898d8TuNZn11FFy-QuQceuqhv',
+              fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
             },
           },
           clientSecret:
-            'pt_1601400486002730907_secret_01dc54f3b871abf727f27c8fed1780b7611b20860072dcc1655b0f30982fb227',
+            'pt_9995753700214182175_secret_f724049c3e1e6502b4ad50364743e1c16aa6be19acfbd2bbde7625f66ce32050',
           canceledAt: null,
           cancellationReason: null,
           amountReceived: '1999',
@@ -2932,6 +2941,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           displayStatus: 'succeeded',
           errorCode: null,
           errorMessage: null,
+          processorReason: null,
           invoiceId: null,
           use3D: false,
           actionStatus: null,
@@ -2954,7 +2964,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}/deliveries': {
     request: {
-      path: '/events/evt_1244058577883357824/deliveries',
+      path: '/events/evt_6297628705833629832/deliveries',
     },
     answer: {
       code: 'success',
@@ -2962,10 +2972,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_4131437236183476357',
-            eventId: 'evt_1244058577883357824',
-            endpointId: 'we_4148124741081222617',
-            url: 'http://127.0.0.1:46619/webhooks/tessera',
+            id: 'wd_4940886341364461925',
+            eventId: 'evt_6297628705833629832',
+            endpointId: 'we_7819464987634539731',
+            url: 'http://127.0.0.1:42695/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
@@ -2994,7 +3004,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}/attempts': {
     request: {
-      path: '/events/evt_1244058577883357824/attempts',
+      path: '/events/evt_6297628705833629832/attempts',
     },
     answer: {
       code: 'success',
@@ -3020,9 +3030,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /events/{id}/resend': {
     request: {
-      path: '/events/evt_1244058577883357824/resend',
+      path: '/events/evt_6297628705833629832/resend',
       body: {
-        endpointId: 'we_4148124741081222617',
+        endpointId: 'we_7819464987634539731',
       },
     },
     answer: {
@@ -3031,10 +3041,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_4336078448954054779',
-            eventId: 'evt_1244058577883357824',
-            endpointId: 'we_4148124741081222617',
-            url: 'http://127.0.0.1:46619/webhooks/tessera',
+            id: 'wd_3303928413079823373',
+            eventId: 'evt_6297628705833629832',
+            endpointId: 'we_7819464987634539731',
+            url: 'http://127.0.0.1:42695/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
@@ -3052,7 +3062,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/events/evt_1000000000000000001/resend',
         body: {
-          endpointId: 'we_4148124741081222617',
+          endpointId: 'we_7819464987634539731',
         },
       },
       answer: {
@@ -3077,10 +3087,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_4336078448954054779',
-            eventId: 'evt_1244058577883357824',
-            endpointId: 'we_4148124741081222617',
-            url: 'http://127.0.0.1:46619/webhooks/tessera',
+            id: 'wd_3303928413079823373',
+            eventId: 'evt_6297628705833629832',
+            endpointId: 'we_7819464987634539731',
+            url: 'http://127.0.0.1:42695/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
@@ -3113,16 +3123,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_deliveries/{id}': {
     request: {
-      path: '/webhook_deliveries/wd_4336078448954054779',
+      path: '/webhook_deliveries/wd_3303928413079823373',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_4336078448954054779',
-        eventId: 'evt_1244058577883357824',
-        endpointId: 'we_4148124741081222617',
-        url: 'http://127.0.0.1:46619/webhooks/tessera',
+        id: 'wd_3303928413079823373',
+        eventId: 'evt_6297628705833629832',
+        endpointId: 'we_7819464987634539731',
+        url: 'http://127.0.0.1:42695/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
@@ -3148,7 +3158,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_deliveries/{id}/attempts': {
     request: {
-      path: '/webhook_deliveries/wd_4336078448954054779/attempts',
+      path: '/webhook_deliveries/wd_3303928413079823373/attempts',
     },
     answer: {
       code: 'success',
@@ -3174,17 +3184,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_deliveries/{id}/resend': {
     request: {
-      path: '/webhook_deliveries/wd_4336078448954054779/resend',
+      path: '/webhook_deliveries/wd_3303928413079823373/resend',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_3782285898362813698',
-        eventId: 'evt_1244058577883357824',
-        endpointId: 'we_4148124741081222617',
-        url: 'http://127.0.0.1:46619/webhooks/tessera',
+        id: 'wd_9861028030935508594',
+        eventId: 'evt_6297628705833629832',
+        endpointId: 'we_7819464987634539731',
+        url: 'http://127.0.0.1:42695/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
@@ -3211,7 +3221,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_deliveries/{id}/fast_forward': {
     request: {
-      path: '/webhook_deliveries/wd_4336078448954054779/fast_forward',
+      path: '/webhook_deliveries/wd_3303928413079823373/fast_forward',
       body: {
         factor: 3600,
       },
@@ -3220,10 +3230,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_4336078448954054779',
-        eventId: 'evt_1244058577883357824',
-        endpointId: 'we_4148124741081222617',
-        url: 'http://127.0.0.1:46619/webhooks/tessera',
+        id: 'wd_3303928413079823373',
+        eventId: 'evt_6297628705833629832',
+        endpointId: 'we_7819464987634539731',
+        url: 'http://127.0.0.1:42695/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
@@ -3306,7 +3316,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       },
     },
     answer:
-      ': connected\n\nid: evt_4183690902558496432\nevent: payment.succeeded\ndata: {"id":"evt_4183690902558496432","apiVersion":"v1","type":"endpoint_payment.payment_succeeded","created":"2026-11-22T12:00:57.000Z","sequence":1,"data":{"id":"pt_5692384763075375182","amount":"1999","currency":"USD","confirmationMethod":"automatic","customerId":null,"paymentMethod":"pm_5210013019419662847","description":null,"ip":null,"confirm":"true","lineItems":null,"notifyUrl":null,"orderNo":"order-1005","preAuth":"n","receiptEmail":null,"returnUrl":null,"setupFutureUsage":"off","subsequentInitialType":null,"statementDescriptor":null,"statementDescriptorSuffix":null,"website":null,"userAgent":null,"shipping":null,"appScheme":null,"openUserId":null,"fromChannel":null,"automaticPaymentMethods":null,"recurring":null,"paymentMethodTypes":["card"],"paymentMethodType":"card","paymentMethodDetails":{"type":"card","card":{"brand":"visa","last4":"4242","expMonth":"12","expYear":"2030","country":"US","fingerprint":"l0e77A0898d8TuNZn11FFy-QuQceuqhv"}},"clientSecret":"pt_5692384763075375182_secret_ee060cd1188a65b6ad5682ca219fb7c5b82d8dfaafc7a5c810ea13cba1c804e6","canceledAt":null,"cancellationReason":null,"amountReceived":"1999","amountCapturable":"0","amountRefunded":"0","created":"2026-11-22T12:00:57.000Z","riskInfo":{"riskScore":10,"riskMessage":"risk_pass"},"status":"succeeded","displayStatus":"succeeded","errorCode":null,"errorMessage":null,"invoiceId":null,"use3D":false,"actionStatus":null}}\n\n',
+      ': connected\n\nid: evt_5150277662479108972\nevent: payment.succeeded\ndata: {"id":"evt_5150277662479108972","apiVersion":"v1","type":"endpoint_payment.payment_succeeded","created":"2026-11-22T12:00:57.000Z","sequence":1,"data":{"id":"pt_9088953771437155107","amount":"1999","currency":"USD","confirmationMethod":"automatic","customerId":null,"paymentMethod":"pm_7683155580150976876","description":null,"ip":null,"confirm":"true","lineItems":null,"notifyUrl":null,"orderNo":"order-1005","preAuth":"n","receiptEmail":null,"returnUrl":null,"setupFutureUsage":"off","subsequentInitialType":null,"statementDescriptor":null,"statementDescriptorSuffix":null,"website":null,"userAgent":null,"shipping":null,"appScheme":null,"openUserId":null,"fromChannel":null,"automaticPaymentMethods":null,"recurring":null,"paymentMethodTypes":["card"],"paymentMethodType":"card","paymentMethodDetails":{"type":"card","card":{"brand":"visa","last4":"4242","expMonth":"12","expYear":"2030","country":"US","fingerprint":"dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI"}},"clientSecret":"pt_9088953771437155107_secret_52ace41c83fb9c952ee678709ceed2db32df41e300a2e2a6ac27c5633953486d","canceledAt":null,"cancellationReason":null,"amountReceived":"1999","amountCapturable":"0","amountRefunded":"0","created":"2026-11-22T12:00:57.000Z","riskInfo":{"riskScore":10,"riskMessage":"risk_pass"},"status":"succeeded","displayStatus":"succeeded","errorCode":null,"errorMessage":null,"processorReason":null,"invoiceId":null,"use3D":false,"actionStatus":null}}\n\n',
     error: {
       status: 400,
       request: {
@@ -3327,13 +3337,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /webhook_endpoints/{id}': {
     request: {
-      path: '/webhook_endpoints/we_7395731757657055962',
+      path: '/webhook_endpoints/we_8569196438543175873',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_7395731757657055962',
+        id: 'we_8569196438543175873',
         deleted: true,
       },
     },
@@ -3353,13 +3363,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /customers/{id}': {
     request: {
-      path: '/customers/cus_3708730696653259181',
+      path: '/customers/cus_1837497450050146019',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_3708730696653259181',
+        id: 'cus_1837497450050146019',
         deleted: true,
       },
     },

@@ -222,6 +222,16 @@ async function answerOf(
   }
 }
 
+/**
+ * A processor's 4xx answer (a key without the right role, a request it finds invalid) says it did
+ * nothing, and asking again with the same key gets the same answer; 408, 409 (a request with this
+ * key still in flight) and 429 say nothing about the outcome (docs/processors.md, Never twice).
+ */
+function refusedOutright(err: unknown): boolean {
+  const status = (err as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500 && ![408, 409, 429].includes(status);
+}
+
 function newRowRefusal(caught: unknown, row: queries.PaymentRow): unknown {
   if (isUniqueViolation(caught, 'payments_order_no')) return duplicateOrder(row.order_no ?? '');
   if (isUniqueViolation(caught, 'payments_checkout_session')) return sessionAlreadyPaying();
@@ -246,7 +256,7 @@ export async function authorize(
   try {
     outcome = await processor.authorize(requestOf(row, method, threeDSecure, ctx.view.processorReturnUrl(row.id)));
   } catch (err) {
-    if (!processor.statelessAuthorize) {
+    if (!processor.statelessAuthorize && !refusedOutright(err)) {
       // No usable answer from a real processor (a timeout, a 5xx, a reset connection): it may
       // have authorized. The payment stays processing and the sweep asks again with the same
       // idempotency key until the outcome is known (docs/processors.md, Never twice).
@@ -256,18 +266,35 @@ export async function authorize(
       );
       return row;
     }
-    // No answer at all (an outage): the payment must not stay in processing forever. It fails,
-    // so that the merchant can retry with a new payment, and the error goes to the log.
-    await inTransaction(ctx, async (tx, recorded) => {
-      const failed = await writeAuthorization(
+    // No answer at all from the sandbox (an outage), or a processor refused the request itself
+    // (a 4xx: nothing was authorized, and the same request would be refused again): the payment
+    // must not stay in processing forever. It fails, so that the merchant can retry with a new
+    // payment. The sandbox's outage goes to the log as the request's error; a processor's refusal
+    // is an answer, with its status kept as the processor's reason.
+    const refused = !processor.statelessAuthorize;
+    const failed = await inTransaction(ctx, async (tx, recorded) => {
+      const written = await writeAuthorization(
         tx,
         target,
         row,
-        { status: 'failed', error_code: 'processing_error', error_message: 'The payment could not be processed.' },
+        {
+          status: 'failed',
+          error_code: 'processing_error',
+          error_message: 'The payment could not be processed.',
+          ...(refused ? { processor_reason: `HTTP ${(err as { status: number }).status}` } : {}),
+        },
         ctx.clock.now(),
       );
-      await record(ctx, tx, recorded, 'payment.failed', failed);
+      await record(ctx, tx, recorded, 'payment.failed', written);
+      return written;
     }).catch(ignoreConflict);
+    if (refused) {
+      ctx.logger.error(
+        { paymentId: row.id, processor: processor.name, reason: (err as Error).message },
+        'the processor refused the payment request itself (its credentials, role or the request): the payment failed',
+      );
+      if (failed) return failed;
+    }
     throw err;
   }
 

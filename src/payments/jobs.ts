@@ -119,7 +119,11 @@ export function registerPaymentJobs(ctx: PaymentContext): void {
  */
 export async function resumeInterruptedAuthorizations(ctx: PaymentContext): Promise<number> {
   const before = new Date(ctx.clock.now().getTime() - interruptedAuthorizationAfterMs);
-  const rows = await queries.selectInterruptedAuthorizations(ctx.db, before, 20);
+  // Stripe keeps an idempotency key for 24 hours: a replay after that could charge again, so a
+  // payment through a processor is replayed for 23 hours at most; one still processing then is
+  // reconciled by hand (docs/processors.md, Never twice).
+  const replayableSince = new Date(ctx.clock.now().getTime() - 23 * 60 * 60 * 1000);
+  const rows = await queries.selectInterruptedAuthorizations(ctx.db, before, 20, replayableSince);
   let resumed = 0;
   for (const row of rows) {
     const claimed = await queries.reclaimInterruptedAuthorization(ctx.db, row, ctx.clock.now());

@@ -42,8 +42,35 @@ export async function applyAuthorizationNotice(
     claimed = await changeStatus(ctx.db, row.id, 'completeChallenge', { status: 'processing' }, ctx.clock.now());
   }
   if (!claimed || claimed.status !== 'processing') return 'ignored';
-  const recorded = await recordAuthorization(ctx, claimed, outcome, true).catch(ignoreConflict);
+  const recorded = await recordAuthorization(
+    ctx,
+    claimed,
+    await withNetworkReference(ctx, claimed, outcome),
+    true,
+  ).catch(ignoreConflict);
   return recorded ? 'applied' : 'ignored';
+}
+
+/**
+ * A notification may carry no network reference (Stripe's names its charge only by id): the
+ * processor is asked for the payment as it stands, since a stored card needs the reference for
+ * its later CIT and MIT. Without an answer the notification's outcome stands as it is.
+ */
+async function withNetworkReference(ctx: PaymentContext, row: queries.PaymentRow, outcome: Settled): Promise<Settled> {
+  if (outcome.kind !== 'approved' || outcome.networkTransactionId !== '') return outcome;
+  try {
+    const current = await (
+      await ctx.processors.of(row)
+    ).completeRedirect({
+      paymentId: row.id,
+      processorReference: outcome.processorReference,
+      params: {},
+      idempotencyKey: `${row.id}.details`,
+    });
+    return current.kind === 'approved' ? current : outcome;
+  } catch {
+    return outcome;
+  }
 }
 
 /** A capture's outcome told by notification (the connector answered the capture 'pending'). */

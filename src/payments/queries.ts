@@ -252,12 +252,15 @@ export async function selectInterruptedAuthorizations(
   db: Queryable,
   before: Date,
   limit: number,
+  /** A processor forgets an idempotency key after a day (Stripe): older payments through one are not replayed. */
+  replayableSince: Date,
 ): Promise<PaymentRow[]> {
   return db.query<PaymentRow>(
     `SELECT ${columns} FROM payments
      WHERE status = 'processing' AND processor_reference IS NULL AND updated_at < $1
+       AND (processor_account_id IS NULL OR created_at > $3)
      ORDER BY updated_at LIMIT $2`,
-    [before, limit],
+    [before, limit, replayableSince],
   );
 }
 
