@@ -126,5 +126,8 @@ Any future expiry date and any 3-digit code (4 for American Express).
    every case must pass.
 2. Verify signatures and compare the amount of each notification with your own order (SPEC §6.1).
 3. Ask your account manager for the tokenization and MIT capabilities you use.
-4. Swap the test keys for live ones (\`live_pr_…\`, \`live_pu_…\`); test cards do not work in live mode.
+4. Ask your account manager for live keys: they are issued once a live processor account (Adyen or Stripe) is
+   connected for you, and your live payments go through it.
+5. Swap the test keys for live ones (\`live_pr_…\`, \`live_pu_…\`); test cards do not work in live mode. A declined
+   live payment keeps the processor's own reason in \`processorReason\`.
 `;
