@@ -48,6 +48,8 @@ export interface Config {
   readonly idempotencyLeaseMs: number;
   /** Tests only (nodeEnv test): a pause between a request's effect and storing its answer, to kill a process there. */
   readonly testAnswerDelayMs: number;
+  /** Tests only (nodeEnv test): how long a payment waits in processing before the sweep replays it (5 minutes otherwise). */
+  readonly testSweepAfterMs: number | undefined;
   /**
    * Tests only (refused in production): a PGlite data folder as a tar file (PGlite's
    * dumpDataDir) that PGlite in memory (`memory://`) starts from instead of running initdb; the test
@@ -189,6 +191,7 @@ const knownTesseraVariables = new Set([
   'TESSERA_MAIL_FROM',
   'TESSERA_IDEMPOTENCY_LEASE_MS',
   'TESSERA_TEST_ANSWER_DELAY_MS',
+  'TESSERA_TEST_SWEEP_AFTER_MS',
   'TESSERA_RATE_PER_KEY_PER_MINUTE',
   'TESSERA_RATE_PER_ADDRESS_PER_MINUTE',
   'TESSERA_TRUST_PROXY',
@@ -300,6 +303,10 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     processorTimeoutMs: integer(source, 'TESSERA_PROCESSOR_TIMEOUT_MS', 30_000, 100, 300_000),
     idempotencyLeaseMs: integer(source, 'TESSERA_IDEMPOTENCY_LEASE_MS', 60_000, 100, 3_600_000),
     testAnswerDelayMs: nodeEnv === 'test' ? integer(source, 'TESSERA_TEST_ANSWER_DELAY_MS', 0, 0, 600_000) : 0,
+    testSweepAfterMs:
+      nodeEnv === 'test' && source.TESSERA_TEST_SWEEP_AFTER_MS
+        ? integer(source, 'TESSERA_TEST_SWEEP_AFTER_MS', 1000, 100, 600_000)
+        : undefined,
     testPgliteTemplate: pgliteTemplate(source, nodeEnv),
     testWebhookLeaseMarginMs: testLeaseMargin(source, nodeEnv),
     jobPollIntervalMs: integer(source, 'TESSERA_JOB_POLL_INTERVAL_MS', 1000, 10, 3_600_000),

@@ -178,12 +178,15 @@ export function createServices({
     events,
     jobs,
     publicUrl,
+    ...(config.testSweepAfterMs === undefined ? {} : { interruptedAfterMs: config.testSweepAfterMs }),
     checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
     onInvoicePaymentEnded: (...args) => late.invoices!.paymentEnded(...args),
     onCheckoutPaymentPaid: (...args) => late.checkout!.paymentPaid(...args),
   });
   // The reconciliation sweep for payments whose process died mid-authorization (see the service).
-  jobs.every(60 * 1000, () => payments.resumeInterruptedAuthorizations());
+  jobs.every(Math.min(60 * 1000, config.testSweepAfterMs ?? Infinity), () =>
+    payments.resumeInterruptedAuthorizations(),
+  );
   const refunds = createRefundService({
     db,
     logger: log,

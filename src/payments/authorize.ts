@@ -223,13 +223,12 @@ async function answerOf(
 }
 
 /**
- * A processor's 4xx answer (a key without the right role, a request it finds invalid) says it did
- * nothing, and asking again with the same key gets the same answer; 408, 409 (a request with this
- * key still in flight) and 429 say nothing about the outcome (docs/processors.md, Never twice).
+ * A connector says a request was refused outright (`refusedOutright`, e.g. Adyen's 4xx for a key
+ * without the right role): nothing was authorized and a replay would be refused again. Anything
+ * else thrown leaves the outcome unknown (docs/processors.md, Never twice).
  */
 function refusedOutright(err: unknown): boolean {
-  const status = (err as { status?: unknown } | null)?.status;
-  return typeof status === 'number' && status >= 400 && status < 500 && ![408, 409, 429].includes(status);
+  return (err as { refusedOutright?: unknown } | null)?.refusedOutright === true;
 }
 
 function newRowRefusal(caught: unknown, row: queries.PaymentRow): unknown {
@@ -281,7 +280,7 @@ export async function authorize(
           status: 'failed',
           error_code: 'processing_error',
           error_message: 'The payment could not be processed.',
-          ...(refused ? { processor_reason: `HTTP ${(err as { status: number }).status}` } : {}),
+          ...(refused ? { processor_reason: (err as Error).message.slice(0, 200) } : {}),
         },
         ctx.clock.now(),
       );

@@ -20,6 +20,8 @@ export interface PaymentServiceDeps {
   paymentMethods: PaymentMethodService;
   events: EventService;
   jobs: JobRunner;
+  /** How long a payment waits in processing without an answer before the sweep replays it (tests shorten it). */
+  interruptedAfterMs?: number;
   /** The address customers' browsers use; known once the server listens. */
   publicUrl: () => string;
   /**

@@ -118,7 +118,7 @@ export function registerPaymentJobs(ctx: PaymentContext): void {
  * instead of charging again (docs/processors.md, Never twice). Returns how many were resumed.
  */
 export async function resumeInterruptedAuthorizations(ctx: PaymentContext): Promise<number> {
-  const before = new Date(ctx.clock.now().getTime() - interruptedAuthorizationAfterMs);
+  const before = new Date(ctx.clock.now().getTime() - (ctx.interruptedAfterMs ?? interruptedAuthorizationAfterMs));
   // Stripe keeps an idempotency key for 24 hours: a replay after that could charge again, so a
   // payment through a processor is replayed for 23 hours at most; one still processing then is
   // reconciled by hand (docs/processors.md, Never twice).

@@ -27,6 +27,19 @@ export class AdyenRequestFailed extends Error {
     super(message);
     this.name = 'AdyenRequestFailed';
   }
+
+  /**
+   * Adyen refused the request itself (a key without the right role, a request it finds invalid):
+   * nothing was done, and the same request would be refused again (docs/processors.md, Never
+   * twice). Not a timeout or a key in use (408, 409, 429), and not errorCode 704, a replay whose
+   * body differs from the first: that first request may have been done.
+   */
+  get refusedOutright(): boolean {
+    const status = this.status;
+    return (
+      status !== null && status >= 400 && status < 500 && ![408, 409, 429].includes(status) && this.errorCode !== '704'
+    );
+  }
 }
 
 export type AdyenAnswer = Record<string, unknown>;
