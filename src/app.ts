@@ -292,6 +292,7 @@ export async function createTessera({
           endpointHealth,
           recovery,
           requestLogs,
+          processorAccounts,
           sendingAddresses: sendingAddressesView(config.webhookSendingAddresses),
           clock,
           publicUrl: () => publicUrl,

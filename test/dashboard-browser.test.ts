@@ -46,6 +46,20 @@ describe('dashboard in a browser', { skip: storeIndependent }, () => {
     privateKey = created.json().data.keys.privateKey;
     merchantId = created.json().data.id;
     ownerLink = created.json().data.ownerSetPasswordUrl;
+    // A live processor account, for the Owner's Settings (its long webhook URL at 390 px too); live
+    // only, so that the test payments below still go to the sandbox.
+    const connected = await ctx.tessera.server.inject({
+      method: 'POST',
+      url: `/admin/v1/merchants/${merchantId}/processor_accounts/create`,
+      headers: { authorization: `Bearer ${ctx.operatorKey}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({
+        processor: 'stripe',
+        mode: 'live',
+        credentials: { secretKey: 'sk_live_BrowserShopKey0001Abcd', webhookSecret: 'whsec_BrowserShopSigning0001' },
+        baseUrl: 'http://127.0.0.1:9',
+      }),
+    });
+    assert.equal(connected.statusCode, 200, connected.body);
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   });

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError } from '../config-rules.js';
 import { operatorCall } from './client.js';
 import { painter, printJson, table } from './output.js';
+import { processorAccountActions, processorAccountsCommand, processorAccountsUsage } from './processor-accounts.js';
 
 /**
  * `tessera merchants …`: the operator's merchants through the operator API of a running service
@@ -11,7 +12,10 @@ import { painter, printJson, table } from './output.js';
 export const merchantsUsage = `  merchants create --name N [--tokenization] [--mit] [--owner-email E]
   merchants update ID [--name N] [--tokenization true|false] [--mit true|false]
   merchants list [--json]        the merchants with their capabilities (a table; --json for scripts)
-  merchants roll-keys ID         new test keys; the old ones stop working at once`;
+  merchants roll-keys ID [--mode test|live]
+                                 new keys of that mode (test by default; live needs an enabled live
+                                 processor account); the old ones of that mode stop working at once
+${processorAccountsUsage}`;
 
 interface Merchant {
   id: string;
@@ -110,10 +114,26 @@ export async function merchantsCommand(argv: string[]): Promise<number> {
   }
   if (action === 'list') return list(rest);
   if (action === 'roll-keys') {
-    const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: operatorOptions });
+    const { values, positionals } = parseArgs({
+      args: rest,
+      allowPositionals: true,
+      options: { ...operatorOptions, mode: { type: 'string' } },
+    });
     const id = positionals[0];
     if (!id) throw new ConfigError('merchants roll-keys needs the merchant id');
-    return printJson(await operatorCall(values, 'POST', `/merchants/${encodeURIComponent(id)}/roll_keys`, {}));
+    return printJson(
+      await operatorCall(
+        values,
+        'POST',
+        `/merchants/${encodeURIComponent(id)}/roll_keys`,
+        values.mode === undefined ? {} : { mode: values.mode },
+      ),
+    );
   }
-  throw new ConfigError(`merchants takes create, update, list or roll-keys\n\n${merchantsUsage}`);
+  if ((processorAccountActions as readonly string[]).includes(action ?? '')) {
+    return processorAccountsCommand(action!, rest);
+  }
+  throw new ConfigError(
+    `merchants takes create, update, list, roll-keys, ${processorAccountActions.join(', ')}\n\n${merchantsUsage}`,
+  );
 }

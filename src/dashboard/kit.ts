@@ -23,6 +23,7 @@ import type { RecoveryService } from '../webhooks/recover/service.js';
 import type { RequestLogService } from '../request-logs/service.js';
 import type { CustomerService } from '../customers/service.js';
 import type { InvoiceService } from '../invoices/service.js';
+import type { ProcessorAccountService } from '../processor-accounts/service.js';
 import type { SendingAddresses } from '../webhooks/egress/sending-addresses.js';
 import type { Clock } from '../clock.js';
 import type { SafeHtml } from './html.js';
@@ -45,6 +46,8 @@ export interface DashboardDeps {
   /** Recover: send an endpoint what it missed. */
   recovery: RecoveryService;
   requestLogs: RequestLogService;
+  /** The merchant's processor accounts, read-only (Settings, Owners: docs/processors.md). */
+  processorAccounts: Pick<ProcessorAccountService, 'list'>;
   /** The service's clock: quick date ranges and the home's periods are days of its "now". */
   clock: Clock;
   /** Cookies are Secure when the public URL is https. */

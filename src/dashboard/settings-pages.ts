@@ -2,6 +2,7 @@ import type { App } from '../http/server.js';
 import { html } from './html.js';
 import { csrfField, formError, layout, type FieldErrors } from './layout.js';
 import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './kit.js';
+import { processorAccountsSection } from './processor-accounts-section.js';
 
 /** One origin a line; blank lines are ignored. */
 function originsOf(value: string): string[] {
@@ -50,7 +51,8 @@ function brandingForm(ctx: PageContext, values: { brandColor: string; logoUrl: s
 
 /**
  * Settings (issue 14): the merchant's website origins, the pages allowed to frame the card field
- * of tessera.js. The merchant service checks the list exactly as the operator API does.
+ * of tessera.js. The merchant service checks the list exactly as the operator API does. For the
+ * Owner, also the merchant's processor accounts, read-only (docs/processors.md).
  */
 export function settingsPages(app: App, deps: DashboardDeps): void {
   const settingsPage = async (
@@ -67,6 +69,7 @@ export function settingsPages(app: App, deps: DashboardDeps): void {
     const branding = extra.branding ?? { brandColor: merchant.brandColor ?? '', logoUrl: merchant.logoUrl ?? '' };
     const value = extra.value ?? merchant.websiteOrigins.join('\n');
     const error = extra.errors?.websiteOrigins;
+    const processors = await processorAccountsSection(deps, ctx);
     return layout(
       { title: 'Settings', session: ctx.session, current: '/settings', notice: extra.notice },
       html`<h1>Settings</h1>
@@ -93,7 +96,7 @@ ${value}</textarea>
           </div>
           <button type="submit">Save origins</button>
         </form>
-        ${brandingForm(ctx, branding, extra.brandingErrors)}`,
+        ${brandingForm(ctx, branding, extra.brandingErrors)} ${processors}`,
     );
   };
 

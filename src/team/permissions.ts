@@ -48,6 +48,11 @@ export const permissions = {
   'audit_log.read': managers,
   /** Merchant settings: the website origins that may frame the card field of tessera.js (issue 14). */
   'settings.manage': managers,
+  /**
+   * The merchant's processor accounts on Settings, read-only (docs/processors.md): which processor
+   * takes its live payments is the Owner's business; the operator connects them.
+   */
+  'processor_accounts.read': ['owner'],
   'exports.read': ['owner', 'administrator', 'analyst'],
 } as const satisfies Record<string, readonly Role[]>;
 
