@@ -34,6 +34,7 @@ import type { PaymentService } from './payments/service.js';
 import { paymentRoutes, threeDSecureRoutes } from './payments/routes.js';
 import type { RefundService } from './refunds/service.js';
 import { refundRoutes } from './refunds/routes.js';
+import { ledgerRoutes } from './ledger/routes.js';
 import type { EventService } from './events/service.js';
 import { eventRoutes } from './events/routes.js';
 import { eventStreamRoutes } from './events/stream.js';
@@ -200,6 +201,7 @@ export async function createTessera({
       paymentMethods,
       payments,
       refunds,
+      ledger,
       events,
       eventFeed,
       webhookEndpoints,
@@ -235,6 +237,7 @@ export async function createTessera({
         paymentMethodRoutes(paymentMethods),
         paymentRoutes(payments, idempotency),
         refundRoutes(refunds),
+        ledgerRoutes(ledger),
         invoiceRoutes(invoices),
         checkoutRoutes(checkout),
         eventStreamRoutes(eventFeed),

@@ -20,7 +20,10 @@ export type IdPrefix =
   // A logged API request (issue 11: the dashboard's request logs).
   | 'req'
   // A checkout session (issue 14, DESIGN §9).
-  | 'cs';
+  | 'cs'
+  // A balance transaction and a payout (issue 43, docs/balances.md).
+  | 'txn'
+  | 'po';
 
 const TEN_POW_18 = 10n ** 18n;
 

@@ -36,6 +36,7 @@ import {
   type EndpointHealthService,
 } from './webhooks/health/service.js';
 import { createRecoveryService } from './webhooks/recover/service.js';
+import { createLedgerService } from './ledger/service.js';
 
 export interface ServiceDeps {
   db: Db;
@@ -144,6 +145,7 @@ export function createServices({
   });
   const paymentMethods = createPaymentMethodService({ db, clock, vault, customers });
   late.paymentMethods = paymentMethods;
+  const ledger = createLedgerService({ db, clock });
   const paymentProcessor = processor ?? createSandboxProcessor({ followUpDelayMs: config.sandboxFollowUpDelayMs });
   const payments = createPaymentService({
     db,
@@ -158,6 +160,7 @@ export function createServices({
     checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
     onInvoicePaymentEnded: (...args) => late.invoices!.paymentEnded(...args),
     onCheckoutPaymentPaid: (...args) => late.checkout!.paymentPaid(...args),
+    onPaymentRecorded: (tx, type, row) => ledger.paymentRecorded(tx, type, row),
   });
   // The reconciliation sweep for payments whose process died mid-authorization (see the service).
   jobs.every(60 * 1000, () => payments.resumeInterruptedAuthorizations());
@@ -169,6 +172,7 @@ export function createServices({
     events,
     jobs,
     payments: payments.refundLedger,
+    onRefundRecorded: (tx, type, row) => ledger.refundRecorded(tx, type, row),
   });
   const mail = createMailTransport({
     smtpUrl: config.smtpUrl,
@@ -244,6 +248,7 @@ export function createServices({
     paymentMethods,
     payments,
     refunds,
+    ledger,
     events,
     eventFeed,
     webhookEndpoints,
