@@ -66,7 +66,7 @@ export function createServices({
   publicUrl,
 }: ServiceDeps) {
   const { processId } = heartbeat;
-  const merchants = createMerchantService({ db, clock });
+  const merchants = createMerchantService({ db, clock, vault });
   const events = createEventService({ db, clock });
   const eventFeed = createEventFeed({
     db,

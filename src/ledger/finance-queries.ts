@@ -112,3 +112,8 @@ export function selectScheduledMerchants(db: Queryable): Promise<FinanceRow[]> {
      WHERE payout_interval <> 'manual' AND bank_account_last4 IS NOT NULL`,
   );
 }
+
+/** Every merchant's settings row (the operator's list of merchants). */
+export function selectAllFinance(db: Queryable): Promise<FinanceRow[]> {
+  return db.query<FinanceRow>(`SELECT ${columns} FROM merchant_finance`);
+}

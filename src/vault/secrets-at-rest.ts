@@ -24,6 +24,9 @@ export const idempotencyContext = (merchantId: string, mode: string, key: string
 /** The development sandbox merchant's keys (`tessera start` outside production). */
 export const sandboxKeysContext = (merchantId: string) => `sandbox:${merchantId}`;
 
+/** A merchant's bank account number and IBAN (docs/balances.md). */
+export const bankAccountContext = (merchantId: string) => `bank_account:${merchantId}`;
+
 const byId = (row: Record<string, string>) => row.id ?? '';
 
 export const secretTables: readonly SecretTable[] = [
@@ -59,5 +62,11 @@ export const secretTables: readonly SecretTable[] = [
     keyColumns: ['merchant_id'],
     secretColumns: ['keys_encrypted'],
     context: (row) => sandboxKeysContext(row.merchant_id ?? ''),
+  },
+  {
+    table: 'merchant_finance',
+    keyColumns: ['merchant_id'],
+    secretColumns: ['bank_account_number_encrypted', 'bank_iban_encrypted'],
+    context: (row) => bankAccountContext(row.merchant_id ?? ''),
   },
 ];
