@@ -35,6 +35,7 @@ import { paymentRoutes, threeDSecureRoutes } from './payments/routes.js';
 import type { RefundService } from './refunds/service.js';
 import { refundRoutes } from './refunds/routes.js';
 import { ledgerRoutes } from './ledger/routes.js';
+import { payoutRoutes } from './payouts/routes.js';
 import type { EventService } from './events/service.js';
 import { eventRoutes } from './events/routes.js';
 import { eventStreamRoutes } from './events/stream.js';
@@ -202,6 +203,7 @@ export async function createTessera({
       payments,
       refunds,
       ledger,
+      payouts,
       events,
       eventFeed,
       webhookEndpoints,
@@ -238,6 +240,7 @@ export async function createTessera({
         paymentRoutes(payments, idempotency),
         refundRoutes(refunds),
         ledgerRoutes(ledger),
+        payoutRoutes(payouts),
         invoiceRoutes(invoices),
         checkoutRoutes(checkout),
         eventStreamRoutes(eventFeed),

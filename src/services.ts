@@ -37,6 +37,7 @@ import {
 } from './webhooks/health/service.js';
 import { createRecoveryService } from './webhooks/recover/service.js';
 import { createLedgerService } from './ledger/service.js';
+import { createPayoutService } from './payouts/service.js';
 
 export interface ServiceDeps {
   db: Db;
@@ -174,6 +175,16 @@ export function createServices({
     payments: payments.refundLedger,
     onRefundRecorded: (tx, type, row) => ledger.refundRecorded(tx, type, row),
   });
+  const payouts = createPayoutService({
+    db,
+    clock,
+    logger: log,
+    events,
+    jobs,
+    followUpDelayMs: config.sandboxFollowUpDelayMs,
+  });
+  // The payout schedule (docs/balances.md): automatic payouts fall due by the UTC day.
+  jobs.every(60 * 1000, () => payouts.runSchedule());
   const mail = createMailTransport({
     smtpUrl: config.smtpUrl,
     from: config.mailFrom,
@@ -249,6 +260,7 @@ export function createServices({
     payments,
     refunds,
     ledger,
+    payouts,
     events,
     eventFeed,
     webhookEndpoints,

@@ -18,6 +18,8 @@ export const errorStatus = {
   resource_missing: 404,
   /** An operation that needs an enabled webhook endpoint (recover) on a disabled one: enable it first. */
   endpoint_disabled: 409,
+  /** A payout for a merchant without a bank account: the operator sets one first (docs/balances.md). */
+  bank_account_missing: 409,
   rate_limited: 429,
   internal_error: 500,
   /** Something the request needs does not answer (the database, the rate limit's store) or the process is stopping: nothing was done; retry (Retry-After). */

@@ -22,6 +22,7 @@ const errorMeanings: Record<keyof typeof errorStatus, string> = {
   mit_not_enabled: '`subsequentInitialType: mit` without the MIT capability',
   resource_missing: "No such object for this key (another merchant's objects included)",
   endpoint_disabled: 'Recover of a disabled webhook endpoint: enable it first',
+  bank_account_missing: 'A payout for a merchant without a bank account: the operator sets one first',
   rate_limited: 'Too many public-key requests; retry after `Retry-After` seconds',
   internal_error: "Our fault; logged with the request's `X-TraceId`, which support asks for",
   service_unavailable:
