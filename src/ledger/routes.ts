@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import { envelope, listOf, ok } from '../http/envelope.js';
 import { merchantOf, type App } from '../http/server.js';
 import { createdBounds } from '../http/common-schemas.js';
@@ -23,6 +24,7 @@ export function ledgerRoutes(ledger: LedgerService) {
           tags,
           description:
             'The balance per currency: `available` (may be paid out) and `pending` (available later), each the sum of the nets of the balance transactions.',
+          querystring: Type.Object({}, { additionalProperties: false }),
           response: { 200: envelope(Balance) },
         },
       },

@@ -37,7 +37,7 @@ export type ListBalanceTransactionsQuery = Static<typeof ListBalanceTransactions
 
 export const FeeDetail = Type.Object({
   type: Type.String({ description: '`tessera_fee` (the merchant’s schedule) or `processor_fee`' }),
-  amount: Type.String({ pattern: '^-?\\d+$', description: 'Minor units' }),
+  amount: Type.String({ pattern: '^-?\\d+$', description: 'Minor units', examples: ['88'] }),
   description: Type.String(),
 });
 
@@ -47,9 +47,17 @@ export const BalanceTransaction = Type.Object(
     type: Type.Enum(balanceTransactionTypes),
     source: Type.String({ description: 'The object that moved the money: a payment, refund or payout id' }),
     amount: SignedAmount,
-    fee: Type.String({ pattern: '^-?\\d+$', description: 'Minor units; 0 on refunds (fees are not returned)' }),
+    fee: Type.String({
+      pattern: '^-?\\d+$',
+      description: 'Minor units; 0 on refunds (fees are not returned)',
+      examples: ['88'],
+    }),
     feeDetails: Type.Array(FeeDetail),
-    net: Type.String({ pattern: '^-?\\d+$', description: 'amount − fee: what the entry adds to the balance' }),
+    net: Type.String({
+      pattern: '^-?\\d+$',
+      description: 'amount − fee: what the entry adds to the balance',
+      examples: ['1911'],
+    }),
     currency: Currency,
     status: Type.Union([Type.Literal('pending'), Type.Literal('available')], {
       description: '`available` from availableOn on',
