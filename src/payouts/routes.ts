@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { csvLine } from '../dashboard/csv.js';
+import { csvCell } from '../dashboard/csv.js';
 import { envelope, listOf, ok } from '../http/envelope.js';
 import { merchantOf, type App } from '../http/server.js';
 import {
@@ -15,10 +15,17 @@ import type { PayoutService } from './service.js';
 
 const tags = ['Payouts'];
 
+/**
+ * One cell: a signed whole number as it is, so that a spreadsheet reads −500 as a number (a
+ * number cannot be a formula); any other text through csvCell, which defuses formulas.
+ */
+const reportCell = (value: string | null) => (value !== null && /^-?\d+$/.test(value) ? value : csvCell(value));
+const reportLine = (cells: ReadonlyArray<string | null>) => `${cells.map(reportCell).join(',')}\r\n`;
+
 /** The report as CSV lines, header first, a batch of rows at a time. */
 async function* csvLines(rows: AsyncIterable<ReconciliationRow>) {
-  yield csvLine(reconciliationColumns);
-  for await (const row of rows) yield csvLine(reconciliationColumns.map((column) => row[column]));
+  yield reportLine(reconciliationColumns);
+  for await (const row of rows) yield reportLine(reconciliationColumns.map((column) => row[column]));
 }
 
 /** The report as the API's JSON envelope, written as its rows are read. */
