@@ -222,11 +222,15 @@ describe(`payouts (${databaseKind})`, () => {
     assert.equal(refused.body.data.available, '0');
 
     ctx.clock.advance(24 * 60 * 60 * 1000);
-    await pay(merchant, '2000');
+    await pay(merchant, '2000', '=1+1');
     await runSchedule();
     const [payout] = (await get(merchant, '/payouts')).data;
     // 1912 − 59: the carried debt is settled by this payout.
     assert.equal(payout.amount, '1853');
+    const csv = await merchant.call('GET', `/payouts/${payout.id}/reconciliation`, undefined, { accept: 'text/csv' });
+    const lines = csv.raw.trimEnd().split('\r\n');
+    assert.equal(lines.length, 4, csv.raw);
+    assert.ok(lines[3]!.includes(',payment,pt_') && lines[3]!.includes(",'=1+1,"), 'an order number is no formula');
   });
 
   test(

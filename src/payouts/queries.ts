@@ -152,6 +152,9 @@ export async function claimUnsettled(
   return rows.map((row) => BigInt(row.net));
 }
 
+/** A timestamp as the API writes it (DESIGN §2: ISO 8601 UTC with milliseconds and Z). */
+const isoFormat = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+
 /** One reconciliation row: a settled entry with what its payment says (orderNo, card). */
 export interface ReconciliationRow {
   id: string;
@@ -161,8 +164,11 @@ export interface ReconciliationRow {
   fee: string;
   net: string;
   currency: string;
-  available_on: Date;
-  created_at: Date;
+  /** ISO 8601 with milliseconds and Z, written by the database (the report's form). */
+  available_on: string;
+  created_at: string;
+  /** The cursor: created_at as the database keeps it. */
+  created_at_cursor: Date;
   order_no: string | null;
   card_brand: string | null;
   last4: string | null;
@@ -179,16 +185,30 @@ export function selectReconciliationBatch(
   after: { created: Date; id: string } | undefined,
   batchSize: number,
 ): Promise<ReconciliationRow[]> {
-  const cursor = after ? 'AND (t.created_at > $2 OR (t.created_at = $2 AND t.id > $3))' : '';
+  // created_at has a bound of its own, so that each batch is a range of the payout's index, not
+  // every row of the payout sorted again (src/db/pagination.ts explains the same for lists).
+  const cursor = after ? 'AND t.created_at >= $2 AND (t.created_at > $2 OR t.id > $3)' : '';
+  // Each entry's payment is found by its primary key (LATERAL), whether the entry is the payment's
+  // or one of its refunds'. OFFSET 0 keeps the planner from turning them into joins on an
+  // expression, which read every payment (and refund) for each batch.
+  // The batch of entries is read first, on its own (the payout's index, in order); only its rows
+  // then find their payment by primary key (LATERAL), whether the entry is the payment's or one of
+  // its refunds'. OFFSET 0 keeps the planner from merging these steps.
   return db.query<ReconciliationRow>(
-    `SELECT t.id, t.type, t.source, t.amount::text, t.fee::text, t.net::text, t.currency, t.available_on,
-            t.created_at, p.order_no, p.details->'paymentMethodDetails'->'card'->>'brand' AS card_brand,
-            p.details->'paymentMethodDetails'->'card'->>'last4' AS last4
-     FROM balance_transactions t
-     LEFT JOIN refunds r ON t.source LIKE 're\\_%' AND r.id = t.source
-     LEFT JOIN payments p ON p.id = COALESCE(r.payment_id, t.source)
-     WHERE t.payout_id = $1 AND NOT (t.type = 'payout' AND t.source = $1) ${cursor}
-     ORDER BY t.created_at, t.id LIMIT ${batchSize}`,
+    `SELECT t.id, t.type, t.source, t.amount::text, t.fee::text, t.net::text, t.currency,
+            to_char(t.available_on AT TIME ZONE 'UTC', ${isoFormat}) AS available_on,
+            to_char(t.created_at AT TIME ZONE 'UTC', ${isoFormat}) AS created_at, t.created_at AS created_at_cursor,
+            p.order_no, p.card->>'brand' AS card_brand, p.card->>'last4' AS last4
+     FROM (
+       SELECT * FROM balance_transactions t
+       WHERE t.payout_id = $1 AND NOT (t.type = 'payout' AND t.source = $1) ${cursor}
+       ORDER BY t.created_at, t.id LIMIT ${batchSize} OFFSET 0) t
+     LEFT JOIN LATERAL (
+       SELECT payment_id FROM refunds WHERE t.type IN ('refund', 'refund_failure') AND id = t.source OFFSET 0) r ON true
+     LEFT JOIN LATERAL (
+       SELECT order_no, details->'paymentMethodDetails'->'card' AS card FROM payments
+       WHERE id = COALESCE(r.payment_id, t.source) OFFSET 0) p ON true
+     ORDER BY t.created_at, t.id`,
     after ? [payoutId, after.created, after.id] : [payoutId],
   );
 }

@@ -16,24 +16,34 @@ import type { PayoutService } from './service.js';
 const tags = ['Payouts'];
 
 /**
- * One cell: a signed whole number as it is, so that a spreadsheet reads −500 as a number (a
- * number cannot be a formula); any other text through csvCell, which defuses formulas.
+ * One row of the CSV. Ids, types, amounts (plain signed numbers, so that a spreadsheet reads −500
+ * as a number), timestamps and currency codes are the service's own and need no quoting; the
+ * order number and card brand come from merchants and cardholders and go through csvCell, which
+ * quotes and defuses formulas.
  */
-const reportCell = (value: string | null) => (value !== null && /^-?\d+$/.test(value) ? value : csvCell(value));
-const reportLine = (cells: ReadonlyArray<string | null>) => `${cells.map(reportCell).join(',')}\r\n`;
-
-/** The report as CSV lines, header first, a batch of rows at a time. */
-async function* csvLines(rows: AsyncIterable<ReconciliationRow>) {
-  yield reportLine(reconciliationColumns);
-  for await (const row of rows) yield reportLine(reconciliationColumns.map((column) => row[column]));
+function reportLine(row: ReconciliationRow): string {
+  return (
+    `${row.payoutId},${row.balanceTransactionId},${row.type},${row.source},${csvCell(row.orderNo)},` +
+    `${row.created},${row.availableOn},${row.gross},${row.fee},${row.net},${row.currency},` +
+    `${csvCell(row.cardBrand)},${row.last4 ?? ''}\r\n`
+  );
 }
 
-/** The report as the API's JSON envelope, written as its rows are read. */
-async function* jsonChunks(payout: PayoutObject, rows: AsyncIterable<ReconciliationRow>) {
+/** The report as CSV, header first, then one chunk per batch of rows. */
+async function* csvChunks(batches: AsyncIterable<ReconciliationRow[]>) {
+  yield `${reconciliationColumns.join(',')}\r\n`;
+  for await (const batch of batches) {
+    yield batch.map(reportLine).join('');
+  }
+}
+
+/** The report as the API's JSON envelope, one chunk per batch of rows. */
+async function* jsonChunks(payout: PayoutObject, batches: AsyncIterable<ReconciliationRow[]>) {
   yield `{"code":"success","msg":"success","data":{"payout":${JSON.stringify(payout)},"rows":[`;
   let first = true;
-  for await (const row of rows) {
-    yield `${first ? '' : ','}${JSON.stringify(row)}`;
+  for await (const batch of batches) {
+    if (batch.length === 0) continue;
+    yield `${first ? '' : ','}${batch.map((row) => JSON.stringify(row)).join(',')}`;
     first = false;
   }
   yield ']}}';
@@ -85,15 +95,15 @@ export function payoutRoutes(payouts: PayoutService) {
         },
       },
       async (request, reply) => {
-        const { payout, rows } = await payouts.reconciliation(merchantOf(request), request.params.id);
+        const { payout, batches } = await payouts.reconciliation(merchantOf(request), request.params.id);
         if ((request.headers.accept ?? '').includes('text/csv')) {
           return reply
             .type('text/csv; charset=utf-8')
             .header('content-disposition', `attachment; filename="reconciliation-${payout.id}.csv"`)
-            .send(Readable.from(csvLines(rows)) as never);
+            .send(Readable.from(csvChunks(batches)) as never);
         }
         // A stream is written as it is read, past the schema's serializer (whose shape it has).
-        return reply.type('application/json; charset=utf-8').send(Readable.from(jsonChunks(payout, rows)) as never);
+        return reply.type('application/json; charset=utf-8').send(Readable.from(jsonChunks(payout, batches)) as never);
       },
     );
   };

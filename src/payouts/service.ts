@@ -277,41 +277,39 @@ export function createPayoutService(deps: PayoutServiceDeps) {
     },
 
     /**
-     * The payout and every entry it settles, read in batches as the caller consumes them, so that
+     * The payout and every entry it settles, in batches read as the caller consumes them, so that
      * a payout of any size is exported in constant memory. 404 before anything is read.
      */
     async reconciliation(
       merchant: MerchantContext,
       id: string,
-    ): Promise<{ payout: Payout; rows: AsyncIterable<ReconciliationRow> }> {
+    ): Promise<{ payout: Payout; batches: AsyncIterable<ReconciliationRow[]> }> {
       const payout = toPayout(await load(merchant, id));
-      async function* rows(): AsyncIterable<ReconciliationRow> {
+      async function* batches(): AsyncIterable<ReconciliationRow[]> {
         let after: { created: Date; id: string } | undefined;
         for (;;) {
           const batch = await queries.selectReconciliationBatch(db, id, after, reconciliationBatchSize);
-          for (const row of batch) {
-            yield {
-              payoutId: id,
-              balanceTransactionId: row.id,
-              type: row.type,
-              source: row.source,
-              orderNo: row.order_no,
-              created: isoTimestamp(row.created_at),
-              availableOn: isoTimestamp(row.available_on),
-              gross: row.amount,
-              fee: row.fee,
-              net: row.net,
-              currency: row.currency,
-              cardBrand: row.card_brand,
-              last4: row.last4,
-            };
-          }
+          yield batch.map((row) => ({
+            payoutId: id,
+            balanceTransactionId: row.id,
+            type: row.type,
+            source: row.source,
+            orderNo: row.order_no,
+            created: row.created_at,
+            availableOn: row.available_on,
+            gross: row.amount,
+            fee: row.fee,
+            net: row.net,
+            currency: row.currency,
+            cardBrand: row.card_brand,
+            last4: row.last4,
+          }));
           const last = batch[batch.length - 1];
           if (batch.length < reconciliationBatchSize || !last) return;
-          after = { created: last.created_at, id: last.id };
+          after = { created: last.created_at_cursor, id: last.id };
         }
       }
-      return { payout, rows: rows() };
+      return { payout, batches: batches() };
     },
 
     /** The payout schedule: every merchant whose automatic payout is due today (the job runner calls it). */
