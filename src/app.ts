@@ -280,6 +280,7 @@ export async function createTessera({
           endpointHealth,
           recovery,
           requestLogs,
+          ledger,
           sendingAddresses: sendingAddressesView(config.webhookSendingAddresses),
           clock,
           publicUrl: () => publicUrl,

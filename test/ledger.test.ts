@@ -5,6 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { signedInOwner } from './helpers/dashboard.js';
 
 const cards = {
   visa: '4242424242424242',
@@ -83,6 +84,21 @@ describe(`ledger: balance transactions and the balance (${databaseKind})`, () =>
       pending: [{ amount: '0', currency: 'USD' }],
     });
     assert.equal((await get(merchant, `/balance_transactions/${entry!.id}`)).status, 'available');
+  });
+
+  test("the dashboard's payment page shows the payment's fee, its line and its net", async () => {
+    const merchant = await ctx.merchant();
+    const payment = await pay(merchant, '1999');
+    const declined = await pay(merchant, '1000', cards.declined);
+    const owner = await signedInOwner(ctx, merchant.id, 'owner@ledger.test', 'correct horse battery');
+    const page = await owner.get(`/dashboard/payments/${payment.id}`);
+    assert.equal(page.status, 200);
+    const text = page.body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+    assert.match(text, /Fee 0\.88 USD \(Processing fee \(2\.9% \+ 30\)\)/);
+    assert.match(text, /Net 19\.11 USD \(pending\)/);
+    const none = await owner.get(`/dashboard/payments/${declined.id}`);
+    assert.equal(none.status, 200);
+    assert.doesNotMatch(none.body, /<dt>Fee<\/dt>/);
   });
 
   test('a declined payment writes nothing; a zero-decimal currency pays the same rule in its own minor units', async () => {
