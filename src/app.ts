@@ -281,6 +281,7 @@ export async function createTessera({
           recovery,
           requestLogs,
           ledger,
+          payouts,
           sendingAddresses: sendingAddressesView(config.webhookSendingAddresses),
           clock,
           publicUrl: () => publicUrl,

@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createTessera, type Tessera } from '../src/app.js';
 import { createLogger } from '../src/logger.js';
 import { databaseKind, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { signedInOwner } from './helpers/dashboard.js';
 
 const followUpDelayMs = 3000;
 const scheduleEveryMs = 60_000;
@@ -231,6 +232,29 @@ describe(`payouts (${databaseKind})`, () => {
     const lines = csv.raw.trimEnd().split('\r\n');
     assert.equal(lines.length, 4, csv.raw);
     assert.ok(lines[3]!.includes(',payment,pt_') && lines[3]!.includes(",'=1+1,"), 'an order number is no formula');
+  });
+
+  test("the dashboard's Balance page shows the balance, the schedule and the payouts; a payout's page its reconciliation and CSV", async () => {
+    const merchant = await merchantWithBank('daily');
+    await pay(merchant, '1000', 'order-77');
+    await runSchedule();
+    const [payout] = (await get(merchant, '/payouts')).data;
+    const owner = await signedInOwner(ctx, merchant.id, 'owner@payouts.test', 'correct horse battery');
+    const text = (body: string) => body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+    const balance = await owner.get('/dashboard/balance');
+    assert.equal(balance.status, 200);
+    assert.match(text(balance.body), /USD 0\.00 USD 0\.00 USD/);
+    assert.match(text(balance.body), /daily, of the available USD balance, to account •••• 6789/);
+    assert.ok(balance.body.includes(`/dashboard/payouts/${payout.id}`));
+    const detail = await owner.get(`/dashboard/payouts/${payout.id}`);
+    assert.equal(detail.status, 200);
+    assert.match(text(detail.body), /payment pt_\d{19} order-77 10\.00 USD 0\.59 USD 9\.41 USD visa •••• 4242/);
+    const csv = await owner.get(`/dashboard/payouts/${payout.id}/reconciliation.csv`);
+    assert.equal(csv.status, 200);
+    assert.match(csv.body, /^payoutId,balanceTransactionId,type,/);
+    assert.ok(csv.body.includes(',payment,pt_') && csv.body.includes(',order-77,'));
+    const stranger = await signedInOwner(ctx, (await ctx.merchant()).id, 'other@payouts.test', 'correct horse battery');
+    assert.equal((await stranger.get(`/dashboard/payouts/${payout.id}`)).status, 404);
   });
 
   test(

@@ -1,41 +1,12 @@
 import { Readable } from 'node:stream';
-import { csvCell } from '../dashboard/csv.js';
+import { reconciliationCsv } from './reconciliation-csv.js';
 import { envelope, listOf, ok } from '../http/envelope.js';
 import { merchantOf, type App } from '../http/server.js';
-import {
-  CreatePayoutBody,
-  ListPayoutsQuery,
-  Payout,
-  PayoutParams,
-  Reconciliation,
-  reconciliationColumns,
-} from './schemas.js';
+import { CreatePayoutBody, ListPayoutsQuery, Payout, PayoutParams, Reconciliation } from './schemas.js';
 import type { Payout as PayoutObject, ReconciliationRow } from './schemas.js';
 import type { PayoutService } from './service.js';
 
 const tags = ['Payouts'];
-
-/**
- * One row of the CSV. Ids, types, amounts (plain signed numbers, so that a spreadsheet reads −500
- * as a number), timestamps and currency codes are the service's own and need no quoting; the
- * order number and card brand come from merchants and cardholders and go through csvCell, which
- * quotes and defuses formulas.
- */
-function reportLine(row: ReconciliationRow): string {
-  return (
-    `${row.payoutId},${row.balanceTransactionId},${row.type},${row.source},${csvCell(row.orderNo)},` +
-    `${row.created},${row.availableOn},${row.gross},${row.fee},${row.net},${row.currency},` +
-    `${csvCell(row.cardBrand)},${row.last4 ?? ''}\r\n`
-  );
-}
-
-/** The report as CSV, header first, then one chunk per batch of rows. */
-async function* csvChunks(batches: AsyncIterable<ReconciliationRow[]>) {
-  yield `${reconciliationColumns.join(',')}\r\n`;
-  for await (const batch of batches) {
-    yield batch.map(reportLine).join('');
-  }
-}
 
 /** The report as the API's JSON envelope, one chunk per batch of rows. */
 async function* jsonChunks(payout: PayoutObject, batches: AsyncIterable<ReconciliationRow[]>) {
@@ -100,7 +71,7 @@ export function payoutRoutes(payouts: PayoutService) {
           return reply
             .type('text/csv; charset=utf-8')
             .header('content-disposition', `attachment; filename="reconciliation-${payout.id}.csv"`)
-            .send(Readable.from(csvChunks(batches)) as never);
+            .send(Readable.from(reconciliationCsv(batches)) as never);
         }
         // A stream is written as it is read, past the schema's serializer (whose shape it has).
         return reply.type('application/json; charset=utf-8').send(Readable.from(jsonChunks(payout, batches)) as never);
