@@ -114,14 +114,19 @@ try {
       : `, (SELECT p.order_no || ' ' || (p.details->'paymentMethodDetails'->'card'->>'last4')
            FROM payments p WHERE p.id = t.source) AS payment`;
     for (;;) {
-      const batch = await ctx.tessera.db.query<{ created_at: Date; id: string }>(
-        `SELECT t.id, t.type, t.source, t.amount::text, t.fee::text, t.net::text, t.currency, t.available_on,
+      // The same planner settings as the report's batches (src/payouts/service.ts).
+      const batch = await ctx.tessera.db.transaction(async (tx) => {
+        await tx.execute('SET LOCAL enable_bitmapscan = off');
+        await tx.execute('SET LOCAL enable_sort = off');
+        return tx.query<{ created_at: Date; id: string }>(
+          `SELECT t.id, t.type, t.source, t.amount::text, t.fee::text, t.net::text, t.currency, t.available_on,
            t.created_at${payment}
          FROM balance_transactions t WHERE t.payout_id = $1 AND t.source <> $1
          ${after ? 'AND t.created_at >= $2 AND (t.created_at > $2 OR t.id > $3)' : ''}
          ORDER BY t.created_at, t.id LIMIT ${batchSize}`,
-        after ? [payout.id, after.created_at, after.id] : [payout.id],
-      );
+          after ? [payout.id, after.created_at, after.id] : [payout.id],
+        );
+      });
       count += batch.length;
       if (batch.length < batchSize) return { ms: performance.now() - started, count };
       after = batch[batch.length - 1];
