@@ -36,6 +36,8 @@ import type { PaymentService } from './payments/service.js';
 import { paymentRoutes, threeDSecureRoutes } from './payments/routes.js';
 import type { RefundService } from './refunds/service.js';
 import { refundRoutes } from './refunds/routes.js';
+import { ledgerRoutes } from './ledger/routes.js';
+import { payoutRoutes } from './payouts/routes.js';
 import type { EventService } from './events/service.js';
 import { eventRoutes } from './events/routes.js';
 import { eventStreamRoutes } from './events/stream.js';
@@ -210,6 +212,8 @@ export async function createTessera({
       paymentMethods,
       payments,
       refunds,
+      ledger,
+      payouts,
       events,
       eventFeed,
       webhookEndpoints,
@@ -246,6 +250,8 @@ export async function createTessera({
         paymentMethodRoutes(paymentMethods),
         paymentRoutes(payments, idempotency),
         refundRoutes(refunds),
+        ledgerRoutes(ledger),
+        payoutRoutes(payouts),
         invoiceRoutes(invoices),
         checkoutRoutes(checkout),
         eventStreamRoutes(eventFeed),
@@ -293,6 +299,8 @@ export async function createTessera({
           recovery,
           requestLogs,
           processorAccounts,
+          ledger,
+          payouts,
           sendingAddresses: sendingAddressesView(config.webhookSendingAddresses),
           clock,
           publicUrl: () => publicUrl,

@@ -22,7 +22,10 @@ export type IdPrefix =
   // A checkout session (issue 14, DESIGN §9).
   | 'cs'
   // A processor account (docs/processors.md).
-  | 'pa';
+  | 'pa'
+  // A balance transaction and a payout (issue 43, docs/balances.md).
+  | 'txn'
+  | 'po';
 
 const TEN_POW_18 = 10n ** 18n;
 

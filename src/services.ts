@@ -40,6 +40,8 @@ import {
   type EndpointHealthService,
 } from './webhooks/health/service.js';
 import { createRecoveryService } from './webhooks/recover/service.js';
+import { createLedgerService } from './ledger/service.js';
+import { createPayoutService } from './payouts/service.js';
 
 export interface ServiceDeps {
   db: Db;
@@ -69,7 +71,7 @@ export function createServices({
   publicUrl,
 }: ServiceDeps) {
   const { processId } = heartbeat;
-  const merchants = createMerchantService({ db, clock });
+  const merchants = createMerchantService({ db, clock, vault });
   const events = createEventService({ db, clock });
   const eventFeed = createEventFeed({
     db,
@@ -150,6 +152,7 @@ export function createServices({
   });
   const paymentMethods = createPaymentMethodService({ db, clock, vault, customers });
   late.paymentMethods = paymentMethods;
+  const ledger = createLedgerService({ db, clock });
   const processorAccounts = createProcessorAccountService({
     db,
     clock,
@@ -182,6 +185,7 @@ export function createServices({
     checkNotifyUrl: (url) => webhookEndpoints.requireAllowedUrl(url, 'notifyUrl'),
     onInvoicePaymentEnded: (...args) => late.invoices!.paymentEnded(...args),
     onCheckoutPaymentPaid: (...args) => late.checkout!.paymentPaid(...args),
+    onPaymentRecorded: (tx, type, row) => ledger.paymentRecorded(tx, type, row),
   });
   // The reconciliation sweep for payments whose process died mid-authorization (see the service).
   jobs.every(Math.min(60 * 1000, config.testSweepAfterMs ?? Infinity), () =>
@@ -195,6 +199,7 @@ export function createServices({
     events,
     jobs,
     payments: payments.refundLedger,
+    onRefundRecorded: (tx, type, row) => ledger.refundRecorded(tx, type, row),
   });
   const processorNotifications = createNotificationReceiver({
     db,
@@ -207,6 +212,16 @@ export function createServices({
       refund: (...args) => refunds.applyRefundNotice(...args),
     },
   });
+  const payouts = createPayoutService({
+    db,
+    clock,
+    logger: log,
+    events,
+    jobs,
+    followUpDelayMs: config.sandboxFollowUpDelayMs,
+  });
+  // The payout schedule (docs/balances.md): automatic payouts fall due by the UTC day.
+  jobs.every(60 * 1000, () => payouts.runSchedule());
   const mail = createMailTransport({
     smtpUrl: config.smtpUrl,
     from: config.mailFrom,
@@ -283,6 +298,8 @@ export function createServices({
     paymentMethods,
     payments,
     refunds,
+    ledger,
+    payouts,
     events,
     eventFeed,
     webhookEndpoints,

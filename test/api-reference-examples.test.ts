@@ -226,6 +226,56 @@ describe(`API reference examples, captured from a real run (${databaseKind})`, (
     await run('GET /refunds/{id}', { path: `/refunds/${refund.id}` });
     await run('GET /refunds', { path: '/refunds', query: { limit: '1' } });
 
+    // docs/balances.md: funds available at once and a bank account (the operator's settings), so
+    // that a payout can be made; then the daily schedule's payout settles what is available.
+    const settings = await injectRaw(ctx, {
+      method: 'POST',
+      url: `/admin/v1/merchants/${merchant.id}/update`,
+      headers: { authorization: `Bearer ${ctx.operatorKey}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({
+        availabilityDays: 0,
+        payoutSchedule: { interval: 'daily' },
+        bankAccount: {
+          holderName: 'Example Shop LLC',
+          accountNumber: '000123456789',
+          routingNumber: '110000000',
+          currency: 'USD',
+        },
+      }),
+    });
+    assert.equal(settings.statusCode, 200, settings.body);
+    const periodStart = ctx.clock.now().toISOString();
+    const sold = (await send('POST', { path: '/payment_methods/create', body: { type: 'card', card } })).answer.data;
+    const soldBody = {
+      amount: '5000',
+      currency: 'USD',
+      paymentMethod: sold.id,
+      confirm: 'true',
+      orderNo: 'order-1006',
+    };
+    assert.equal((await send('POST', { path: '/payment/create', body: soldBody })).answer.data.status, 'succeeded');
+    ctx.clock.advance(1000);
+    await run('GET /balance', { path: '/balance' });
+    const entries = await run('GET /balance_transactions', {
+      path: '/balance_transactions',
+      query: { type: 'payment', limit: '1' },
+    });
+    await run('GET /balance_transactions/{id}', { path: `/balance_transactions/${entries.data[0].id}` });
+    await run('GET /balance/summary', {
+      path: '/balance/summary',
+      query: { from: periodStart, to: ctx.clock.now().toISOString() },
+    });
+    const payout = await run('POST /payouts/create', {
+      path: '/payouts/create',
+      body: { amount: '1000', currency: 'USD' },
+    });
+    await run('GET /payouts/{id}', { path: `/payouts/${payout.id}` });
+    ctx.clock.advance(60_000);
+    await ctx.runJobs();
+    const payouts = await run('GET /payouts', { path: '/payouts', query: { limit: '1' } });
+    assert.equal(payouts.data[0].automatic, true, JSON.stringify(payouts));
+    await run('GET /payouts/{id}/reconciliation', { path: `/payouts/${payouts.data[0].id}/reconciliation` });
+
     const lineItems = [{ description: 'Consulting, March', amount: '150000', quantity: 2 }];
     const invoiceBody = {
       customerId: customer.id,

@@ -1,6 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { eventTypes } from '../src/events/schemas.js';
+import { triggerTypes } from '../src/cli/trigger.js';
 import { databaseKind, storeIndependent, migratedStorage, type TestStorage } from './helpers/harness.js';
 import { apiCaller, runCli, startService, stopService, type RunningService } from './helpers/cli-process.js';
 
@@ -36,7 +36,7 @@ describe(`tessera trigger against a started service (${databaseKind})`, { skip: 
     }
   }
 
-  for (const type of eventTypes) {
+  for (const type of triggerTypes) {
     test(`trigger ${type} makes a real ${type} event and prints the ids`, async () => {
       const result = await runCli(['trigger', type, '--json'], cliEnv);
       assert.equal(result.code, 0, result.stdout + result.stderr);
@@ -75,6 +75,9 @@ describe(`tessera trigger against a started service (${databaseKind})`, { skip: 
     const nothingClose = await runCli(['trigger', 'shipment'], cliEnv);
     assert.equal(nothingClose.code, 1);
     assert.match(nothingClose.stderr, /event codes are payment\.processing, .*Invoice\.voided/);
+    const payout = await runCli(['trigger', 'payout.paid'], cliEnv);
+    assert.equal(payout.code, 1);
+    assert.match(payout.stderr, /payout\.paid is not triggered: a payout needs a bank account set by the operator/);
     const none = await runCli(['trigger'], cliEnv);
     assert.equal(none.code, 1);
     assert.match(none.stderr, /trigger takes one of: .*payment\.succeeded.*Invoice\.voided/);

@@ -14,6 +14,9 @@ export class Tessera extends TesseraClient {
   readonly paymentMethods: Resources['paymentMethods'];
   readonly payments: Resources['payments'];
   readonly refunds: Resources['refunds'];
+  readonly balance: Resources['balance'];
+  readonly balanceTransactions: Resources['balanceTransactions'];
+  readonly payouts: Resources['payouts'];
   readonly invoices: Resources['invoices'];
   readonly checkoutSessions: Resources['checkoutSessions'];
   readonly events: Resources['events'];
@@ -28,6 +31,9 @@ export class Tessera extends TesseraClient {
     this.paymentMethods = bound.paymentMethods;
     this.payments = bound.payments;
     this.refunds = bound.refunds;
+    this.balance = bound.balance;
+    this.balanceTransactions = bound.balanceTransactions;
+    this.payouts = bound.payouts;
     this.invoices = bound.invoices;
     this.checkoutSessions = bound.checkoutSessions;
     this.events = bound.events;

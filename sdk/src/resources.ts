@@ -115,6 +115,22 @@ export function resources(client: TesseraClient) {
       retrieve: retrieve(client, '/refunds/{id}'),
       list: list(client, '/refunds'),
     },
+    /** docs/balances.md: available and pending per currency, and a period's balance change. */
+    balance: {
+      retrieve: list(client, '/balance'),
+      summary: list(client, '/balance/summary'),
+    },
+    balanceTransactions: {
+      retrieve: retrieve(client, '/balance_transactions/{id}'),
+      list: list(client, '/balance_transactions'),
+    },
+    payouts: {
+      create: create(client, '/payouts/create'),
+      retrieve: retrieve(client, '/payouts/{id}'),
+      list: list(client, '/payouts'),
+      /** Every balance transaction the payout settles (as JSON; the CSV form is the same route with `Accept: text/csv`). */
+      reconciliation: retrieve(client, '/payouts/{id}/reconciliation'),
+    },
     invoices: {
       create: create(client, '/invoices/create'),
       retrieve: retrieve(client, '/invoices/{id}'),

@@ -43,6 +43,8 @@ export type PaymentMethod = ResponseData<'get', '/payment_methods/{id}'>;
 export type Payment = ResponseData<'get', '/payment/{id}'>;
 export type Refund = ResponseData<'get', '/refunds/{id}'>;
 export type Invoice = ResponseData<'get', '/invoices/{id}'>;
+export type BalanceTransaction = ResponseData<'get', '/balance_transactions/{id}'>;
+export type Payout = ResponseData<'get', '/payouts/{id}'>;
 export type CheckoutSession = ResponseData<'get', '/checkout/session/{id}'>;
 export type WebhookEndpoint = ResponseData<'get', '/webhook_endpoints/{id}'>;
 export type WebhookDelivery = ResponseData<'get', '/webhook_deliveries/{id}'>;
@@ -63,19 +65,25 @@ export type EventCode =
   | 'invoice.payment_failed'
   | 'Invoice.sent'
   | 'Invoice.updated'
-  | 'Invoice.voided';
+  | 'Invoice.voided'
+  | 'payout.created'
+  | 'payout.paid'
+  | 'payout.failed'
+  | 'payout.canceled';
 
 /** SPEC §6.4: the endpoint notification's type, `endpoint_<group>.<group>_<action>` (endpoint_payment.payment_succeeded). */
 export type EndpointEventType<C extends string = EventCode> = C extends `${infer Group}.${infer Action}`
   ? `endpoint_${Group}.${Group}_${Action}`
   : never;
 
-/** The object an event's `data` holds: the payment, refund or invoice as it was when the event happened. */
+/** The object an event's `data` holds: the payment, refund, payout or invoice as it was when the event happened. */
 export type EventData<C extends EventCode> = C extends `payment.${string}`
   ? Payment
   : C extends `refund.${string}`
     ? Refund
-    : Invoice;
+    : C extends `payout.${string}`
+      ? Payout
+      : Invoice;
 
 /**
  * An event as the API lists it (`type` the code) or as a webhook carries it (`type` the endpoint form,

@@ -87,7 +87,13 @@ async function openInvoice(call: Call, options: { bound?: boolean } = {}): Promi
   return ids;
 }
 
-const recipes: Record<EventType, (call: Call) => Promise<Made>> = {
+/**
+ * Payout events are not triggered: a payout needs a bank account, which only the operator sets,
+ * and an available balance (docs/balances.md).
+ */
+type TriggeredType = Exclude<EventType, `payout.${string}`>;
+
+const recipes: Record<TriggeredType, (call: Call) => Promise<Made>> = {
   'payment.succeeded': async (call) => made(await payment(call, '4242424242424242'), 'payment'),
   'payment.failed': async (call) => made(await payment(call, '4000000000000002'), 'payment'),
   'payment.processing': async (call) => made(await payment(call, '4000000000000630'), 'payment'),
@@ -140,7 +146,7 @@ function made(ids: Ids, about: string): Made {
   return { ids, objectId: ids[about]! };
 }
 
-export const triggerTypes = Object.keys(recipes) as EventType[];
+export const triggerTypes = Object.keys(recipes) as TriggeredType[];
 
 export async function triggerCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -150,7 +156,12 @@ export async function triggerCommand(argv: string[]): Promise<number> {
   });
   if (positionals[0] === undefined) throw new ConfigError(`trigger takes one of: ${triggerTypes.join(', ')}`);
   const type = cliEventCode('trigger', positionals[0], { exact: true });
-  const recipe = recipes[type];
+  if (!Object.hasOwn(recipes, type)) {
+    throw new ConfigError(
+      `trigger: ${type} is not triggered: a payout needs a bank account set by the operator and an available balance; make one with POST /payouts/create (docs/balances.md)`,
+    );
+  }
+  const recipe = recipes[type as TriggeredType];
   const call: Call = async (method, route, body) => (await merchantCall(values, method, route, body)) as Answer;
   const result = await recipe(call);
   const query = `type=${encodeURIComponent(type!)}&objectId=${encodeURIComponent(result.objectId)}&limit=1`;

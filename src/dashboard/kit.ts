@@ -11,6 +11,8 @@ import type { App } from '../http/server.js';
 import type { Permission } from '../team/permissions.js';
 import type { Actor, SessionView, TeamService } from '../team/service.js';
 import type { MerchantService } from '../merchants/service.js';
+import type { LedgerService } from '../ledger/service.js';
+import type { PayoutService } from '../payouts/service.js';
 import type { PaymentService } from '../payments/service.js';
 import type { PaymentMethodService } from '../payment-methods/service.js';
 import type { RefundService } from '../refunds/service.js';
@@ -54,6 +56,10 @@ export interface DashboardDeps {
   publicUrl: () => string;
   /** DESIGN §15: where webhooks come from, shown on the webhook pages. */
   sendingAddresses: SendingAddresses;
+  /** The ledger: each payment's fee and net, the balance (docs/balances.md). */
+  ledger?: LedgerService;
+  /** Payouts and their reconciliation (docs/balances.md). */
+  payouts?: PayoutService;
 }
 
 /** What a page handler of a signed-in member gets. */

@@ -126,6 +126,10 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
         )
       : null;
     const person = (await payersOf(deps, ctx, [payment]))(payment);
+    // docs/balances.md: the fee and net of the payment's ledger entry, once it has one.
+    const [entry] = deps.ledger
+      ? (await deps.ledger.list(ctx.merchant, { source: payment.id, type: 'payment' }, { limit: 1 })).data
+      : [];
     // DESIGN §7: endpoint URLs and the delivery log are for the roles that see webhooks.
     const seesWebhooks = can(ctx.actor.role, 'webhooks.read');
     const seesEvents = can(ctx.actor.role, 'events.read');
@@ -167,6 +171,17 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
           <dd>${moneyText(payment.amountReceived, payment.currency)}</dd>
           <dt>Refunded</dt>
           <dd>${moneyText(payment.amountRefunded, payment.currency)}</dd>
+          ${
+            entry
+              ? html`<dt>Fee</dt>
+                  <dd>
+                    ${moneyText(entry.fee, entry.currency)}
+                    ${entry.feeDetails.map((line) => html`<span class="muted">(${line.description})</span>`)}
+                  </dd>
+                  <dt>Net</dt>
+                  <dd>${moneyText(entry.net, entry.currency)} <span class="muted">(${entry.status})</span></dd>`
+              : ''
+          }
           <dt>Card</dt>
           <dd>${card ? `${card.brand} •••• ${card.last4}` : '—'}</dd>
           <dt>Customer</dt>

@@ -17,6 +17,7 @@ import { teamPages } from './team-pages.js';
 import { accountPages } from './account-pages.js';
 import { customerPages } from './customer-pages.js';
 import { refundPages } from './refund-pages.js';
+import { balancePages } from './balance-pages.js';
 import { invoicePages } from './invoice-pages.js';
 import { homePage } from './home-page.js';
 import { settingsPages } from './settings-pages.js';
@@ -126,6 +127,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
         accountPages(dashboard, deps);
         customerPages(dashboard, deps);
         refundPages(dashboard, deps);
+        balancePages(dashboard, deps);
         invoicePages(dashboard, deps);
         settingsPages(dashboard, deps);
       },

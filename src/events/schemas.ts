@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { ListQuery } from '../http/envelope.js';
 import { Timestamp } from '../http/common-schemas.js';
 
-/** SPEC §6.2, written exactly as the spec writes them (three invoice codes start upper case). */
+/** SPEC §6.2, written exactly as the spec writes them (three invoice codes start upper case), and the payouts'. */
 export const eventTypes = [
   'payment.processing',
   'payment.succeeded',
@@ -19,6 +19,11 @@ export const eventTypes = [
   'Invoice.sent',
   'Invoice.updated',
   'Invoice.voided',
+  // docs/balances.md, Payouts: named as SPEC §6.2 names the others (endpoint_payout.payout_paid).
+  'payout.created',
+  'payout.paid',
+  'payout.failed',
+  'payout.canceled',
 ] as const;
 export type EventType = (typeof eventTypes)[number];
 

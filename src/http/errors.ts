@@ -22,6 +22,8 @@ export const errorStatus = {
   no_live_processor: 409,
   /** A second enabled processor account for the same merchant and mode: disable the first one. */
   processor_account_exists: 409,
+  /** A payout for a merchant without a bank account: the operator sets one first (docs/balances.md). */
+  bank_account_missing: 409,
   rate_limited: 429,
   internal_error: 500,
   /** Something the request needs does not answer (the database, the rate limit's store) or the process is stopping: nothing was done; retry (Retry-After). */

@@ -26,6 +26,7 @@ const errorMeanings: Record<keyof typeof errorStatus, string> = {
     'Live keys, or a live payment, while the merchant has no enabled live processor account: the operator connects or enables one',
   processor_account_exists:
     'The merchant already has an enabled processor account for that mode; `data.accountId` names it: disable it first',
+  bank_account_missing: 'A payout for a merchant without a bank account: the operator sets one first',
   rate_limited: 'Too many public-key requests; retry after `Retry-After` seconds',
   internal_error: "Our fault; logged with the request's `X-TraceId`, which support asks for",
   service_unavailable:

@@ -1349,6 +1349,405 @@ export const capturedExamples: Record<string, CapturedExample> = {
       },
     },
   },
+  'GET /balance': {
+    request: {
+      path: '/balance',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        available: [
+          {
+            amount: '4325',
+            currency: 'USD',
+          },
+        ],
+        pending: [
+          {
+            amount: '5734',
+            currency: 'USD',
+          },
+        ],
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/balance',
+        query: {
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit is not a recognized field',
+        data: {
+          param: 'limit',
+          rule: 'additionalProperties',
+        },
+      },
+    },
+  },
+  'GET /balance_transactions': {
+    request: {
+      path: '/balance_transactions',
+      query: {
+        type: 'payment',
+        limit: '1',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
+          {
+            id: 'txn_4757422666763437689',
+            type: 'payment',
+            source: 'pt_1649841056879932431',
+            amount: '5000',
+            fee: '175',
+            feeDetails: [
+              {
+                type: 'tessera_fee',
+                amount: '175',
+                description: 'Processing fee (2.9% + 30)',
+              },
+            ],
+            net: '4825',
+            currency: 'USD',
+            status: 'available',
+            availableOn: '2026-11-22T12:00:21.000Z',
+            payoutId: null,
+            reportingCategory: 'charge',
+            created: '2026-11-22T12:00:21.000Z',
+          },
+        ],
+        hasMore: true,
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/balance_transactions',
+        query: {
+          type: 'payment',
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit must be at least 1',
+        data: {
+          param: 'limit',
+          rule: 'minimum',
+        },
+      },
+    },
+  },
+  'GET /balance_transactions/{id}': {
+    request: {
+      path: '/balance_transactions/txn_4757422666763437689',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'txn_4757422666763437689',
+        type: 'payment',
+        source: 'pt_1649841056879932431',
+        amount: '5000',
+        fee: '175',
+        feeDetails: [
+          {
+            type: 'tessera_fee',
+            amount: '175',
+            description: 'Processing fee (2.9% + 30)',
+          },
+        ],
+        net: '4825',
+        currency: 'USD',
+        status: 'available',
+        availableOn: '2026-11-22T12:00:21.000Z',
+        payoutId: null,
+        reportingCategory: 'charge',
+        created: '2026-11-22T12:00:21.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/balance_transactions/txn_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such balance transaction: 'txn_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /balance/summary': {
+    request: {
+      path: '/balance/summary',
+      query: {
+        from: '2026-11-22T12:00:21.000Z',
+        to: '2026-11-22T12:00:25.000Z',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        from: '2026-11-22T12:00:21.000Z',
+        to: '2026-11-22T12:00:25.000Z',
+        currencies: [
+          {
+            currency: 'USD',
+            openingBalance: '5234',
+            activity: [
+              {
+                reportingCategory: 'charge',
+                count: 1,
+                gross: '5000',
+                fee: '175',
+                net: '4825',
+              },
+            ],
+            closingBalance: '10059',
+          },
+        ],
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/balance/summary',
+        query: {
+          from: '2026-11-22T12:00:21.000Z',
+          to: '2026-11-22T12:00:25.000Z',
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit is not a recognized field',
+        data: {
+          param: 'limit',
+          rule: 'additionalProperties',
+        },
+      },
+    },
+  },
+  'POST /payouts/create': {
+    request: {
+      path: '/payouts/create',
+      body: {
+        amount: '1000',
+        currency: 'USD',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'po_5123189504497942644',
+        amount: '1000',
+        currency: 'USD',
+        status: 'in_transit',
+        automatic: false,
+        bankAccountLast4: '6789',
+        failureCode: null,
+        failureMessage: null,
+        arrivalDate: '2026-11-22T12:00:29.000Z',
+        created: '2026-11-22T12:00:26.000Z',
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/payouts/create',
+        body: {
+          amountt: '1000',
+          currency: 'USD',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'amountt is not a recognized field: did you mean amount? (amount is required)',
+        data: {
+          param: 'amountt',
+          rule: 'additionalProperties',
+          suggestion: 'amount',
+        },
+      },
+    },
+  },
+  'GET /payouts/{id}': {
+    request: {
+      path: '/payouts/po_5123189504497942644',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'po_5123189504497942644',
+        amount: '1000',
+        currency: 'USD',
+        status: 'in_transit',
+        automatic: false,
+        bankAccountLast4: '6789',
+        failureCode: null,
+        failureMessage: null,
+        arrivalDate: '2026-11-22T12:00:29.000Z',
+        created: '2026-11-22T12:00:26.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/payouts/po_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payout: 'po_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /payouts': {
+    request: {
+      path: '/payouts',
+      query: {
+        limit: '1',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
+          {
+            id: 'po_5102011226986700307',
+            amount: '3325',
+            currency: 'USD',
+            status: 'in_transit',
+            automatic: true,
+            bankAccountLast4: '6789',
+            failureCode: null,
+            failureMessage: null,
+            arrivalDate: '2026-11-22T12:01:31.000Z',
+            created: '2026-11-22T12:01:28.000Z',
+          },
+        ],
+        hasMore: true,
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/payouts',
+        query: {
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit must be at least 1',
+        data: {
+          param: 'limit',
+          rule: 'minimum',
+        },
+      },
+    },
+  },
+  'GET /payouts/{id}/reconciliation': {
+    request: {
+      path: '/payouts/po_5102011226986700307/reconciliation',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        payout: {
+          id: 'po_5102011226986700307',
+          amount: '3325',
+          currency: 'USD',
+          status: 'in_transit',
+          automatic: true,
+          bankAccountLast4: '6789',
+          failureCode: null,
+          failureMessage: null,
+          arrivalDate: '2026-11-22T12:01:31.000Z',
+          created: '2026-11-22T12:01:28.000Z',
+        },
+        rows: [
+          {
+            payoutId: 'po_5102011226986700307',
+            balanceTransactionId: 'txn_3234251616233415704',
+            type: 'refund',
+            source: 're_2799557282927582139',
+            orderNo: 'order-1001',
+            created: '2026-11-22T12:00:18.000Z',
+            availableOn: '2026-11-22T12:00:18.000Z',
+            gross: '-500',
+            fee: '0',
+            net: '-500',
+            currency: 'USD',
+            cardBrand: 'visa',
+            last4: '4242',
+          },
+          {
+            payoutId: 'po_5102011226986700307',
+            balanceTransactionId: 'txn_4757422666763437689',
+            type: 'payment',
+            source: 'pt_1649841056879932431',
+            orderNo: 'order-1006',
+            created: '2026-11-22T12:00:21.000Z',
+            availableOn: '2026-11-22T12:00:21.000Z',
+            gross: '5000',
+            fee: '175',
+            net: '4825',
+            currency: 'USD',
+            cardBrand: 'visa',
+            last4: '4242',
+          },
+          {
+            payoutId: 'po_5102011226986700307',
+            balanceTransactionId: 'txn_3268886149642572567',
+            type: 'payout',
+            source: 'po_5123189504497942644',
+            orderNo: null,
+            created: '2026-11-22T12:00:26.000Z',
+            availableOn: '2026-11-22T12:00:26.000Z',
+            gross: '-1000',
+            fee: '0',
+            net: '-1000',
+            currency: 'USD',
+            cardBrand: null,
+            last4: null,
+          },
+        ],
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/payouts/po_1000000000000000001/reconciliation',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payout: 'po_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
   'POST /invoices/create': {
     request: {
       path: '/invoices/create',

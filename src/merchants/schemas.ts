@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { FinanceSettings, FinanceSettingsInput } from '../ledger/settings-schemas.js';
 
 export const MerchantParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
@@ -47,6 +48,8 @@ export const UpdateMerchantBody = Type.Object(
     websiteOrigins: Type.Optional(WebsiteOrigins),
     brandColor: Type.Optional(BrandColor),
     logoUrl: Type.Optional(LogoUrl),
+    // docs/balances.md: the merchant's fees, availability, payout schedule and bank account.
+    ...FinanceSettingsInput,
   },
   { additionalProperties: false },
 );
@@ -64,6 +67,7 @@ export const Merchant = Type.Object({
     description: 'The colour of the hosted pages (`#rrggbb`), null for Tessera’s',
   }),
   logoUrl: Type.Union([Type.String(), Type.Null()], { description: 'The logo of the hosted pages, null for none' }),
+  ...FinanceSettings.properties,
   created: Type.String({ format: 'date-time' }),
 });
 export type Merchant = Static<typeof Merchant>;

@@ -9,6 +9,9 @@ import * as queries from './queries.js';
 import { checkBrandColor, checkLogoUrl } from './branding.js';
 import { checkWebsiteOrigins } from './origins.js';
 import type { CreateMerchantBody, Merchant, MerchantWithKeys, UpdateMerchantBody } from './schemas.js';
+import { createFinanceSettings, hasFinanceChanges } from '../ledger/settings.js';
+import type { FinanceSettings } from '../ledger/settings-schemas.js';
+import type { Vault } from '../vault/vault.js';
 
 const base62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -20,7 +23,7 @@ function generateKey(prefix: string): string {
   return `${prefix}${text}`;
 }
 
-function toMerchant(row: queries.MerchantRow): Merchant {
+function toMerchant(row: queries.MerchantRow, finance: FinanceSettings): Merchant {
   return {
     id: row.id,
     name: row.name,
@@ -29,6 +32,7 @@ function toMerchant(row: queries.MerchantRow): Merchant {
     websiteOrigins: row.website_origins,
     brandColor: row.brand_color ?? null,
     logoUrl: row.logo_url ?? null,
+    ...finance,
     created: isoTimestamp(row.created_at),
   };
 }
@@ -37,7 +41,9 @@ function toMerchant(row: queries.MerchantRow): Merchant {
 export const keyCacheTtlMs = 1000;
 const maxCachedKeys = 10_000;
 
-export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
+export function createMerchantService({ db, clock, vault }: { db: Db; clock: Clock; vault: Vault }) {
+  const finance = createFinanceSettings({ vault });
+
   async function issueKeys(tx: Queryable, merchantId: string, now: Date, mode: 'test' | 'live' = 'test') {
     const privateKey = generateKey(`${mode}_pr_`);
     const publicKey = generateKey(`${mode}_pu_`);
@@ -85,17 +91,27 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
     },
   };
 
-  async function update(id: string, changes: UpdateMerchantBody): Promise<Merchant> {
+  async function update(id: string, input: UpdateMerchantBody): Promise<Merchant> {
+    const { fees, availabilityDays, payoutSchedule, bankAccount, ...changes } = input;
+    const financeChanges = { fees, availabilityDays, payoutSchedule, bankAccount };
     if (changes.websiteOrigins) checkWebsiteOrigins(changes.websiteOrigins);
     const checked = {
       ...changes,
       ...(changes.brandColor !== undefined ? { brandColor: checkBrandColor(changes.brandColor) } : {}),
       ...(changes.logoUrl !== undefined ? { logoUrl: checkLogoUrl(changes.logoUrl) } : {}),
     };
-    const row = await queries.updateMerchant(db, id, checked, clock.now());
+    // One transaction: a refused bank account (a 400 thrown before the write) leaves nothing half-changed.
+    const updated = await db.transaction(async (tx) => {
+      const now = clock.now();
+      const row = await queries.updateMerchant(tx, id, checked, now);
+      if (!row) throw notFound('merchant', id);
+      const settings = hasFinanceChanges(financeChanges)
+        ? await finance.change(tx, id, financeChanges, now)
+        : await finance.view(tx, id);
+      return toMerchant(row, settings);
+    });
     forgetKeys();
-    if (!row) throw notFound('merchant', id);
-    return toMerchant(row);
+    return updated;
   }
 
   return {
@@ -125,7 +141,11 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
         const added = input.ownerEmail && addOwner ? await addOwner(tx, row.id, input.ownerEmail) : undefined;
         return { keys: issued, owner: added };
       });
-      return { ...toMerchant(row), keys, ...(owner ? { ownerSetPasswordUrl: owner.link } : {}) };
+      return {
+        ...toMerchant(row, finance.defaults(row.id)),
+        keys,
+        ...(owner ? { ownerSetPasswordUrl: owner.link } : {}),
+      };
     },
 
     update,
@@ -133,7 +153,7 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
     async retrieve(id: string): Promise<Merchant> {
       const row = await queries.selectMerchant(db, id);
       if (!row) throw notFound('merchant', id);
-      return toMerchant(row);
+      return toMerchant(row, await finance.view(db, id));
     },
 
     /** The dashboard's settings page: the hosted pages' colour and logo (null removes each). */
@@ -147,7 +167,10 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
     },
 
     async list(): Promise<Merchant[]> {
-      return (await queries.selectMerchants(db)).map(toMerchant);
+      const settings = await finance.viewAll(db);
+      return (await queries.selectMerchants(db)).map((row) =>
+        toMerchant(row, settings.get(row.id) ?? finance.defaults(row.id)),
+      );
     },
 
     /**
@@ -172,7 +195,7 @@ export function createMerchantService({ db, clock }: { db: Db; clock: Clock }) {
         const row = await queries.selectMerchant(tx, id);
         if (!row) throw notFound('merchant', id);
         await queries.revokeApiKeys(tx, id, mode, now);
-        return { ...toMerchant(row), keys: await issueKeys(tx, id, now, mode) };
+        return { ...toMerchant(row, await finance.view(tx, id)), keys: await issueKeys(tx, id, now, mode) };
       });
       forgetKeys();
       return rolled;

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
-import type { Db } from '../db/db.js';
+import type { Db, Queryable } from '../db/db.js';
+import type { EventType } from '../events/schemas.js';
 import type { EventService } from '../events/service.js';
 import type { JobRunner } from '../jobs/runner.js';
 import type { PaymentMethodService } from '../payment-methods/service.js';
@@ -8,6 +9,7 @@ import type { ProcessorRouter } from '../processor/processor.js';
 import type { Vault } from '../vault/vault.js';
 import type { CheckoutPaymentListener } from './checkout-hook.js';
 import type { InvoicePaymentListener } from './invoice-hook.js';
+import type { PaymentRow } from './queries.js';
 import type { PaymentView } from './view.js';
 
 export interface PaymentServiceDeps {
@@ -39,6 +41,11 @@ export interface PaymentServiceDeps {
    * page went through (src/checkout/ completes the session with it).
    */
   onCheckoutPaymentPaid?: CheckoutPaymentListener;
+  /**
+   * Told of every payment event inside the transaction that records it, whichever processor
+   * answered (src/ledger/ writes the payment's balance transaction, or a reversal's).
+   */
+  onPaymentRecorded?: (tx: Queryable, type: EventType, row: PaymentRow) => Promise<void>;
 }
 
 /**

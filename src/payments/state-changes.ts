@@ -102,18 +102,19 @@ export async function inTransaction<T>(
 /**
  * Records the payment's event in the change's transaction (outbox). Every final state of a
  * payment is recorded here, so this is also where the invoice of an invoice payment learns how
- * it ended, and the checkout session of a hosted-page payment that it is paid, in the same
- * transaction (invoice-payments.ts, checkout-hook.ts).
+ * it ended, the checkout session of a hosted-page payment that it is paid, and the ledger what
+ * money moved, in the same transaction (invoice-payments.ts, checkout-hook.ts, src/ledger/).
  */
 export async function record(
   ctx: Pick<PaymentContext, 'events' | 'view'> &
-    Partial<Pick<PaymentContext, 'onInvoicePaymentEnded' | 'onCheckoutPaymentPaid'>>,
+    Partial<Pick<PaymentContext, 'onInvoicePaymentEnded' | 'onCheckoutPaymentPaid' | 'onPaymentRecorded'>>,
   tx: Queryable,
   recorded: RecordedEvent[],
   type: EventType,
   row: queries.PaymentRow,
 ): Promise<void> {
   recorded.push(await ctx.events.record(tx, ownerOf(row), type, ctx.view.toEventObject(row)));
+  await ctx.onPaymentRecorded?.(tx, type, row);
   const end = invoicePaymentEnd(type, row);
   if (end !== null) await ctx.onInvoicePaymentEnded?.(tx, recorded, end);
   const paid = checkoutPayment(type, row);

@@ -48,6 +48,8 @@ export interface RefundServiceDeps {
   events: EventService;
   jobs: JobRunner;
   payments: RefundLedger;
+  /** Told of every refund event inside the transaction that records it (src/ledger/ writes its balance transaction). */
+  onRefundRecorded?: (tx: Queryable, type: EventType, row: queries.RefundRow) => Promise<void>;
 }
 
 export function toRefund(row: queries.RefundRow): Refund {
@@ -107,6 +109,7 @@ export function createRefundService(deps: RefundServiceDeps) {
     const owner = { merchantId: row.merchant_id, mode: row.mode as MerchantScope['mode'] };
     // DESIGN §5: the refund's events go to its payment's notifyUrl, which the Refund does not carry.
     recorded.push(await events.record(tx, owner, type, toRefund(row), { notifyUrl: payment.notifyUrl }));
+    await deps.onRefundRecorded?.(tx, type, row);
   }
 
   async function change(

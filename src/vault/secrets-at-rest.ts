@@ -26,6 +26,8 @@ export const sandboxKeysContext = (merchantId: string) => `sandbox:${merchantId}
 
 /** A processor account's credentials (docs/processors.md), as one JSON object. */
 export const processorAccountContext = (accountId: string) => `processor_account:${accountId}`;
+/** A merchant's bank account number and IBAN (docs/balances.md). */
+export const bankAccountContext = (merchantId: string) => `bank_account:${merchantId}`;
 
 const byId = (row: Record<string, string>) => row.id ?? '';
 
@@ -68,5 +70,11 @@ export const secretTables: readonly SecretTable[] = [
     keyColumns: ['id'],
     secretColumns: ['credentials_encrypted'],
     context: (row) => processorAccountContext(row.id ?? ''),
+  },
+  {
+    table: 'merchant_finance',
+    keyColumns: ['merchant_id'],
+    secretColumns: ['bank_account_number_encrypted', 'bank_iban_encrypted'],
+    context: (row) => bankAccountContext(row.merchant_id ?? ''),
   },
 ];

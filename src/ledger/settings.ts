@@ -1,0 +1,168 @@
+/**
+ * The operator's settings of a merchant's money (docs/balances.md): its fee schedule, when funds
+ * become available, its payout schedule and its bank account, checked before anything is written.
+ */
+
+import type { Queryable } from '../db/db.js';
+import { invalidField } from '../http/errors.js';
+import { normalizeCurrency } from '../money.js';
+import type { Vault } from '../vault/vault.js';
+import { bankAccountContext } from '../vault/secrets-at-rest.js';
+import { ibanChecksumHolds, routingChecksumHolds } from './bank-account.js';
+import * as finance from './finance-queries.js';
+import type { FinanceSettings, FinanceSettingsInput } from './settings-schemas.js';
+
+export function toFinanceSettings(row: finance.FinanceRow): FinanceSettings {
+  return {
+    fees: { percentBasisPoints: row.fee_percent_basis_points, fixed: row.fee_fixed },
+    availabilityDays: row.availability_days,
+    payoutSchedule: {
+      interval: row.payout_interval,
+      weeklyAnchor: (row.payout_weekly_anchor as FinanceSettings['payoutSchedule']['weeklyAnchor']) ?? null,
+      monthlyAnchor: row.payout_monthly_anchor,
+    },
+    bankAccount:
+      row.bank_account_last4 === null
+        ? null
+        : {
+            holderName: row.bank_holder_name ?? '',
+            accountNumberLast4: row.bank_account_last4,
+            routingNumber: row.bank_routing_number,
+            ibanLast4: row.bank_iban_last4,
+            currency: row.bank_currency ?? '',
+          },
+  };
+}
+
+export function hasFinanceChanges(input: FinanceSettingsInput): boolean {
+  return (
+    input.fees !== undefined ||
+    input.availabilityDays !== undefined ||
+    input.payoutSchedule !== undefined ||
+    input.bankAccount !== undefined
+  );
+}
+
+/** The settings after `input`, or a 400 naming the field and the rule; nothing is written here. */
+export function applyFinanceChanges(
+  current: finance.FinanceRow,
+  input: FinanceSettingsInput,
+  vault: Vault,
+): finance.FinanceRow {
+  const next: finance.FinanceRow = { ...current };
+  if (input.fees?.percentBasisPoints !== undefined) next.fee_percent_basis_points = input.fees.percentBasisPoints;
+  if (input.fees?.fixed !== undefined) {
+    const fixed: Record<string, number> = {};
+    for (const [code, amount] of Object.entries(input.fees.fixed)) {
+      const currency = normalizeCurrency(code);
+      if (currency === undefined) {
+        throw invalidField(
+          `fees.fixed.${code}`,
+          `fees.fixed keys must be ISO 4217 currency codes; ${code} is not`,
+          'currency',
+        );
+      }
+      fixed[currency] = amount;
+    }
+    next.fee_fixed = fixed;
+  }
+  if (input.availabilityDays !== undefined) next.availability_days = input.availabilityDays;
+  if (input.payoutSchedule !== undefined) {
+    const { interval, weeklyAnchor, monthlyAnchor } = input.payoutSchedule;
+    if (interval === 'weekly' && weeklyAnchor === undefined) {
+      throw invalidField(
+        'payoutSchedule.weeklyAnchor',
+        'payoutSchedule.weeklyAnchor is required with interval weekly',
+        'required',
+      );
+    }
+    if (interval === 'monthly' && monthlyAnchor === undefined) {
+      throw invalidField(
+        'payoutSchedule.monthlyAnchor',
+        'payoutSchedule.monthlyAnchor is required with interval monthly',
+        'required',
+      );
+    }
+    if (interval !== 'weekly' && weeklyAnchor !== undefined) {
+      throw invalidField(
+        'payoutSchedule.weeklyAnchor',
+        'payoutSchedule.weeklyAnchor is only for interval weekly',
+        'interval',
+      );
+    }
+    if (interval !== 'monthly' && monthlyAnchor !== undefined) {
+      throw invalidField(
+        'payoutSchedule.monthlyAnchor',
+        'payoutSchedule.monthlyAnchor is only for interval monthly',
+        'interval',
+      );
+    }
+    next.payout_interval = interval;
+    next.payout_weekly_anchor = weeklyAnchor ?? null;
+    next.payout_monthly_anchor = monthlyAnchor ?? null;
+  }
+  if (input.bankAccount !== undefined) {
+    const account = input.bankAccount;
+    const currency = normalizeCurrency(account.currency);
+    if (currency === undefined) {
+      throw invalidField('bankAccount.currency', 'bankAccount.currency must be an ISO 4217 currency code', 'currency');
+    }
+    const iban = account.iban === undefined ? undefined : account.iban.replace(/\s+/g, '').toUpperCase();
+    if (iban !== undefined && !ibanChecksumHolds(iban)) {
+      throw invalidField(
+        'bankAccount.iban',
+        'bankAccount.iban is not a valid IBAN: two letters, two check digits and up to 30 letters or digits whose mod-97 checksum is 1',
+        'iban_checksum',
+      );
+    }
+    if (account.routingNumber !== undefined && !routingChecksumHolds(account.routingNumber)) {
+      throw invalidField(
+        'bankAccount.routingNumber',
+        'bankAccount.routingNumber is not a valid US routing number: its ABA checksum does not hold',
+        'routing_checksum',
+      );
+    }
+    if (currency === 'USD' && iban === undefined && account.routingNumber === undefined) {
+      throw invalidField(
+        'bankAccount.routingNumber',
+        'bankAccount.routingNumber is required for a USD account without iban',
+        'required',
+      );
+    }
+    const context = bankAccountContext(current.merchant_id);
+    next.bank_holder_name = account.holderName;
+    next.bank_account_number_encrypted = vault.encrypt(account.accountNumber, context);
+    next.bank_account_last4 = account.accountNumber.slice(-4);
+    next.bank_routing_number = account.routingNumber ?? null;
+    next.bank_iban_encrypted = iban === undefined ? null : vault.encrypt(iban, context);
+    next.bank_iban_last4 = iban === undefined ? null : iban.slice(-4);
+    next.bank_currency = currency;
+  }
+  return next;
+}
+
+export function createFinanceSettings({ vault }: { vault: Vault }) {
+  return {
+    async view(db: Queryable, merchantId: string): Promise<FinanceSettings> {
+      return toFinanceSettings(await finance.selectFinance(db, merchantId));
+    },
+
+    async viewAll(db: Queryable): Promise<Map<string, FinanceSettings>> {
+      const rows = await finance.selectAllFinance(db);
+      return new Map(rows.map((row) => [row.merchant_id, toFinanceSettings(row)]));
+    },
+
+    defaults(merchantId: string): FinanceSettings {
+      return toFinanceSettings(finance.defaultFinance(merchantId));
+    },
+
+    /** Checks `input` (400 before anything is written), then saves the settings in `tx`. */
+    async change(tx: Queryable, merchantId: string, input: FinanceSettingsInput, now: Date): Promise<FinanceSettings> {
+      const next = applyFinanceChanges(await finance.lockFinance(tx, merchantId, now), input, vault);
+      await finance.saveFinance(tx, next, now);
+      return toFinanceSettings(next);
+    },
+  };
+}
+
+export type FinanceSettingsService = ReturnType<typeof createFinanceSettings>;
