@@ -91,6 +91,20 @@ describe('payments through a Stripe account', () => {
     assert.deepEqual(await eventsOf(mit.id), ['payment.succeeded']);
   });
 
+  test("the ledger takes the fee Stripe reported for the payment instead of the merchant's schedule", async () => {
+    const payment = await pay({ paymentMethod: await method(stripeTestCards.succeeds) });
+    assert.equal(payment.status, 'succeeded');
+    const entries = await merchant.call('GET', `/balance_transactions?source=${payment.id}`);
+    assert.equal(entries.status, 200, entries.raw);
+    const [entry] = entries.body.data.data;
+    assert.equal(entry.type, 'payment');
+    // The stand-in's fee is Stripe's US card price: 2.9 % + 30.
+    assert.deepEqual(
+      entry.feeDetails.map((line: { type: string; amount: string | number }) => [line.type, String(line.amount)]),
+      [['processor_fee', String(Math.round(1999 * 0.029) + 30)]],
+    );
+  });
+
   test('a decline keeps Stripe’s decline code as the processor reason', async () => {
     const failed = await pay({ paymentMethod: await method(stripeTestCards.insufficientFunds) });
     assert.equal(failed.status, 'failed');

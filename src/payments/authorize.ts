@@ -191,6 +191,8 @@ async function answerOf(
         processor_reference: outcome.processorReference,
         network_transaction_id: outcome.networkTransactionId,
         next_action: null,
+        processor_fee:
+          outcome.processorFee === undefined || outcome.processorFee === null ? null : outcome.processorFee.toString(),
         error_code: null,
         error_message: null,
       };

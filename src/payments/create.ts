@@ -68,6 +68,7 @@ export function newPaymentRow(
     processor_reference: null,
     processor_account_id: merchant.processorAccountId ?? null,
     processor_reason: null,
+    processor_fee: null,
     next_action: null,
     network_transaction_id: null,
     three_d_secure: null,

@@ -73,6 +73,8 @@ export interface PaymentRow {
   processor_account_id: string | null;
   /** The processor's own reason for a decline, as it gave it. */
   processor_reason: string | null;
+  /** The fee a real processor reported for the payment (minor units), when it did; bigint as text. */
+  processor_fee: string | null;
   /** A processor's 3-D Secure step while the shopper is away (RedirectAction), else null. */
   next_action: RedirectAction | null;
   network_transaction_id: string | null;
@@ -90,7 +92,7 @@ export interface PaymentRow {
 const insertColumns =
   'id, merchant_id, mode, customer_id, payment_method_id, amount, currency, status, order_no, confirmation_method, ' +
   'pre_auth, setup_future_usage, subsequent_initial_type, details, amount_received, amount_capturable, risk_score, ' +
-  'risk_message, error_code, error_message, use_3d, processor_reference, processor_account_id, processor_reason, ' +
+  'risk_message, error_code, error_message, use_3d, processor_reference, processor_account_id, processor_reason, processor_fee, ' +
   'next_action, network_transaction_id, three_d_secure, ' +
   'canceled_at, cancellation_reason, invoice_id, checkout_session_id, created_at, updated_at';
 /** Every column of a payment row (PaymentRow), in the order the row type names them. */
@@ -119,6 +121,7 @@ const writable = {
   use_3d: (value: unknown) => value,
   processor_reference: (value: unknown) => value,
   processor_reason: (value: unknown) => value,
+  processor_fee: (value: unknown) => value,
   next_action: (value: unknown) => JSON.stringify(value),
   network_transaction_id: (value: unknown) => value,
   network_token_encrypted: (value: unknown) => value,
@@ -140,7 +143,7 @@ export async function insertPayment(
   await db.execute(
     `INSERT INTO payments (${insertColumns}, network_token_encrypted)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22,
-       $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)`,
+       $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34, $35)`,
     [
       row.id,
       row.merchant_id,
@@ -166,6 +169,7 @@ export async function insertPayment(
       row.processor_reference,
       row.processor_account_id,
       row.processor_reason,
+      row.processor_fee,
       row.next_action === null ? null : JSON.stringify(row.next_action),
       row.network_transaction_id,
       row.three_d_secure,
