@@ -12,3778 +12,3805 @@ export interface CapturedExample {
 }
 
 export const capturedExamples: Record<string, CapturedExample> = {
-  'POST /customers/create': {
-    request: {
-      path: '/customers/create',
-      body: {
-        firstName: 'Ada',
-        lastName: 'Lovelace',
-        email: 'ada@example.com',
-        merchantUserId: 'user-42',
-      },
+  "POST /customers/create": {
+    "request": {
+      "path": "/customers/create",
+      "body": {
+        "firstName": "Ada",
+        "lastName": "Lovelace",
+        "email": "ada@example.com",
+        "merchantUserId": "user-42"
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'cus_1837497450050146019',
-        address: null,
-        description: null,
-        email: 'ada@example.com',
-        firstName: 'Ada',
-        lastName: 'Lovelace',
-        phone: null,
-        shipping: null,
-        merchantUserId: 'user-42',
-        created: '2026-11-22T12:00:00.000Z',
-      },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "cus_2173417092128682895",
+        "address": null,
+        "description": null,
+        "email": "ada@example.com",
+        "firstName": "Ada",
+        "lastName": "Lovelace",
+        "phone": null,
+        "shipping": null,
+        "merchantUserId": "user-42",
+        "created": "2026-11-22T12:00:00.000Z"
+      }
     },
-    error: {
-      status: 400,
-      request: {
-        path: '/customers/create',
-        body: {
-          firstNamee: 'Ada',
-          lastName: 'Lovelace',
-          email: 'ada@example.com',
-          merchantUserId: 'user-42',
-        },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/customers/create",
+        "body": {
+          "firstNamee": "Ada",
+          "lastName": "Lovelace",
+          "email": "ada@example.com",
+          "merchantUserId": "user-42"
+        }
       },
-      answer: {
-        code: 'invalid_request',
-        msg: 'firstNamee is not a recognized field: did you mean firstName?',
-        data: {
-          param: 'firstNamee',
-          rule: 'additionalProperties',
-          suggestion: 'firstName',
-        },
-      },
-    },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "firstNamee is not a recognized field: did you mean firstName?",
+        "data": {
+          "param": "firstNamee",
+          "rule": "additionalProperties",
+          "suggestion": "firstName"
+        }
+      }
+    }
   },
-  'GET /customers/{id}': {
-    request: {
-      path: '/customers/cus_1837497450050146019',
+  "GET /customers/{id}": {
+    "request": {
+      "path": "/customers/cus_2173417092128682895"
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'cus_1837497450050146019',
-        address: null,
-        description: null,
-        email: 'ada@example.com',
-        firstName: 'Ada',
-        lastName: 'Lovelace',
-        phone: null,
-        shipping: null,
-        merchantUserId: 'user-42',
-        created: '2026-11-22T12:00:00.000Z',
-      },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "cus_2173417092128682895",
+        "address": null,
+        "description": null,
+        "email": "ada@example.com",
+        "firstName": "Ada",
+        "lastName": "Lovelace",
+        "phone": null,
+        "shipping": null,
+        "merchantUserId": "user-42",
+        "created": "2026-11-22T12:00:00.000Z"
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/customers/cus_1000000000000000001',
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/customers/cus_1000000000000000001"
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such customer: 'cus_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such customer: 'cus_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'POST /customers/{id}/update': {
-    request: {
-      path: '/customers/cus_1837497450050146019/update',
-      body: {
-        phone: '+1 415 555 0100',
-      },
+  "POST /customers/{id}/update": {
+    "request": {
+      "path": "/customers/cus_2173417092128682895/update",
+      "body": {
+        "phone": "+1 415 555 0100"
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'cus_1837497450050146019',
-        address: null,
-        description: null,
-        email: 'ada@example.com',
-        firstName: 'Ada',
-        lastName: 'Lovelace',
-        phone: '+1 415 555 0100',
-        shipping: null,
-        merchantUserId: 'user-42',
-        created: '2026-11-22T12:00:00.000Z',
-      },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "cus_2173417092128682895",
+        "address": null,
+        "description": null,
+        "email": "ada@example.com",
+        "firstName": "Ada",
+        "lastName": "Lovelace",
+        "phone": "+1 415 555 0100",
+        "shipping": null,
+        "merchantUserId": "user-42",
+        "created": "2026-11-22T12:00:00.000Z"
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/customers/cus_1000000000000000001/update',
-        body: {
-          phone: '+1 415 555 0100',
-        },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/customers/cus_1000000000000000001/update",
+        "body": {
+          "phone": "+1 415 555 0100"
+        }
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such customer: 'cus_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such customer: 'cus_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'POST /payment_methods/create': {
-    request: {
-      path: '/payment_methods/create',
-      body: {
-        type: 'card',
-        card: {
-          cardNo: '4242424242424242',
-          expMonth: '12',
-          expYear: '2030',
-          securityCode: '123',
+  "POST /payment_methods/create": {
+    "request": {
+      "path": "/payment_methods/create",
+      "body": {
+        "type": "card",
+        "card": {
+          "cardNo": "4242424242424242",
+          "expMonth": "12",
+          "expYear": "2030",
+          "securityCode": "123"
         },
-        billingDetails: {
-          firstName: 'Ada',
-          lastName: 'Lovelace',
-          email: 'ada@example.com',
-        },
-      },
+        "billingDetails": {
+          "firstName": "Ada",
+          "lastName": "Lovelace",
+          "email": "ada@example.com"
+        }
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'pm_9845213966197130220',
-        type: 'card',
-        billingDetails: {
-          address: null,
-          email: 'ada@example.com',
-          firstName: 'Ada',
-          lastName: 'Lovelace',
-          phone: null,
-          description: null,
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "pm_1236545154582002485",
+        "type": "card",
+        "billingDetails": {
+          "address": null,
+          "email": "ada@example.com",
+          "firstName": "Ada",
+          "lastName": "Lovelace",
+          "phone": null,
+          "description": null
         },
-        created: '2026-11-22T12:00:03.000Z',
-        customerId: null,
-        card: {
-          brand: 'visa',
-          country: 'US',
-          expMonth: '12',
-          expYear: '2030',
-          fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
-          last4: '4242',
-          tokenType: null,
+        "created": "2026-11-22T12:00:03.000Z",
+        "customerId": null,
+        "card": {
+          "brand": "visa",
+          "country": "US",
+          "expMonth": "12",
+          "expYear": "2030",
+          "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx",
+          "last4": "4242",
+          "tokenType": null
         },
-        merchantPaySite: null,
-        boleto: null,
-        pix: null,
-        creditCardBrazil: null,
-      },
+        "merchantPaySite": null,
+        "boleto": null,
+        "pix": null,
+        "creditCardBrazil": null
+      }
     },
-    error: {
-      status: 400,
-      request: {
-        path: '/payment_methods/create',
-        body: {
-          typee: 'card',
-          card: {
-            cardNo: '4242424242424242',
-            expMonth: '12',
-            expYear: '2030',
-            securityCode: '123',
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/payment_methods/create",
+        "body": {
+          "typee": "card",
+          "card": {
+            "cardNo": "4242424242424242",
+            "expMonth": "12",
+            "expYear": "2030",
+            "securityCode": "123"
           },
-          billingDetails: {
-            firstName: 'Ada',
-            lastName: 'Lovelace',
-            email: 'ada@example.com',
-          },
-        },
+          "billingDetails": {
+            "firstName": "Ada",
+            "lastName": "Lovelace",
+            "email": "ada@example.com"
+          }
+        }
       },
-      answer: {
-        code: 'invalid_request',
-        msg: 'typee is not a recognized field: did you mean type? (type is required)',
-        data: {
-          param: 'typee',
-          rule: 'additionalProperties',
-          suggestion: 'type',
-        },
-      },
-    },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "typee is not a recognized field: did you mean type? (type is required)",
+        "data": {
+          "param": "typee",
+          "rule": "additionalProperties",
+          "suggestion": "type"
+        }
+      }
+    }
   },
-  'GET /payment_methods/{id}': {
-    request: {
-      path: '/payment_methods/pm_9845213966197130220',
+  "GET /payment_methods/{id}": {
+    "request": {
+      "path": "/payment_methods/pm_1236545154582002485"
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'pm_9845213966197130220',
-        type: 'card',
-        billingDetails: {
-          address: null,
-          email: 'ada@example.com',
-          firstName: 'Ada',
-          lastName: 'Lovelace',
-          phone: null,
-          description: null,
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "pm_1236545154582002485",
+        "type": "card",
+        "billingDetails": {
+          "address": null,
+          "email": "ada@example.com",
+          "firstName": "Ada",
+          "lastName": "Lovelace",
+          "phone": null,
+          "description": null
         },
-        created: '2026-11-22T12:00:03.000Z',
-        customerId: null,
-        card: {
-          brand: 'visa',
-          country: 'US',
-          expMonth: '12',
-          expYear: '2030',
-          fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
-          last4: '4242',
-          tokenType: null,
+        "created": "2026-11-22T12:00:03.000Z",
+        "customerId": null,
+        "card": {
+          "brand": "visa",
+          "country": "US",
+          "expMonth": "12",
+          "expYear": "2030",
+          "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx",
+          "last4": "4242",
+          "tokenType": null
         },
-        merchantPaySite: null,
-        boleto: null,
-        pix: null,
-        creditCardBrazil: null,
-      },
+        "merchantPaySite": null,
+        "boleto": null,
+        "pix": null,
+        "creditCardBrazil": null
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/payment_methods/pm_1000000000000000001',
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/payment_methods/pm_1000000000000000001"
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such payment method: 'pm_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such payment method: 'pm_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'POST /payment/create': {
-    request: {
-      path: '/payment/create',
-      body: {
-        amount: '1999',
-        currency: 'USD',
-        customerId: 'cus_1837497450050146019',
-        paymentMethod: 'pm_9845213966197130220',
-        confirm: 'true',
-        setupFutureUsage: 'on',
-        orderNo: 'order-1001',
-        notifyUrl: 'http://127.0.0.1:42695/webhooks/tessera',
-      },
+  "POST /payment/create": {
+    "request": {
+      "path": "/payment/create",
+      "body": {
+        "amount": "1999",
+        "currency": "USD",
+        "customerId": "cus_2173417092128682895",
+        "paymentMethod": "pm_1236545154582002485",
+        "confirm": "true",
+        "setupFutureUsage": "on",
+        "orderNo": "order-1001",
+        "notifyUrl": "http://127.0.0.1:33383/webhooks/tessera"
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'pt_9995753700214182175',
-        amount: '1999',
-        currency: 'USD',
-        confirmationMethod: 'automatic',
-        customerId: 'cus_1837497450050146019',
-        paymentMethod: 'pm_9845213966197130220',
-        description: null,
-        ip: null,
-        confirm: 'true',
-        lineItems: null,
-        notifyUrl: 'http://127.0.0.1:42695/webhooks/tessera',
-        orderNo: 'order-1001',
-        preAuth: 'n',
-        receiptEmail: null,
-        returnUrl: null,
-        setupFutureUsage: 'on',
-        subsequentInitialType: null,
-        statementDescriptor: null,
-        statementDescriptorSuffix: null,
-        website: null,
-        userAgent: null,
-        shipping: null,
-        appScheme: null,
-        openUserId: null,
-        fromChannel: null,
-        automaticPaymentMethods: null,
-        recurring: null,
-        paymentMethodTypes: ['card'],
-        paymentMethodType: 'card',
-        paymentMethodDetails: {
-          type: 'card',
-          card: {
-            brand: 'visa',
-            last4: '4242',
-            expMonth: '12',
-            expYear: '2030',
-            country: 'US',
-            fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
-          },
-        },
-        clientSecret: 'pt_9995753700214182175_secret_f724049c3e1e6502b4ad50364743e1c16aa6be19acfbd2bbde7625f66ce32050',
-        canceledAt: null,
-        cancellationReason: null,
-        amountReceived: '1999',
-        amountCapturable: '0',
-        amountRefunded: '0',
-        created: '2026-11-22T12:00:05.000Z',
-        riskInfo: {
-          riskScore: 10,
-          riskMessage: 'risk_pass',
-        },
-        status: 'succeeded',
-        displayStatus: 'succeeded',
-        errorCode: null,
-        errorMessage: null,
-        processorReason: null,
-        invoiceId: null,
-        use3D: false,
-      },
-    },
-    error: {
-      status: 400,
-      request: {
-        path: '/payment/create',
-        body: {
-          amountt: '1999',
-          currency: 'USD',
-          customerId: 'cus_1837497450050146019',
-          paymentMethod: 'pm_9845213966197130220',
-          confirm: 'true',
-          setupFutureUsage: 'on',
-          orderNo: 'order-1001',
-          notifyUrl: 'http://127.0.0.1:42695/webhooks/tessera',
-        },
-      },
-      answer: {
-        code: 'invalid_request',
-        msg: 'amountt is not a recognized field: did you mean amount? (amount is required)',
-        data: {
-          param: 'amountt',
-          rule: 'additionalProperties',
-          suggestion: 'amount',
-        },
-      },
-    },
-  },
-  'GET /payment/{id}': {
-    request: {
-      path: '/payment/pt_9995753700214182175',
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'pt_9995753700214182175',
-        amount: '1999',
-        currency: 'USD',
-        confirmationMethod: 'automatic',
-        customerId: 'cus_1837497450050146019',
-        paymentMethod: 'pm_9845213966197130220',
-        description: null,
-        ip: null,
-        confirm: 'true',
-        lineItems: null,
-        notifyUrl: 'http://127.0.0.1:42695/webhooks/tessera',
-        orderNo: 'order-1001',
-        preAuth: 'n',
-        receiptEmail: null,
-        returnUrl: null,
-        setupFutureUsage: 'on',
-        subsequentInitialType: null,
-        statementDescriptor: null,
-        statementDescriptorSuffix: null,
-        website: null,
-        userAgent: null,
-        shipping: null,
-        appScheme: null,
-        openUserId: null,
-        fromChannel: null,
-        automaticPaymentMethods: null,
-        recurring: null,
-        paymentMethodTypes: ['card'],
-        paymentMethodType: 'card',
-        paymentMethodDetails: {
-          type: 'card',
-          card: {
-            brand: 'visa',
-            last4: '4242',
-            expMonth: '12',
-            expYear: '2030',
-            country: 'US',
-            fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
-          },
-        },
-        clientSecret: 'pt_9995753700214182175_secret_f724049c3e1e6502b4ad50364743e1c16aa6be19acfbd2bbde7625f66ce32050',
-        canceledAt: null,
-        cancellationReason: null,
-        amountReceived: '1999',
-        amountCapturable: '0',
-        amountRefunded: '0',
-        created: '2026-11-22T12:00:05.000Z',
-        riskInfo: {
-          riskScore: 10,
-          riskMessage: 'risk_pass',
-        },
-        status: 'succeeded',
-        displayStatus: 'succeeded',
-        errorCode: null,
-        errorMessage: null,
-        processorReason: null,
-        invoiceId: null,
-        use3D: false,
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/payment/pt_1000000000000000001',
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such payment: 'pt_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'GET /payment': {
-    request: {
-      path: '/payment',
-      query: {
-        customerId: 'cus_1837497450050146019',
-        limit: '1',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [
-          {
-            id: 'pt_9995753700214182175',
-            amount: '1999',
-            currency: 'USD',
-            confirmationMethod: 'automatic',
-            customerId: 'cus_1837497450050146019',
-            paymentMethod: 'pm_9845213966197130220',
-            description: null,
-            ip: null,
-            confirm: 'true',
-            lineItems: null,
-            notifyUrl: 'http://127.0.0.1:42695/webhooks/tessera',
-            orderNo: 'order-1001',
-            preAuth: 'n',
-            receiptEmail: null,
-            returnUrl: null,
-            setupFutureUsage: 'on',
-            subsequentInitialType: null,
-            statementDescriptor: null,
-            statementDescriptorSuffix: null,
-            website: null,
-            userAgent: null,
-            shipping: null,
-            appScheme: null,
-            openUserId: null,
-            fromChannel: null,
-            automaticPaymentMethods: null,
-            recurring: null,
-            paymentMethodTypes: ['card'],
-            paymentMethodType: 'card',
-            paymentMethodDetails: {
-              type: 'card',
-              card: {
-                brand: 'visa',
-                last4: '4242',
-                expMonth: '12',
-                expYear: '2030',
-                country: 'US',
-                fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
-              },
-            },
-            clientSecret:
-              'pt_9995753700214182175_secret_f724049c3e1e6502b4ad50364743e1c16aa6be19acfbd2bbde7625f66ce32050',
-            canceledAt: null,
-            cancellationReason: null,
-            amountReceived: '1999',
-            amountCapturable: '0',
-            amountRefunded: '0',
-            created: '2026-11-22T12:00:05.000Z',
-            riskInfo: {
-              riskScore: 10,
-              riskMessage: 'risk_pass',
-            },
-            status: 'succeeded',
-            displayStatus: 'succeeded',
-            errorCode: null,
-            errorMessage: null,
-            processorReason: null,
-            invoiceId: null,
-            use3D: false,
-          },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "pt_3984917427035103780",
+        "amount": "1999",
+        "currency": "USD",
+        "confirmationMethod": "automatic",
+        "customerId": "cus_2173417092128682895",
+        "paymentMethod": "pm_1236545154582002485",
+        "description": null,
+        "ip": null,
+        "confirm": "true",
+        "lineItems": null,
+        "notifyUrl": "http://127.0.0.1:33383/webhooks/tessera",
+        "orderNo": "order-1001",
+        "preAuth": "n",
+        "receiptEmail": null,
+        "returnUrl": null,
+        "setupFutureUsage": "on",
+        "subsequentInitialType": null,
+        "statementDescriptor": null,
+        "statementDescriptorSuffix": null,
+        "website": null,
+        "userAgent": null,
+        "shipping": null,
+        "appScheme": null,
+        "openUserId": null,
+        "fromChannel": null,
+        "automaticPaymentMethods": null,
+        "recurring": null,
+        "paymentMethodTypes": [
+          "card"
         ],
-        hasMore: false,
-      },
-    },
-    error: {
-      status: 400,
-      request: {
-        path: '/payment',
-        query: {
-          customerId: 'cus_1837497450050146019',
-          limit: '0',
+        "paymentMethodType": "card",
+        "paymentMethodDetails": {
+          "type": "card",
+          "card": {
+            "brand": "visa",
+            "last4": "4242",
+            "expMonth": "12",
+            "expYear": "2030",
+            "country": "US",
+            "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
+          }
         },
-      },
-      answer: {
-        code: 'invalid_request',
-        msg: 'limit must be at least 1',
-        data: {
-          param: 'limit',
-          rule: 'minimum',
+        "clientSecret": "pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c",
+        "canceledAt": null,
+        "cancellationReason": null,
+        "amountReceived": "1999",
+        "amountCapturable": "0",
+        "amountRefunded": "0",
+        "created": "2026-11-22T12:00:05.000Z",
+        "riskInfo": {
+          "riskScore": 10,
+          "riskMessage": "risk_pass"
         },
-      },
+        "status": "succeeded",
+        "displayStatus": "succeeded",
+        "errorCode": null,
+        "errorMessage": null,
+        "processorReason": null,
+        "invoiceId": null,
+        "use3D": false
+      }
     },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/payment/create",
+        "body": {
+          "amountt": "1999",
+          "currency": "USD",
+          "customerId": "cus_2173417092128682895",
+          "paymentMethod": "pm_1236545154582002485",
+          "confirm": "true",
+          "setupFutureUsage": "on",
+          "orderNo": "order-1001",
+          "notifyUrl": "http://127.0.0.1:33383/webhooks/tessera"
+        }
+      },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "amountt is not a recognized field: did you mean amount? (amount is required)",
+        "data": {
+          "param": "amountt",
+          "rule": "additionalProperties",
+          "suggestion": "amount"
+        }
+      }
+    }
   },
-  'GET /payment_methods/list/{customerId}': {
-    request: {
-      path: '/payment_methods/list/cus_1837497450050146019',
+  "GET /payment/{id}": {
+    "request": {
+      "path": "/payment/pt_3984917427035103780"
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [
-          {
-            id: 'pm_9845213966197130220',
-            type: 'card',
-            billingDetails: {
-              address: null,
-              email: 'ada@example.com',
-              firstName: 'Ada',
-              lastName: 'Lovelace',
-              phone: null,
-              description: null,
-            },
-            created: '2026-11-22T12:00:03.000Z',
-            customerId: 'cus_1837497450050146019',
-            card: {
-              brand: 'visa',
-              country: 'US',
-              expMonth: '12',
-              expYear: '2030',
-              fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
-              last4: '4242',
-              tokenType: 'network_token',
-            },
-            merchantPaySite: null,
-            boleto: null,
-            pix: null,
-            creditCardBrazil: null,
-          },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "pt_3984917427035103780",
+        "amount": "1999",
+        "currency": "USD",
+        "confirmationMethod": "automatic",
+        "customerId": "cus_2173417092128682895",
+        "paymentMethod": "pm_1236545154582002485",
+        "description": null,
+        "ip": null,
+        "confirm": "true",
+        "lineItems": null,
+        "notifyUrl": "http://127.0.0.1:33383/webhooks/tessera",
+        "orderNo": "order-1001",
+        "preAuth": "n",
+        "receiptEmail": null,
+        "returnUrl": null,
+        "setupFutureUsage": "on",
+        "subsequentInitialType": null,
+        "statementDescriptor": null,
+        "statementDescriptorSuffix": null,
+        "website": null,
+        "userAgent": null,
+        "shipping": null,
+        "appScheme": null,
+        "openUserId": null,
+        "fromChannel": null,
+        "automaticPaymentMethods": null,
+        "recurring": null,
+        "paymentMethodTypes": [
+          "card"
         ],
-        hasMore: false,
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/payment_methods/list/cus_1000000000000000001',
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such customer: 'cus_1000000000000000001'",
-        data: {
-          param: 'customerId',
+        "paymentMethodType": "card",
+        "paymentMethodDetails": {
+          "type": "card",
+          "card": {
+            "brand": "visa",
+            "last4": "4242",
+            "expMonth": "12",
+            "expYear": "2030",
+            "country": "US",
+            "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
+          }
         },
-      },
+        "clientSecret": "pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c",
+        "canceledAt": null,
+        "cancellationReason": null,
+        "amountReceived": "1999",
+        "amountCapturable": "0",
+        "amountRefunded": "0",
+        "created": "2026-11-22T12:00:05.000Z",
+        "riskInfo": {
+          "riskScore": 10,
+          "riskMessage": "risk_pass"
+        },
+        "status": "succeeded",
+        "displayStatus": "succeeded",
+        "errorCode": null,
+        "errorMessage": null,
+        "processorReason": null,
+        "invoiceId": null,
+        "use3D": false
+      }
     },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/payment/pt_1000000000000000001"
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such payment: 'pt_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'GET /customers': {
-    request: {
-      path: '/customers',
-      query: {
-        limit: '1',
-      },
+  "GET /payment": {
+    "request": {
+      "path": "/payment",
+      "query": {
+        "customerId": "cus_2173417092128682895",
+        "limit": "1"
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [
           {
-            id: 'cus_1837497450050146019',
-            address: null,
-            description: null,
-            email: 'ada@example.com',
-            firstName: 'Ada',
-            lastName: 'Lovelace',
-            phone: '+1 415 555 0100',
-            shipping: null,
-            merchantUserId: 'user-42',
-            created: '2026-11-22T12:00:00.000Z',
-          },
-        ],
-        hasMore: false,
-      },
-    },
-    error: {
-      status: 400,
-      request: {
-        path: '/customers',
-        query: {
-          limit: '0',
-        },
-      },
-      answer: {
-        code: 'invalid_request',
-        msg: 'limit must be at least 1',
-        data: {
-          param: 'limit',
-          rule: 'minimum',
-        },
-      },
-    },
-  },
-  'POST /payment_methods/{id}/attach': {
-    request: {
-      path: '/payment_methods/pm_1389835008383199066/attach',
-      body: {
-        customerId: 'cus_1837497450050146019',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'pm_1389835008383199066',
-        type: 'card',
-        billingDetails: {
-          address: null,
-          email: null,
-          firstName: null,
-          lastName: null,
-          phone: null,
-          description: null,
-        },
-        created: '2026-11-22T12:00:10.000Z',
-        customerId: 'cus_1837497450050146019',
-        card: {
-          brand: 'visa',
-          country: 'US',
-          expMonth: '12',
-          expYear: '2030',
-          fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
-          last4: '4242',
-          tokenType: null,
-        },
-        merchantPaySite: null,
-        boleto: null,
-        pix: null,
-        creditCardBrazil: null,
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/payment_methods/pm_1000000000000000001/attach',
-        body: {
-          customerId: 'cus_1837497450050146019',
-        },
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such payment method: 'pm_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /payment_methods/{id}/update': {
-    request: {
-      path: '/payment_methods/pm_1389835008383199066/update',
-      body: {
-        billingDetails: {
-          phone: '+1 415 555 0100',
-        },
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'pm_1389835008383199066',
-        type: 'card',
-        billingDetails: {
-          address: null,
-          email: null,
-          firstName: null,
-          lastName: null,
-          phone: '+1 415 555 0100',
-          description: null,
-        },
-        created: '2026-11-22T12:00:10.000Z',
-        customerId: 'cus_1837497450050146019',
-        card: {
-          brand: 'visa',
-          country: 'US',
-          expMonth: '12',
-          expYear: '2030',
-          fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
-          last4: '4242',
-          tokenType: null,
-        },
-        merchantPaySite: null,
-        boleto: null,
-        pix: null,
-        creditCardBrazil: null,
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/payment_methods/pm_1000000000000000001/update',
-        body: {
-          billingDetails: {
-            phone: '+1 415 555 0100',
-          },
-        },
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such payment method: 'pm_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /payment_methods/{id}/detach': {
-    request: {
-      path: '/payment_methods/pm_1389835008383199066/detach',
-      body: {},
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'pm_1389835008383199066',
-        type: 'card',
-        billingDetails: {
-          address: null,
-          email: null,
-          firstName: null,
-          lastName: null,
-          phone: '+1 415 555 0100',
-          description: null,
-        },
-        created: '2026-11-22T12:00:10.000Z',
-        customerId: null,
-        card: {
-          brand: 'visa',
-          country: 'US',
-          expMonth: '12',
-          expYear: '2030',
-          fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
-          last4: '4242',
-          tokenType: null,
-        },
-        merchantPaySite: null,
-        boleto: null,
-        pix: null,
-        creditCardBrazil: null,
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/payment_methods/pm_1000000000000000001/detach',
-        body: {},
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such payment method: 'pm_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /payment/{id}/update': {
-    request: {
-      path: '/payment/pt_4537824200161895048/update',
-      body: {
-        description: 'Order 1002',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'pt_4537824200161895048',
-        amount: '2500',
-        currency: 'USD',
-        confirmationMethod: 'automatic',
-        customerId: null,
-        paymentMethod: null,
-        description: 'Order 1002',
-        ip: null,
-        confirm: 'false',
-        lineItems: null,
-        notifyUrl: null,
-        orderNo: 'order-1002',
-        preAuth: 'n',
-        receiptEmail: null,
-        returnUrl: null,
-        setupFutureUsage: 'off',
-        subsequentInitialType: null,
-        statementDescriptor: null,
-        statementDescriptorSuffix: null,
-        website: null,
-        userAgent: null,
-        shipping: null,
-        appScheme: null,
-        openUserId: null,
-        fromChannel: null,
-        automaticPaymentMethods: null,
-        recurring: null,
-        paymentMethodTypes: ['card'],
-        paymentMethodType: 'card',
-        paymentMethodDetails: null,
-        clientSecret: 'pt_4537824200161895048_secret_6cbcbadc250d98cdf4beb2d3c9d55ff6403379764c36ad89a17777e457c0af84',
-        canceledAt: null,
-        cancellationReason: null,
-        amountReceived: '0',
-        amountCapturable: '0',
-        amountRefunded: '0',
-        created: '2026-11-22T12:00:13.000Z',
-        riskInfo: null,
-        status: 'requires_payment_method',
-        displayStatus: 'incomplete',
-        errorCode: null,
-        errorMessage: null,
-        processorReason: null,
-        invoiceId: null,
-        use3D: false,
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/payment/pt_1000000000000000001/update',
-        body: {
-          description: 'Order 1002',
-        },
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such payment: 'pt_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /payment/{id}': {
-    request: {
-      path: '/payment/pt_4537824200161895048',
-      body: {
-        description: 'Order 1002, gift wrapped',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'pt_4537824200161895048',
-        amount: '2500',
-        currency: 'USD',
-        confirmationMethod: 'automatic',
-        customerId: null,
-        paymentMethod: null,
-        description: 'Order 1002, gift wrapped',
-        ip: null,
-        confirm: 'false',
-        lineItems: null,
-        notifyUrl: null,
-        orderNo: 'order-1002',
-        preAuth: 'n',
-        receiptEmail: null,
-        returnUrl: null,
-        setupFutureUsage: 'off',
-        subsequentInitialType: null,
-        statementDescriptor: null,
-        statementDescriptorSuffix: null,
-        website: null,
-        userAgent: null,
-        shipping: null,
-        appScheme: null,
-        openUserId: null,
-        fromChannel: null,
-        automaticPaymentMethods: null,
-        recurring: null,
-        paymentMethodTypes: ['card'],
-        paymentMethodType: 'card',
-        paymentMethodDetails: null,
-        clientSecret: 'pt_4537824200161895048_secret_6cbcbadc250d98cdf4beb2d3c9d55ff6403379764c36ad89a17777e457c0af84',
-        canceledAt: null,
-        cancellationReason: null,
-        amountReceived: '0',
-        amountCapturable: '0',
-        amountRefunded: '0',
-        created: '2026-11-22T12:00:13.000Z',
-        riskInfo: null,
-        status: 'requires_payment_method',
-        displayStatus: 'incomplete',
-        errorCode: null,
-        errorMessage: null,
-        processorReason: null,
-        invoiceId: null,
-        use3D: false,
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/payment/pt_1000000000000000001',
-        body: {
-          description: 'Order 1002, gift wrapped',
-        },
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such payment: 'pt_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /payment/{id}/confirm': {
-    request: {
-      path: '/payment/pt_4537824200161895048/confirm',
-      body: {
-        paymentMethod: 'pm_9978470213892097943',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'pt_4537824200161895048',
-        amount: '2500',
-        currency: 'USD',
-        confirmationMethod: 'automatic',
-        customerId: null,
-        paymentMethod: 'pm_9978470213892097943',
-        description: 'Order 1002, gift wrapped',
-        ip: null,
-        confirm: 'false',
-        lineItems: null,
-        notifyUrl: null,
-        orderNo: 'order-1002',
-        preAuth: 'n',
-        receiptEmail: null,
-        returnUrl: null,
-        setupFutureUsage: 'off',
-        subsequentInitialType: null,
-        statementDescriptor: null,
-        statementDescriptorSuffix: null,
-        website: null,
-        userAgent: null,
-        shipping: null,
-        appScheme: null,
-        openUserId: null,
-        fromChannel: null,
-        automaticPaymentMethods: null,
-        recurring: null,
-        paymentMethodTypes: ['card'],
-        paymentMethodType: 'card',
-        paymentMethodDetails: {
-          type: 'card',
-          card: {
-            brand: 'visa',
-            last4: '4242',
-            expMonth: '12',
-            expYear: '2030',
-            country: 'US',
-            fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
-          },
-        },
-        clientSecret: 'pt_4537824200161895048_secret_6cbcbadc250d98cdf4beb2d3c9d55ff6403379764c36ad89a17777e457c0af84',
-        canceledAt: null,
-        cancellationReason: null,
-        amountReceived: '2500',
-        amountCapturable: '0',
-        amountRefunded: '0',
-        created: '2026-11-22T12:00:13.000Z',
-        riskInfo: {
-          riskScore: 10,
-          riskMessage: 'risk_pass',
-        },
-        status: 'succeeded',
-        displayStatus: 'succeeded',
-        errorCode: null,
-        errorMessage: null,
-        processorReason: null,
-        invoiceId: null,
-        use3D: false,
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/payment/pt_1000000000000000001/confirm',
-        body: {
-          paymentMethod: 'pm_9978470213892097943',
-        },
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such payment: 'pt_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /payment/{id}/capture': {
-    request: {
-      path: '/payment/pt_9032296501254977969/capture',
-      body: {},
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'pt_9032296501254977969',
-        amount: '1500',
-        currency: 'USD',
-        confirmationMethod: 'automatic',
-        customerId: null,
-        paymentMethod: 'pm_3741508089313975010',
-        description: null,
-        ip: null,
-        confirm: 'true',
-        lineItems: null,
-        notifyUrl: null,
-        orderNo: 'order-1003',
-        preAuth: 'y',
-        receiptEmail: null,
-        returnUrl: null,
-        setupFutureUsage: 'off',
-        subsequentInitialType: null,
-        statementDescriptor: null,
-        statementDescriptorSuffix: null,
-        website: null,
-        userAgent: null,
-        shipping: null,
-        appScheme: null,
-        openUserId: null,
-        fromChannel: null,
-        automaticPaymentMethods: null,
-        recurring: null,
-        paymentMethodTypes: ['card'],
-        paymentMethodType: 'card',
-        paymentMethodDetails: {
-          type: 'card',
-          card: {
-            brand: 'visa',
-            last4: '4242',
-            expMonth: '12',
-            expYear: '2030',
-            country: 'US',
-            fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
-          },
-        },
-        clientSecret: 'pt_9032296501254977969_secret_9c8713a6f341f089e80bcf705f897266670fa9b121c6ee6c8d9be82056de0418',
-        canceledAt: null,
-        cancellationReason: null,
-        amountReceived: '1500',
-        amountCapturable: '0',
-        amountRefunded: '0',
-        created: '2026-11-22T12:00:16.000Z',
-        riskInfo: {
-          riskScore: 10,
-          riskMessage: 'risk_pass',
-        },
-        status: 'succeeded',
-        displayStatus: 'succeeded',
-        errorCode: null,
-        errorMessage: null,
-        processorReason: null,
-        invoiceId: null,
-        use3D: false,
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/payment/pt_1000000000000000001/capture',
-        body: {},
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such payment: 'pt_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /payment/{id}/cancel': {
-    request: {
-      path: '/payment/pt_3646906412002579909/cancel',
-      body: {
-        cancellationReason: 'requested_by_customer',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'pt_3646906412002579909',
-        amount: '1500',
-        currency: 'USD',
-        confirmationMethod: 'automatic',
-        customerId: null,
-        paymentMethod: 'pm_8549190159505716678',
-        description: null,
-        ip: null,
-        confirm: 'true',
-        lineItems: null,
-        notifyUrl: null,
-        orderNo: 'order-1004',
-        preAuth: 'y',
-        receiptEmail: null,
-        returnUrl: null,
-        setupFutureUsage: 'off',
-        subsequentInitialType: null,
-        statementDescriptor: null,
-        statementDescriptorSuffix: null,
-        website: null,
-        userAgent: null,
-        shipping: null,
-        appScheme: null,
-        openUserId: null,
-        fromChannel: null,
-        automaticPaymentMethods: null,
-        recurring: null,
-        paymentMethodTypes: ['card'],
-        paymentMethodType: 'card',
-        paymentMethodDetails: {
-          type: 'card',
-          card: {
-            brand: 'visa',
-            last4: '4242',
-            expMonth: '12',
-            expYear: '2030',
-            country: 'US',
-            fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
-          },
-        },
-        clientSecret: 'pt_3646906412002579909_secret_2ee653438f4b8d8099e857bd5fcedf968330f72a4cf4ddfa2598bcee573512b8',
-        canceledAt: '2026-11-22T12:00:17.000Z',
-        cancellationReason: 'requested_by_customer',
-        amountReceived: '0',
-        amountCapturable: '0',
-        amountRefunded: '0',
-        created: '2026-11-22T12:00:17.000Z',
-        riskInfo: {
-          riskScore: 10,
-          riskMessage: 'risk_pass',
-        },
-        status: 'canceled',
-        displayStatus: 'canceled',
-        errorCode: null,
-        errorMessage: null,
-        processorReason: null,
-        invoiceId: null,
-        use3D: false,
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/payment/pt_1000000000000000001/cancel',
-        body: {
-          cancellationReason: 'requested_by_customer',
-        },
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such payment: 'pt_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /refunds/create': {
-    request: {
-      path: '/refunds/create',
-      body: {
-        paymentId: 'pt_9995753700214182175',
-        amount: '500',
-        reason: 'requested_by_customer',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 're_8933534921988779850',
-        amount: '500',
-        currency: 'USD',
-        paymentId: 'pt_9995753700214182175',
-        reason: 'requested_by_customer',
-        note: null,
-        description: null,
-        metadata: null,
-        status: 'pending',
-        failureReason: null,
-        created: '2026-11-22T12:00:18.000Z',
-      },
-    },
-    error: {
-      status: 400,
-      request: {
-        path: '/refunds/create',
-        body: {
-          paymentIdd: 'pt_9995753700214182175',
-          amount: '500',
-          reason: 'requested_by_customer',
-        },
-      },
-      answer: {
-        code: 'invalid_request',
-        msg: 'paymentIdd is not a recognized field: did you mean paymentId? (paymentId is required)',
-        data: {
-          param: 'paymentIdd',
-          rule: 'additionalProperties',
-          suggestion: 'paymentId',
-        },
-      },
-    },
-  },
-  'GET /refunds/{id}': {
-    request: {
-      path: '/refunds/re_8933534921988779850',
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 're_8933534921988779850',
-        amount: '500',
-        currency: 'USD',
-        paymentId: 'pt_9995753700214182175',
-        reason: 'requested_by_customer',
-        note: null,
-        description: null,
-        metadata: null,
-        status: 'pending',
-        failureReason: null,
-        created: '2026-11-22T12:00:18.000Z',
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/refunds/re_1000000000000000001',
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such refund: 're_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'GET /refunds': {
-    request: {
-      path: '/refunds',
-      query: {
-        limit: '1',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [
-          {
-            id: 're_8933534921988779850',
-            amount: '500',
-            currency: 'USD',
-            paymentId: 'pt_9995753700214182175',
-            reason: 'requested_by_customer',
-            note: null,
-            description: null,
-            metadata: null,
-            status: 'pending',
-            failureReason: null,
-            created: '2026-11-22T12:00:18.000Z',
-          },
-        ],
-        hasMore: false,
-      },
-    },
-    error: {
-      status: 400,
-      request: {
-        path: '/refunds',
-        query: {
-          limit: '0',
-        },
-      },
-      answer: {
-        code: 'invalid_request',
-        msg: 'limit must be at least 1',
-        data: {
-          param: 'limit',
-          rule: 'minimum',
-        },
-      },
-    },
-  },
-  'GET /balance': {
-    request: {
-      path: '/balance',
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        available: [
-          {
-            amount: '4325',
-            currency: 'USD',
-          },
-        ],
-        pending: [
-          {
-            amount: '5734',
-            currency: 'USD',
-          },
-        ],
-      },
-    },
-    error: {
-      status: 400,
-      request: {
-        path: '/balance',
-        query: {
-          limit: '0',
-        },
-      },
-      answer: {
-        code: 'invalid_request',
-        msg: 'limit is not a recognized field',
-        data: {
-          param: 'limit',
-          rule: 'additionalProperties',
-        },
-      },
-    },
-  },
-  'GET /balance_transactions': {
-    request: {
-      path: '/balance_transactions',
-      query: {
-        type: 'payment',
-        limit: '1',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [
-          {
-            id: 'txn_4757422666763437689',
-            type: 'payment',
-            source: 'pt_1649841056879932431',
-            amount: '5000',
-            fee: '175',
-            feeDetails: [
-              {
-                type: 'tessera_fee',
-                amount: '175',
-                description: 'Processing fee (2.9% + 30)',
-              },
+            "id": "pt_3984917427035103780",
+            "amount": "1999",
+            "currency": "USD",
+            "confirmationMethod": "automatic",
+            "customerId": "cus_2173417092128682895",
+            "paymentMethod": "pm_1236545154582002485",
+            "description": null,
+            "ip": null,
+            "confirm": "true",
+            "lineItems": null,
+            "notifyUrl": "http://127.0.0.1:33383/webhooks/tessera",
+            "orderNo": "order-1001",
+            "preAuth": "n",
+            "receiptEmail": null,
+            "returnUrl": null,
+            "setupFutureUsage": "on",
+            "subsequentInitialType": null,
+            "statementDescriptor": null,
+            "statementDescriptorSuffix": null,
+            "website": null,
+            "userAgent": null,
+            "shipping": null,
+            "appScheme": null,
+            "openUserId": null,
+            "fromChannel": null,
+            "automaticPaymentMethods": null,
+            "recurring": null,
+            "paymentMethodTypes": [
+              "card"
             ],
-            net: '4825',
-            currency: 'USD',
-            status: 'available',
-            availableOn: '2026-11-22T12:00:21.000Z',
-            payoutId: null,
-            reportingCategory: 'charge',
-            created: '2026-11-22T12:00:21.000Z',
-          },
+            "paymentMethodType": "card",
+            "paymentMethodDetails": {
+              "type": "card",
+              "card": {
+                "brand": "visa",
+                "last4": "4242",
+                "expMonth": "12",
+                "expYear": "2030",
+                "country": "US",
+                "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
+              }
+            },
+            "clientSecret": "pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c",
+            "canceledAt": null,
+            "cancellationReason": null,
+            "amountReceived": "1999",
+            "amountCapturable": "0",
+            "amountRefunded": "0",
+            "created": "2026-11-22T12:00:05.000Z",
+            "riskInfo": {
+              "riskScore": 10,
+              "riskMessage": "risk_pass"
+            },
+            "status": "succeeded",
+            "displayStatus": "succeeded",
+            "errorCode": null,
+            "errorMessage": null,
+            "processorReason": null,
+            "invoiceId": null,
+            "use3D": false
+          }
         ],
-        hasMore: true,
-      },
+        "hasMore": false
+      }
     },
-    error: {
-      status: 400,
-      request: {
-        path: '/balance_transactions',
-        query: {
-          type: 'payment',
-          limit: '0',
-        },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/payment",
+        "query": {
+          "customerId": "cus_2173417092128682895",
+          "limit": "0"
+        }
       },
-      answer: {
-        code: 'invalid_request',
-        msg: 'limit must be at least 1',
-        data: {
-          param: 'limit',
-          rule: 'minimum',
-        },
-      },
-    },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "limit must be at least 1",
+        "data": {
+          "param": "limit",
+          "rule": "minimum"
+        }
+      }
+    }
   },
-  'GET /balance_transactions/{id}': {
-    request: {
-      path: '/balance_transactions/txn_4757422666763437689',
+  "GET /payment_methods/list/{customerId}": {
+    "request": {
+      "path": "/payment_methods/list/cus_2173417092128682895"
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'txn_4757422666763437689',
-        type: 'payment',
-        source: 'pt_1649841056879932431',
-        amount: '5000',
-        fee: '175',
-        feeDetails: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [
           {
-            type: 'tessera_fee',
-            amount: '175',
-            description: 'Processing fee (2.9% + 30)',
-          },
+            "id": "pm_1236545154582002485",
+            "type": "card",
+            "billingDetails": {
+              "address": null,
+              "email": "ada@example.com",
+              "firstName": "Ada",
+              "lastName": "Lovelace",
+              "phone": null,
+              "description": null
+            },
+            "created": "2026-11-22T12:00:03.000Z",
+            "customerId": "cus_2173417092128682895",
+            "card": {
+              "brand": "visa",
+              "country": "US",
+              "expMonth": "12",
+              "expYear": "2030",
+              "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx",
+              "last4": "4242",
+              "tokenType": "network_token"
+            },
+            "merchantPaySite": null,
+            "boleto": null,
+            "pix": null,
+            "creditCardBrazil": null
+          }
         ],
-        net: '4825',
-        currency: 'USD',
-        status: 'available',
-        availableOn: '2026-11-22T12:00:21.000Z',
-        payoutId: null,
-        reportingCategory: 'charge',
-        created: '2026-11-22T12:00:21.000Z',
-      },
+        "hasMore": false
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/balance_transactions/txn_1000000000000000001',
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/payment_methods/list/cus_1000000000000000001"
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such balance transaction: 'txn_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such customer: 'cus_1000000000000000001'",
+        "data": {
+          "param": "customerId"
+        }
+      }
+    }
   },
-  'GET /balance/summary': {
-    request: {
-      path: '/balance/summary',
-      query: {
-        from: '2026-11-22T12:00:21.000Z',
-        to: '2026-11-22T12:00:25.000Z',
-      },
+  "GET /customers": {
+    "request": {
+      "path": "/customers",
+      "query": {
+        "limit": "1"
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        from: '2026-11-22T12:00:21.000Z',
-        to: '2026-11-22T12:00:25.000Z',
-        currencies: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [
           {
-            currency: 'USD',
-            openingBalance: '5234',
-            activity: [
+            "id": "cus_2173417092128682895",
+            "address": null,
+            "description": null,
+            "email": "ada@example.com",
+            "firstName": "Ada",
+            "lastName": "Lovelace",
+            "phone": "+1 415 555 0100",
+            "shipping": null,
+            "merchantUserId": "user-42",
+            "created": "2026-11-22T12:00:00.000Z"
+          }
+        ],
+        "hasMore": false
+      }
+    },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/customers",
+        "query": {
+          "limit": "0"
+        }
+      },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "limit must be at least 1",
+        "data": {
+          "param": "limit",
+          "rule": "minimum"
+        }
+      }
+    }
+  },
+  "POST /payment_methods/{id}/attach": {
+    "request": {
+      "path": "/payment_methods/pm_5924251515875620070/attach",
+      "body": {
+        "customerId": "cus_2173417092128682895"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "pm_5924251515875620070",
+        "type": "card",
+        "billingDetails": {
+          "address": null,
+          "email": null,
+          "firstName": null,
+          "lastName": null,
+          "phone": null,
+          "description": null
+        },
+        "created": "2026-11-22T12:00:10.000Z",
+        "customerId": "cus_2173417092128682895",
+        "card": {
+          "brand": "visa",
+          "country": "US",
+          "expMonth": "12",
+          "expYear": "2030",
+          "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx",
+          "last4": "4242",
+          "tokenType": null
+        },
+        "merchantPaySite": null,
+        "boleto": null,
+        "pix": null,
+        "creditCardBrazil": null
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/payment_methods/pm_1000000000000000001/attach",
+        "body": {
+          "customerId": "cus_2173417092128682895"
+        }
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such payment method: 'pm_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /payment_methods/{id}/update": {
+    "request": {
+      "path": "/payment_methods/pm_5924251515875620070/update",
+      "body": {
+        "billingDetails": {
+          "phone": "+1 415 555 0100"
+        }
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "pm_5924251515875620070",
+        "type": "card",
+        "billingDetails": {
+          "address": null,
+          "email": null,
+          "firstName": null,
+          "lastName": null,
+          "phone": "+1 415 555 0100",
+          "description": null
+        },
+        "created": "2026-11-22T12:00:10.000Z",
+        "customerId": "cus_2173417092128682895",
+        "card": {
+          "brand": "visa",
+          "country": "US",
+          "expMonth": "12",
+          "expYear": "2030",
+          "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx",
+          "last4": "4242",
+          "tokenType": null
+        },
+        "merchantPaySite": null,
+        "boleto": null,
+        "pix": null,
+        "creditCardBrazil": null
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/payment_methods/pm_1000000000000000001/update",
+        "body": {
+          "billingDetails": {
+            "phone": "+1 415 555 0100"
+          }
+        }
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such payment method: 'pm_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /payment_methods/{id}/detach": {
+    "request": {
+      "path": "/payment_methods/pm_5924251515875620070/detach",
+      "body": {}
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "pm_5924251515875620070",
+        "type": "card",
+        "billingDetails": {
+          "address": null,
+          "email": null,
+          "firstName": null,
+          "lastName": null,
+          "phone": "+1 415 555 0100",
+          "description": null
+        },
+        "created": "2026-11-22T12:00:10.000Z",
+        "customerId": null,
+        "card": {
+          "brand": "visa",
+          "country": "US",
+          "expMonth": "12",
+          "expYear": "2030",
+          "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx",
+          "last4": "4242",
+          "tokenType": null
+        },
+        "merchantPaySite": null,
+        "boleto": null,
+        "pix": null,
+        "creditCardBrazil": null
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/payment_methods/pm_1000000000000000001/detach",
+        "body": {}
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such payment method: 'pm_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /payment/{id}/update": {
+    "request": {
+      "path": "/payment/pt_6140867273385576478/update",
+      "body": {
+        "description": "Order 1002"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "pt_6140867273385576478",
+        "amount": "2500",
+        "currency": "USD",
+        "confirmationMethod": "automatic",
+        "customerId": null,
+        "paymentMethod": null,
+        "description": "Order 1002",
+        "ip": null,
+        "confirm": "false",
+        "lineItems": null,
+        "notifyUrl": null,
+        "orderNo": "order-1002",
+        "preAuth": "n",
+        "receiptEmail": null,
+        "returnUrl": null,
+        "setupFutureUsage": "off",
+        "subsequentInitialType": null,
+        "statementDescriptor": null,
+        "statementDescriptorSuffix": null,
+        "website": null,
+        "userAgent": null,
+        "shipping": null,
+        "appScheme": null,
+        "openUserId": null,
+        "fromChannel": null,
+        "automaticPaymentMethods": null,
+        "recurring": null,
+        "paymentMethodTypes": [
+          "card"
+        ],
+        "paymentMethodType": "card",
+        "paymentMethodDetails": null,
+        "clientSecret": "pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc",
+        "canceledAt": null,
+        "cancellationReason": null,
+        "amountReceived": "0",
+        "amountCapturable": "0",
+        "amountRefunded": "0",
+        "created": "2026-11-22T12:00:13.000Z",
+        "riskInfo": null,
+        "status": "requires_payment_method",
+        "displayStatus": "incomplete",
+        "errorCode": null,
+        "errorMessage": null,
+        "processorReason": null,
+        "invoiceId": null,
+        "use3D": false
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/payment/pt_1000000000000000001/update",
+        "body": {
+          "description": "Order 1002"
+        }
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such payment: 'pt_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /payment/{id}": {
+    "request": {
+      "path": "/payment/pt_6140867273385576478",
+      "body": {
+        "description": "Order 1002, gift wrapped"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "pt_6140867273385576478",
+        "amount": "2500",
+        "currency": "USD",
+        "confirmationMethod": "automatic",
+        "customerId": null,
+        "paymentMethod": null,
+        "description": "Order 1002, gift wrapped",
+        "ip": null,
+        "confirm": "false",
+        "lineItems": null,
+        "notifyUrl": null,
+        "orderNo": "order-1002",
+        "preAuth": "n",
+        "receiptEmail": null,
+        "returnUrl": null,
+        "setupFutureUsage": "off",
+        "subsequentInitialType": null,
+        "statementDescriptor": null,
+        "statementDescriptorSuffix": null,
+        "website": null,
+        "userAgent": null,
+        "shipping": null,
+        "appScheme": null,
+        "openUserId": null,
+        "fromChannel": null,
+        "automaticPaymentMethods": null,
+        "recurring": null,
+        "paymentMethodTypes": [
+          "card"
+        ],
+        "paymentMethodType": "card",
+        "paymentMethodDetails": null,
+        "clientSecret": "pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc",
+        "canceledAt": null,
+        "cancellationReason": null,
+        "amountReceived": "0",
+        "amountCapturable": "0",
+        "amountRefunded": "0",
+        "created": "2026-11-22T12:00:13.000Z",
+        "riskInfo": null,
+        "status": "requires_payment_method",
+        "displayStatus": "incomplete",
+        "errorCode": null,
+        "errorMessage": null,
+        "processorReason": null,
+        "invoiceId": null,
+        "use3D": false
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/payment/pt_1000000000000000001",
+        "body": {
+          "description": "Order 1002, gift wrapped"
+        }
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such payment: 'pt_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /payment/{id}/confirm": {
+    "request": {
+      "path": "/payment/pt_6140867273385576478/confirm",
+      "body": {
+        "paymentMethod": "pm_6250245195626376526"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "pt_6140867273385576478",
+        "amount": "2500",
+        "currency": "USD",
+        "confirmationMethod": "automatic",
+        "customerId": null,
+        "paymentMethod": "pm_6250245195626376526",
+        "description": "Order 1002, gift wrapped",
+        "ip": null,
+        "confirm": "false",
+        "lineItems": null,
+        "notifyUrl": null,
+        "orderNo": "order-1002",
+        "preAuth": "n",
+        "receiptEmail": null,
+        "returnUrl": null,
+        "setupFutureUsage": "off",
+        "subsequentInitialType": null,
+        "statementDescriptor": null,
+        "statementDescriptorSuffix": null,
+        "website": null,
+        "userAgent": null,
+        "shipping": null,
+        "appScheme": null,
+        "openUserId": null,
+        "fromChannel": null,
+        "automaticPaymentMethods": null,
+        "recurring": null,
+        "paymentMethodTypes": [
+          "card"
+        ],
+        "paymentMethodType": "card",
+        "paymentMethodDetails": {
+          "type": "card",
+          "card": {
+            "brand": "visa",
+            "last4": "4242",
+            "expMonth": "12",
+            "expYear": "2030",
+            "country": "US",
+            "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
+          }
+        },
+        "clientSecret": "pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc",
+        "canceledAt": null,
+        "cancellationReason": null,
+        "amountReceived": "2500",
+        "amountCapturable": "0",
+        "amountRefunded": "0",
+        "created": "2026-11-22T12:00:13.000Z",
+        "riskInfo": {
+          "riskScore": 10,
+          "riskMessage": "risk_pass"
+        },
+        "status": "succeeded",
+        "displayStatus": "succeeded",
+        "errorCode": null,
+        "errorMessage": null,
+        "processorReason": null,
+        "invoiceId": null,
+        "use3D": false
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/payment/pt_1000000000000000001/confirm",
+        "body": {
+          "paymentMethod": "pm_6250245195626376526"
+        }
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such payment: 'pt_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /payment/{id}/capture": {
+    "request": {
+      "path": "/payment/pt_1005190174557191704/capture",
+      "body": {}
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "pt_1005190174557191704",
+        "amount": "1500",
+        "currency": "USD",
+        "confirmationMethod": "automatic",
+        "customerId": null,
+        "paymentMethod": "pm_5160425743778558060",
+        "description": null,
+        "ip": null,
+        "confirm": "true",
+        "lineItems": null,
+        "notifyUrl": null,
+        "orderNo": "order-1003",
+        "preAuth": "y",
+        "receiptEmail": null,
+        "returnUrl": null,
+        "setupFutureUsage": "off",
+        "subsequentInitialType": null,
+        "statementDescriptor": null,
+        "statementDescriptorSuffix": null,
+        "website": null,
+        "userAgent": null,
+        "shipping": null,
+        "appScheme": null,
+        "openUserId": null,
+        "fromChannel": null,
+        "automaticPaymentMethods": null,
+        "recurring": null,
+        "paymentMethodTypes": [
+          "card"
+        ],
+        "paymentMethodType": "card",
+        "paymentMethodDetails": {
+          "type": "card",
+          "card": {
+            "brand": "visa",
+            "last4": "4242",
+            "expMonth": "12",
+            "expYear": "2030",
+            "country": "US",
+            "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
+          }
+        },
+        "clientSecret": "pt_1005190174557191704_secret_8708d272192845766fd42717663b77b95874164321c5112f568b11036301d794",
+        "canceledAt": null,
+        "cancellationReason": null,
+        "amountReceived": "1500",
+        "amountCapturable": "0",
+        "amountRefunded": "0",
+        "created": "2026-11-22T12:00:16.000Z",
+        "riskInfo": {
+          "riskScore": 10,
+          "riskMessage": "risk_pass"
+        },
+        "status": "succeeded",
+        "displayStatus": "succeeded",
+        "errorCode": null,
+        "errorMessage": null,
+        "processorReason": null,
+        "invoiceId": null,
+        "use3D": false
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/payment/pt_1000000000000000001/capture",
+        "body": {}
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such payment: 'pt_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /payment/{id}/cancel": {
+    "request": {
+      "path": "/payment/pt_7223284359094696757/cancel",
+      "body": {
+        "cancellationReason": "requested_by_customer"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "pt_7223284359094696757",
+        "amount": "1500",
+        "currency": "USD",
+        "confirmationMethod": "automatic",
+        "customerId": null,
+        "paymentMethod": "pm_9242748753836331076",
+        "description": null,
+        "ip": null,
+        "confirm": "true",
+        "lineItems": null,
+        "notifyUrl": null,
+        "orderNo": "order-1004",
+        "preAuth": "y",
+        "receiptEmail": null,
+        "returnUrl": null,
+        "setupFutureUsage": "off",
+        "subsequentInitialType": null,
+        "statementDescriptor": null,
+        "statementDescriptorSuffix": null,
+        "website": null,
+        "userAgent": null,
+        "shipping": null,
+        "appScheme": null,
+        "openUserId": null,
+        "fromChannel": null,
+        "automaticPaymentMethods": null,
+        "recurring": null,
+        "paymentMethodTypes": [
+          "card"
+        ],
+        "paymentMethodType": "card",
+        "paymentMethodDetails": {
+          "type": "card",
+          "card": {
+            "brand": "visa",
+            "last4": "4242",
+            "expMonth": "12",
+            "expYear": "2030",
+            "country": "US",
+            "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
+          }
+        },
+        "clientSecret": "pt_7223284359094696757_secret_27af2c0cf11d615ce597136dcdf4ea7d898571e02263f9e572c0c1d661ff4cfd",
+        "canceledAt": "2026-11-22T12:00:17.000Z",
+        "cancellationReason": "requested_by_customer",
+        "amountReceived": "0",
+        "amountCapturable": "0",
+        "amountRefunded": "0",
+        "created": "2026-11-22T12:00:17.000Z",
+        "riskInfo": {
+          "riskScore": 10,
+          "riskMessage": "risk_pass"
+        },
+        "status": "canceled",
+        "displayStatus": "canceled",
+        "errorCode": null,
+        "errorMessage": null,
+        "processorReason": null,
+        "invoiceId": null,
+        "use3D": false
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/payment/pt_1000000000000000001/cancel",
+        "body": {
+          "cancellationReason": "requested_by_customer"
+        }
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such payment: 'pt_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /refunds/create": {
+    "request": {
+      "path": "/refunds/create",
+      "body": {
+        "paymentId": "pt_3984917427035103780",
+        "amount": "500",
+        "reason": "requested_by_customer"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "re_1474252169021727402",
+        "amount": "500",
+        "currency": "USD",
+        "paymentId": "pt_3984917427035103780",
+        "reason": "requested_by_customer",
+        "note": null,
+        "description": null,
+        "metadata": null,
+        "status": "pending",
+        "failureReason": null,
+        "created": "2026-11-22T12:00:18.000Z"
+      }
+    },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/refunds/create",
+        "body": {
+          "paymentIdd": "pt_3984917427035103780",
+          "amount": "500",
+          "reason": "requested_by_customer"
+        }
+      },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "paymentIdd is not a recognized field: did you mean paymentId? (paymentId is required)",
+        "data": {
+          "param": "paymentIdd",
+          "rule": "additionalProperties",
+          "suggestion": "paymentId"
+        }
+      }
+    }
+  },
+  "GET /refunds/{id}": {
+    "request": {
+      "path": "/refunds/re_1474252169021727402"
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "re_1474252169021727402",
+        "amount": "500",
+        "currency": "USD",
+        "paymentId": "pt_3984917427035103780",
+        "reason": "requested_by_customer",
+        "note": null,
+        "description": null,
+        "metadata": null,
+        "status": "pending",
+        "failureReason": null,
+        "created": "2026-11-22T12:00:18.000Z"
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/refunds/re_1000000000000000001"
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such refund: 're_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "GET /refunds": {
+    "request": {
+      "path": "/refunds",
+      "query": {
+        "limit": "1"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [
+          {
+            "id": "re_1474252169021727402",
+            "amount": "500",
+            "currency": "USD",
+            "paymentId": "pt_3984917427035103780",
+            "reason": "requested_by_customer",
+            "note": null,
+            "description": null,
+            "metadata": null,
+            "status": "pending",
+            "failureReason": null,
+            "created": "2026-11-22T12:00:18.000Z"
+          }
+        ],
+        "hasMore": false
+      }
+    },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/refunds",
+        "query": {
+          "limit": "0"
+        }
+      },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "limit must be at least 1",
+        "data": {
+          "param": "limit",
+          "rule": "minimum"
+        }
+      }
+    }
+  },
+  "GET /balance": {
+    "request": {
+      "path": "/balance"
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "available": [
+          {
+            "amount": "4325",
+            "currency": "USD"
+          }
+        ],
+        "pending": [
+          {
+            "amount": "5734",
+            "currency": "USD"
+          }
+        ]
+      }
+    },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/balance",
+        "query": {
+          "limit": "0"
+        }
+      },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "limit is not a recognized field",
+        "data": {
+          "param": "limit",
+          "rule": "additionalProperties"
+        }
+      }
+    }
+  },
+  "GET /balance_transactions": {
+    "request": {
+      "path": "/balance_transactions",
+      "query": {
+        "type": "payment",
+        "limit": "1"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [
+          {
+            "id": "txn_9069787350270875776",
+            "type": "payment",
+            "source": "pt_3173230199969200274",
+            "amount": "5000",
+            "fee": "175",
+            "feeDetails": [
               {
-                reportingCategory: 'charge',
-                count: 1,
-                gross: '5000',
-                fee: '175',
-                net: '4825',
-              },
+                "type": "tessera_fee",
+                "amount": "175",
+                "description": "Processing fee (2.9% + 30)"
+              }
             ],
-            closingBalance: '10059',
-          },
+            "net": "4825",
+            "currency": "USD",
+            "status": "available",
+            "availableOn": "2026-11-22T12:00:21.000Z",
+            "payoutId": null,
+            "reportingCategory": "charge",
+            "created": "2026-11-22T12:00:21.000Z"
+          }
         ],
-      },
+        "hasMore": true
+      }
     },
-    error: {
-      status: 400,
-      request: {
-        path: '/balance/summary',
-        query: {
-          from: '2026-11-22T12:00:21.000Z',
-          to: '2026-11-22T12:00:25.000Z',
-          limit: '0',
-        },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/balance_transactions",
+        "query": {
+          "type": "payment",
+          "limit": "0"
+        }
       },
-      answer: {
-        code: 'invalid_request',
-        msg: 'limit is not a recognized field',
-        data: {
-          param: 'limit',
-          rule: 'additionalProperties',
-        },
-      },
-    },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "limit must be at least 1",
+        "data": {
+          "param": "limit",
+          "rule": "minimum"
+        }
+      }
+    }
   },
-  'POST /payouts/create': {
-    request: {
-      path: '/payouts/create',
-      body: {
-        amount: '1000',
-        currency: 'USD',
-      },
+  "GET /balance_transactions/{id}": {
+    "request": {
+      "path": "/balance_transactions/txn_9069787350270875776"
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'po_5123189504497942644',
-        amount: '1000',
-        currency: 'USD',
-        status: 'in_transit',
-        automatic: false,
-        bankAccountLast4: '6789',
-        failureCode: null,
-        failureMessage: null,
-        arrivalDate: '2026-11-22T12:00:29.000Z',
-        created: '2026-11-22T12:00:26.000Z',
-      },
-    },
-    error: {
-      status: 400,
-      request: {
-        path: '/payouts/create',
-        body: {
-          amountt: '1000',
-          currency: 'USD',
-        },
-      },
-      answer: {
-        code: 'invalid_request',
-        msg: 'amountt is not a recognized field: did you mean amount? (amount is required)',
-        data: {
-          param: 'amountt',
-          rule: 'additionalProperties',
-          suggestion: 'amount',
-        },
-      },
-    },
-  },
-  'GET /payouts/{id}': {
-    request: {
-      path: '/payouts/po_5123189504497942644',
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'po_5123189504497942644',
-        amount: '1000',
-        currency: 'USD',
-        status: 'in_transit',
-        automatic: false,
-        bankAccountLast4: '6789',
-        failureCode: null,
-        failureMessage: null,
-        arrivalDate: '2026-11-22T12:00:29.000Z',
-        created: '2026-11-22T12:00:26.000Z',
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/payouts/po_1000000000000000001',
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such payout: 'po_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'GET /payouts': {
-    request: {
-      path: '/payouts',
-      query: {
-        limit: '1',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "txn_9069787350270875776",
+        "type": "payment",
+        "source": "pt_3173230199969200274",
+        "amount": "5000",
+        "fee": "175",
+        "feeDetails": [
           {
-            id: 'po_5102011226986700307',
-            amount: '3325',
-            currency: 'USD',
-            status: 'in_transit',
-            automatic: true,
-            bankAccountLast4: '6789',
-            failureCode: null,
-            failureMessage: null,
-            arrivalDate: '2026-11-22T12:01:31.000Z',
-            created: '2026-11-22T12:01:28.000Z',
-          },
+            "type": "tessera_fee",
+            "amount": "175",
+            "description": "Processing fee (2.9% + 30)"
+          }
         ],
-        hasMore: true,
-      },
+        "net": "4825",
+        "currency": "USD",
+        "status": "available",
+        "availableOn": "2026-11-22T12:00:21.000Z",
+        "payoutId": null,
+        "reportingCategory": "charge",
+        "created": "2026-11-22T12:00:21.000Z"
+      }
     },
-    error: {
-      status: 400,
-      request: {
-        path: '/payouts',
-        query: {
-          limit: '0',
-        },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/balance_transactions/txn_1000000000000000001"
       },
-      answer: {
-        code: 'invalid_request',
-        msg: 'limit must be at least 1',
-        data: {
-          param: 'limit',
-          rule: 'minimum',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such balance transaction: 'txn_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'GET /payouts/{id}/reconciliation': {
-    request: {
-      path: '/payouts/po_5102011226986700307/reconciliation',
+  "GET /balance/summary": {
+    "request": {
+      "path": "/balance/summary",
+      "query": {
+        "from": "2026-11-22T12:00:21.000Z",
+        "to": "2026-11-22T12:00:25.000Z"
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        payout: {
-          id: 'po_5102011226986700307',
-          amount: '3325',
-          currency: 'USD',
-          status: 'in_transit',
-          automatic: true,
-          bankAccountLast4: '6789',
-          failureCode: null,
-          failureMessage: null,
-          arrivalDate: '2026-11-22T12:01:31.000Z',
-          created: '2026-11-22T12:01:28.000Z',
-        },
-        rows: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "from": "2026-11-22T12:00:21.000Z",
+        "to": "2026-11-22T12:00:25.000Z",
+        "currencies": [
           {
-            payoutId: 'po_5102011226986700307',
-            balanceTransactionId: 'txn_3234251616233415704',
-            type: 'refund',
-            source: 're_2799557282927582139',
-            orderNo: 'order-1001',
-            created: '2026-11-22T12:00:18.000Z',
-            availableOn: '2026-11-22T12:00:18.000Z',
-            gross: '-500',
-            fee: '0',
-            net: '-500',
-            currency: 'USD',
-            cardBrand: 'visa',
-            last4: '4242',
-          },
-          {
-            payoutId: 'po_5102011226986700307',
-            balanceTransactionId: 'txn_4757422666763437689',
-            type: 'payment',
-            source: 'pt_1649841056879932431',
-            orderNo: 'order-1006',
-            created: '2026-11-22T12:00:21.000Z',
-            availableOn: '2026-11-22T12:00:21.000Z',
-            gross: '5000',
-            fee: '175',
-            net: '4825',
-            currency: 'USD',
-            cardBrand: 'visa',
-            last4: '4242',
-          },
-          {
-            payoutId: 'po_5102011226986700307',
-            balanceTransactionId: 'txn_3268886149642572567',
-            type: 'payout',
-            source: 'po_5123189504497942644',
-            orderNo: null,
-            created: '2026-11-22T12:00:26.000Z',
-            availableOn: '2026-11-22T12:00:26.000Z',
-            gross: '-1000',
-            fee: '0',
-            net: '-1000',
-            currency: 'USD',
-            cardBrand: null,
-            last4: null,
-          },
-        ],
-      },
+            "currency": "USD",
+            "openingBalance": "5234",
+            "activity": [
+              {
+                "reportingCategory": "charge",
+                "count": 1,
+                "gross": "5000",
+                "fee": "175",
+                "net": "4825"
+              }
+            ],
+            "closingBalance": "10059"
+          }
+        ]
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/payouts/po_1000000000000000001/reconciliation',
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/balance/summary",
+        "query": {
+          "from": "2026-11-22T12:00:21.000Z",
+          "to": "2026-11-22T12:00:25.000Z",
+          "limit": "0"
+        }
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such payout: 'po_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "limit is not a recognized field",
+        "data": {
+          "param": "limit",
+          "rule": "additionalProperties"
+        }
+      }
+    }
   },
-  'POST /invoices/create': {
-    request: {
-      path: '/invoices/create',
-      body: {
-        customerId: 'cus_1837497450050146019',
-        currency: 'USD',
-        collectionMethod: 'send_invoice',
-        daysUntilDue: 30,
-        lineItems: [
-          {
-            description: 'Consulting, March',
-            amount: '150000',
-            quantity: 2,
-          },
-        ],
-      },
+  "POST /payouts/create": {
+    "request": {
+      "path": "/payouts/create",
+      "body": {
+        "amount": "1000",
+        "currency": "USD"
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'in_4593735197458750191',
-        customerId: 'cus_1837497450050146019',
-        currency: 'USD',
-        lineItems: [
-          {
-            description: 'Consulting, March',
-            amount: '150000',
-            quantity: 2,
-          },
-        ],
-        number: null,
-        amountDue: '300000',
-        amountPaid: '0',
-        amountRemaining: '300000',
-        collectionMethod: 'send_invoice',
-        daysUntilDue: 30,
-        dueDate: null,
-        paymentMethod: null,
-        description: null,
-        metadata: null,
-        status: 'draft',
-        hostedInvoiceUrl: null,
-        paymentId: null,
-        attemptCount: 0,
-        nextPaymentAttempt: null,
-        lastPaymentError: null,
-        finalizedAt: null,
-        paidAt: null,
-        voidedAt: null,
-        markedUncollectibleAt: null,
-        created: '2026-11-22T12:00:21.000Z',
-      },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "po_2782785400001610574",
+        "amount": "1000",
+        "currency": "USD",
+        "status": "in_transit",
+        "automatic": false,
+        "bankAccountLast4": "6789",
+        "failureCode": null,
+        "failureMessage": null,
+        "arrivalDate": "2026-11-22T12:00:29.000Z",
+        "created": "2026-11-22T12:00:26.000Z"
+      }
     },
-    error: {
-      status: 400,
-      request: {
-        path: '/invoices/create',
-        body: {
-          customerIdd: 'cus_1837497450050146019',
-          currency: 'USD',
-          collectionMethod: 'send_invoice',
-          daysUntilDue: 30,
-          lineItems: [
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/payouts/create",
+        "body": {
+          "amountt": "1000",
+          "currency": "USD"
+        }
+      },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "amountt is not a recognized field: did you mean amount? (amount is required)",
+        "data": {
+          "param": "amountt",
+          "rule": "additionalProperties",
+          "suggestion": "amount"
+        }
+      }
+    }
+  },
+  "GET /payouts/{id}": {
+    "request": {
+      "path": "/payouts/po_2782785400001610574"
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "po_2782785400001610574",
+        "amount": "1000",
+        "currency": "USD",
+        "status": "in_transit",
+        "automatic": false,
+        "bankAccountLast4": "6789",
+        "failureCode": null,
+        "failureMessage": null,
+        "arrivalDate": "2026-11-22T12:00:29.000Z",
+        "created": "2026-11-22T12:00:26.000Z"
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/payouts/po_1000000000000000001"
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such payout: 'po_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "GET /payouts": {
+    "request": {
+      "path": "/payouts",
+      "query": {
+        "limit": "1"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [
+          {
+            "id": "po_4903103069631638429",
+            "amount": "3325",
+            "currency": "USD",
+            "status": "in_transit",
+            "automatic": true,
+            "bankAccountLast4": "6789",
+            "failureCode": null,
+            "failureMessage": null,
+            "arrivalDate": "2026-11-22T12:01:31.000Z",
+            "created": "2026-11-22T12:01:28.000Z"
+          }
+        ],
+        "hasMore": true
+      }
+    },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/payouts",
+        "query": {
+          "limit": "0"
+        }
+      },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "limit must be at least 1",
+        "data": {
+          "param": "limit",
+          "rule": "minimum"
+        }
+      }
+    }
+  },
+  "GET /payouts/{id}/reconciliation": {
+    "request": {
+      "path": "/payouts/po_4903103069631638429/reconciliation"
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "payout": {
+          "id": "po_4903103069631638429",
+          "amount": "3325",
+          "currency": "USD",
+          "status": "in_transit",
+          "automatic": true,
+          "bankAccountLast4": "6789",
+          "failureCode": null,
+          "failureMessage": null,
+          "arrivalDate": "2026-11-22T12:01:31.000Z",
+          "created": "2026-11-22T12:01:28.000Z"
+        },
+        "rows": [
+          {
+            "payoutId": "po_4903103069631638429",
+            "balanceTransactionId": "txn_3163078016206473852",
+            "type": "refund",
+            "source": "re_1474252169021727402",
+            "orderNo": "order-1001",
+            "created": "2026-11-22T12:00:18.000Z",
+            "availableOn": "2026-11-22T12:00:18.000Z",
+            "gross": "-500",
+            "fee": "0",
+            "net": "-500",
+            "currency": "USD",
+            "cardBrand": "visa",
+            "last4": "4242"
+          },
+          {
+            "payoutId": "po_4903103069631638429",
+            "balanceTransactionId": "txn_9069787350270875776",
+            "type": "payment",
+            "source": "pt_3173230199969200274",
+            "orderNo": "order-1006",
+            "created": "2026-11-22T12:00:21.000Z",
+            "availableOn": "2026-11-22T12:00:21.000Z",
+            "gross": "5000",
+            "fee": "175",
+            "net": "4825",
+            "currency": "USD",
+            "cardBrand": "visa",
+            "last4": "4242"
+          },
+          {
+            "payoutId": "po_4903103069631638429",
+            "balanceTransactionId": "txn_6919918527549368075",
+            "type": "payout",
+            "source": "po_2782785400001610574",
+            "orderNo": null,
+            "created": "2026-11-22T12:00:26.000Z",
+            "availableOn": "2026-11-22T12:00:26.000Z",
+            "gross": "-1000",
+            "fee": "0",
+            "net": "-1000",
+            "currency": "USD",
+            "cardBrand": null,
+            "last4": null
+          }
+        ]
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/payouts/po_1000000000000000001/reconciliation"
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such payout: 'po_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /invoices/create": {
+    "request": {
+      "path": "/invoices/create",
+      "body": {
+        "customerId": "cus_2173417092128682895",
+        "currency": "USD",
+        "collectionMethod": "send_invoice",
+        "daysUntilDue": 30,
+        "lineItems": [
+          {
+            "description": "Consulting, March",
+            "amount": "150000",
+            "quantity": 2
+          }
+        ]
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "in_2080453917379511557",
+        "customerId": "cus_2173417092128682895",
+        "currency": "USD",
+        "lineItems": [
+          {
+            "description": "Consulting, March",
+            "amount": "150000",
+            "quantity": 2
+          }
+        ],
+        "number": null,
+        "amountDue": "300000",
+        "amountPaid": "0",
+        "amountRemaining": "300000",
+        "collectionMethod": "send_invoice",
+        "daysUntilDue": 30,
+        "dueDate": null,
+        "paymentMethod": null,
+        "description": null,
+        "metadata": null,
+        "status": "draft",
+        "hostedInvoiceUrl": null,
+        "paymentId": null,
+        "attemptCount": 0,
+        "nextPaymentAttempt": null,
+        "lastPaymentError": null,
+        "finalizedAt": null,
+        "paidAt": null,
+        "voidedAt": null,
+        "markedUncollectibleAt": null,
+        "created": "2026-11-22T12:01:30.000Z"
+      }
+    },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/invoices/create",
+        "body": {
+          "customerIdd": "cus_2173417092128682895",
+          "currency": "USD",
+          "collectionMethod": "send_invoice",
+          "daysUntilDue": 30,
+          "lineItems": [
             {
-              description: 'Consulting, March',
-              amount: '150000',
-              quantity: 2,
-            },
-          ],
-        },
+              "description": "Consulting, March",
+              "amount": "150000",
+              "quantity": 2
+            }
+          ]
+        }
       },
-      answer: {
-        code: 'invalid_request',
-        msg: 'customerIdd is not a recognized field: did you mean customerId? (customerId is required)',
-        data: {
-          param: 'customerIdd',
-          rule: 'additionalProperties',
-          suggestion: 'customerId',
-        },
-      },
-    },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "customerIdd is not a recognized field: did you mean customerId? (customerId is required)",
+        "data": {
+          "param": "customerIdd",
+          "rule": "additionalProperties",
+          "suggestion": "customerId"
+        }
+      }
+    }
   },
-  'GET /invoices/{id}': {
-    request: {
-      path: '/invoices/in_4593735197458750191',
+  "GET /invoices/{id}": {
+    "request": {
+      "path": "/invoices/in_2080453917379511557"
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'in_4593735197458750191',
-        customerId: 'cus_1837497450050146019',
-        currency: 'USD',
-        lineItems: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "in_2080453917379511557",
+        "customerId": "cus_2173417092128682895",
+        "currency": "USD",
+        "lineItems": [
           {
-            description: 'Consulting, March',
-            amount: '150000',
-            quantity: 2,
-          },
+            "description": "Consulting, March",
+            "amount": "150000",
+            "quantity": 2
+          }
         ],
-        number: null,
-        amountDue: '300000',
-        amountPaid: '0',
-        amountRemaining: '300000',
-        collectionMethod: 'send_invoice',
-        daysUntilDue: 30,
-        dueDate: null,
-        paymentMethod: null,
-        description: null,
-        metadata: null,
-        status: 'draft',
-        hostedInvoiceUrl: null,
-        paymentId: null,
-        attemptCount: 0,
-        nextPaymentAttempt: null,
-        lastPaymentError: null,
-        finalizedAt: null,
-        paidAt: null,
-        voidedAt: null,
-        markedUncollectibleAt: null,
-        created: '2026-11-22T12:00:21.000Z',
-      },
+        "number": null,
+        "amountDue": "300000",
+        "amountPaid": "0",
+        "amountRemaining": "300000",
+        "collectionMethod": "send_invoice",
+        "daysUntilDue": 30,
+        "dueDate": null,
+        "paymentMethod": null,
+        "description": null,
+        "metadata": null,
+        "status": "draft",
+        "hostedInvoiceUrl": null,
+        "paymentId": null,
+        "attemptCount": 0,
+        "nextPaymentAttempt": null,
+        "lastPaymentError": null,
+        "finalizedAt": null,
+        "paidAt": null,
+        "voidedAt": null,
+        "markedUncollectibleAt": null,
+        "created": "2026-11-22T12:01:30.000Z"
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/invoices/in_1000000000000000001',
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/invoices/in_1000000000000000001"
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such invoice: 'in_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such invoice: 'in_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'GET /invoices': {
-    request: {
-      path: '/invoices',
-      query: {
-        limit: '1',
-      },
+  "GET /invoices": {
+    "request": {
+      "path": "/invoices",
+      "query": {
+        "limit": "1"
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [
           {
-            id: 'in_4593735197458750191',
-            customerId: 'cus_1837497450050146019',
-            currency: 'USD',
-            lineItems: [
+            "id": "in_2080453917379511557",
+            "customerId": "cus_2173417092128682895",
+            "currency": "USD",
+            "lineItems": [
               {
-                description: 'Consulting, March',
-                amount: '150000',
-                quantity: 2,
-              },
+                "description": "Consulting, March",
+                "amount": "150000",
+                "quantity": 2
+              }
             ],
-            number: null,
-            amountDue: '300000',
-            amountPaid: '0',
-            amountRemaining: '300000',
-            collectionMethod: 'send_invoice',
-            daysUntilDue: 30,
-            dueDate: null,
-            paymentMethod: null,
-            description: null,
-            metadata: null,
-            status: 'draft',
-            hostedInvoiceUrl: null,
-            paymentId: null,
-            attemptCount: 0,
-            nextPaymentAttempt: null,
-            lastPaymentError: null,
-            finalizedAt: null,
-            paidAt: null,
-            voidedAt: null,
-            markedUncollectibleAt: null,
-            created: '2026-11-22T12:00:21.000Z',
-          },
+            "number": null,
+            "amountDue": "300000",
+            "amountPaid": "0",
+            "amountRemaining": "300000",
+            "collectionMethod": "send_invoice",
+            "daysUntilDue": 30,
+            "dueDate": null,
+            "paymentMethod": null,
+            "description": null,
+            "metadata": null,
+            "status": "draft",
+            "hostedInvoiceUrl": null,
+            "paymentId": null,
+            "attemptCount": 0,
+            "nextPaymentAttempt": null,
+            "lastPaymentError": null,
+            "finalizedAt": null,
+            "paidAt": null,
+            "voidedAt": null,
+            "markedUncollectibleAt": null,
+            "created": "2026-11-22T12:01:30.000Z"
+          }
         ],
-        hasMore: false,
-      },
+        "hasMore": false
+      }
     },
-    error: {
-      status: 400,
-      request: {
-        path: '/invoices',
-        query: {
-          limit: '0',
-        },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/invoices",
+        "query": {
+          "limit": "0"
+        }
       },
-      answer: {
-        code: 'invalid_request',
-        msg: 'limit must be at least 1',
-        data: {
-          param: 'limit',
-          rule: 'minimum',
-        },
-      },
-    },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "limit must be at least 1",
+        "data": {
+          "param": "limit",
+          "rule": "minimum"
+        }
+      }
+    }
   },
-  'POST /invoices/{id}/update': {
-    request: {
-      path: '/invoices/in_4593735197458750191/update',
-      body: {
-        description: 'March work',
-      },
+  "POST /invoices/{id}/update": {
+    "request": {
+      "path": "/invoices/in_2080453917379511557/update",
+      "body": {
+        "description": "March work"
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'in_4593735197458750191',
-        customerId: 'cus_1837497450050146019',
-        currency: 'USD',
-        lineItems: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "in_2080453917379511557",
+        "customerId": "cus_2173417092128682895",
+        "currency": "USD",
+        "lineItems": [
           {
-            description: 'Consulting, March',
-            amount: '150000',
-            quantity: 2,
-          },
+            "description": "Consulting, March",
+            "amount": "150000",
+            "quantity": 2
+          }
         ],
-        number: null,
-        amountDue: '300000',
-        amountPaid: '0',
-        amountRemaining: '300000',
-        collectionMethod: 'send_invoice',
-        daysUntilDue: 30,
-        dueDate: null,
-        paymentMethod: null,
-        description: 'March work',
-        metadata: null,
-        status: 'draft',
-        hostedInvoiceUrl: null,
-        paymentId: null,
-        attemptCount: 0,
-        nextPaymentAttempt: null,
-        lastPaymentError: null,
-        finalizedAt: null,
-        paidAt: null,
-        voidedAt: null,
-        markedUncollectibleAt: null,
-        created: '2026-11-22T12:00:21.000Z',
-      },
+        "number": null,
+        "amountDue": "300000",
+        "amountPaid": "0",
+        "amountRemaining": "300000",
+        "collectionMethod": "send_invoice",
+        "daysUntilDue": 30,
+        "dueDate": null,
+        "paymentMethod": null,
+        "description": "March work",
+        "metadata": null,
+        "status": "draft",
+        "hostedInvoiceUrl": null,
+        "paymentId": null,
+        "attemptCount": 0,
+        "nextPaymentAttempt": null,
+        "lastPaymentError": null,
+        "finalizedAt": null,
+        "paidAt": null,
+        "voidedAt": null,
+        "markedUncollectibleAt": null,
+        "created": "2026-11-22T12:01:30.000Z"
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/invoices/in_1000000000000000001/update',
-        body: {
-          description: 'March work',
-        },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/invoices/in_1000000000000000001/update",
+        "body": {
+          "description": "March work"
+        }
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such invoice: 'in_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such invoice: 'in_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'POST /invoices/{id}/finalize': {
-    request: {
-      path: '/invoices/in_4593735197458750191/finalize',
-      body: {},
+  "POST /invoices/{id}/finalize": {
+    "request": {
+      "path": "/invoices/in_2080453917379511557/finalize",
+      "body": {}
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'in_4593735197458750191',
-        customerId: 'cus_1837497450050146019',
-        currency: 'USD',
-        lineItems: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "in_2080453917379511557",
+        "customerId": "cus_2173417092128682895",
+        "currency": "USD",
+        "lineItems": [
           {
-            description: 'Consulting, March',
-            amount: '150000',
-            quantity: 2,
-          },
+            "description": "Consulting, March",
+            "amount": "150000",
+            "quantity": 2
+          }
         ],
-        number: 'EXAMPLE-0001',
-        amountDue: '300000',
-        amountPaid: '0',
-        amountRemaining: '300000',
-        collectionMethod: 'send_invoice',
-        daysUntilDue: 30,
-        dueDate: '2026-12-22T12:00:25.000Z',
-        paymentMethod: null,
-        description: 'March work',
-        metadata: null,
-        status: 'open',
-        hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_4593735197458750191?token=4c6f71aa65cc0846903c3d289ac75d9e49a65c1224c661903e26dbc555b3d74e',
-        paymentId: null,
-        attemptCount: 0,
-        nextPaymentAttempt: null,
-        lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:00:25.000Z',
-        paidAt: null,
-        voidedAt: null,
-        markedUncollectibleAt: null,
-        created: '2026-11-22T12:00:21.000Z',
-      },
+        "number": "EXAMPLE-0001",
+        "amountDue": "300000",
+        "amountPaid": "0",
+        "amountRemaining": "300000",
+        "collectionMethod": "send_invoice",
+        "daysUntilDue": 30,
+        "dueDate": "2026-12-22T12:01:34.000Z",
+        "paymentMethod": null,
+        "description": "March work",
+        "metadata": null,
+        "status": "open",
+        "hostedInvoiceUrl": "http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195",
+        "paymentId": null,
+        "attemptCount": 0,
+        "nextPaymentAttempt": null,
+        "lastPaymentError": null,
+        "finalizedAt": "2026-11-22T12:01:34.000Z",
+        "paidAt": null,
+        "voidedAt": null,
+        "markedUncollectibleAt": null,
+        "created": "2026-11-22T12:01:30.000Z"
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/invoices/in_1000000000000000001/finalize',
-        body: {},
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/invoices/in_1000000000000000001/finalize",
+        "body": {}
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such invoice: 'in_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such invoice: 'in_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'POST /invoices/{id}/send': {
-    request: {
-      path: '/invoices/in_4593735197458750191/send',
-      body: {},
+  "POST /invoices/{id}/send": {
+    "request": {
+      "path": "/invoices/in_2080453917379511557/send",
+      "body": {}
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'in_4593735197458750191',
-        customerId: 'cus_1837497450050146019',
-        currency: 'USD',
-        lineItems: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "in_2080453917379511557",
+        "customerId": "cus_2173417092128682895",
+        "currency": "USD",
+        "lineItems": [
           {
-            description: 'Consulting, March',
-            amount: '150000',
-            quantity: 2,
-          },
+            "description": "Consulting, March",
+            "amount": "150000",
+            "quantity": 2
+          }
         ],
-        number: 'EXAMPLE-0001',
-        amountDue: '300000',
-        amountPaid: '0',
-        amountRemaining: '300000',
-        collectionMethod: 'send_invoice',
-        daysUntilDue: 30,
-        dueDate: '2026-12-22T12:00:25.000Z',
-        paymentMethod: null,
-        description: 'March work',
-        metadata: null,
-        status: 'open',
-        hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_4593735197458750191?token=4c6f71aa65cc0846903c3d289ac75d9e49a65c1224c661903e26dbc555b3d74e',
-        paymentId: null,
-        attemptCount: 0,
-        nextPaymentAttempt: null,
-        lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:00:25.000Z',
-        paidAt: null,
-        voidedAt: null,
-        markedUncollectibleAt: null,
-        created: '2026-11-22T12:00:21.000Z',
-      },
+        "number": "EXAMPLE-0001",
+        "amountDue": "300000",
+        "amountPaid": "0",
+        "amountRemaining": "300000",
+        "collectionMethod": "send_invoice",
+        "daysUntilDue": 30,
+        "dueDate": "2026-12-22T12:01:34.000Z",
+        "paymentMethod": null,
+        "description": "March work",
+        "metadata": null,
+        "status": "open",
+        "hostedInvoiceUrl": "http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195",
+        "paymentId": null,
+        "attemptCount": 0,
+        "nextPaymentAttempt": null,
+        "lastPaymentError": null,
+        "finalizedAt": "2026-11-22T12:01:34.000Z",
+        "paidAt": null,
+        "voidedAt": null,
+        "markedUncollectibleAt": null,
+        "created": "2026-11-22T12:01:30.000Z"
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/invoices/in_1000000000000000001/send',
-        body: {},
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/invoices/in_1000000000000000001/send",
+        "body": {}
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such invoice: 'in_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such invoice: 'in_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'POST /invoices/{id}/void': {
-    request: {
-      path: '/invoices/in_4593735197458750191/void',
-      body: {},
+  "POST /invoices/{id}/void": {
+    "request": {
+      "path": "/invoices/in_2080453917379511557/void",
+      "body": {}
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'in_4593735197458750191',
-        customerId: 'cus_1837497450050146019',
-        currency: 'USD',
-        lineItems: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "in_2080453917379511557",
+        "customerId": "cus_2173417092128682895",
+        "currency": "USD",
+        "lineItems": [
           {
-            description: 'Consulting, March',
-            amount: '150000',
-            quantity: 2,
-          },
+            "description": "Consulting, March",
+            "amount": "150000",
+            "quantity": 2
+          }
         ],
-        number: 'EXAMPLE-0001',
-        amountDue: '300000',
-        amountPaid: '0',
-        amountRemaining: '300000',
-        collectionMethod: 'send_invoice',
-        daysUntilDue: 30,
-        dueDate: '2026-12-22T12:00:25.000Z',
-        paymentMethod: null,
-        description: 'March work',
-        metadata: null,
-        status: 'void',
-        hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_4593735197458750191?token=4c6f71aa65cc0846903c3d289ac75d9e49a65c1224c661903e26dbc555b3d74e',
-        paymentId: null,
-        attemptCount: 0,
-        nextPaymentAttempt: null,
-        lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:00:25.000Z',
-        paidAt: null,
-        voidedAt: '2026-11-22T12:00:27.000Z',
-        markedUncollectibleAt: null,
-        created: '2026-11-22T12:00:21.000Z',
-      },
+        "number": "EXAMPLE-0001",
+        "amountDue": "300000",
+        "amountPaid": "0",
+        "amountRemaining": "300000",
+        "collectionMethod": "send_invoice",
+        "daysUntilDue": 30,
+        "dueDate": "2026-12-22T12:01:34.000Z",
+        "paymentMethod": null,
+        "description": "March work",
+        "metadata": null,
+        "status": "void",
+        "hostedInvoiceUrl": "http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195",
+        "paymentId": null,
+        "attemptCount": 0,
+        "nextPaymentAttempt": null,
+        "lastPaymentError": null,
+        "finalizedAt": "2026-11-22T12:01:34.000Z",
+        "paidAt": null,
+        "voidedAt": "2026-11-22T12:01:36.000Z",
+        "markedUncollectibleAt": null,
+        "created": "2026-11-22T12:01:30.000Z"
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/invoices/in_1000000000000000001/void',
-        body: {},
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/invoices/in_1000000000000000001/void",
+        "body": {}
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such invoice: 'in_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such invoice: 'in_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'DELETE /invoices/{id}': {
-    request: {
-      path: '/invoices/in_7711724804788738710',
+  "DELETE /invoices/{id}": {
+    "request": {
+      "path": "/invoices/in_4521812347386522592"
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'in_7711724804788738710',
-        deleted: true,
-      },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "in_4521812347386522592",
+        "deleted": true
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/invoices/in_1000000000000000001',
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/invoices/in_1000000000000000001"
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such invoice: 'in_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such invoice: 'in_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'POST /invoices/{id}/pay': {
-    request: {
-      path: '/invoices/in_9694280811981651700/pay',
-      body: {
-        paymentMethod: 'pm_9845213966197130220',
-      },
+  "POST /invoices/{id}/pay": {
+    "request": {
+      "path": "/invoices/in_4729873166082633229/pay",
+      "body": {
+        "paymentMethod": "pm_1236545154582002485"
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'in_9694280811981651700',
-        customerId: 'cus_1837497450050146019',
-        currency: 'USD',
-        lineItems: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "in_4729873166082633229",
+        "customerId": "cus_2173417092128682895",
+        "currency": "USD",
+        "lineItems": [
           {
-            description: 'Consulting, March',
-            amount: '150000',
-            quantity: 2,
-          },
+            "description": "Consulting, March",
+            "amount": "150000",
+            "quantity": 2
+          }
         ],
-        number: 'EXAMPLE-0002',
-        amountDue: '300000',
-        amountPaid: '300000',
-        amountRemaining: '0',
-        collectionMethod: 'send_invoice',
-        daysUntilDue: 30,
-        dueDate: '2026-12-22T12:00:29.000Z',
-        paymentMethod: null,
-        description: null,
-        metadata: null,
-        status: 'paid',
-        hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_9694280811981651700?token=092f9d7aee68c203f19bf23b69f9d5a02c7458409778b11a7c0b31e1f069d234',
-        paymentId: 'pt_9161621168967258578',
-        attemptCount: 1,
-        nextPaymentAttempt: null,
-        lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:00:29.000Z',
-        paidAt: '2026-11-22T12:00:29.000Z',
-        voidedAt: null,
-        markedUncollectibleAt: null,
-        created: '2026-11-22T12:00:29.000Z',
-      },
+        "number": "EXAMPLE-0002",
+        "amountDue": "300000",
+        "amountPaid": "300000",
+        "amountRemaining": "0",
+        "collectionMethod": "send_invoice",
+        "daysUntilDue": 30,
+        "dueDate": "2026-12-22T12:01:38.000Z",
+        "paymentMethod": null,
+        "description": null,
+        "metadata": null,
+        "status": "paid",
+        "hostedInvoiceUrl": "http://127.0.0.1:8080/invoice/in_4729873166082633229?token=7806e24ff8ce4c7873deb24a4cf81796e6e27daf81a2118287052709536481d2",
+        "paymentId": "pt_1083912140065182391",
+        "attemptCount": 1,
+        "nextPaymentAttempt": null,
+        "lastPaymentError": null,
+        "finalizedAt": "2026-11-22T12:01:38.000Z",
+        "paidAt": "2026-11-22T12:01:38.000Z",
+        "voidedAt": null,
+        "markedUncollectibleAt": null,
+        "created": "2026-11-22T12:01:38.000Z"
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/invoices/in_1000000000000000001/pay',
-        body: {
-          paymentMethod: 'pm_9845213966197130220',
-        },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/invoices/in_1000000000000000001/pay",
+        "body": {
+          "paymentMethod": "pm_1236545154582002485"
+        }
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such invoice: 'in_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such invoice: 'in_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'POST /invoices/{id}/mark_uncollectible': {
-    request: {
-      path: '/invoices/in_6047591999679734112/mark_uncollectible',
-      body: {},
+  "POST /invoices/{id}/mark_uncollectible": {
+    "request": {
+      "path": "/invoices/in_6176083503688092565/mark_uncollectible",
+      "body": {}
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'in_6047591999679734112',
-        customerId: 'cus_1837497450050146019',
-        currency: 'USD',
-        lineItems: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "in_6176083503688092565",
+        "customerId": "cus_2173417092128682895",
+        "currency": "USD",
+        "lineItems": [
           {
-            description: 'Consulting, March',
-            amount: '150000',
-            quantity: 2,
-          },
+            "description": "Consulting, March",
+            "amount": "150000",
+            "quantity": 2
+          }
         ],
-        number: 'EXAMPLE-0003',
-        amountDue: '300000',
-        amountPaid: '0',
-        amountRemaining: '300000',
-        collectionMethod: 'send_invoice',
-        daysUntilDue: 30,
-        dueDate: '2026-12-22T12:00:30.000Z',
-        paymentMethod: null,
-        description: null,
-        metadata: null,
-        status: 'uncollectible',
-        hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_6047591999679734112?token=89edfbc4794299d971827b128126a058491168786d86c8ca2e4f34a2c48a70ba',
-        paymentId: null,
-        attemptCount: 0,
-        nextPaymentAttempt: null,
-        lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:00:30.000Z',
-        paidAt: null,
-        voidedAt: null,
-        markedUncollectibleAt: '2026-11-22T12:00:30.000Z',
-        created: '2026-11-22T12:00:30.000Z',
-      },
+        "number": "EXAMPLE-0003",
+        "amountDue": "300000",
+        "amountPaid": "0",
+        "amountRemaining": "300000",
+        "collectionMethod": "send_invoice",
+        "daysUntilDue": 30,
+        "dueDate": "2026-12-22T12:01:39.000Z",
+        "paymentMethod": null,
+        "description": null,
+        "metadata": null,
+        "status": "uncollectible",
+        "hostedInvoiceUrl": "http://127.0.0.1:8080/invoice/in_6176083503688092565?token=c62f1fa7d8f9140db54976e06d2f78f996332d81cfdc2461951bcb15a93dea43",
+        "paymentId": null,
+        "attemptCount": 0,
+        "nextPaymentAttempt": null,
+        "lastPaymentError": null,
+        "finalizedAt": "2026-11-22T12:01:39.000Z",
+        "paidAt": null,
+        "voidedAt": null,
+        "markedUncollectibleAt": "2026-11-22T12:01:39.000Z",
+        "created": "2026-11-22T12:01:39.000Z"
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/invoices/in_1000000000000000001/mark_uncollectible',
-        body: {},
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/invoices/in_1000000000000000001/mark_uncollectible",
+        "body": {}
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such invoice: 'in_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such invoice: 'in_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'POST /checkout/session/create': {
-    request: {
-      path: '/checkout/session/create',
-      body: {
-        amountTotal: '2598',
-        currency: 'USD',
-        orderNo: 10045,
-        customerEmail: 'ada@example.com',
-        lineItems: [
+  "POST /checkout/session/create": {
+    "request": {
+      "path": "/checkout/session/create",
+      "body": {
+        "amountTotal": "2598",
+        "currency": "USD",
+        "orderNo": 10045,
+        "customerEmail": "ada@example.com",
+        "lineItems": [
           {
-            name: 'T-shirt',
-            amount: 12.99,
-            currency: 'USD',
-            quantity: 2,
-          },
+            "name": "T-shirt",
+            "amount": 12.99,
+            "currency": "USD",
+            "quantity": 2
+          }
         ],
-        returnUrl: 'https://shop.example.com/checkout/done',
-        cancelUrl: 'https://shop.example.com/cart',
-      },
+        "returnUrl": "https://shop.example.com/checkout/done",
+        "cancelUrl": "https://shop.example.com/cart"
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'cs_1004077134574395346',
-        url: 'http://127.0.0.1:8080/checkout/cs_1004077134574395346',
-        status: 'open',
-        amountTotal: '2598',
-        currency: 'USD',
-        orderNo: 10045,
-        customer: null,
-        customerEmail: 'ada@example.com',
-        billingDetails: null,
-        lineItems: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "cs_1178261215192447825",
+        "url": "http://127.0.0.1:8080/checkout/cs_1178261215192447825",
+        "status": "open",
+        "amountTotal": "2598",
+        "currency": "USD",
+        "orderNo": 10045,
+        "customer": null,
+        "customerEmail": "ada@example.com",
+        "billingDetails": null,
+        "lineItems": [
           {
-            amount: 12.99,
-            currency: 'USD',
-            description: null,
-            images: null,
-            name: 'T-shirt',
-            quantity: 2,
-          },
+            "amount": 12.99,
+            "currency": "USD",
+            "description": null,
+            "images": null,
+            "name": "T-shirt",
+            "quantity": 2
+          }
         ],
-        shipping: null,
-        paymentMethodTypes: ['card'],
-        preAuth: 'n',
-        setupFutureUsage: 'off',
-        statementDescriptor: null,
-        website: null,
-        returnUrl: 'https://shop.example.com/checkout/done',
-        cancelUrl: 'https://shop.example.com/cart',
-        notifyUrl: null,
-        locale: 'auto',
-        paymentId: null,
-        expiresAt: '2026-11-23T12:00:31.000Z',
-        created: '2026-11-22T12:00:31.000Z',
-      },
+        "shipping": null,
+        "paymentMethodTypes": [
+          "card"
+        ],
+        "preAuth": "n",
+        "setupFutureUsage": "off",
+        "statementDescriptor": null,
+        "website": null,
+        "returnUrl": "https://shop.example.com/checkout/done",
+        "cancelUrl": "https://shop.example.com/cart",
+        "notifyUrl": null,
+        "locale": "auto",
+        "paymentId": null,
+        "expiresAt": "2026-11-23T12:01:40.000Z",
+        "created": "2026-11-22T12:01:40.000Z"
+      }
     },
-    error: {
-      status: 400,
-      request: {
-        path: '/checkout/session/create',
-        body: {
-          amountTotall: '2598',
-          currency: 'USD',
-          orderNo: 10045,
-          customerEmail: 'ada@example.com',
-          lineItems: [
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/checkout/session/create",
+        "body": {
+          "amountTotall": "2598",
+          "currency": "USD",
+          "orderNo": 10045,
+          "customerEmail": "ada@example.com",
+          "lineItems": [
             {
-              name: 'T-shirt',
-              amount: 12.99,
-              currency: 'USD',
-              quantity: 2,
-            },
+              "name": "T-shirt",
+              "amount": 12.99,
+              "currency": "USD",
+              "quantity": 2
+            }
           ],
-          returnUrl: 'https://shop.example.com/checkout/done',
-          cancelUrl: 'https://shop.example.com/cart',
-        },
+          "returnUrl": "https://shop.example.com/checkout/done",
+          "cancelUrl": "https://shop.example.com/cart"
+        }
       },
-      answer: {
-        code: 'invalid_request',
-        msg: 'amountTotall is not a recognized field: did you mean amountTotal? (amountTotal is required)',
-        data: {
-          param: 'amountTotall',
-          rule: 'additionalProperties',
-          suggestion: 'amountTotal',
-        },
-      },
-    },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "amountTotall is not a recognized field: did you mean amountTotal? (amountTotal is required)",
+        "data": {
+          "param": "amountTotall",
+          "rule": "additionalProperties",
+          "suggestion": "amountTotal"
+        }
+      }
+    }
   },
-  'GET /checkout/session/{id}': {
-    request: {
-      path: '/checkout/session/cs_1004077134574395346',
+  "GET /checkout/session/{id}": {
+    "request": {
+      "path": "/checkout/session/cs_1178261215192447825"
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'cs_1004077134574395346',
-        url: 'http://127.0.0.1:8080/checkout/cs_1004077134574395346',
-        status: 'open',
-        amountTotal: '2598',
-        currency: 'USD',
-        orderNo: 10045,
-        customer: null,
-        customerEmail: 'ada@example.com',
-        billingDetails: null,
-        lineItems: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "cs_1178261215192447825",
+        "url": "http://127.0.0.1:8080/checkout/cs_1178261215192447825",
+        "status": "open",
+        "amountTotal": "2598",
+        "currency": "USD",
+        "orderNo": 10045,
+        "customer": null,
+        "customerEmail": "ada@example.com",
+        "billingDetails": null,
+        "lineItems": [
           {
-            amount: 12.99,
-            currency: 'USD',
-            description: null,
-            images: null,
-            name: 'T-shirt',
-            quantity: 2,
-          },
+            "amount": 12.99,
+            "currency": "USD",
+            "description": null,
+            "images": null,
+            "name": "T-shirt",
+            "quantity": 2
+          }
         ],
-        shipping: null,
-        paymentMethodTypes: ['card'],
-        preAuth: 'n',
-        setupFutureUsage: 'off',
-        statementDescriptor: null,
-        website: null,
-        returnUrl: 'https://shop.example.com/checkout/done',
-        cancelUrl: 'https://shop.example.com/cart',
-        notifyUrl: null,
-        locale: 'auto',
-        paymentId: null,
-        expiresAt: '2026-11-23T12:00:31.000Z',
-        created: '2026-11-22T12:00:31.000Z',
-      },
+        "shipping": null,
+        "paymentMethodTypes": [
+          "card"
+        ],
+        "preAuth": "n",
+        "setupFutureUsage": "off",
+        "statementDescriptor": null,
+        "website": null,
+        "returnUrl": "https://shop.example.com/checkout/done",
+        "cancelUrl": "https://shop.example.com/cart",
+        "notifyUrl": null,
+        "locale": "auto",
+        "paymentId": null,
+        "expiresAt": "2026-11-23T12:01:40.000Z",
+        "created": "2026-11-22T12:01:40.000Z"
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/checkout/session/cs_1000000000000000001',
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/checkout/session/cs_1000000000000000001"
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such checkout session: 'cs_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such checkout session: 'cs_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'GET /checkout/session': {
-    request: {
-      path: '/checkout/session',
-      query: {
-        limit: '1',
-      },
+  "GET /checkout/session": {
+    "request": {
+      "path": "/checkout/session",
+      "query": {
+        "limit": "1"
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [
           {
-            id: 'cs_1004077134574395346',
-            url: 'http://127.0.0.1:8080/checkout/cs_1004077134574395346',
-            status: 'open',
-            amountTotal: '2598',
-            currency: 'USD',
-            orderNo: 10045,
-            customer: null,
-            customerEmail: 'ada@example.com',
-            billingDetails: null,
-            lineItems: [
+            "id": "cs_1178261215192447825",
+            "url": "http://127.0.0.1:8080/checkout/cs_1178261215192447825",
+            "status": "open",
+            "amountTotal": "2598",
+            "currency": "USD",
+            "orderNo": 10045,
+            "customer": null,
+            "customerEmail": "ada@example.com",
+            "billingDetails": null,
+            "lineItems": [
               {
-                amount: 12.99,
-                currency: 'USD',
-                description: null,
-                images: null,
-                name: 'T-shirt',
-                quantity: 2,
-              },
+                "amount": 12.99,
+                "currency": "USD",
+                "description": null,
+                "images": null,
+                "name": "T-shirt",
+                "quantity": 2
+              }
             ],
-            shipping: null,
-            paymentMethodTypes: ['card'],
-            preAuth: 'n',
-            setupFutureUsage: 'off',
-            statementDescriptor: null,
-            website: null,
-            returnUrl: 'https://shop.example.com/checkout/done',
-            cancelUrl: 'https://shop.example.com/cart',
-            notifyUrl: null,
-            locale: 'auto',
-            paymentId: null,
-            expiresAt: '2026-11-23T12:00:31.000Z',
-            created: '2026-11-22T12:00:31.000Z',
-          },
-        ],
-        hasMore: false,
-      },
-    },
-    error: {
-      status: 400,
-      request: {
-        path: '/checkout/session',
-        query: {
-          limit: '0',
-        },
-      },
-      answer: {
-        code: 'invalid_request',
-        msg: 'limit must be at least 1',
-        data: {
-          param: 'limit',
-          rule: 'minimum',
-        },
-      },
-    },
-  },
-  'POST /checkout/session/{id}/expire': {
-    request: {
-      path: '/checkout/session/cs_1004077134574395346/expire',
-      body: {},
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'cs_1004077134574395346',
-        url: 'http://127.0.0.1:8080/checkout/cs_1004077134574395346',
-        status: 'expired',
-        amountTotal: '2598',
-        currency: 'USD',
-        orderNo: 10045,
-        customer: null,
-        customerEmail: 'ada@example.com',
-        billingDetails: null,
-        lineItems: [
-          {
-            amount: 12.99,
-            currency: 'USD',
-            description: null,
-            images: null,
-            name: 'T-shirt',
-            quantity: 2,
-          },
-        ],
-        shipping: null,
-        paymentMethodTypes: ['card'],
-        preAuth: 'n',
-        setupFutureUsage: 'off',
-        statementDescriptor: null,
-        website: null,
-        returnUrl: 'https://shop.example.com/checkout/done',
-        cancelUrl: 'https://shop.example.com/cart',
-        notifyUrl: null,
-        locale: 'auto',
-        paymentId: null,
-        expiresAt: '2026-11-23T12:00:31.000Z',
-        created: '2026-11-22T12:00:31.000Z',
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/checkout/session/cs_1000000000000000001/expire',
-        body: {},
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such checkout session: 'cs_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /webhook_endpoints/create': {
-    request: {
-      path: '/webhook_endpoints/create',
-      body: {
-        url: 'http://127.0.0.1:42695/webhooks/tessera',
-        enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
-        description: 'Order updates',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'we_8569196438543175873',
-        kind: 'static',
-        url: 'http://127.0.0.1:42695/webhooks/tessera',
-        description: 'Order updates',
-        enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
-        legacyNotifications: false,
-        signatureCase: 'upper',
-        format: 'moneycollect',
-        signatureAlgorithm: 'hmac-sha256',
-        publicKey: null,
-        status: 'enabled',
-        health: 'healthy',
-        failingSince: null,
-        lastError: null,
-        disabledReason: null,
-        nextAttemptAt: null,
-        created: '2026-11-22T12:00:35.000Z',
-        token: 'whsec_alvYbYV6VDQIhLDOL8c7TjYsvItnaruDwPhdsiri8i6MM9ax',
-      },
-    },
-    error: {
-      status: 400,
-      request: {
-        path: '/webhook_endpoints/create',
-        body: {
-          urll: 'http://127.0.0.1:42695/webhooks/tessera',
-          enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
-          description: 'Order updates',
-        },
-      },
-      answer: {
-        code: 'invalid_request',
-        msg: 'urll is not a recognized field: did you mean url? (url is required)',
-        data: {
-          param: 'urll',
-          rule: 'additionalProperties',
-          suggestion: 'url',
-        },
-      },
-    },
-  },
-  'GET /webhook_endpoints/{id}': {
-    request: {
-      path: '/webhook_endpoints/we_8569196438543175873',
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'we_8569196438543175873',
-        kind: 'static',
-        url: 'http://127.0.0.1:42695/webhooks/tessera',
-        description: 'Order updates',
-        enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
-        legacyNotifications: false,
-        signatureCase: 'upper',
-        format: 'moneycollect',
-        signatureAlgorithm: 'hmac-sha256',
-        publicKey: null,
-        status: 'enabled',
-        health: 'healthy',
-        failingSince: null,
-        lastError: null,
-        disabledReason: null,
-        nextAttemptAt: null,
-        created: '2026-11-22T12:00:35.000Z',
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/webhook_endpoints/we_1000000000000000001',
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such webhook endpoint: 'we_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'GET /webhook_endpoints': {
-    request: {
-      path: '/webhook_endpoints',
-      query: {
-        limit: '1',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [
-          {
-            id: 'we_8569196438543175873',
-            kind: 'static',
-            url: 'http://127.0.0.1:42695/webhooks/tessera',
-            description: 'Order updates',
-            enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
-            legacyNotifications: false,
-            signatureCase: 'upper',
-            format: 'moneycollect',
-            signatureAlgorithm: 'hmac-sha256',
-            publicKey: null,
-            status: 'enabled',
-            health: 'healthy',
-            failingSince: null,
-            lastError: null,
-            disabledReason: null,
-            nextAttemptAt: null,
-            created: '2026-11-22T12:00:35.000Z',
-          },
-        ],
-        hasMore: true,
-      },
-    },
-    error: {
-      status: 400,
-      request: {
-        path: '/webhook_endpoints',
-        query: {
-          limit: '0',
-        },
-      },
-      answer: {
-        code: 'invalid_request',
-        msg: 'limit must be at least 1',
-        data: {
-          param: 'limit',
-          rule: 'minimum',
-        },
-      },
-    },
-  },
-  'POST /webhook_endpoints/{id}/update': {
-    request: {
-      path: '/webhook_endpoints/we_8569196438543175873/update',
-      body: {
-        description: 'Orders',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'we_8569196438543175873',
-        kind: 'static',
-        url: 'http://127.0.0.1:42695/webhooks/tessera',
-        description: 'Orders',
-        enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
-        legacyNotifications: false,
-        signatureCase: 'upper',
-        format: 'moneycollect',
-        signatureAlgorithm: 'hmac-sha256',
-        publicKey: null,
-        status: 'enabled',
-        health: 'healthy',
-        failingSince: null,
-        lastError: null,
-        disabledReason: null,
-        nextAttemptAt: null,
-        created: '2026-11-22T12:00:35.000Z',
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/webhook_endpoints/we_1000000000000000001/update',
-        body: {
-          description: 'Orders',
-        },
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such webhook endpoint: 'we_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'GET /webhook_endpoints/{id}/reveal_token': {
-    request: {
-      path: '/webhook_endpoints/we_8569196438543175873/reveal_token',
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        token: 'whsec_alvYbYV6VDQIhLDOL8c7TjYsvItnaruDwPhdsiri8i6MM9ax',
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/webhook_endpoints/we_1000000000000000001/reveal_token',
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such webhook endpoint: 'we_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /webhook_endpoints/{id}/reveal_token': {
-    request: {
-      path: '/webhook_endpoints/we_8569196438543175873/reveal_token',
-      body: {},
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        token: 'whsec_alvYbYV6VDQIhLDOL8c7TjYsvItnaruDwPhdsiri8i6MM9ax',
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/webhook_endpoints/we_1000000000000000001/reveal_token',
-        body: {},
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such webhook endpoint: 'we_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /webhook_endpoints/{id}/roll_token': {
-    request: {
-      path: '/webhook_endpoints/we_2876537325155289253/roll_token',
-      body: {
-        expiresInSeconds: 3600,
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        token: 'whsec_0mWev9A4u9mg6h6XD4BXrJ4HJzvNI00yUYQ5VFGLsPwDggZS',
-        previousTokenExpiresAt: '2026-11-22T13:00:41.000Z',
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/webhook_endpoints/we_1000000000000000001/roll_token',
-        body: {
-          expiresInSeconds: 3600,
-        },
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such webhook endpoint: 'we_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /webhook_endpoints/{id}/check': {
-    request: {
-      path: '/webhook_endpoints/we_8569196438543175873/check',
-      body: {
-        url: 'http://127.0.0.1:42695/webhooks/tessera',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'whc_6384051330041499018',
-        endpointId: 'we_8569196438543175873',
-        url: 'http://127.0.0.1:42695/webhooks/tessera',
-        passed: false,
-        cases: [
-          {
-            name: 'valid',
-            passed: true,
-            reason: 'Answered HTTP 200 success to a correctly signed delivery',
-            httpStatus: 200,
-            latencyMs: 206,
-          },
-          {
-            name: 'duplicate',
-            passed: true,
-            reason:
-              'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
-            httpStatus: 200,
-            latencyMs: 19,
-          },
-          {
-            name: 'bad_signature',
-            passed: false,
-            reason:
-              'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
-            httpStatus: 200,
-            latencyMs: 17,
-          },
-          {
-            name: 'stale_request_time',
-            passed: false,
-            reason:
-              'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
-            httpStatus: 200,
-            latencyMs: 11,
-          },
-          {
-            name: 'future_request_time',
-            passed: false,
-            reason:
-              'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
-            httpStatus: 200,
-            latencyMs: 2,
-          },
-          {
-            name: 'changed_body',
-            passed: false,
-            reason:
-              'Answered "success" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)',
-            httpStatus: 200,
-            latencyMs: 14,
-          },
-          {
-            name: 'legacy_kind',
-            passed: false,
-            reason:
-              'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
-            httpStatus: 200,
-            latencyMs: 1,
-          },
-          {
-            name: 'within_timeout',
-            passed: true,
-            reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 206 ms)',
-            httpStatus: null,
-            latencyMs: 206,
-          },
-        ],
-        created: '2026-11-22T12:00:42.000Z',
-        sendingAddresses: {
-          object: 'sending_addresses',
-          fixed: false,
-          addresses: [],
-          message:
-            'The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead.',
-        },
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/webhook_endpoints/we_1000000000000000001/check',
-        body: {
-          url: 'http://127.0.0.1:42695/webhooks/tessera',
-        },
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such webhook endpoint: 'we_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'GET /webhook_endpoints/{id}/checks': {
-    request: {
-      path: '/webhook_endpoints/we_8569196438543175873/checks',
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [
-          {
-            id: 'whc_6384051330041499018',
-            endpointId: 'we_8569196438543175873',
-            url: 'http://127.0.0.1:42695/webhooks/tessera',
-            passed: false,
-            cases: [
-              {
-                name: 'valid',
-                passed: true,
-                reason: 'Answered HTTP 200 success to a correctly signed delivery',
-                httpStatus: 200,
-                latencyMs: 206,
-              },
-              {
-                name: 'duplicate',
-                passed: true,
-                reason:
-                  'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
-                httpStatus: 200,
-                latencyMs: 19,
-              },
-              {
-                name: 'bad_signature',
-                passed: false,
-                reason:
-                  'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
-                httpStatus: 200,
-                latencyMs: 17,
-              },
-              {
-                name: 'stale_request_time',
-                passed: false,
-                reason:
-                  'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
-                httpStatus: 200,
-                latencyMs: 11,
-              },
-              {
-                name: 'future_request_time',
-                passed: false,
-                reason:
-                  'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
-                httpStatus: 200,
-                latencyMs: 2,
-              },
-              {
-                name: 'changed_body',
-                passed: false,
-                reason:
-                  'Answered "success" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)',
-                httpStatus: 200,
-                latencyMs: 14,
-              },
-              {
-                name: 'legacy_kind',
-                passed: false,
-                reason:
-                  'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
-                httpStatus: 200,
-                latencyMs: 1,
-              },
-              {
-                name: 'within_timeout',
-                passed: true,
-                reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 206 ms)',
-                httpStatus: null,
-                latencyMs: 206,
-              },
+            "shipping": null,
+            "paymentMethodTypes": [
+              "card"
             ],
-            created: '2026-11-22T12:00:42.000Z',
-            sendingAddresses: {
-              object: 'sending_addresses',
-              fixed: false,
-              addresses: [],
-              message:
-                'The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead.',
-            },
-          },
+            "preAuth": "n",
+            "setupFutureUsage": "off",
+            "statementDescriptor": null,
+            "website": null,
+            "returnUrl": "https://shop.example.com/checkout/done",
+            "cancelUrl": "https://shop.example.com/cart",
+            "notifyUrl": null,
+            "locale": "auto",
+            "paymentId": null,
+            "expiresAt": "2026-11-23T12:01:40.000Z",
+            "created": "2026-11-22T12:01:40.000Z"
+          }
         ],
-        hasMore: false,
-      },
+        "hasMore": false
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/webhook_endpoints/we_1000000000000000001/checks',
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/checkout/session",
+        "query": {
+          "limit": "0"
+        }
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such webhook endpoint: 'we_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "limit must be at least 1",
+        "data": {
+          "param": "limit",
+          "rule": "minimum"
+        }
+      }
+    }
   },
-  'POST /webhook_endpoints/{id}/recover': {
-    request: {
-      path: '/webhook_endpoints/we_8569196438543175873/recover',
-      body: {
-        since: '2026-11-22T11:00:44.000Z',
-      },
+  "POST /checkout/session/{id}/expire": {
+    "request": {
+      "path": "/checkout/session/cs_1178261215192447825/expire",
+      "body": {}
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        endpointId: 'we_8569196438543175873',
-        since: '2026-11-22T12:00:35.000Z',
-        until: '2026-11-22T12:00:44.000Z',
-        events: 0,
-        deliveriesCreated: 0,
-        deliveriesRescheduled: 0,
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/webhook_endpoints/we_1000000000000000001/recover',
-        body: {
-          since: '2026-11-22T11:00:44.000Z',
-        },
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such webhook endpoint: 'we_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'GET /webhook_endpoints/sending_addresses': {
-    request: {
-      path: '/webhook_endpoints/sending_addresses',
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        object: 'sending_addresses',
-        fixed: false,
-        addresses: [],
-        message:
-          'The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead.',
-      },
-    },
-    error: {
-      status: 400,
-      request: {
-        path: '/webhook_endpoints/sending_addresses',
-        query: {
-          limit: '0',
-        },
-      },
-      answer: {
-        code: 'invalid_request',
-        msg: 'limit is not a recognized field',
-        data: {
-          param: 'limit',
-          rule: 'additionalProperties',
-        },
-      },
-    },
-  },
-  'GET /events': {
-    request: {
-      path: '/events',
-      query: {
-        objectId: 'pt_9995753700214182175',
-        limit: '1',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "cs_1178261215192447825",
+        "url": "http://127.0.0.1:8080/checkout/cs_1178261215192447825",
+        "status": "expired",
+        "amountTotal": "2598",
+        "currency": "USD",
+        "orderNo": 10045,
+        "customer": null,
+        "customerEmail": "ada@example.com",
+        "billingDetails": null,
+        "lineItems": [
           {
-            id: 'evt_6297628705833629832',
-            apiVersion: 'v1',
-            type: 'payment.succeeded',
-            created: '2026-11-22T12:00:05.000Z',
-            sequence: 1,
-            data: {
-              id: 'pt_9995753700214182175',
-              amount: '1999',
-              currency: 'USD',
-              confirmationMethod: 'automatic',
-              customerId: 'cus_1837497450050146019',
-              paymentMethod: 'pm_9845213966197130220',
-              description: null,
-              ip: null,
-              confirm: 'true',
-              lineItems: null,
-              notifyUrl: 'http://127.0.0.1:42695/webhooks/tessera',
-              orderNo: 'order-1001',
-              preAuth: 'n',
-              receiptEmail: null,
-              returnUrl: null,
-              setupFutureUsage: 'on',
-              subsequentInitialType: null,
-              statementDescriptor: null,
-              statementDescriptorSuffix: null,
-              website: null,
-              userAgent: null,
-              shipping: null,
-              appScheme: null,
-              openUserId: null,
-              fromChannel: null,
-              automaticPaymentMethods: null,
-              recurring: null,
-              paymentMethodTypes: ['card'],
-              paymentMethodType: 'card',
-              paymentMethodDetails: {
-                type: 'card',
-                card: {
-                  brand: 'visa',
-                  last4: '4242',
-                  expMonth: '12',
-                  expYear: '2030',
-                  country: 'US',
-                  fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
-                },
+            "amount": 12.99,
+            "currency": "USD",
+            "description": null,
+            "images": null,
+            "name": "T-shirt",
+            "quantity": 2
+          }
+        ],
+        "shipping": null,
+        "paymentMethodTypes": [
+          "card"
+        ],
+        "preAuth": "n",
+        "setupFutureUsage": "off",
+        "statementDescriptor": null,
+        "website": null,
+        "returnUrl": "https://shop.example.com/checkout/done",
+        "cancelUrl": "https://shop.example.com/cart",
+        "notifyUrl": null,
+        "locale": "auto",
+        "paymentId": null,
+        "expiresAt": "2026-11-23T12:01:40.000Z",
+        "created": "2026-11-22T12:01:40.000Z"
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/checkout/session/cs_1000000000000000001/expire",
+        "body": {}
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such checkout session: 'cs_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /webhook_endpoints/create": {
+    "request": {
+      "path": "/webhook_endpoints/create",
+      "body": {
+        "url": "http://127.0.0.1:33383/webhooks/tessera",
+        "enabledEvents": [
+          "payment.succeeded",
+          "payment.failed",
+          "refund.succeeded"
+        ],
+        "description": "Order updates"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "we_6698016131174264803",
+        "kind": "static",
+        "url": "http://127.0.0.1:33383/webhooks/tessera",
+        "description": "Order updates",
+        "enabledEvents": [
+          "payment.succeeded",
+          "payment.failed",
+          "refund.succeeded"
+        ],
+        "legacyNotifications": false,
+        "signatureCase": "upper",
+        "format": "moneycollect",
+        "signatureAlgorithm": "hmac-sha256",
+        "publicKey": null,
+        "status": "enabled",
+        "health": "healthy",
+        "failingSince": null,
+        "lastError": null,
+        "disabledReason": null,
+        "nextAttemptAt": null,
+        "created": "2026-11-22T12:01:44.000Z",
+        "token": "whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO"
+      }
+    },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/webhook_endpoints/create",
+        "body": {
+          "urll": "http://127.0.0.1:33383/webhooks/tessera",
+          "enabledEvents": [
+            "payment.succeeded",
+            "payment.failed",
+            "refund.succeeded"
+          ],
+          "description": "Order updates"
+        }
+      },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "urll is not a recognized field: did you mean url? (url is required)",
+        "data": {
+          "param": "urll",
+          "rule": "additionalProperties",
+          "suggestion": "url"
+        }
+      }
+    }
+  },
+  "GET /webhook_endpoints/{id}": {
+    "request": {
+      "path": "/webhook_endpoints/we_6698016131174264803"
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "we_6698016131174264803",
+        "kind": "static",
+        "url": "http://127.0.0.1:33383/webhooks/tessera",
+        "description": "Order updates",
+        "enabledEvents": [
+          "payment.succeeded",
+          "payment.failed",
+          "refund.succeeded"
+        ],
+        "legacyNotifications": false,
+        "signatureCase": "upper",
+        "format": "moneycollect",
+        "signatureAlgorithm": "hmac-sha256",
+        "publicKey": null,
+        "status": "enabled",
+        "health": "healthy",
+        "failingSince": null,
+        "lastError": null,
+        "disabledReason": null,
+        "nextAttemptAt": null,
+        "created": "2026-11-22T12:01:44.000Z"
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/webhook_endpoints/we_1000000000000000001"
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "GET /webhook_endpoints": {
+    "request": {
+      "path": "/webhook_endpoints",
+      "query": {
+        "limit": "1"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [
+          {
+            "id": "we_6698016131174264803",
+            "kind": "static",
+            "url": "http://127.0.0.1:33383/webhooks/tessera",
+            "description": "Order updates",
+            "enabledEvents": [
+              "payment.succeeded",
+              "payment.failed",
+              "refund.succeeded"
+            ],
+            "legacyNotifications": false,
+            "signatureCase": "upper",
+            "format": "moneycollect",
+            "signatureAlgorithm": "hmac-sha256",
+            "publicKey": null,
+            "status": "enabled",
+            "health": "healthy",
+            "failingSince": null,
+            "lastError": null,
+            "disabledReason": null,
+            "nextAttemptAt": null,
+            "created": "2026-11-22T12:01:44.000Z"
+          }
+        ],
+        "hasMore": true
+      }
+    },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/webhook_endpoints",
+        "query": {
+          "limit": "0"
+        }
+      },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "limit must be at least 1",
+        "data": {
+          "param": "limit",
+          "rule": "minimum"
+        }
+      }
+    }
+  },
+  "POST /webhook_endpoints/{id}/update": {
+    "request": {
+      "path": "/webhook_endpoints/we_6698016131174264803/update",
+      "body": {
+        "description": "Orders"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "we_6698016131174264803",
+        "kind": "static",
+        "url": "http://127.0.0.1:33383/webhooks/tessera",
+        "description": "Orders",
+        "enabledEvents": [
+          "payment.succeeded",
+          "payment.failed",
+          "refund.succeeded"
+        ],
+        "legacyNotifications": false,
+        "signatureCase": "upper",
+        "format": "moneycollect",
+        "signatureAlgorithm": "hmac-sha256",
+        "publicKey": null,
+        "status": "enabled",
+        "health": "healthy",
+        "failingSince": null,
+        "lastError": null,
+        "disabledReason": null,
+        "nextAttemptAt": null,
+        "created": "2026-11-22T12:01:44.000Z"
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/webhook_endpoints/we_1000000000000000001/update",
+        "body": {
+          "description": "Orders"
+        }
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "GET /webhook_endpoints/{id}/reveal_token": {
+    "request": {
+      "path": "/webhook_endpoints/we_6698016131174264803/reveal_token"
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "token": "whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO"
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/webhook_endpoints/we_1000000000000000001/reveal_token"
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /webhook_endpoints/{id}/reveal_token": {
+    "request": {
+      "path": "/webhook_endpoints/we_6698016131174264803/reveal_token",
+      "body": {}
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "token": "whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO"
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/webhook_endpoints/we_1000000000000000001/reveal_token",
+        "body": {}
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /webhook_endpoints/{id}/roll_token": {
+    "request": {
+      "path": "/webhook_endpoints/we_4991941414004495029/roll_token",
+      "body": {
+        "expiresInSeconds": 3600
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "token": "whsec_vb4WzZ8iwZkCfF9rypW4nqf3lkwhZ9aZ8bEa3b9dqI6M6nDK",
+        "previousTokenExpiresAt": "2026-11-22T13:01:50.000Z"
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/webhook_endpoints/we_1000000000000000001/roll_token",
+        "body": {
+          "expiresInSeconds": 3600
+        }
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /webhook_endpoints/{id}/check": {
+    "request": {
+      "path": "/webhook_endpoints/we_6698016131174264803/check",
+      "body": {
+        "url": "http://127.0.0.1:33383/webhooks/tessera"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "whc_5756067887521210687",
+        "endpointId": "we_6698016131174264803",
+        "url": "http://127.0.0.1:33383/webhooks/tessera",
+        "passed": false,
+        "cases": [
+          {
+            "name": "valid",
+            "passed": true,
+            "reason": "Answered HTTP 200 success to a correctly signed delivery",
+            "httpStatus": 200,
+            "latencyMs": 24
+          },
+          {
+            "name": "duplicate",
+            "passed": true,
+            "reason": "Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again",
+            "httpStatus": 200,
+            "latencyMs": 3
+          },
+          {
+            "name": "bad_signature",
+            "passed": false,
+            "reason": "Answered \"success\" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)",
+            "httpStatus": 200,
+            "latencyMs": 2
+          },
+          {
+            "name": "stale_request_time",
+            "passed": false,
+            "reason": "Answered \"success\" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)",
+            "httpStatus": 200,
+            "latencyMs": 1
+          },
+          {
+            "name": "future_request_time",
+            "passed": false,
+            "reason": "Answered \"success\" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)",
+            "httpStatus": 200,
+            "latencyMs": 1
+          },
+          {
+            "name": "changed_body",
+            "passed": false,
+            "reason": "Answered \"success\" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)",
+            "httpStatus": 200,
+            "latencyMs": 1
+          },
+          {
+            "name": "legacy_kind",
+            "passed": false,
+            "reason": "Answered \"success\" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)",
+            "httpStatus": 200,
+            "latencyMs": 1
+          },
+          {
+            "name": "within_timeout",
+            "passed": true,
+            "reason": "Every test delivery was answered within 10000 ms (slowest: valid, 24 ms)",
+            "httpStatus": null,
+            "latencyMs": 24
+          }
+        ],
+        "created": "2026-11-22T12:01:51.000Z",
+        "sendingAddresses": {
+          "object": "sending_addresses",
+          "fixed": false,
+          "addresses": [],
+          "message": "The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead."
+        }
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/webhook_endpoints/we_1000000000000000001/check",
+        "body": {
+          "url": "http://127.0.0.1:33383/webhooks/tessera"
+        }
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "GET /webhook_endpoints/{id}/checks": {
+    "request": {
+      "path": "/webhook_endpoints/we_6698016131174264803/checks"
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [
+          {
+            "id": "whc_5756067887521210687",
+            "endpointId": "we_6698016131174264803",
+            "url": "http://127.0.0.1:33383/webhooks/tessera",
+            "passed": false,
+            "cases": [
+              {
+                "name": "valid",
+                "passed": true,
+                "reason": "Answered HTTP 200 success to a correctly signed delivery",
+                "httpStatus": 200,
+                "latencyMs": 24
               },
-              clientSecret:
-                'pt_9995753700214182175_secret_f724049c3e1e6502b4ad50364743e1c16aa6be19acfbd2bbde7625f66ce32050',
-              canceledAt: null,
-              cancellationReason: null,
-              amountReceived: '1999',
-              amountCapturable: '0',
-              amountRefunded: '0',
-              created: '2026-11-22T12:00:05.000Z',
-              riskInfo: {
-                riskScore: 10,
-                riskMessage: 'risk_pass',
+              {
+                "name": "duplicate",
+                "passed": true,
+                "reason": "Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again",
+                "httpStatus": 200,
+                "latencyMs": 3
               },
-              status: 'succeeded',
-              displayStatus: 'succeeded',
-              errorCode: null,
-              errorMessage: null,
-              processorReason: null,
-              invoiceId: null,
-              use3D: false,
-              actionStatus: null,
-            },
-          },
+              {
+                "name": "bad_signature",
+                "passed": false,
+                "reason": "Answered \"success\" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)",
+                "httpStatus": 200,
+                "latencyMs": 2
+              },
+              {
+                "name": "stale_request_time",
+                "passed": false,
+                "reason": "Answered \"success\" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)",
+                "httpStatus": 200,
+                "latencyMs": 1
+              },
+              {
+                "name": "future_request_time",
+                "passed": false,
+                "reason": "Answered \"success\" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)",
+                "httpStatus": 200,
+                "latencyMs": 1
+              },
+              {
+                "name": "changed_body",
+                "passed": false,
+                "reason": "Answered \"success\" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)",
+                "httpStatus": 200,
+                "latencyMs": 1
+              },
+              {
+                "name": "legacy_kind",
+                "passed": false,
+                "reason": "Answered \"success\" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)",
+                "httpStatus": 200,
+                "latencyMs": 1
+              },
+              {
+                "name": "within_timeout",
+                "passed": true,
+                "reason": "Every test delivery was answered within 10000 ms (slowest: valid, 24 ms)",
+                "httpStatus": null,
+                "latencyMs": 24
+              }
+            ],
+            "created": "2026-11-22T12:01:51.000Z",
+            "sendingAddresses": {
+              "object": "sending_addresses",
+              "fixed": false,
+              "addresses": [],
+              "message": "The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead."
+            }
+          }
         ],
-        hasMore: false,
-      },
+        "hasMore": false
+      }
     },
-    error: {
-      status: 400,
-      request: {
-        path: '/events',
-        query: {
-          objectId: 'pt_9995753700214182175',
-          limit: '0',
-        },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/webhook_endpoints/we_1000000000000000001/checks"
       },
-      answer: {
-        code: 'invalid_request',
-        msg: 'limit must be at least 1',
-        data: {
-          param: 'limit',
-          rule: 'minimum',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'GET /events/{id}': {
-    request: {
-      path: '/events/evt_6297628705833629832',
+  "POST /webhook_endpoints/{id}/recover": {
+    "request": {
+      "path": "/webhook_endpoints/we_6698016131174264803/recover",
+      "body": {
+        "since": "2026-11-22T11:01:53.000Z"
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'evt_6297628705833629832',
-        apiVersion: 'v1',
-        type: 'payment.succeeded',
-        created: '2026-11-22T12:00:05.000Z',
-        sequence: 1,
-        data: {
-          id: 'pt_9995753700214182175',
-          amount: '1999',
-          currency: 'USD',
-          confirmationMethod: 'automatic',
-          customerId: 'cus_1837497450050146019',
-          paymentMethod: 'pm_9845213966197130220',
-          description: null,
-          ip: null,
-          confirm: 'true',
-          lineItems: null,
-          notifyUrl: 'http://127.0.0.1:42695/webhooks/tessera',
-          orderNo: 'order-1001',
-          preAuth: 'n',
-          receiptEmail: null,
-          returnUrl: null,
-          setupFutureUsage: 'on',
-          subsequentInitialType: null,
-          statementDescriptor: null,
-          statementDescriptorSuffix: null,
-          website: null,
-          userAgent: null,
-          shipping: null,
-          appScheme: null,
-          openUserId: null,
-          fromChannel: null,
-          automaticPaymentMethods: null,
-          recurring: null,
-          paymentMethodTypes: ['card'],
-          paymentMethodType: 'card',
-          paymentMethodDetails: {
-            type: 'card',
-            card: {
-              brand: 'visa',
-              last4: '4242',
-              expMonth: '12',
-              expYear: '2030',
-              country: 'US',
-              fingerprint: 'dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI',
-            },
-          },
-          clientSecret:
-            'pt_9995753700214182175_secret_f724049c3e1e6502b4ad50364743e1c16aa6be19acfbd2bbde7625f66ce32050',
-          canceledAt: null,
-          cancellationReason: null,
-          amountReceived: '1999',
-          amountCapturable: '0',
-          amountRefunded: '0',
-          created: '2026-11-22T12:00:05.000Z',
-          riskInfo: {
-            riskScore: 10,
-            riskMessage: 'risk_pass',
-          },
-          status: 'succeeded',
-          displayStatus: 'succeeded',
-          errorCode: null,
-          errorMessage: null,
-          processorReason: null,
-          invoiceId: null,
-          use3D: false,
-          actionStatus: null,
-        },
-      },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "endpointId": "we_6698016131174264803",
+        "since": "2026-11-22T12:01:44.000Z",
+        "until": "2026-11-22T12:01:53.000Z",
+        "events": 0,
+        "deliveriesCreated": 0,
+        "deliveriesRescheduled": 0
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/events/evt_1000000000000000001',
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/webhook_endpoints/we_1000000000000000001/recover",
+        "body": {
+          "since": "2026-11-22T11:01:53.000Z"
+        }
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such event: 'evt_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'GET /events/{id}/deliveries': {
-    request: {
-      path: '/events/evt_6297628705833629832/deliveries',
+  "GET /webhook_endpoints/sending_addresses": {
+    "request": {
+      "path": "/webhook_endpoints/sending_addresses"
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "object": "sending_addresses",
+        "fixed": false,
+        "addresses": [],
+        "message": "The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead."
+      }
+    },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/webhook_endpoints/sending_addresses",
+        "query": {
+          "limit": "0"
+        }
+      },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "limit is not a recognized field",
+        "data": {
+          "param": "limit",
+          "rule": "additionalProperties"
+        }
+      }
+    }
+  },
+  "GET /events": {
+    "request": {
+      "path": "/events",
+      "query": {
+        "objectId": "pt_3984917427035103780",
+        "limit": "1"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [
           {
-            id: 'wd_4940886341364461925',
-            eventId: 'evt_6297628705833629832',
-            endpointId: 'we_7819464987634539731',
-            url: 'http://127.0.0.1:42695/webhooks/tessera',
-            kind: 'endpoint',
-            type: 'endpoint_payment.payment_succeeded',
-            status: 'pending',
-            attempts: 0,
-            nextAttemptAt: '2026-11-22T12:00:05.000Z',
-            lastAttemptAt: null,
-            created: '2026-11-22T12:00:05.000Z',
-          },
+            "id": "evt_8413500352147908054",
+            "apiVersion": "v1",
+            "type": "payment.succeeded",
+            "created": "2026-11-22T12:00:05.000Z",
+            "sequence": 1,
+            "data": {
+              "id": "pt_3984917427035103780",
+              "amount": "1999",
+              "currency": "USD",
+              "confirmationMethod": "automatic",
+              "customerId": "cus_2173417092128682895",
+              "paymentMethod": "pm_1236545154582002485",
+              "description": null,
+              "ip": null,
+              "confirm": "true",
+              "lineItems": null,
+              "notifyUrl": "http://127.0.0.1:33383/webhooks/tessera",
+              "orderNo": "order-1001",
+              "preAuth": "n",
+              "receiptEmail": null,
+              "returnUrl": null,
+              "setupFutureUsage": "on",
+              "subsequentInitialType": null,
+              "statementDescriptor": null,
+              "statementDescriptorSuffix": null,
+              "website": null,
+              "userAgent": null,
+              "shipping": null,
+              "appScheme": null,
+              "openUserId": null,
+              "fromChannel": null,
+              "automaticPaymentMethods": null,
+              "recurring": null,
+              "paymentMethodTypes": [
+                "card"
+              ],
+              "paymentMethodType": "card",
+              "paymentMethodDetails": {
+                "type": "card",
+                "card": {
+                  "brand": "visa",
+                  "last4": "4242",
+                  "expMonth": "12",
+                  "expYear": "2030",
+                  "country": "US",
+                  "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
+                }
+              },
+              "clientSecret": "pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c",
+              "canceledAt": null,
+              "cancellationReason": null,
+              "amountReceived": "1999",
+              "amountCapturable": "0",
+              "amountRefunded": "0",
+              "created": "2026-11-22T12:00:05.000Z",
+              "riskInfo": {
+                "riskScore": 10,
+                "riskMessage": "risk_pass"
+              },
+              "status": "succeeded",
+              "displayStatus": "succeeded",
+              "errorCode": null,
+              "errorMessage": null,
+              "processorReason": null,
+              "invoiceId": null,
+              "use3D": false,
+              "actionStatus": null
+            }
+          }
         ],
-        hasMore: false,
-      },
+        "hasMore": false
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/events/evt_1000000000000000001/deliveries',
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/events",
+        "query": {
+          "objectId": "pt_3984917427035103780",
+          "limit": "0"
+        }
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such event: 'evt_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "limit must be at least 1",
+        "data": {
+          "param": "limit",
+          "rule": "minimum"
+        }
+      }
+    }
   },
-  'GET /events/{id}/attempts': {
-    request: {
-      path: '/events/evt_6297628705833629832/attempts',
+  "GET /events/{id}": {
+    "request": {
+      "path": "/events/evt_8413500352147908054"
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [],
-        hasMore: false,
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/events/evt_1000000000000000001/attempts',
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such event: 'evt_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /events/{id}/resend': {
-    request: {
-      path: '/events/evt_6297628705833629832/resend',
-      body: {
-        endpointId: 'we_7819464987634539731',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [
-          {
-            id: 'wd_3303928413079823373',
-            eventId: 'evt_6297628705833629832',
-            endpointId: 'we_7819464987634539731',
-            url: 'http://127.0.0.1:42695/webhooks/tessera',
-            kind: 'endpoint',
-            type: 'endpoint_payment.payment_succeeded',
-            status: 'pending',
-            attempts: 0,
-            nextAttemptAt: '2026-11-22T12:00:50.000Z',
-            lastAttemptAt: null,
-            created: '2026-11-22T12:00:50.000Z',
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "evt_8413500352147908054",
+        "apiVersion": "v1",
+        "type": "payment.succeeded",
+        "created": "2026-11-22T12:00:05.000Z",
+        "sequence": 1,
+        "data": {
+          "id": "pt_3984917427035103780",
+          "amount": "1999",
+          "currency": "USD",
+          "confirmationMethod": "automatic",
+          "customerId": "cus_2173417092128682895",
+          "paymentMethod": "pm_1236545154582002485",
+          "description": null,
+          "ip": null,
+          "confirm": "true",
+          "lineItems": null,
+          "notifyUrl": "http://127.0.0.1:33383/webhooks/tessera",
+          "orderNo": "order-1001",
+          "preAuth": "n",
+          "receiptEmail": null,
+          "returnUrl": null,
+          "setupFutureUsage": "on",
+          "subsequentInitialType": null,
+          "statementDescriptor": null,
+          "statementDescriptorSuffix": null,
+          "website": null,
+          "userAgent": null,
+          "shipping": null,
+          "appScheme": null,
+          "openUserId": null,
+          "fromChannel": null,
+          "automaticPaymentMethods": null,
+          "recurring": null,
+          "paymentMethodTypes": [
+            "card"
+          ],
+          "paymentMethodType": "card",
+          "paymentMethodDetails": {
+            "type": "card",
+            "card": {
+              "brand": "visa",
+              "last4": "4242",
+              "expMonth": "12",
+              "expYear": "2030",
+              "country": "US",
+              "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
+            }
           },
+          "clientSecret": "pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c",
+          "canceledAt": null,
+          "cancellationReason": null,
+          "amountReceived": "1999",
+          "amountCapturable": "0",
+          "amountRefunded": "0",
+          "created": "2026-11-22T12:00:05.000Z",
+          "riskInfo": {
+            "riskScore": 10,
+            "riskMessage": "risk_pass"
+          },
+          "status": "succeeded",
+          "displayStatus": "succeeded",
+          "errorCode": null,
+          "errorMessage": null,
+          "processorReason": null,
+          "invoiceId": null,
+          "use3D": false,
+          "actionStatus": null
+        }
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/events/evt_1000000000000000001"
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such event: 'evt_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "GET /events/{id}/deliveries": {
+    "request": {
+      "path": "/events/evt_8413500352147908054/deliveries"
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [
+          {
+            "id": "wd_8624225883902743640",
+            "eventId": "evt_8413500352147908054",
+            "endpointId": "we_8777731478178392741",
+            "url": "http://127.0.0.1:33383/webhooks/tessera",
+            "kind": "endpoint",
+            "type": "endpoint_payment.payment_succeeded",
+            "status": "pending",
+            "attempts": 0,
+            "nextAttemptAt": "2026-11-22T12:00:05.000Z",
+            "lastAttemptAt": null,
+            "created": "2026-11-22T12:00:05.000Z"
+          }
         ],
-        hasMore: false,
-      },
+        "hasMore": false
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/events/evt_1000000000000000001/resend',
-        body: {
-          endpointId: 'we_7819464987634539731',
-        },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/events/evt_1000000000000000001/deliveries"
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such event: 'evt_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such event: 'evt_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'GET /webhook_deliveries': {
-    request: {
-      path: '/webhook_deliveries',
-      query: {
-        limit: '1',
-      },
+  "GET /events/{id}/attempts": {
+    "request": {
+      "path": "/events/evt_8413500352147908054/attempts"
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [],
+        "hasMore": false
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/events/evt_1000000000000000001/attempts"
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such event: 'evt_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /events/{id}/resend": {
+    "request": {
+      "path": "/events/evt_8413500352147908054/resend",
+      "body": {
+        "endpointId": "we_8777731478178392741"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [
           {
-            id: 'wd_3303928413079823373',
-            eventId: 'evt_6297628705833629832',
-            endpointId: 'we_7819464987634539731',
-            url: 'http://127.0.0.1:42695/webhooks/tessera',
-            kind: 'endpoint',
-            type: 'endpoint_payment.payment_succeeded',
-            status: 'pending',
-            attempts: 0,
-            nextAttemptAt: '2026-11-22T12:00:50.000Z',
-            lastAttemptAt: null,
-            created: '2026-11-22T12:00:50.000Z',
-          },
+            "id": "wd_4169886881039352420",
+            "eventId": "evt_8413500352147908054",
+            "endpointId": "we_8777731478178392741",
+            "url": "http://127.0.0.1:33383/webhooks/tessera",
+            "kind": "endpoint",
+            "type": "endpoint_payment.payment_succeeded",
+            "status": "pending",
+            "attempts": 0,
+            "nextAttemptAt": "2026-11-22T12:01:59.000Z",
+            "lastAttemptAt": null,
+            "created": "2026-11-22T12:01:59.000Z"
+          }
         ],
-        hasMore: true,
-      },
+        "hasMore": false
+      }
     },
-    error: {
-      status: 400,
-      request: {
-        path: '/webhook_deliveries',
-        query: {
-          limit: '0',
-        },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/events/evt_1000000000000000001/resend",
+        "body": {
+          "endpointId": "we_8777731478178392741"
+        }
       },
-      answer: {
-        code: 'invalid_request',
-        msg: 'limit must be at least 1',
-        data: {
-          param: 'limit',
-          rule: 'minimum',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such event: 'evt_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'GET /webhook_deliveries/{id}': {
-    request: {
-      path: '/webhook_deliveries/wd_3303928413079823373',
+  "GET /webhook_deliveries": {
+    "request": {
+      "path": "/webhook_deliveries",
+      "query": {
+        "limit": "1"
+      }
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'wd_3303928413079823373',
-        eventId: 'evt_6297628705833629832',
-        endpointId: 'we_7819464987634539731',
-        url: 'http://127.0.0.1:42695/webhooks/tessera',
-        kind: 'endpoint',
-        type: 'endpoint_payment.payment_succeeded',
-        status: 'pending',
-        attempts: 0,
-        nextAttemptAt: '2026-11-22T12:00:50.000Z',
-        lastAttemptAt: null,
-        created: '2026-11-22T12:00:50.000Z',
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/webhook_deliveries/wd_1000000000000000001',
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such webhook delivery: 'wd_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'GET /webhook_deliveries/{id}/attempts': {
-    request: {
-      path: '/webhook_deliveries/wd_3303928413079823373/attempts',
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        data: [],
-        hasMore: false,
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/webhook_deliveries/wd_1000000000000000001/attempts',
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such webhook delivery: 'wd_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /webhook_deliveries/{id}/resend': {
-    request: {
-      path: '/webhook_deliveries/wd_3303928413079823373/resend',
-      body: {},
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'wd_9861028030935508594',
-        eventId: 'evt_6297628705833629832',
-        endpointId: 'we_7819464987634539731',
-        url: 'http://127.0.0.1:42695/webhooks/tessera',
-        kind: 'endpoint',
-        type: 'endpoint_payment.payment_succeeded',
-        status: 'pending',
-        attempts: 0,
-        nextAttemptAt: '2026-11-22T12:00:54.000Z',
-        lastAttemptAt: null,
-        created: '2026-11-22T12:00:54.000Z',
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/webhook_deliveries/wd_1000000000000000001/resend',
-        body: {},
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such webhook delivery: 'wd_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /webhook_deliveries/{id}/fast_forward': {
-    request: {
-      path: '/webhook_deliveries/wd_3303928413079823373/fast_forward',
-      body: {
-        factor: 3600,
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'wd_3303928413079823373',
-        eventId: 'evt_6297628705833629832',
-        endpointId: 'we_7819464987634539731',
-        url: 'http://127.0.0.1:42695/webhooks/tessera',
-        kind: 'endpoint',
-        type: 'endpoint_payment.payment_succeeded',
-        status: 'pending',
-        attempts: 0,
-        nextAttemptAt: '2026-11-22T12:00:50.000Z',
-        lastAttemptAt: null,
-        created: '2026-11-22T12:00:50.000Z',
-      },
-    },
-    error: {
-      status: 404,
-      request: {
-        path: '/webhook_deliveries/wd_1000000000000000001/fast_forward',
-        body: {
-          factor: 3600,
-        },
-      },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such webhook delivery: 'wd_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
-  },
-  'POST /webhooks/doctor': {
-    request: {
-      path: '/webhooks/doctor',
-      body: {
-        headers: 'Request-Time: 2026-11-22T12:00:00\nSignature: 00',
-        body: '{"id":"evt_1"}',
-      },
-    },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        verifies: false,
-        findings: [
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [
           {
-            code: 'malformed_signature',
-            severity: 'problem',
-            message: 'Signature is not 64 hex characters',
-          },
-          {
-            code: 'rolled_tokens_not_kept',
-            severity: 'info',
-            message:
-              'Tessera keeps no previous tokens after a roll (the old token stops working at once), so a signature made with a rolled token cannot be recognised: that check was skipped.',
-          },
+            "id": "wd_4169886881039352420",
+            "eventId": "evt_8413500352147908054",
+            "endpointId": "we_8777731478178392741",
+            "url": "http://127.0.0.1:33383/webhooks/tessera",
+            "kind": "endpoint",
+            "type": "endpoint_payment.payment_succeeded",
+            "status": "pending",
+            "attempts": 0,
+            "nextAttemptAt": "2026-11-22T12:01:59.000Z",
+            "lastAttemptAt": null,
+            "created": "2026-11-22T12:01:59.000Z"
+          }
         ],
-      },
+        "hasMore": true
+      }
     },
-    error: {
-      status: 400,
-      request: {
-        path: '/webhooks/doctor',
-        body: {
-          headerss: 'Request-Time: 2026-11-22T12:00:00\nSignature: 00',
-          body: '{"id":"evt_1"}',
-        },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/webhook_deliveries",
+        "query": {
+          "limit": "0"
+        }
       },
-      answer: {
-        code: 'invalid_request',
-        msg: 'headerss is not a recognized field: did you mean headers? (headers is required)',
-        data: {
-          param: 'headerss',
-          rule: 'additionalProperties',
-          suggestion: 'headers',
-        },
-      },
-    },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "limit must be at least 1",
+        "data": {
+          "param": "limit",
+          "rule": "minimum"
+        }
+      }
+    }
   },
-  'GET /events/stream': {
-    request: {
-      path: '/events/stream',
-      query: {
-        types: 'payment.succeeded',
-      },
+  "GET /webhook_deliveries/{id}": {
+    "request": {
+      "path": "/webhook_deliveries/wd_4169886881039352420"
     },
-    answer:
-      ': connected\n\nid: evt_5150277662479108972\nevent: payment.succeeded\ndata: {"id":"evt_5150277662479108972","apiVersion":"v1","type":"endpoint_payment.payment_succeeded","created":"2026-11-22T12:00:57.000Z","sequence":1,"data":{"id":"pt_9088953771437155107","amount":"1999","currency":"USD","confirmationMethod":"automatic","customerId":null,"paymentMethod":"pm_7683155580150976876","description":null,"ip":null,"confirm":"true","lineItems":null,"notifyUrl":null,"orderNo":"order-1005","preAuth":"n","receiptEmail":null,"returnUrl":null,"setupFutureUsage":"off","subsequentInitialType":null,"statementDescriptor":null,"statementDescriptorSuffix":null,"website":null,"userAgent":null,"shipping":null,"appScheme":null,"openUserId":null,"fromChannel":null,"automaticPaymentMethods":null,"recurring":null,"paymentMethodTypes":["card"],"paymentMethodType":"card","paymentMethodDetails":{"type":"card","card":{"brand":"visa","last4":"4242","expMonth":"12","expYear":"2030","country":"US","fingerprint":"dqgheyw4sLxSLe0H_dQ3dNAGpQbzGCaI"}},"clientSecret":"pt_9088953771437155107_secret_52ace41c83fb9c952ee678709ceed2db32df41e300a2e2a6ac27c5633953486d","canceledAt":null,"cancellationReason":null,"amountReceived":"1999","amountCapturable":"0","amountRefunded":"0","created":"2026-11-22T12:00:57.000Z","riskInfo":{"riskScore":10,"riskMessage":"risk_pass"},"status":"succeeded","displayStatus":"succeeded","errorCode":null,"errorMessage":null,"processorReason":null,"invoiceId":null,"use3D":false,"actionStatus":null}}\n\n',
-    error: {
-      status: 400,
-      request: {
-        path: '/events/stream',
-        query: {
-          types: 'payment.succeded',
-        },
-      },
-      answer: {
-        code: 'invalid_request',
-        msg: "types must be event codes separated by commas; 'payment.succeded' is not one: did you mean `payment.succeeded`?",
-        data: {
-          param: 'types',
-          rule: 'event_type',
-        },
-      },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "wd_4169886881039352420",
+        "eventId": "evt_8413500352147908054",
+        "endpointId": "we_8777731478178392741",
+        "url": "http://127.0.0.1:33383/webhooks/tessera",
+        "kind": "endpoint",
+        "type": "endpoint_payment.payment_succeeded",
+        "status": "pending",
+        "attempts": 0,
+        "nextAttemptAt": "2026-11-22T12:01:59.000Z",
+        "lastAttemptAt": null,
+        "created": "2026-11-22T12:01:59.000Z"
+      }
     },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/webhook_deliveries/wd_1000000000000000001"
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such webhook delivery: 'wd_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'DELETE /webhook_endpoints/{id}': {
-    request: {
-      path: '/webhook_endpoints/we_8569196438543175873',
+  "GET /webhook_deliveries/{id}/attempts": {
+    "request": {
+      "path": "/webhook_deliveries/wd_4169886881039352420/attempts"
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'we_8569196438543175873',
-        deleted: true,
-      },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "data": [],
+        "hasMore": false
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/webhook_endpoints/we_1000000000000000001',
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/webhook_deliveries/wd_1000000000000000001/attempts"
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such webhook endpoint: 'we_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such webhook delivery: 'wd_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
-  'DELETE /customers/{id}': {
-    request: {
-      path: '/customers/cus_1837497450050146019',
+  "POST /webhook_deliveries/{id}/resend": {
+    "request": {
+      "path": "/webhook_deliveries/wd_4169886881039352420/resend",
+      "body": {}
     },
-    answer: {
-      code: 'success',
-      msg: 'success',
-      data: {
-        id: 'cus_1837497450050146019',
-        deleted: true,
-      },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "wd_3824938594101573631",
+        "eventId": "evt_8413500352147908054",
+        "endpointId": "we_8777731478178392741",
+        "url": "http://127.0.0.1:33383/webhooks/tessera",
+        "kind": "endpoint",
+        "type": "endpoint_payment.payment_succeeded",
+        "status": "pending",
+        "attempts": 0,
+        "nextAttemptAt": "2026-11-22T12:02:03.000Z",
+        "lastAttemptAt": null,
+        "created": "2026-11-22T12:02:03.000Z"
+      }
     },
-    error: {
-      status: 404,
-      request: {
-        path: '/customers/cus_1000000000000000001',
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/webhook_deliveries/wd_1000000000000000001/resend",
+        "body": {}
       },
-      answer: {
-        code: 'resource_missing',
-        msg: "No such customer: 'cus_1000000000000000001'",
-        data: {
-          param: 'id',
-        },
-      },
-    },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such webhook delivery: 'wd_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
   },
+  "POST /webhook_deliveries/{id}/fast_forward": {
+    "request": {
+      "path": "/webhook_deliveries/wd_4169886881039352420/fast_forward",
+      "body": {
+        "factor": 3600
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "wd_4169886881039352420",
+        "eventId": "evt_8413500352147908054",
+        "endpointId": "we_8777731478178392741",
+        "url": "http://127.0.0.1:33383/webhooks/tessera",
+        "kind": "endpoint",
+        "type": "endpoint_payment.payment_succeeded",
+        "status": "pending",
+        "attempts": 0,
+        "nextAttemptAt": "2026-11-22T12:01:59.000Z",
+        "lastAttemptAt": null,
+        "created": "2026-11-22T12:01:59.000Z"
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/webhook_deliveries/wd_1000000000000000001/fast_forward",
+        "body": {
+          "factor": 3600
+        }
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such webhook delivery: 'wd_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "POST /webhooks/doctor": {
+    "request": {
+      "path": "/webhooks/doctor",
+      "body": {
+        "headers": "Request-Time: 2026-11-22T12:00:00\nSignature: 00",
+        "body": "{\"id\":\"evt_1\"}"
+      }
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "verifies": false,
+        "findings": [
+          {
+            "code": "malformed_signature",
+            "severity": "problem",
+            "message": "Signature is not 64 hex characters"
+          },
+          {
+            "code": "rolled_tokens_not_kept",
+            "severity": "info",
+            "message": "Tessera keeps no previous tokens after a roll (the old token stops working at once), so a signature made with a rolled token cannot be recognised: that check was skipped."
+          }
+        ]
+      }
+    },
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/webhooks/doctor",
+        "body": {
+          "headerss": "Request-Time: 2026-11-22T12:00:00\nSignature: 00",
+          "body": "{\"id\":\"evt_1\"}"
+        }
+      },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "headerss is not a recognized field: did you mean headers? (headers is required)",
+        "data": {
+          "param": "headerss",
+          "rule": "additionalProperties",
+          "suggestion": "headers"
+        }
+      }
+    }
+  },
+  "GET /events/stream": {
+    "request": {
+      "path": "/events/stream",
+      "query": {
+        "types": "payment.succeeded"
+      }
+    },
+    "answer": ": connected\n\nid: evt_1076166202443891547\nevent: payment.succeeded\ndata: {\"id\":\"evt_1076166202443891547\",\"apiVersion\":\"v1\",\"type\":\"endpoint_payment.payment_succeeded\",\"created\":\"2026-11-22T12:02:06.000Z\",\"sequence\":1,\"data\":{\"id\":\"pt_1626731524252510816\",\"amount\":\"1999\",\"currency\":\"USD\",\"confirmationMethod\":\"automatic\",\"customerId\":null,\"paymentMethod\":\"pm_9849292614487404877\",\"description\":null,\"ip\":null,\"confirm\":\"true\",\"lineItems\":null,\"notifyUrl\":null,\"orderNo\":\"order-1005\",\"preAuth\":\"n\",\"receiptEmail\":null,\"returnUrl\":null,\"setupFutureUsage\":\"off\",\"subsequentInitialType\":null,\"statementDescriptor\":null,\"statementDescriptorSuffix\":null,\"website\":null,\"userAgent\":null,\"shipping\":null,\"appScheme\":null,\"openUserId\":null,\"fromChannel\":null,\"automaticPaymentMethods\":null,\"recurring\":null,\"paymentMethodTypes\":[\"card\"],\"paymentMethodType\":\"card\",\"paymentMethodDetails\":{\"type\":\"card\",\"card\":{\"brand\":\"visa\",\"last4\":\"4242\",\"expMonth\":\"12\",\"expYear\":\"2030\",\"country\":\"US\",\"fingerprint\":\"TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx\"}},\"clientSecret\":\"pt_1626731524252510816_secret_0cb5650f378da99a27647c94a3c7f27305e9dcb735206cb9aa5e2a0ed6fb6597\",\"canceledAt\":null,\"cancellationReason\":null,\"amountReceived\":\"1999\",\"amountCapturable\":\"0\",\"amountRefunded\":\"0\",\"created\":\"2026-11-22T12:02:06.000Z\",\"riskInfo\":{\"riskScore\":10,\"riskMessage\":\"risk_pass\"},\"status\":\"succeeded\",\"displayStatus\":\"succeeded\",\"errorCode\":null,\"errorMessage\":null,\"processorReason\":null,\"invoiceId\":null,\"use3D\":false,\"actionStatus\":null}}\n\n",
+    "error": {
+      "status": 400,
+      "request": {
+        "path": "/events/stream",
+        "query": {
+          "types": "payment.succeded"
+        }
+      },
+      "answer": {
+        "code": "invalid_request",
+        "msg": "types must be event codes separated by commas; 'payment.succeded' is not one: did you mean `payment.succeeded`?",
+        "data": {
+          "param": "types",
+          "rule": "event_type"
+        }
+      }
+    }
+  },
+  "DELETE /webhook_endpoints/{id}": {
+    "request": {
+      "path": "/webhook_endpoints/we_6698016131174264803"
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "we_6698016131174264803",
+        "deleted": true
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/webhook_endpoints/we_1000000000000000001"
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  },
+  "DELETE /customers/{id}": {
+    "request": {
+      "path": "/customers/cus_2173417092128682895"
+    },
+    "answer": {
+      "code": "success",
+      "msg": "success",
+      "data": {
+        "id": "cus_2173417092128682895",
+        "deleted": true
+      }
+    },
+    "error": {
+      "status": 404,
+      "request": {
+        "path": "/customers/cus_1000000000000000001"
+      },
+      "answer": {
+        "code": "resource_missing",
+        "msg": "No such customer: 'cus_1000000000000000001'",
+        "data": {
+          "param": "id"
+        }
+      }
+    }
+  }
 };
