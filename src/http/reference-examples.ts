@@ -12,3805 +12,3778 @@ export interface CapturedExample {
 }
 
 export const capturedExamples: Record<string, CapturedExample> = {
-  "POST /customers/create": {
-    "request": {
-      "path": "/customers/create",
-      "body": {
-        "firstName": "Ada",
-        "lastName": "Lovelace",
-        "email": "ada@example.com",
-        "merchantUserId": "user-42"
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "cus_2173417092128682895",
-        "address": null,
-        "description": null,
-        "email": "ada@example.com",
-        "firstName": "Ada",
-        "lastName": "Lovelace",
-        "phone": null,
-        "shipping": null,
-        "merchantUserId": "user-42",
-        "created": "2026-11-22T12:00:00.000Z"
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/customers/create",
-        "body": {
-          "firstNamee": "Ada",
-          "lastName": "Lovelace",
-          "email": "ada@example.com",
-          "merchantUserId": "user-42"
-        }
+  'POST /customers/create': {
+    request: {
+      path: '/customers/create',
+      body: {
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        email: 'ada@example.com',
+        merchantUserId: 'user-42',
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "firstNamee is not a recognized field: did you mean firstName?",
-        "data": {
-          "param": "firstNamee",
-          "rule": "additionalProperties",
-          "suggestion": "firstName"
-        }
-      }
-    }
-  },
-  "GET /customers/{id}": {
-    "request": {
-      "path": "/customers/cus_2173417092128682895"
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "cus_2173417092128682895",
-        "address": null,
-        "description": null,
-        "email": "ada@example.com",
-        "firstName": "Ada",
-        "lastName": "Lovelace",
-        "phone": null,
-        "shipping": null,
-        "merchantUserId": "user-42",
-        "created": "2026-11-22T12:00:00.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/customers/cus_1000000000000000001"
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'cus_2173417092128682895',
+        address: null,
+        description: null,
+        email: 'ada@example.com',
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        phone: null,
+        shipping: null,
+        merchantUserId: 'user-42',
+        created: '2026-11-22T12:00:00.000Z',
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such customer: 'cus_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /customers/{id}/update": {
-    "request": {
-      "path": "/customers/cus_2173417092128682895/update",
-      "body": {
-        "phone": "+1 415 555 0100"
-      }
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "cus_2173417092128682895",
-        "address": null,
-        "description": null,
-        "email": "ada@example.com",
-        "firstName": "Ada",
-        "lastName": "Lovelace",
-        "phone": "+1 415 555 0100",
-        "shipping": null,
-        "merchantUserId": "user-42",
-        "created": "2026-11-22T12:00:00.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/customers/cus_1000000000000000001/update",
-        "body": {
-          "phone": "+1 415 555 0100"
-        }
+    error: {
+      status: 400,
+      request: {
+        path: '/customers/create',
+        body: {
+          firstNamee: 'Ada',
+          lastName: 'Lovelace',
+          email: 'ada@example.com',
+          merchantUserId: 'user-42',
+        },
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such customer: 'cus_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
+      answer: {
+        code: 'invalid_request',
+        msg: 'firstNamee is not a recognized field: did you mean firstName?',
+        data: {
+          param: 'firstNamee',
+          rule: 'additionalProperties',
+          suggestion: 'firstName',
+        },
+      },
+    },
   },
-  "POST /payment_methods/create": {
-    "request": {
-      "path": "/payment_methods/create",
-      "body": {
-        "type": "card",
-        "card": {
-          "cardNo": "4242424242424242",
-          "expMonth": "12",
-          "expYear": "2030",
-          "securityCode": "123"
-        },
-        "billingDetails": {
-          "firstName": "Ada",
-          "lastName": "Lovelace",
-          "email": "ada@example.com"
-        }
-      }
+  'GET /customers/{id}': {
+    request: {
+      path: '/customers/cus_2173417092128682895',
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "pm_1236545154582002485",
-        "type": "card",
-        "billingDetails": {
-          "address": null,
-          "email": "ada@example.com",
-          "firstName": "Ada",
-          "lastName": "Lovelace",
-          "phone": null,
-          "description": null
-        },
-        "created": "2026-11-22T12:00:03.000Z",
-        "customerId": null,
-        "card": {
-          "brand": "visa",
-          "country": "US",
-          "expMonth": "12",
-          "expYear": "2030",
-          "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx",
-          "last4": "4242",
-          "tokenType": null
-        },
-        "merchantPaySite": null,
-        "boleto": null,
-        "pix": null,
-        "creditCardBrazil": null
-      }
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'cus_2173417092128682895',
+        address: null,
+        description: null,
+        email: 'ada@example.com',
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        phone: null,
+        shipping: null,
+        merchantUserId: 'user-42',
+        created: '2026-11-22T12:00:00.000Z',
+      },
     },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/payment_methods/create",
-        "body": {
-          "typee": "card",
-          "card": {
-            "cardNo": "4242424242424242",
-            "expMonth": "12",
-            "expYear": "2030",
-            "securityCode": "123"
+    error: {
+      status: 404,
+      request: {
+        path: '/customers/cus_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such customer: 'cus_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /customers/{id}/update': {
+    request: {
+      path: '/customers/cus_2173417092128682895/update',
+      body: {
+        phone: '+1 415 555 0100',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'cus_2173417092128682895',
+        address: null,
+        description: null,
+        email: 'ada@example.com',
+        firstName: 'Ada',
+        lastName: 'Lovelace',
+        phone: '+1 415 555 0100',
+        shipping: null,
+        merchantUserId: 'user-42',
+        created: '2026-11-22T12:00:00.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/customers/cus_1000000000000000001/update',
+        body: {
+          phone: '+1 415 555 0100',
+        },
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such customer: 'cus_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /payment_methods/create': {
+    request: {
+      path: '/payment_methods/create',
+      body: {
+        type: 'card',
+        card: {
+          cardNo: '4242424242424242',
+          expMonth: '12',
+          expYear: '2030',
+          securityCode: '123',
+        },
+        billingDetails: {
+          firstName: 'Ada',
+          lastName: 'Lovelace',
+          email: 'ada@example.com',
+        },
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'pm_1236545154582002485',
+        type: 'card',
+        billingDetails: {
+          address: null,
+          email: 'ada@example.com',
+          firstName: 'Ada',
+          lastName: 'Lovelace',
+          phone: null,
+          description: null,
+        },
+        created: '2026-11-22T12:00:03.000Z',
+        customerId: null,
+        card: {
+          brand: 'visa',
+          country: 'US',
+          expMonth: '12',
+          expYear: '2030',
+          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          last4: '4242',
+          tokenType: null,
+        },
+        merchantPaySite: null,
+        boleto: null,
+        pix: null,
+        creditCardBrazil: null,
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/payment_methods/create',
+        body: {
+          typee: 'card',
+          card: {
+            cardNo: '4242424242424242',
+            expMonth: '12',
+            expYear: '2030',
+            securityCode: '123',
           },
-          "billingDetails": {
-            "firstName": "Ada",
-            "lastName": "Lovelace",
-            "email": "ada@example.com"
-          }
-        }
+          billingDetails: {
+            firstName: 'Ada',
+            lastName: 'Lovelace',
+            email: 'ada@example.com',
+          },
+        },
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "typee is not a recognized field: did you mean type? (type is required)",
-        "data": {
-          "param": "typee",
-          "rule": "additionalProperties",
-          "suggestion": "type"
-        }
-      }
-    }
-  },
-  "GET /payment_methods/{id}": {
-    "request": {
-      "path": "/payment_methods/pm_1236545154582002485"
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "pm_1236545154582002485",
-        "type": "card",
-        "billingDetails": {
-          "address": null,
-          "email": "ada@example.com",
-          "firstName": "Ada",
-          "lastName": "Lovelace",
-          "phone": null,
-          "description": null
+      answer: {
+        code: 'invalid_request',
+        msg: 'typee is not a recognized field: did you mean type? (type is required)',
+        data: {
+          param: 'typee',
+          rule: 'additionalProperties',
+          suggestion: 'type',
         },
-        "created": "2026-11-22T12:00:03.000Z",
-        "customerId": null,
-        "card": {
-          "brand": "visa",
-          "country": "US",
-          "expMonth": "12",
-          "expYear": "2030",
-          "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx",
-          "last4": "4242",
-          "tokenType": null
-        },
-        "merchantPaySite": null,
-        "boleto": null,
-        "pix": null,
-        "creditCardBrazil": null
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/payment_methods/pm_1000000000000000001"
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such payment method: 'pm_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
+    },
   },
-  "POST /payment/create": {
-    "request": {
-      "path": "/payment/create",
-      "body": {
-        "amount": "1999",
-        "currency": "USD",
-        "customerId": "cus_2173417092128682895",
-        "paymentMethod": "pm_1236545154582002485",
-        "confirm": "true",
-        "setupFutureUsage": "on",
-        "orderNo": "order-1001",
-        "notifyUrl": "http://127.0.0.1:33383/webhooks/tessera"
-      }
+  'GET /payment_methods/{id}': {
+    request: {
+      path: '/payment_methods/pm_1236545154582002485',
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "pt_3984917427035103780",
-        "amount": "1999",
-        "currency": "USD",
-        "confirmationMethod": "automatic",
-        "customerId": "cus_2173417092128682895",
-        "paymentMethod": "pm_1236545154582002485",
-        "description": null,
-        "ip": null,
-        "confirm": "true",
-        "lineItems": null,
-        "notifyUrl": "http://127.0.0.1:33383/webhooks/tessera",
-        "orderNo": "order-1001",
-        "preAuth": "n",
-        "receiptEmail": null,
-        "returnUrl": null,
-        "setupFutureUsage": "on",
-        "subsequentInitialType": null,
-        "statementDescriptor": null,
-        "statementDescriptorSuffix": null,
-        "website": null,
-        "userAgent": null,
-        "shipping": null,
-        "appScheme": null,
-        "openUserId": null,
-        "fromChannel": null,
-        "automaticPaymentMethods": null,
-        "recurring": null,
-        "paymentMethodTypes": [
-          "card"
-        ],
-        "paymentMethodType": "card",
-        "paymentMethodDetails": {
-          "type": "card",
-          "card": {
-            "brand": "visa",
-            "last4": "4242",
-            "expMonth": "12",
-            "expYear": "2030",
-            "country": "US",
-            "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
-          }
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'pm_1236545154582002485',
+        type: 'card',
+        billingDetails: {
+          address: null,
+          email: 'ada@example.com',
+          firstName: 'Ada',
+          lastName: 'Lovelace',
+          phone: null,
+          description: null,
         },
-        "clientSecret": "pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c",
-        "canceledAt": null,
-        "cancellationReason": null,
-        "amountReceived": "1999",
-        "amountCapturable": "0",
-        "amountRefunded": "0",
-        "created": "2026-11-22T12:00:05.000Z",
-        "riskInfo": {
-          "riskScore": 10,
-          "riskMessage": "risk_pass"
+        created: '2026-11-22T12:00:03.000Z',
+        customerId: null,
+        card: {
+          brand: 'visa',
+          country: 'US',
+          expMonth: '12',
+          expYear: '2030',
+          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          last4: '4242',
+          tokenType: null,
         },
-        "status": "succeeded",
-        "displayStatus": "succeeded",
-        "errorCode": null,
-        "errorMessage": null,
-        "processorReason": null,
-        "invoiceId": null,
-        "use3D": false
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/payment/create",
-        "body": {
-          "amountt": "1999",
-          "currency": "USD",
-          "customerId": "cus_2173417092128682895",
-          "paymentMethod": "pm_1236545154582002485",
-          "confirm": "true",
-          "setupFutureUsage": "on",
-          "orderNo": "order-1001",
-          "notifyUrl": "http://127.0.0.1:33383/webhooks/tessera"
-        }
+        merchantPaySite: null,
+        boleto: null,
+        pix: null,
+        creditCardBrazil: null,
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "amountt is not a recognized field: did you mean amount? (amount is required)",
-        "data": {
-          "param": "amountt",
-          "rule": "additionalProperties",
-          "suggestion": "amount"
-        }
-      }
-    }
-  },
-  "GET /payment/{id}": {
-    "request": {
-      "path": "/payment/pt_3984917427035103780"
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "pt_3984917427035103780",
-        "amount": "1999",
-        "currency": "USD",
-        "confirmationMethod": "automatic",
-        "customerId": "cus_2173417092128682895",
-        "paymentMethod": "pm_1236545154582002485",
-        "description": null,
-        "ip": null,
-        "confirm": "true",
-        "lineItems": null,
-        "notifyUrl": "http://127.0.0.1:33383/webhooks/tessera",
-        "orderNo": "order-1001",
-        "preAuth": "n",
-        "receiptEmail": null,
-        "returnUrl": null,
-        "setupFutureUsage": "on",
-        "subsequentInitialType": null,
-        "statementDescriptor": null,
-        "statementDescriptorSuffix": null,
-        "website": null,
-        "userAgent": null,
-        "shipping": null,
-        "appScheme": null,
-        "openUserId": null,
-        "fromChannel": null,
-        "automaticPaymentMethods": null,
-        "recurring": null,
-        "paymentMethodTypes": [
-          "card"
-        ],
-        "paymentMethodType": "card",
-        "paymentMethodDetails": {
-          "type": "card",
-          "card": {
-            "brand": "visa",
-            "last4": "4242",
-            "expMonth": "12",
-            "expYear": "2030",
-            "country": "US",
-            "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
-          }
-        },
-        "clientSecret": "pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c",
-        "canceledAt": null,
-        "cancellationReason": null,
-        "amountReceived": "1999",
-        "amountCapturable": "0",
-        "amountRefunded": "0",
-        "created": "2026-11-22T12:00:05.000Z",
-        "riskInfo": {
-          "riskScore": 10,
-          "riskMessage": "risk_pass"
-        },
-        "status": "succeeded",
-        "displayStatus": "succeeded",
-        "errorCode": null,
-        "errorMessage": null,
-        "processorReason": null,
-        "invoiceId": null,
-        "use3D": false
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/payment/pt_1000000000000000001"
+    error: {
+      status: 404,
+      request: {
+        path: '/payment_methods/pm_1000000000000000001',
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such payment: 'pt_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "GET /payment": {
-    "request": {
-      "path": "/payment",
-      "query": {
-        "customerId": "cus_2173417092128682895",
-        "limit": "1"
-      }
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payment method: 'pm_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [
+  },
+  'POST /payment/create': {
+    request: {
+      path: '/payment/create',
+      body: {
+        amount: '1999',
+        currency: 'USD',
+        customerId: 'cus_2173417092128682895',
+        paymentMethod: 'pm_1236545154582002485',
+        confirm: 'true',
+        setupFutureUsage: 'on',
+        orderNo: 'order-1001',
+        notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'pt_3984917427035103780',
+        amount: '1999',
+        currency: 'USD',
+        confirmationMethod: 'automatic',
+        customerId: 'cus_2173417092128682895',
+        paymentMethod: 'pm_1236545154582002485',
+        description: null,
+        ip: null,
+        confirm: 'true',
+        lineItems: null,
+        notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+        orderNo: 'order-1001',
+        preAuth: 'n',
+        receiptEmail: null,
+        returnUrl: null,
+        setupFutureUsage: 'on',
+        subsequentInitialType: null,
+        statementDescriptor: null,
+        statementDescriptorSuffix: null,
+        website: null,
+        userAgent: null,
+        shipping: null,
+        appScheme: null,
+        openUserId: null,
+        fromChannel: null,
+        automaticPaymentMethods: null,
+        recurring: null,
+        paymentMethodTypes: ['card'],
+        paymentMethodType: 'card',
+        paymentMethodDetails: {
+          type: 'card',
+          card: {
+            brand: 'visa',
+            last4: '4242',
+            expMonth: '12',
+            expYear: '2030',
+            country: 'US',
+            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          },
+        },
+        clientSecret: 'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+        canceledAt: null,
+        cancellationReason: null,
+        amountReceived: '1999',
+        amountCapturable: '0',
+        amountRefunded: '0',
+        created: '2026-11-22T12:00:05.000Z',
+        riskInfo: {
+          riskScore: 10,
+          riskMessage: 'risk_pass',
+        },
+        status: 'succeeded',
+        displayStatus: 'succeeded',
+        errorCode: null,
+        errorMessage: null,
+        processorReason: null,
+        invoiceId: null,
+        use3D: false,
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/payment/create',
+        body: {
+          amountt: '1999',
+          currency: 'USD',
+          customerId: 'cus_2173417092128682895',
+          paymentMethod: 'pm_1236545154582002485',
+          confirm: 'true',
+          setupFutureUsage: 'on',
+          orderNo: 'order-1001',
+          notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'amountt is not a recognized field: did you mean amount? (amount is required)',
+        data: {
+          param: 'amountt',
+          rule: 'additionalProperties',
+          suggestion: 'amount',
+        },
+      },
+    },
+  },
+  'GET /payment/{id}': {
+    request: {
+      path: '/payment/pt_3984917427035103780',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'pt_3984917427035103780',
+        amount: '1999',
+        currency: 'USD',
+        confirmationMethod: 'automatic',
+        customerId: 'cus_2173417092128682895',
+        paymentMethod: 'pm_1236545154582002485',
+        description: null,
+        ip: null,
+        confirm: 'true',
+        lineItems: null,
+        notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+        orderNo: 'order-1001',
+        preAuth: 'n',
+        receiptEmail: null,
+        returnUrl: null,
+        setupFutureUsage: 'on',
+        subsequentInitialType: null,
+        statementDescriptor: null,
+        statementDescriptorSuffix: null,
+        website: null,
+        userAgent: null,
+        shipping: null,
+        appScheme: null,
+        openUserId: null,
+        fromChannel: null,
+        automaticPaymentMethods: null,
+        recurring: null,
+        paymentMethodTypes: ['card'],
+        paymentMethodType: 'card',
+        paymentMethodDetails: {
+          type: 'card',
+          card: {
+            brand: 'visa',
+            last4: '4242',
+            expMonth: '12',
+            expYear: '2030',
+            country: 'US',
+            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          },
+        },
+        clientSecret: 'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+        canceledAt: null,
+        cancellationReason: null,
+        amountReceived: '1999',
+        amountCapturable: '0',
+        amountRefunded: '0',
+        created: '2026-11-22T12:00:05.000Z',
+        riskInfo: {
+          riskScore: 10,
+          riskMessage: 'risk_pass',
+        },
+        status: 'succeeded',
+        displayStatus: 'succeeded',
+        errorCode: null,
+        errorMessage: null,
+        processorReason: null,
+        invoiceId: null,
+        use3D: false,
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/payment/pt_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payment: 'pt_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /payment': {
+    request: {
+      path: '/payment',
+      query: {
+        customerId: 'cus_2173417092128682895',
+        limit: '1',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
           {
-            "id": "pt_3984917427035103780",
-            "amount": "1999",
-            "currency": "USD",
-            "confirmationMethod": "automatic",
-            "customerId": "cus_2173417092128682895",
-            "paymentMethod": "pm_1236545154582002485",
-            "description": null,
-            "ip": null,
-            "confirm": "true",
-            "lineItems": null,
-            "notifyUrl": "http://127.0.0.1:33383/webhooks/tessera",
-            "orderNo": "order-1001",
-            "preAuth": "n",
-            "receiptEmail": null,
-            "returnUrl": null,
-            "setupFutureUsage": "on",
-            "subsequentInitialType": null,
-            "statementDescriptor": null,
-            "statementDescriptorSuffix": null,
-            "website": null,
-            "userAgent": null,
-            "shipping": null,
-            "appScheme": null,
-            "openUserId": null,
-            "fromChannel": null,
-            "automaticPaymentMethods": null,
-            "recurring": null,
-            "paymentMethodTypes": [
-              "card"
-            ],
-            "paymentMethodType": "card",
-            "paymentMethodDetails": {
-              "type": "card",
-              "card": {
-                "brand": "visa",
-                "last4": "4242",
-                "expMonth": "12",
-                "expYear": "2030",
-                "country": "US",
-                "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
-              }
+            id: 'pt_3984917427035103780',
+            amount: '1999',
+            currency: 'USD',
+            confirmationMethod: 'automatic',
+            customerId: 'cus_2173417092128682895',
+            paymentMethod: 'pm_1236545154582002485',
+            description: null,
+            ip: null,
+            confirm: 'true',
+            lineItems: null,
+            notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+            orderNo: 'order-1001',
+            preAuth: 'n',
+            receiptEmail: null,
+            returnUrl: null,
+            setupFutureUsage: 'on',
+            subsequentInitialType: null,
+            statementDescriptor: null,
+            statementDescriptorSuffix: null,
+            website: null,
+            userAgent: null,
+            shipping: null,
+            appScheme: null,
+            openUserId: null,
+            fromChannel: null,
+            automaticPaymentMethods: null,
+            recurring: null,
+            paymentMethodTypes: ['card'],
+            paymentMethodType: 'card',
+            paymentMethodDetails: {
+              type: 'card',
+              card: {
+                brand: 'visa',
+                last4: '4242',
+                expMonth: '12',
+                expYear: '2030',
+                country: 'US',
+                fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+              },
             },
-            "clientSecret": "pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c",
-            "canceledAt": null,
-            "cancellationReason": null,
-            "amountReceived": "1999",
-            "amountCapturable": "0",
-            "amountRefunded": "0",
-            "created": "2026-11-22T12:00:05.000Z",
-            "riskInfo": {
-              "riskScore": 10,
-              "riskMessage": "risk_pass"
+            clientSecret:
+              'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+            canceledAt: null,
+            cancellationReason: null,
+            amountReceived: '1999',
+            amountCapturable: '0',
+            amountRefunded: '0',
+            created: '2026-11-22T12:00:05.000Z',
+            riskInfo: {
+              riskScore: 10,
+              riskMessage: 'risk_pass',
             },
-            "status": "succeeded",
-            "displayStatus": "succeeded",
-            "errorCode": null,
-            "errorMessage": null,
-            "processorReason": null,
-            "invoiceId": null,
-            "use3D": false
-          }
+            status: 'succeeded',
+            displayStatus: 'succeeded',
+            errorCode: null,
+            errorMessage: null,
+            processorReason: null,
+            invoiceId: null,
+            use3D: false,
+          },
         ],
-        "hasMore": false
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/payment",
-        "query": {
-          "customerId": "cus_2173417092128682895",
-          "limit": "0"
-        }
+        hasMore: false,
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "limit must be at least 1",
-        "data": {
-          "param": "limit",
-          "rule": "minimum"
-        }
-      }
-    }
-  },
-  "GET /payment_methods/list/{customerId}": {
-    "request": {
-      "path": "/payment_methods/list/cus_2173417092128682895"
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [
+    error: {
+      status: 400,
+      request: {
+        path: '/payment',
+        query: {
+          customerId: 'cus_2173417092128682895',
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit must be at least 1',
+        data: {
+          param: 'limit',
+          rule: 'minimum',
+        },
+      },
+    },
+  },
+  'GET /payment_methods/list/{customerId}': {
+    request: {
+      path: '/payment_methods/list/cus_2173417092128682895',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
           {
-            "id": "pm_1236545154582002485",
-            "type": "card",
-            "billingDetails": {
-              "address": null,
-              "email": "ada@example.com",
-              "firstName": "Ada",
-              "lastName": "Lovelace",
-              "phone": null,
-              "description": null
+            id: 'pm_1236545154582002485',
+            type: 'card',
+            billingDetails: {
+              address: null,
+              email: 'ada@example.com',
+              firstName: 'Ada',
+              lastName: 'Lovelace',
+              phone: null,
+              description: null,
             },
-            "created": "2026-11-22T12:00:03.000Z",
-            "customerId": "cus_2173417092128682895",
-            "card": {
-              "brand": "visa",
-              "country": "US",
-              "expMonth": "12",
-              "expYear": "2030",
-              "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx",
-              "last4": "4242",
-              "tokenType": "network_token"
+            created: '2026-11-22T12:00:03.000Z',
+            customerId: 'cus_2173417092128682895',
+            card: {
+              brand: 'visa',
+              country: 'US',
+              expMonth: '12',
+              expYear: '2030',
+              fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+              last4: '4242',
+              tokenType: 'network_token',
             },
-            "merchantPaySite": null,
-            "boleto": null,
-            "pix": null,
-            "creditCardBrazil": null
-          }
+            merchantPaySite: null,
+            boleto: null,
+            pix: null,
+            creditCardBrazil: null,
+          },
         ],
-        "hasMore": false
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/payment_methods/list/cus_1000000000000000001"
+        hasMore: false,
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such customer: 'cus_1000000000000000001'",
-        "data": {
-          "param": "customerId"
-        }
-      }
-    }
-  },
-  "GET /customers": {
-    "request": {
-      "path": "/customers",
-      "query": {
-        "limit": "1"
-      }
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [
+    error: {
+      status: 404,
+      request: {
+        path: '/payment_methods/list/cus_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such customer: 'cus_1000000000000000001'",
+        data: {
+          param: 'customerId',
+        },
+      },
+    },
+  },
+  'GET /customers': {
+    request: {
+      path: '/customers',
+      query: {
+        limit: '1',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
           {
-            "id": "cus_2173417092128682895",
-            "address": null,
-            "description": null,
-            "email": "ada@example.com",
-            "firstName": "Ada",
-            "lastName": "Lovelace",
-            "phone": "+1 415 555 0100",
-            "shipping": null,
-            "merchantUserId": "user-42",
-            "created": "2026-11-22T12:00:00.000Z"
-          }
+            id: 'cus_2173417092128682895',
+            address: null,
+            description: null,
+            email: 'ada@example.com',
+            firstName: 'Ada',
+            lastName: 'Lovelace',
+            phone: '+1 415 555 0100',
+            shipping: null,
+            merchantUserId: 'user-42',
+            created: '2026-11-22T12:00:00.000Z',
+          },
         ],
-        "hasMore": false
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/customers",
-        "query": {
-          "limit": "0"
-        }
+        hasMore: false,
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "limit must be at least 1",
-        "data": {
-          "param": "limit",
-          "rule": "minimum"
-        }
-      }
-    }
-  },
-  "POST /payment_methods/{id}/attach": {
-    "request": {
-      "path": "/payment_methods/pm_5924251515875620070/attach",
-      "body": {
-        "customerId": "cus_2173417092128682895"
-      }
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "pm_5924251515875620070",
-        "type": "card",
-        "billingDetails": {
-          "address": null,
-          "email": null,
-          "firstName": null,
-          "lastName": null,
-          "phone": null,
-          "description": null
+    error: {
+      status: 400,
+      request: {
+        path: '/customers',
+        query: {
+          limit: '0',
         },
-        "created": "2026-11-22T12:00:10.000Z",
-        "customerId": "cus_2173417092128682895",
-        "card": {
-          "brand": "visa",
-          "country": "US",
-          "expMonth": "12",
-          "expYear": "2030",
-          "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx",
-          "last4": "4242",
-          "tokenType": null
-        },
-        "merchantPaySite": null,
-        "boleto": null,
-        "pix": null,
-        "creditCardBrazil": null
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/payment_methods/pm_1000000000000000001/attach",
-        "body": {
-          "customerId": "cus_2173417092128682895"
-        }
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such payment method: 'pm_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /payment_methods/{id}/update": {
-    "request": {
-      "path": "/payment_methods/pm_5924251515875620070/update",
-      "body": {
-        "billingDetails": {
-          "phone": "+1 415 555 0100"
-        }
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "pm_5924251515875620070",
-        "type": "card",
-        "billingDetails": {
-          "address": null,
-          "email": null,
-          "firstName": null,
-          "lastName": null,
-          "phone": "+1 415 555 0100",
-          "description": null
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit must be at least 1',
+        data: {
+          param: 'limit',
+          rule: 'minimum',
         },
-        "created": "2026-11-22T12:00:10.000Z",
-        "customerId": "cus_2173417092128682895",
-        "card": {
-          "brand": "visa",
-          "country": "US",
-          "expMonth": "12",
-          "expYear": "2030",
-          "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx",
-          "last4": "4242",
-          "tokenType": null
-        },
-        "merchantPaySite": null,
-        "boleto": null,
-        "pix": null,
-        "creditCardBrazil": null
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/payment_methods/pm_1000000000000000001/update",
-        "body": {
-          "billingDetails": {
-            "phone": "+1 415 555 0100"
-          }
-        }
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such payment method: 'pm_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
+    },
   },
-  "POST /payment_methods/{id}/detach": {
-    "request": {
-      "path": "/payment_methods/pm_5924251515875620070/detach",
-      "body": {}
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "pm_5924251515875620070",
-        "type": "card",
-        "billingDetails": {
-          "address": null,
-          "email": null,
-          "firstName": null,
-          "lastName": null,
-          "phone": "+1 415 555 0100",
-          "description": null
-        },
-        "created": "2026-11-22T12:00:10.000Z",
-        "customerId": null,
-        "card": {
-          "brand": "visa",
-          "country": "US",
-          "expMonth": "12",
-          "expYear": "2030",
-          "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx",
-          "last4": "4242",
-          "tokenType": null
-        },
-        "merchantPaySite": null,
-        "boleto": null,
-        "pix": null,
-        "creditCardBrazil": null
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/payment_methods/pm_1000000000000000001/detach",
-        "body": {}
+  'POST /payment_methods/{id}/attach': {
+    request: {
+      path: '/payment_methods/pm_5924251515875620070/attach',
+      body: {
+        customerId: 'cus_2173417092128682895',
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such payment method: 'pm_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /payment/{id}/update": {
-    "request": {
-      "path": "/payment/pt_6140867273385576478/update",
-      "body": {
-        "description": "Order 1002"
-      }
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "pt_6140867273385576478",
-        "amount": "2500",
-        "currency": "USD",
-        "confirmationMethod": "automatic",
-        "customerId": null,
-        "paymentMethod": null,
-        "description": "Order 1002",
-        "ip": null,
-        "confirm": "false",
-        "lineItems": null,
-        "notifyUrl": null,
-        "orderNo": "order-1002",
-        "preAuth": "n",
-        "receiptEmail": null,
-        "returnUrl": null,
-        "setupFutureUsage": "off",
-        "subsequentInitialType": null,
-        "statementDescriptor": null,
-        "statementDescriptorSuffix": null,
-        "website": null,
-        "userAgent": null,
-        "shipping": null,
-        "appScheme": null,
-        "openUserId": null,
-        "fromChannel": null,
-        "automaticPaymentMethods": null,
-        "recurring": null,
-        "paymentMethodTypes": [
-          "card"
-        ],
-        "paymentMethodType": "card",
-        "paymentMethodDetails": null,
-        "clientSecret": "pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc",
-        "canceledAt": null,
-        "cancellationReason": null,
-        "amountReceived": "0",
-        "amountCapturable": "0",
-        "amountRefunded": "0",
-        "created": "2026-11-22T12:00:13.000Z",
-        "riskInfo": null,
-        "status": "requires_payment_method",
-        "displayStatus": "incomplete",
-        "errorCode": null,
-        "errorMessage": null,
-        "processorReason": null,
-        "invoiceId": null,
-        "use3D": false
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/payment/pt_1000000000000000001/update",
-        "body": {
-          "description": "Order 1002"
-        }
-      },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such payment: 'pt_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /payment/{id}": {
-    "request": {
-      "path": "/payment/pt_6140867273385576478",
-      "body": {
-        "description": "Order 1002, gift wrapped"
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "pt_6140867273385576478",
-        "amount": "2500",
-        "currency": "USD",
-        "confirmationMethod": "automatic",
-        "customerId": null,
-        "paymentMethod": null,
-        "description": "Order 1002, gift wrapped",
-        "ip": null,
-        "confirm": "false",
-        "lineItems": null,
-        "notifyUrl": null,
-        "orderNo": "order-1002",
-        "preAuth": "n",
-        "receiptEmail": null,
-        "returnUrl": null,
-        "setupFutureUsage": "off",
-        "subsequentInitialType": null,
-        "statementDescriptor": null,
-        "statementDescriptorSuffix": null,
-        "website": null,
-        "userAgent": null,
-        "shipping": null,
-        "appScheme": null,
-        "openUserId": null,
-        "fromChannel": null,
-        "automaticPaymentMethods": null,
-        "recurring": null,
-        "paymentMethodTypes": [
-          "card"
-        ],
-        "paymentMethodType": "card",
-        "paymentMethodDetails": null,
-        "clientSecret": "pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc",
-        "canceledAt": null,
-        "cancellationReason": null,
-        "amountReceived": "0",
-        "amountCapturable": "0",
-        "amountRefunded": "0",
-        "created": "2026-11-22T12:00:13.000Z",
-        "riskInfo": null,
-        "status": "requires_payment_method",
-        "displayStatus": "incomplete",
-        "errorCode": null,
-        "errorMessage": null,
-        "processorReason": null,
-        "invoiceId": null,
-        "use3D": false
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/payment/pt_1000000000000000001",
-        "body": {
-          "description": "Order 1002, gift wrapped"
-        }
-      },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such payment: 'pt_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /payment/{id}/confirm": {
-    "request": {
-      "path": "/payment/pt_6140867273385576478/confirm",
-      "body": {
-        "paymentMethod": "pm_6250245195626376526"
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "pt_6140867273385576478",
-        "amount": "2500",
-        "currency": "USD",
-        "confirmationMethod": "automatic",
-        "customerId": null,
-        "paymentMethod": "pm_6250245195626376526",
-        "description": "Order 1002, gift wrapped",
-        "ip": null,
-        "confirm": "false",
-        "lineItems": null,
-        "notifyUrl": null,
-        "orderNo": "order-1002",
-        "preAuth": "n",
-        "receiptEmail": null,
-        "returnUrl": null,
-        "setupFutureUsage": "off",
-        "subsequentInitialType": null,
-        "statementDescriptor": null,
-        "statementDescriptorSuffix": null,
-        "website": null,
-        "userAgent": null,
-        "shipping": null,
-        "appScheme": null,
-        "openUserId": null,
-        "fromChannel": null,
-        "automaticPaymentMethods": null,
-        "recurring": null,
-        "paymentMethodTypes": [
-          "card"
-        ],
-        "paymentMethodType": "card",
-        "paymentMethodDetails": {
-          "type": "card",
-          "card": {
-            "brand": "visa",
-            "last4": "4242",
-            "expMonth": "12",
-            "expYear": "2030",
-            "country": "US",
-            "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
-          }
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'pm_5924251515875620070',
+        type: 'card',
+        billingDetails: {
+          address: null,
+          email: null,
+          firstName: null,
+          lastName: null,
+          phone: null,
+          description: null,
         },
-        "clientSecret": "pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc",
-        "canceledAt": null,
-        "cancellationReason": null,
-        "amountReceived": "2500",
-        "amountCapturable": "0",
-        "amountRefunded": "0",
-        "created": "2026-11-22T12:00:13.000Z",
-        "riskInfo": {
-          "riskScore": 10,
-          "riskMessage": "risk_pass"
+        created: '2026-11-22T12:00:10.000Z',
+        customerId: 'cus_2173417092128682895',
+        card: {
+          brand: 'visa',
+          country: 'US',
+          expMonth: '12',
+          expYear: '2030',
+          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          last4: '4242',
+          tokenType: null,
         },
-        "status": "succeeded",
-        "displayStatus": "succeeded",
-        "errorCode": null,
-        "errorMessage": null,
-        "processorReason": null,
-        "invoiceId": null,
-        "use3D": false
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/payment/pt_1000000000000000001/confirm",
-        "body": {
-          "paymentMethod": "pm_6250245195626376526"
-        }
+        merchantPaySite: null,
+        boleto: null,
+        pix: null,
+        creditCardBrazil: null,
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such payment: 'pt_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /payment/{id}/capture": {
-    "request": {
-      "path": "/payment/pt_1005190174557191704/capture",
-      "body": {}
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "pt_1005190174557191704",
-        "amount": "1500",
-        "currency": "USD",
-        "confirmationMethod": "automatic",
-        "customerId": null,
-        "paymentMethod": "pm_5160425743778558060",
-        "description": null,
-        "ip": null,
-        "confirm": "true",
-        "lineItems": null,
-        "notifyUrl": null,
-        "orderNo": "order-1003",
-        "preAuth": "y",
-        "receiptEmail": null,
-        "returnUrl": null,
-        "setupFutureUsage": "off",
-        "subsequentInitialType": null,
-        "statementDescriptor": null,
-        "statementDescriptorSuffix": null,
-        "website": null,
-        "userAgent": null,
-        "shipping": null,
-        "appScheme": null,
-        "openUserId": null,
-        "fromChannel": null,
-        "automaticPaymentMethods": null,
-        "recurring": null,
-        "paymentMethodTypes": [
-          "card"
-        ],
-        "paymentMethodType": "card",
-        "paymentMethodDetails": {
-          "type": "card",
-          "card": {
-            "brand": "visa",
-            "last4": "4242",
-            "expMonth": "12",
-            "expYear": "2030",
-            "country": "US",
-            "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
-          }
+    error: {
+      status: 404,
+      request: {
+        path: '/payment_methods/pm_1000000000000000001/attach',
+        body: {
+          customerId: 'cus_2173417092128682895',
         },
-        "clientSecret": "pt_1005190174557191704_secret_8708d272192845766fd42717663b77b95874164321c5112f568b11036301d794",
-        "canceledAt": null,
-        "cancellationReason": null,
-        "amountReceived": "1500",
-        "amountCapturable": "0",
-        "amountRefunded": "0",
-        "created": "2026-11-22T12:00:16.000Z",
-        "riskInfo": {
-          "riskScore": 10,
-          "riskMessage": "risk_pass"
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payment method: 'pm_1000000000000000001'",
+        data: {
+          param: 'id',
         },
-        "status": "succeeded",
-        "displayStatus": "succeeded",
-        "errorCode": null,
-        "errorMessage": null,
-        "processorReason": null,
-        "invoiceId": null,
-        "use3D": false
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/payment/pt_1000000000000000001/capture",
-        "body": {}
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such payment: 'pt_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /payment/{id}/cancel": {
-    "request": {
-      "path": "/payment/pt_7223284359094696757/cancel",
-      "body": {
-        "cancellationReason": "requested_by_customer"
-      }
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "pt_7223284359094696757",
-        "amount": "1500",
-        "currency": "USD",
-        "confirmationMethod": "automatic",
-        "customerId": null,
-        "paymentMethod": "pm_9242748753836331076",
-        "description": null,
-        "ip": null,
-        "confirm": "true",
-        "lineItems": null,
-        "notifyUrl": null,
-        "orderNo": "order-1004",
-        "preAuth": "y",
-        "receiptEmail": null,
-        "returnUrl": null,
-        "setupFutureUsage": "off",
-        "subsequentInitialType": null,
-        "statementDescriptor": null,
-        "statementDescriptorSuffix": null,
-        "website": null,
-        "userAgent": null,
-        "shipping": null,
-        "appScheme": null,
-        "openUserId": null,
-        "fromChannel": null,
-        "automaticPaymentMethods": null,
-        "recurring": null,
-        "paymentMethodTypes": [
-          "card"
-        ],
-        "paymentMethodType": "card",
-        "paymentMethodDetails": {
-          "type": "card",
-          "card": {
-            "brand": "visa",
-            "last4": "4242",
-            "expMonth": "12",
-            "expYear": "2030",
-            "country": "US",
-            "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
-          }
+  },
+  'POST /payment_methods/{id}/update': {
+    request: {
+      path: '/payment_methods/pm_5924251515875620070/update',
+      body: {
+        billingDetails: {
+          phone: '+1 415 555 0100',
         },
-        "clientSecret": "pt_7223284359094696757_secret_27af2c0cf11d615ce597136dcdf4ea7d898571e02263f9e572c0c1d661ff4cfd",
-        "canceledAt": "2026-11-22T12:00:17.000Z",
-        "cancellationReason": "requested_by_customer",
-        "amountReceived": "0",
-        "amountCapturable": "0",
-        "amountRefunded": "0",
-        "created": "2026-11-22T12:00:17.000Z",
-        "riskInfo": {
-          "riskScore": 10,
-          "riskMessage": "risk_pass"
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'pm_5924251515875620070',
+        type: 'card',
+        billingDetails: {
+          address: null,
+          email: null,
+          firstName: null,
+          lastName: null,
+          phone: '+1 415 555 0100',
+          description: null,
         },
-        "status": "canceled",
-        "displayStatus": "canceled",
-        "errorCode": null,
-        "errorMessage": null,
-        "processorReason": null,
-        "invoiceId": null,
-        "use3D": false
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/payment/pt_1000000000000000001/cancel",
-        "body": {
-          "cancellationReason": "requested_by_customer"
-        }
+        created: '2026-11-22T12:00:10.000Z',
+        customerId: 'cus_2173417092128682895',
+        card: {
+          brand: 'visa',
+          country: 'US',
+          expMonth: '12',
+          expYear: '2030',
+          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          last4: '4242',
+          tokenType: null,
+        },
+        merchantPaySite: null,
+        boleto: null,
+        pix: null,
+        creditCardBrazil: null,
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such payment: 'pt_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /refunds/create": {
-    "request": {
-      "path": "/refunds/create",
-      "body": {
-        "paymentId": "pt_3984917427035103780",
-        "amount": "500",
-        "reason": "requested_by_customer"
-      }
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "re_1474252169021727402",
-        "amount": "500",
-        "currency": "USD",
-        "paymentId": "pt_3984917427035103780",
-        "reason": "requested_by_customer",
-        "note": null,
-        "description": null,
-        "metadata": null,
-        "status": "pending",
-        "failureReason": null,
-        "created": "2026-11-22T12:00:18.000Z"
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/refunds/create",
-        "body": {
-          "paymentIdd": "pt_3984917427035103780",
-          "amount": "500",
-          "reason": "requested_by_customer"
-        }
+    error: {
+      status: 404,
+      request: {
+        path: '/payment_methods/pm_1000000000000000001/update',
+        body: {
+          billingDetails: {
+            phone: '+1 415 555 0100',
+          },
+        },
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "paymentIdd is not a recognized field: did you mean paymentId? (paymentId is required)",
-        "data": {
-          "param": "paymentIdd",
-          "rule": "additionalProperties",
-          "suggestion": "paymentId"
-        }
-      }
-    }
-  },
-  "GET /refunds/{id}": {
-    "request": {
-      "path": "/refunds/re_1474252169021727402"
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "re_1474252169021727402",
-        "amount": "500",
-        "currency": "USD",
-        "paymentId": "pt_3984917427035103780",
-        "reason": "requested_by_customer",
-        "note": null,
-        "description": null,
-        "metadata": null,
-        "status": "pending",
-        "failureReason": null,
-        "created": "2026-11-22T12:00:18.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/refunds/re_1000000000000000001"
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payment method: 'pm_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such refund: 're_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "GET /refunds": {
-    "request": {
-      "path": "/refunds",
-      "query": {
-        "limit": "1"
-      }
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [
+  },
+  'POST /payment_methods/{id}/detach': {
+    request: {
+      path: '/payment_methods/pm_5924251515875620070/detach',
+      body: {},
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'pm_5924251515875620070',
+        type: 'card',
+        billingDetails: {
+          address: null,
+          email: null,
+          firstName: null,
+          lastName: null,
+          phone: '+1 415 555 0100',
+          description: null,
+        },
+        created: '2026-11-22T12:00:10.000Z',
+        customerId: null,
+        card: {
+          brand: 'visa',
+          country: 'US',
+          expMonth: '12',
+          expYear: '2030',
+          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          last4: '4242',
+          tokenType: null,
+        },
+        merchantPaySite: null,
+        boleto: null,
+        pix: null,
+        creditCardBrazil: null,
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/payment_methods/pm_1000000000000000001/detach',
+        body: {},
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payment method: 'pm_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /payment/{id}/update': {
+    request: {
+      path: '/payment/pt_6140867273385576478/update',
+      body: {
+        description: 'Order 1002',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'pt_6140867273385576478',
+        amount: '2500',
+        currency: 'USD',
+        confirmationMethod: 'automatic',
+        customerId: null,
+        paymentMethod: null,
+        description: 'Order 1002',
+        ip: null,
+        confirm: 'false',
+        lineItems: null,
+        notifyUrl: null,
+        orderNo: 'order-1002',
+        preAuth: 'n',
+        receiptEmail: null,
+        returnUrl: null,
+        setupFutureUsage: 'off',
+        subsequentInitialType: null,
+        statementDescriptor: null,
+        statementDescriptorSuffix: null,
+        website: null,
+        userAgent: null,
+        shipping: null,
+        appScheme: null,
+        openUserId: null,
+        fromChannel: null,
+        automaticPaymentMethods: null,
+        recurring: null,
+        paymentMethodTypes: ['card'],
+        paymentMethodType: 'card',
+        paymentMethodDetails: null,
+        clientSecret: 'pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc',
+        canceledAt: null,
+        cancellationReason: null,
+        amountReceived: '0',
+        amountCapturable: '0',
+        amountRefunded: '0',
+        created: '2026-11-22T12:00:13.000Z',
+        riskInfo: null,
+        status: 'requires_payment_method',
+        displayStatus: 'incomplete',
+        errorCode: null,
+        errorMessage: null,
+        processorReason: null,
+        invoiceId: null,
+        use3D: false,
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/payment/pt_1000000000000000001/update',
+        body: {
+          description: 'Order 1002',
+        },
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payment: 'pt_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /payment/{id}': {
+    request: {
+      path: '/payment/pt_6140867273385576478',
+      body: {
+        description: 'Order 1002, gift wrapped',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'pt_6140867273385576478',
+        amount: '2500',
+        currency: 'USD',
+        confirmationMethod: 'automatic',
+        customerId: null,
+        paymentMethod: null,
+        description: 'Order 1002, gift wrapped',
+        ip: null,
+        confirm: 'false',
+        lineItems: null,
+        notifyUrl: null,
+        orderNo: 'order-1002',
+        preAuth: 'n',
+        receiptEmail: null,
+        returnUrl: null,
+        setupFutureUsage: 'off',
+        subsequentInitialType: null,
+        statementDescriptor: null,
+        statementDescriptorSuffix: null,
+        website: null,
+        userAgent: null,
+        shipping: null,
+        appScheme: null,
+        openUserId: null,
+        fromChannel: null,
+        automaticPaymentMethods: null,
+        recurring: null,
+        paymentMethodTypes: ['card'],
+        paymentMethodType: 'card',
+        paymentMethodDetails: null,
+        clientSecret: 'pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc',
+        canceledAt: null,
+        cancellationReason: null,
+        amountReceived: '0',
+        amountCapturable: '0',
+        amountRefunded: '0',
+        created: '2026-11-22T12:00:13.000Z',
+        riskInfo: null,
+        status: 'requires_payment_method',
+        displayStatus: 'incomplete',
+        errorCode: null,
+        errorMessage: null,
+        processorReason: null,
+        invoiceId: null,
+        use3D: false,
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/payment/pt_1000000000000000001',
+        body: {
+          description: 'Order 1002, gift wrapped',
+        },
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payment: 'pt_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /payment/{id}/confirm': {
+    request: {
+      path: '/payment/pt_6140867273385576478/confirm',
+      body: {
+        paymentMethod: 'pm_6250245195626376526',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'pt_6140867273385576478',
+        amount: '2500',
+        currency: 'USD',
+        confirmationMethod: 'automatic',
+        customerId: null,
+        paymentMethod: 'pm_6250245195626376526',
+        description: 'Order 1002, gift wrapped',
+        ip: null,
+        confirm: 'false',
+        lineItems: null,
+        notifyUrl: null,
+        orderNo: 'order-1002',
+        preAuth: 'n',
+        receiptEmail: null,
+        returnUrl: null,
+        setupFutureUsage: 'off',
+        subsequentInitialType: null,
+        statementDescriptor: null,
+        statementDescriptorSuffix: null,
+        website: null,
+        userAgent: null,
+        shipping: null,
+        appScheme: null,
+        openUserId: null,
+        fromChannel: null,
+        automaticPaymentMethods: null,
+        recurring: null,
+        paymentMethodTypes: ['card'],
+        paymentMethodType: 'card',
+        paymentMethodDetails: {
+          type: 'card',
+          card: {
+            brand: 'visa',
+            last4: '4242',
+            expMonth: '12',
+            expYear: '2030',
+            country: 'US',
+            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          },
+        },
+        clientSecret: 'pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc',
+        canceledAt: null,
+        cancellationReason: null,
+        amountReceived: '2500',
+        amountCapturable: '0',
+        amountRefunded: '0',
+        created: '2026-11-22T12:00:13.000Z',
+        riskInfo: {
+          riskScore: 10,
+          riskMessage: 'risk_pass',
+        },
+        status: 'succeeded',
+        displayStatus: 'succeeded',
+        errorCode: null,
+        errorMessage: null,
+        processorReason: null,
+        invoiceId: null,
+        use3D: false,
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/payment/pt_1000000000000000001/confirm',
+        body: {
+          paymentMethod: 'pm_6250245195626376526',
+        },
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payment: 'pt_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /payment/{id}/capture': {
+    request: {
+      path: '/payment/pt_1005190174557191704/capture',
+      body: {},
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'pt_1005190174557191704',
+        amount: '1500',
+        currency: 'USD',
+        confirmationMethod: 'automatic',
+        customerId: null,
+        paymentMethod: 'pm_5160425743778558060',
+        description: null,
+        ip: null,
+        confirm: 'true',
+        lineItems: null,
+        notifyUrl: null,
+        orderNo: 'order-1003',
+        preAuth: 'y',
+        receiptEmail: null,
+        returnUrl: null,
+        setupFutureUsage: 'off',
+        subsequentInitialType: null,
+        statementDescriptor: null,
+        statementDescriptorSuffix: null,
+        website: null,
+        userAgent: null,
+        shipping: null,
+        appScheme: null,
+        openUserId: null,
+        fromChannel: null,
+        automaticPaymentMethods: null,
+        recurring: null,
+        paymentMethodTypes: ['card'],
+        paymentMethodType: 'card',
+        paymentMethodDetails: {
+          type: 'card',
+          card: {
+            brand: 'visa',
+            last4: '4242',
+            expMonth: '12',
+            expYear: '2030',
+            country: 'US',
+            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          },
+        },
+        clientSecret: 'pt_1005190174557191704_secret_8708d272192845766fd42717663b77b95874164321c5112f568b11036301d794',
+        canceledAt: null,
+        cancellationReason: null,
+        amountReceived: '1500',
+        amountCapturable: '0',
+        amountRefunded: '0',
+        created: '2026-11-22T12:00:16.000Z',
+        riskInfo: {
+          riskScore: 10,
+          riskMessage: 'risk_pass',
+        },
+        status: 'succeeded',
+        displayStatus: 'succeeded',
+        errorCode: null,
+        errorMessage: null,
+        processorReason: null,
+        invoiceId: null,
+        use3D: false,
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/payment/pt_1000000000000000001/capture',
+        body: {},
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payment: 'pt_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /payment/{id}/cancel': {
+    request: {
+      path: '/payment/pt_7223284359094696757/cancel',
+      body: {
+        cancellationReason: 'requested_by_customer',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'pt_7223284359094696757',
+        amount: '1500',
+        currency: 'USD',
+        confirmationMethod: 'automatic',
+        customerId: null,
+        paymentMethod: 'pm_9242748753836331076',
+        description: null,
+        ip: null,
+        confirm: 'true',
+        lineItems: null,
+        notifyUrl: null,
+        orderNo: 'order-1004',
+        preAuth: 'y',
+        receiptEmail: null,
+        returnUrl: null,
+        setupFutureUsage: 'off',
+        subsequentInitialType: null,
+        statementDescriptor: null,
+        statementDescriptorSuffix: null,
+        website: null,
+        userAgent: null,
+        shipping: null,
+        appScheme: null,
+        openUserId: null,
+        fromChannel: null,
+        automaticPaymentMethods: null,
+        recurring: null,
+        paymentMethodTypes: ['card'],
+        paymentMethodType: 'card',
+        paymentMethodDetails: {
+          type: 'card',
+          card: {
+            brand: 'visa',
+            last4: '4242',
+            expMonth: '12',
+            expYear: '2030',
+            country: 'US',
+            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          },
+        },
+        clientSecret: 'pt_7223284359094696757_secret_27af2c0cf11d615ce597136dcdf4ea7d898571e02263f9e572c0c1d661ff4cfd',
+        canceledAt: '2026-11-22T12:00:17.000Z',
+        cancellationReason: 'requested_by_customer',
+        amountReceived: '0',
+        amountCapturable: '0',
+        amountRefunded: '0',
+        created: '2026-11-22T12:00:17.000Z',
+        riskInfo: {
+          riskScore: 10,
+          riskMessage: 'risk_pass',
+        },
+        status: 'canceled',
+        displayStatus: 'canceled',
+        errorCode: null,
+        errorMessage: null,
+        processorReason: null,
+        invoiceId: null,
+        use3D: false,
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/payment/pt_1000000000000000001/cancel',
+        body: {
+          cancellationReason: 'requested_by_customer',
+        },
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payment: 'pt_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /refunds/create': {
+    request: {
+      path: '/refunds/create',
+      body: {
+        paymentId: 'pt_3984917427035103780',
+        amount: '500',
+        reason: 'requested_by_customer',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 're_1474252169021727402',
+        amount: '500',
+        currency: 'USD',
+        paymentId: 'pt_3984917427035103780',
+        reason: 'requested_by_customer',
+        note: null,
+        description: null,
+        metadata: null,
+        status: 'pending',
+        failureReason: null,
+        created: '2026-11-22T12:00:18.000Z',
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/refunds/create',
+        body: {
+          paymentIdd: 'pt_3984917427035103780',
+          amount: '500',
+          reason: 'requested_by_customer',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'paymentIdd is not a recognized field: did you mean paymentId? (paymentId is required)',
+        data: {
+          param: 'paymentIdd',
+          rule: 'additionalProperties',
+          suggestion: 'paymentId',
+        },
+      },
+    },
+  },
+  'GET /refunds/{id}': {
+    request: {
+      path: '/refunds/re_1474252169021727402',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 're_1474252169021727402',
+        amount: '500',
+        currency: 'USD',
+        paymentId: 'pt_3984917427035103780',
+        reason: 'requested_by_customer',
+        note: null,
+        description: null,
+        metadata: null,
+        status: 'pending',
+        failureReason: null,
+        created: '2026-11-22T12:00:18.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/refunds/re_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such refund: 're_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /refunds': {
+    request: {
+      path: '/refunds',
+      query: {
+        limit: '1',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
           {
-            "id": "re_1474252169021727402",
-            "amount": "500",
-            "currency": "USD",
-            "paymentId": "pt_3984917427035103780",
-            "reason": "requested_by_customer",
-            "note": null,
-            "description": null,
-            "metadata": null,
-            "status": "pending",
-            "failureReason": null,
-            "created": "2026-11-22T12:00:18.000Z"
-          }
+            id: 're_1474252169021727402',
+            amount: '500',
+            currency: 'USD',
+            paymentId: 'pt_3984917427035103780',
+            reason: 'requested_by_customer',
+            note: null,
+            description: null,
+            metadata: null,
+            status: 'pending',
+            failureReason: null,
+            created: '2026-11-22T12:00:18.000Z',
+          },
         ],
-        "hasMore": false
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/refunds",
-        "query": {
-          "limit": "0"
-        }
+        hasMore: false,
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "limit must be at least 1",
-        "data": {
-          "param": "limit",
-          "rule": "minimum"
-        }
-      }
-    }
-  },
-  "GET /balance": {
-    "request": {
-      "path": "/balance"
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "available": [
+    error: {
+      status: 400,
+      request: {
+        path: '/refunds',
+        query: {
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit must be at least 1',
+        data: {
+          param: 'limit',
+          rule: 'minimum',
+        },
+      },
+    },
+  },
+  'GET /balance': {
+    request: {
+      path: '/balance',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        available: [
           {
-            "amount": "4325",
-            "currency": "USD"
-          }
+            amount: '4325',
+            currency: 'USD',
+          },
         ],
-        "pending": [
+        pending: [
           {
-            "amount": "5734",
-            "currency": "USD"
-          }
-        ]
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/balance",
-        "query": {
-          "limit": "0"
-        }
+            amount: '5734',
+            currency: 'USD',
+          },
+        ],
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "limit is not a recognized field",
-        "data": {
-          "param": "limit",
-          "rule": "additionalProperties"
-        }
-      }
-    }
-  },
-  "GET /balance_transactions": {
-    "request": {
-      "path": "/balance_transactions",
-      "query": {
-        "type": "payment",
-        "limit": "1"
-      }
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [
+    error: {
+      status: 400,
+      request: {
+        path: '/balance',
+        query: {
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit is not a recognized field',
+        data: {
+          param: 'limit',
+          rule: 'additionalProperties',
+        },
+      },
+    },
+  },
+  'GET /balance_transactions': {
+    request: {
+      path: '/balance_transactions',
+      query: {
+        type: 'payment',
+        limit: '1',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
           {
-            "id": "txn_9069787350270875776",
-            "type": "payment",
-            "source": "pt_3173230199969200274",
-            "amount": "5000",
-            "fee": "175",
-            "feeDetails": [
+            id: 'txn_9069787350270875776',
+            type: 'payment',
+            source: 'pt_3173230199969200274',
+            amount: '5000',
+            fee: '175',
+            feeDetails: [
               {
-                "type": "tessera_fee",
-                "amount": "175",
-                "description": "Processing fee (2.9% + 30)"
-              }
+                type: 'tessera_fee',
+                amount: '175',
+                description: 'Processing fee (2.9% + 30)',
+              },
             ],
-            "net": "4825",
-            "currency": "USD",
-            "status": "available",
-            "availableOn": "2026-11-22T12:00:21.000Z",
-            "payoutId": null,
-            "reportingCategory": "charge",
-            "created": "2026-11-22T12:00:21.000Z"
-          }
+            net: '4825',
+            currency: 'USD',
+            status: 'available',
+            availableOn: '2026-11-22T12:00:21.000Z',
+            payoutId: null,
+            reportingCategory: 'charge',
+            created: '2026-11-22T12:00:21.000Z',
+          },
         ],
-        "hasMore": true
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/balance_transactions",
-        "query": {
-          "type": "payment",
-          "limit": "0"
-        }
+        hasMore: true,
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "limit must be at least 1",
-        "data": {
-          "param": "limit",
-          "rule": "minimum"
-        }
-      }
-    }
-  },
-  "GET /balance_transactions/{id}": {
-    "request": {
-      "path": "/balance_transactions/txn_9069787350270875776"
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "txn_9069787350270875776",
-        "type": "payment",
-        "source": "pt_3173230199969200274",
-        "amount": "5000",
-        "fee": "175",
-        "feeDetails": [
-          {
-            "type": "tessera_fee",
-            "amount": "175",
-            "description": "Processing fee (2.9% + 30)"
-          }
-        ],
-        "net": "4825",
-        "currency": "USD",
-        "status": "available",
-        "availableOn": "2026-11-22T12:00:21.000Z",
-        "payoutId": null,
-        "reportingCategory": "charge",
-        "created": "2026-11-22T12:00:21.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/balance_transactions/txn_1000000000000000001"
-      },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such balance transaction: 'txn_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "GET /balance/summary": {
-    "request": {
-      "path": "/balance/summary",
-      "query": {
-        "from": "2026-11-22T12:00:21.000Z",
-        "to": "2026-11-22T12:00:25.000Z"
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "from": "2026-11-22T12:00:21.000Z",
-        "to": "2026-11-22T12:00:25.000Z",
-        "currencies": [
-          {
-            "currency": "USD",
-            "openingBalance": "5234",
-            "activity": [
-              {
-                "reportingCategory": "charge",
-                "count": 1,
-                "gross": "5000",
-                "fee": "175",
-                "net": "4825"
-              }
-            ],
-            "closingBalance": "10059"
-          }
-        ]
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/balance/summary",
-        "query": {
-          "from": "2026-11-22T12:00:21.000Z",
-          "to": "2026-11-22T12:00:25.000Z",
-          "limit": "0"
-        }
-      },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "limit is not a recognized field",
-        "data": {
-          "param": "limit",
-          "rule": "additionalProperties"
-        }
-      }
-    }
-  },
-  "POST /payouts/create": {
-    "request": {
-      "path": "/payouts/create",
-      "body": {
-        "amount": "1000",
-        "currency": "USD"
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "po_2782785400001610574",
-        "amount": "1000",
-        "currency": "USD",
-        "status": "in_transit",
-        "automatic": false,
-        "bankAccountLast4": "6789",
-        "failureCode": null,
-        "failureMessage": null,
-        "arrivalDate": "2026-11-22T12:00:29.000Z",
-        "created": "2026-11-22T12:00:26.000Z"
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/payouts/create",
-        "body": {
-          "amountt": "1000",
-          "currency": "USD"
-        }
-      },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "amountt is not a recognized field: did you mean amount? (amount is required)",
-        "data": {
-          "param": "amountt",
-          "rule": "additionalProperties",
-          "suggestion": "amount"
-        }
-      }
-    }
-  },
-  "GET /payouts/{id}": {
-    "request": {
-      "path": "/payouts/po_2782785400001610574"
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "po_2782785400001610574",
-        "amount": "1000",
-        "currency": "USD",
-        "status": "in_transit",
-        "automatic": false,
-        "bankAccountLast4": "6789",
-        "failureCode": null,
-        "failureMessage": null,
-        "arrivalDate": "2026-11-22T12:00:29.000Z",
-        "created": "2026-11-22T12:00:26.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/payouts/po_1000000000000000001"
-      },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such payout: 'po_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "GET /payouts": {
-    "request": {
-      "path": "/payouts",
-      "query": {
-        "limit": "1"
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [
-          {
-            "id": "po_4903103069631638429",
-            "amount": "3325",
-            "currency": "USD",
-            "status": "in_transit",
-            "automatic": true,
-            "bankAccountLast4": "6789",
-            "failureCode": null,
-            "failureMessage": null,
-            "arrivalDate": "2026-11-22T12:01:31.000Z",
-            "created": "2026-11-22T12:01:28.000Z"
-          }
-        ],
-        "hasMore": true
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/payouts",
-        "query": {
-          "limit": "0"
-        }
-      },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "limit must be at least 1",
-        "data": {
-          "param": "limit",
-          "rule": "minimum"
-        }
-      }
-    }
-  },
-  "GET /payouts/{id}/reconciliation": {
-    "request": {
-      "path": "/payouts/po_4903103069631638429/reconciliation"
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "payout": {
-          "id": "po_4903103069631638429",
-          "amount": "3325",
-          "currency": "USD",
-          "status": "in_transit",
-          "automatic": true,
-          "bankAccountLast4": "6789",
-          "failureCode": null,
-          "failureMessage": null,
-          "arrivalDate": "2026-11-22T12:01:31.000Z",
-          "created": "2026-11-22T12:01:28.000Z"
+    error: {
+      status: 400,
+      request: {
+        path: '/balance_transactions',
+        query: {
+          type: 'payment',
+          limit: '0',
         },
-        "rows": [
-          {
-            "payoutId": "po_4903103069631638429",
-            "balanceTransactionId": "txn_3163078016206473852",
-            "type": "refund",
-            "source": "re_1474252169021727402",
-            "orderNo": "order-1001",
-            "created": "2026-11-22T12:00:18.000Z",
-            "availableOn": "2026-11-22T12:00:18.000Z",
-            "gross": "-500",
-            "fee": "0",
-            "net": "-500",
-            "currency": "USD",
-            "cardBrand": "visa",
-            "last4": "4242"
-          },
-          {
-            "payoutId": "po_4903103069631638429",
-            "balanceTransactionId": "txn_9069787350270875776",
-            "type": "payment",
-            "source": "pt_3173230199969200274",
-            "orderNo": "order-1006",
-            "created": "2026-11-22T12:00:21.000Z",
-            "availableOn": "2026-11-22T12:00:21.000Z",
-            "gross": "5000",
-            "fee": "175",
-            "net": "4825",
-            "currency": "USD",
-            "cardBrand": "visa",
-            "last4": "4242"
-          },
-          {
-            "payoutId": "po_4903103069631638429",
-            "balanceTransactionId": "txn_6919918527549368075",
-            "type": "payout",
-            "source": "po_2782785400001610574",
-            "orderNo": null,
-            "created": "2026-11-22T12:00:26.000Z",
-            "availableOn": "2026-11-22T12:00:26.000Z",
-            "gross": "-1000",
-            "fee": "0",
-            "net": "-1000",
-            "currency": "USD",
-            "cardBrand": null,
-            "last4": null
-          }
-        ]
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/payouts/po_1000000000000000001/reconciliation"
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such payout: 'po_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit must be at least 1',
+        data: {
+          param: 'limit',
+          rule: 'minimum',
+        },
+      },
+    },
   },
-  "POST /invoices/create": {
-    "request": {
-      "path": "/invoices/create",
-      "body": {
-        "customerId": "cus_2173417092128682895",
-        "currency": "USD",
-        "collectionMethod": "send_invoice",
-        "daysUntilDue": 30,
-        "lineItems": [
-          {
-            "description": "Consulting, March",
-            "amount": "150000",
-            "quantity": 2
-          }
-        ]
-      }
+  'GET /balance_transactions/{id}': {
+    request: {
+      path: '/balance_transactions/txn_9069787350270875776',
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "in_2080453917379511557",
-        "customerId": "cus_2173417092128682895",
-        "currency": "USD",
-        "lineItems": [
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'txn_9069787350270875776',
+        type: 'payment',
+        source: 'pt_3173230199969200274',
+        amount: '5000',
+        fee: '175',
+        feeDetails: [
           {
-            "description": "Consulting, March",
-            "amount": "150000",
-            "quantity": 2
-          }
+            type: 'tessera_fee',
+            amount: '175',
+            description: 'Processing fee (2.9% + 30)',
+          },
         ],
-        "number": null,
-        "amountDue": "300000",
-        "amountPaid": "0",
-        "amountRemaining": "300000",
-        "collectionMethod": "send_invoice",
-        "daysUntilDue": 30,
-        "dueDate": null,
-        "paymentMethod": null,
-        "description": null,
-        "metadata": null,
-        "status": "draft",
-        "hostedInvoiceUrl": null,
-        "paymentId": null,
-        "attemptCount": 0,
-        "nextPaymentAttempt": null,
-        "lastPaymentError": null,
-        "finalizedAt": null,
-        "paidAt": null,
-        "voidedAt": null,
-        "markedUncollectibleAt": null,
-        "created": "2026-11-22T12:01:30.000Z"
-      }
+        net: '4825',
+        currency: 'USD',
+        status: 'available',
+        availableOn: '2026-11-22T12:00:21.000Z',
+        payoutId: null,
+        reportingCategory: 'charge',
+        created: '2026-11-22T12:00:21.000Z',
+      },
     },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/invoices/create",
-        "body": {
-          "customerIdd": "cus_2173417092128682895",
-          "currency": "USD",
-          "collectionMethod": "send_invoice",
-          "daysUntilDue": 30,
-          "lineItems": [
+    error: {
+      status: 404,
+      request: {
+        path: '/balance_transactions/txn_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such balance transaction: 'txn_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /balance/summary': {
+    request: {
+      path: '/balance/summary',
+      query: {
+        from: '2026-11-22T12:00:21.000Z',
+        to: '2026-11-22T12:00:25.000Z',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        from: '2026-11-22T12:00:21.000Z',
+        to: '2026-11-22T12:00:25.000Z',
+        currencies: [
+          {
+            currency: 'USD',
+            openingBalance: '5234',
+            activity: [
+              {
+                reportingCategory: 'charge',
+                count: 1,
+                gross: '5000',
+                fee: '175',
+                net: '4825',
+              },
+            ],
+            closingBalance: '10059',
+          },
+        ],
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/balance/summary',
+        query: {
+          from: '2026-11-22T12:00:21.000Z',
+          to: '2026-11-22T12:00:25.000Z',
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit is not a recognized field',
+        data: {
+          param: 'limit',
+          rule: 'additionalProperties',
+        },
+      },
+    },
+  },
+  'POST /payouts/create': {
+    request: {
+      path: '/payouts/create',
+      body: {
+        amount: '1000',
+        currency: 'USD',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'po_2782785400001610574',
+        amount: '1000',
+        currency: 'USD',
+        status: 'in_transit',
+        automatic: false,
+        bankAccountLast4: '6789',
+        failureCode: null,
+        failureMessage: null,
+        arrivalDate: '2026-11-22T12:00:29.000Z',
+        created: '2026-11-22T12:00:26.000Z',
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/payouts/create',
+        body: {
+          amountt: '1000',
+          currency: 'USD',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'amountt is not a recognized field: did you mean amount? (amount is required)',
+        data: {
+          param: 'amountt',
+          rule: 'additionalProperties',
+          suggestion: 'amount',
+        },
+      },
+    },
+  },
+  'GET /payouts/{id}': {
+    request: {
+      path: '/payouts/po_2782785400001610574',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'po_2782785400001610574',
+        amount: '1000',
+        currency: 'USD',
+        status: 'in_transit',
+        automatic: false,
+        bankAccountLast4: '6789',
+        failureCode: null,
+        failureMessage: null,
+        arrivalDate: '2026-11-22T12:00:29.000Z',
+        created: '2026-11-22T12:00:26.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/payouts/po_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payout: 'po_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /payouts': {
+    request: {
+      path: '/payouts',
+      query: {
+        limit: '1',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
+          {
+            id: 'po_4903103069631638429',
+            amount: '3325',
+            currency: 'USD',
+            status: 'in_transit',
+            automatic: true,
+            bankAccountLast4: '6789',
+            failureCode: null,
+            failureMessage: null,
+            arrivalDate: '2026-11-22T12:01:31.000Z',
+            created: '2026-11-22T12:01:28.000Z',
+          },
+        ],
+        hasMore: true,
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/payouts',
+        query: {
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit must be at least 1',
+        data: {
+          param: 'limit',
+          rule: 'minimum',
+        },
+      },
+    },
+  },
+  'GET /payouts/{id}/reconciliation': {
+    request: {
+      path: '/payouts/po_4903103069631638429/reconciliation',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        payout: {
+          id: 'po_4903103069631638429',
+          amount: '3325',
+          currency: 'USD',
+          status: 'in_transit',
+          automatic: true,
+          bankAccountLast4: '6789',
+          failureCode: null,
+          failureMessage: null,
+          arrivalDate: '2026-11-22T12:01:31.000Z',
+          created: '2026-11-22T12:01:28.000Z',
+        },
+        rows: [
+          {
+            payoutId: 'po_4903103069631638429',
+            balanceTransactionId: 'txn_3163078016206473852',
+            type: 'refund',
+            source: 're_1474252169021727402',
+            orderNo: 'order-1001',
+            created: '2026-11-22T12:00:18.000Z',
+            availableOn: '2026-11-22T12:00:18.000Z',
+            gross: '-500',
+            fee: '0',
+            net: '-500',
+            currency: 'USD',
+            cardBrand: 'visa',
+            last4: '4242',
+          },
+          {
+            payoutId: 'po_4903103069631638429',
+            balanceTransactionId: 'txn_9069787350270875776',
+            type: 'payment',
+            source: 'pt_3173230199969200274',
+            orderNo: 'order-1006',
+            created: '2026-11-22T12:00:21.000Z',
+            availableOn: '2026-11-22T12:00:21.000Z',
+            gross: '5000',
+            fee: '175',
+            net: '4825',
+            currency: 'USD',
+            cardBrand: 'visa',
+            last4: '4242',
+          },
+          {
+            payoutId: 'po_4903103069631638429',
+            balanceTransactionId: 'txn_6919918527549368075',
+            type: 'payout',
+            source: 'po_2782785400001610574',
+            orderNo: null,
+            created: '2026-11-22T12:00:26.000Z',
+            availableOn: '2026-11-22T12:00:26.000Z',
+            gross: '-1000',
+            fee: '0',
+            net: '-1000',
+            currency: 'USD',
+            cardBrand: null,
+            last4: null,
+          },
+        ],
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/payouts/po_1000000000000000001/reconciliation',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payout: 'po_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /invoices/create': {
+    request: {
+      path: '/invoices/create',
+      body: {
+        customerId: 'cus_2173417092128682895',
+        currency: 'USD',
+        collectionMethod: 'send_invoice',
+        daysUntilDue: 30,
+        lineItems: [
+          {
+            description: 'Consulting, March',
+            amount: '150000',
+            quantity: 2,
+          },
+        ],
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'in_2080453917379511557',
+        customerId: 'cus_2173417092128682895',
+        currency: 'USD',
+        lineItems: [
+          {
+            description: 'Consulting, March',
+            amount: '150000',
+            quantity: 2,
+          },
+        ],
+        number: null,
+        amountDue: '300000',
+        amountPaid: '0',
+        amountRemaining: '300000',
+        collectionMethod: 'send_invoice',
+        daysUntilDue: 30,
+        dueDate: null,
+        paymentMethod: null,
+        description: null,
+        metadata: null,
+        status: 'draft',
+        hostedInvoiceUrl: null,
+        paymentId: null,
+        attemptCount: 0,
+        nextPaymentAttempt: null,
+        lastPaymentError: null,
+        finalizedAt: null,
+        paidAt: null,
+        voidedAt: null,
+        markedUncollectibleAt: null,
+        created: '2026-11-22T12:01:30.000Z',
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/invoices/create',
+        body: {
+          customerIdd: 'cus_2173417092128682895',
+          currency: 'USD',
+          collectionMethod: 'send_invoice',
+          daysUntilDue: 30,
+          lineItems: [
             {
-              "description": "Consulting, March",
-              "amount": "150000",
-              "quantity": 2
-            }
-          ]
-        }
+              description: 'Consulting, March',
+              amount: '150000',
+              quantity: 2,
+            },
+          ],
+        },
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "customerIdd is not a recognized field: did you mean customerId? (customerId is required)",
-        "data": {
-          "param": "customerIdd",
-          "rule": "additionalProperties",
-          "suggestion": "customerId"
-        }
-      }
-    }
-  },
-  "GET /invoices/{id}": {
-    "request": {
-      "path": "/invoices/in_2080453917379511557"
+      answer: {
+        code: 'invalid_request',
+        msg: 'customerIdd is not a recognized field: did you mean customerId? (customerId is required)',
+        data: {
+          param: 'customerIdd',
+          rule: 'additionalProperties',
+          suggestion: 'customerId',
+        },
+      },
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "in_2080453917379511557",
-        "customerId": "cus_2173417092128682895",
-        "currency": "USD",
-        "lineItems": [
+  },
+  'GET /invoices/{id}': {
+    request: {
+      path: '/invoices/in_2080453917379511557',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'in_2080453917379511557',
+        customerId: 'cus_2173417092128682895',
+        currency: 'USD',
+        lineItems: [
           {
-            "description": "Consulting, March",
-            "amount": "150000",
-            "quantity": 2
-          }
+            description: 'Consulting, March',
+            amount: '150000',
+            quantity: 2,
+          },
         ],
-        "number": null,
-        "amountDue": "300000",
-        "amountPaid": "0",
-        "amountRemaining": "300000",
-        "collectionMethod": "send_invoice",
-        "daysUntilDue": 30,
-        "dueDate": null,
-        "paymentMethod": null,
-        "description": null,
-        "metadata": null,
-        "status": "draft",
-        "hostedInvoiceUrl": null,
-        "paymentId": null,
-        "attemptCount": 0,
-        "nextPaymentAttempt": null,
-        "lastPaymentError": null,
-        "finalizedAt": null,
-        "paidAt": null,
-        "voidedAt": null,
-        "markedUncollectibleAt": null,
-        "created": "2026-11-22T12:01:30.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/invoices/in_1000000000000000001"
+        number: null,
+        amountDue: '300000',
+        amountPaid: '0',
+        amountRemaining: '300000',
+        collectionMethod: 'send_invoice',
+        daysUntilDue: 30,
+        dueDate: null,
+        paymentMethod: null,
+        description: null,
+        metadata: null,
+        status: 'draft',
+        hostedInvoiceUrl: null,
+        paymentId: null,
+        attemptCount: 0,
+        nextPaymentAttempt: null,
+        lastPaymentError: null,
+        finalizedAt: null,
+        paidAt: null,
+        voidedAt: null,
+        markedUncollectibleAt: null,
+        created: '2026-11-22T12:01:30.000Z',
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such invoice: 'in_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "GET /invoices": {
-    "request": {
-      "path": "/invoices",
-      "query": {
-        "limit": "1"
-      }
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [
+    error: {
+      status: 404,
+      request: {
+        path: '/invoices/in_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such invoice: 'in_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /invoices': {
+    request: {
+      path: '/invoices',
+      query: {
+        limit: '1',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
           {
-            "id": "in_2080453917379511557",
-            "customerId": "cus_2173417092128682895",
-            "currency": "USD",
-            "lineItems": [
+            id: 'in_2080453917379511557',
+            customerId: 'cus_2173417092128682895',
+            currency: 'USD',
+            lineItems: [
               {
-                "description": "Consulting, March",
-                "amount": "150000",
-                "quantity": 2
-              }
+                description: 'Consulting, March',
+                amount: '150000',
+                quantity: 2,
+              },
             ],
-            "number": null,
-            "amountDue": "300000",
-            "amountPaid": "0",
-            "amountRemaining": "300000",
-            "collectionMethod": "send_invoice",
-            "daysUntilDue": 30,
-            "dueDate": null,
-            "paymentMethod": null,
-            "description": null,
-            "metadata": null,
-            "status": "draft",
-            "hostedInvoiceUrl": null,
-            "paymentId": null,
-            "attemptCount": 0,
-            "nextPaymentAttempt": null,
-            "lastPaymentError": null,
-            "finalizedAt": null,
-            "paidAt": null,
-            "voidedAt": null,
-            "markedUncollectibleAt": null,
-            "created": "2026-11-22T12:01:30.000Z"
-          }
+            number: null,
+            amountDue: '300000',
+            amountPaid: '0',
+            amountRemaining: '300000',
+            collectionMethod: 'send_invoice',
+            daysUntilDue: 30,
+            dueDate: null,
+            paymentMethod: null,
+            description: null,
+            metadata: null,
+            status: 'draft',
+            hostedInvoiceUrl: null,
+            paymentId: null,
+            attemptCount: 0,
+            nextPaymentAttempt: null,
+            lastPaymentError: null,
+            finalizedAt: null,
+            paidAt: null,
+            voidedAt: null,
+            markedUncollectibleAt: null,
+            created: '2026-11-22T12:01:30.000Z',
+          },
         ],
-        "hasMore": false
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/invoices",
-        "query": {
-          "limit": "0"
-        }
+        hasMore: false,
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "limit must be at least 1",
-        "data": {
-          "param": "limit",
-          "rule": "minimum"
-        }
-      }
-    }
-  },
-  "POST /invoices/{id}/update": {
-    "request": {
-      "path": "/invoices/in_2080453917379511557/update",
-      "body": {
-        "description": "March work"
-      }
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "in_2080453917379511557",
-        "customerId": "cus_2173417092128682895",
-        "currency": "USD",
-        "lineItems": [
-          {
-            "description": "Consulting, March",
-            "amount": "150000",
-            "quantity": 2
-          }
-        ],
-        "number": null,
-        "amountDue": "300000",
-        "amountPaid": "0",
-        "amountRemaining": "300000",
-        "collectionMethod": "send_invoice",
-        "daysUntilDue": 30,
-        "dueDate": null,
-        "paymentMethod": null,
-        "description": "March work",
-        "metadata": null,
-        "status": "draft",
-        "hostedInvoiceUrl": null,
-        "paymentId": null,
-        "attemptCount": 0,
-        "nextPaymentAttempt": null,
-        "lastPaymentError": null,
-        "finalizedAt": null,
-        "paidAt": null,
-        "voidedAt": null,
-        "markedUncollectibleAt": null,
-        "created": "2026-11-22T12:01:30.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/invoices/in_1000000000000000001/update",
-        "body": {
-          "description": "March work"
-        }
+    error: {
+      status: 400,
+      request: {
+        path: '/invoices',
+        query: {
+          limit: '0',
+        },
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such invoice: 'in_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /invoices/{id}/finalize": {
-    "request": {
-      "path": "/invoices/in_2080453917379511557/finalize",
-      "body": {}
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "in_2080453917379511557",
-        "customerId": "cus_2173417092128682895",
-        "currency": "USD",
-        "lineItems": [
-          {
-            "description": "Consulting, March",
-            "amount": "150000",
-            "quantity": 2
-          }
-        ],
-        "number": "EXAMPLE-0001",
-        "amountDue": "300000",
-        "amountPaid": "0",
-        "amountRemaining": "300000",
-        "collectionMethod": "send_invoice",
-        "daysUntilDue": 30,
-        "dueDate": "2026-12-22T12:01:34.000Z",
-        "paymentMethod": null,
-        "description": "March work",
-        "metadata": null,
-        "status": "open",
-        "hostedInvoiceUrl": "http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195",
-        "paymentId": null,
-        "attemptCount": 0,
-        "nextPaymentAttempt": null,
-        "lastPaymentError": null,
-        "finalizedAt": "2026-11-22T12:01:34.000Z",
-        "paidAt": null,
-        "voidedAt": null,
-        "markedUncollectibleAt": null,
-        "created": "2026-11-22T12:01:30.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/invoices/in_1000000000000000001/finalize",
-        "body": {}
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit must be at least 1',
+        data: {
+          param: 'limit',
+          rule: 'minimum',
+        },
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such invoice: 'in_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
+    },
   },
-  "POST /invoices/{id}/send": {
-    "request": {
-      "path": "/invoices/in_2080453917379511557/send",
-      "body": {}
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "in_2080453917379511557",
-        "customerId": "cus_2173417092128682895",
-        "currency": "USD",
-        "lineItems": [
-          {
-            "description": "Consulting, March",
-            "amount": "150000",
-            "quantity": 2
-          }
-        ],
-        "number": "EXAMPLE-0001",
-        "amountDue": "300000",
-        "amountPaid": "0",
-        "amountRemaining": "300000",
-        "collectionMethod": "send_invoice",
-        "daysUntilDue": 30,
-        "dueDate": "2026-12-22T12:01:34.000Z",
-        "paymentMethod": null,
-        "description": "March work",
-        "metadata": null,
-        "status": "open",
-        "hostedInvoiceUrl": "http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195",
-        "paymentId": null,
-        "attemptCount": 0,
-        "nextPaymentAttempt": null,
-        "lastPaymentError": null,
-        "finalizedAt": "2026-11-22T12:01:34.000Z",
-        "paidAt": null,
-        "voidedAt": null,
-        "markedUncollectibleAt": null,
-        "created": "2026-11-22T12:01:30.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/invoices/in_1000000000000000001/send",
-        "body": {}
+  'POST /invoices/{id}/update': {
+    request: {
+      path: '/invoices/in_2080453917379511557/update',
+      body: {
+        description: 'March work',
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such invoice: 'in_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /invoices/{id}/void": {
-    "request": {
-      "path": "/invoices/in_2080453917379511557/void",
-      "body": {}
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "in_2080453917379511557",
-        "customerId": "cus_2173417092128682895",
-        "currency": "USD",
-        "lineItems": [
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'in_2080453917379511557',
+        customerId: 'cus_2173417092128682895',
+        currency: 'USD',
+        lineItems: [
           {
-            "description": "Consulting, March",
-            "amount": "150000",
-            "quantity": 2
-          }
+            description: 'Consulting, March',
+            amount: '150000',
+            quantity: 2,
+          },
         ],
-        "number": "EXAMPLE-0001",
-        "amountDue": "300000",
-        "amountPaid": "0",
-        "amountRemaining": "300000",
-        "collectionMethod": "send_invoice",
-        "daysUntilDue": 30,
-        "dueDate": "2026-12-22T12:01:34.000Z",
-        "paymentMethod": null,
-        "description": "March work",
-        "metadata": null,
-        "status": "void",
-        "hostedInvoiceUrl": "http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195",
-        "paymentId": null,
-        "attemptCount": 0,
-        "nextPaymentAttempt": null,
-        "lastPaymentError": null,
-        "finalizedAt": "2026-11-22T12:01:34.000Z",
-        "paidAt": null,
-        "voidedAt": "2026-11-22T12:01:36.000Z",
-        "markedUncollectibleAt": null,
-        "created": "2026-11-22T12:01:30.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/invoices/in_1000000000000000001/void",
-        "body": {}
+        number: null,
+        amountDue: '300000',
+        amountPaid: '0',
+        amountRemaining: '300000',
+        collectionMethod: 'send_invoice',
+        daysUntilDue: 30,
+        dueDate: null,
+        paymentMethod: null,
+        description: 'March work',
+        metadata: null,
+        status: 'draft',
+        hostedInvoiceUrl: null,
+        paymentId: null,
+        attemptCount: 0,
+        nextPaymentAttempt: null,
+        lastPaymentError: null,
+        finalizedAt: null,
+        paidAt: null,
+        voidedAt: null,
+        markedUncollectibleAt: null,
+        created: '2026-11-22T12:01:30.000Z',
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such invoice: 'in_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "DELETE /invoices/{id}": {
-    "request": {
-      "path": "/invoices/in_4521812347386522592"
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "in_4521812347386522592",
-        "deleted": true
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/invoices/in_1000000000000000001"
+    error: {
+      status: 404,
+      request: {
+        path: '/invoices/in_1000000000000000001/update',
+        body: {
+          description: 'March work',
+        },
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such invoice: 'in_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /invoices/{id}/pay": {
-    "request": {
-      "path": "/invoices/in_4729873166082633229/pay",
-      "body": {
-        "paymentMethod": "pm_1236545154582002485"
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "in_4729873166082633229",
-        "customerId": "cus_2173417092128682895",
-        "currency": "USD",
-        "lineItems": [
-          {
-            "description": "Consulting, March",
-            "amount": "150000",
-            "quantity": 2
-          }
-        ],
-        "number": "EXAMPLE-0002",
-        "amountDue": "300000",
-        "amountPaid": "300000",
-        "amountRemaining": "0",
-        "collectionMethod": "send_invoice",
-        "daysUntilDue": 30,
-        "dueDate": "2026-12-22T12:01:38.000Z",
-        "paymentMethod": null,
-        "description": null,
-        "metadata": null,
-        "status": "paid",
-        "hostedInvoiceUrl": "http://127.0.0.1:8080/invoice/in_4729873166082633229?token=7806e24ff8ce4c7873deb24a4cf81796e6e27daf81a2118287052709536481d2",
-        "paymentId": "pt_1083912140065182391",
-        "attemptCount": 1,
-        "nextPaymentAttempt": null,
-        "lastPaymentError": null,
-        "finalizedAt": "2026-11-22T12:01:38.000Z",
-        "paidAt": "2026-11-22T12:01:38.000Z",
-        "voidedAt": null,
-        "markedUncollectibleAt": null,
-        "created": "2026-11-22T12:01:38.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/invoices/in_1000000000000000001/pay",
-        "body": {
-          "paymentMethod": "pm_1236545154582002485"
-        }
+      answer: {
+        code: 'resource_missing',
+        msg: "No such invoice: 'in_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such invoice: 'in_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
+    },
   },
-  "POST /invoices/{id}/mark_uncollectible": {
-    "request": {
-      "path": "/invoices/in_6176083503688092565/mark_uncollectible",
-      "body": {}
+  'POST /invoices/{id}/finalize': {
+    request: {
+      path: '/invoices/in_2080453917379511557/finalize',
+      body: {},
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "in_6176083503688092565",
-        "customerId": "cus_2173417092128682895",
-        "currency": "USD",
-        "lineItems": [
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'in_2080453917379511557',
+        customerId: 'cus_2173417092128682895',
+        currency: 'USD',
+        lineItems: [
           {
-            "description": "Consulting, March",
-            "amount": "150000",
-            "quantity": 2
-          }
+            description: 'Consulting, March',
+            amount: '150000',
+            quantity: 2,
+          },
         ],
-        "number": "EXAMPLE-0003",
-        "amountDue": "300000",
-        "amountPaid": "0",
-        "amountRemaining": "300000",
-        "collectionMethod": "send_invoice",
-        "daysUntilDue": 30,
-        "dueDate": "2026-12-22T12:01:39.000Z",
-        "paymentMethod": null,
-        "description": null,
-        "metadata": null,
-        "status": "uncollectible",
-        "hostedInvoiceUrl": "http://127.0.0.1:8080/invoice/in_6176083503688092565?token=c62f1fa7d8f9140db54976e06d2f78f996332d81cfdc2461951bcb15a93dea43",
-        "paymentId": null,
-        "attemptCount": 0,
-        "nextPaymentAttempt": null,
-        "lastPaymentError": null,
-        "finalizedAt": "2026-11-22T12:01:39.000Z",
-        "paidAt": null,
-        "voidedAt": null,
-        "markedUncollectibleAt": "2026-11-22T12:01:39.000Z",
-        "created": "2026-11-22T12:01:39.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/invoices/in_1000000000000000001/mark_uncollectible",
-        "body": {}
+        number: 'EXAMPLE-0001',
+        amountDue: '300000',
+        amountPaid: '0',
+        amountRemaining: '300000',
+        collectionMethod: 'send_invoice',
+        daysUntilDue: 30,
+        dueDate: '2026-12-22T12:01:34.000Z',
+        paymentMethod: null,
+        description: 'March work',
+        metadata: null,
+        status: 'open',
+        hostedInvoiceUrl:
+          'http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195',
+        paymentId: null,
+        attemptCount: 0,
+        nextPaymentAttempt: null,
+        lastPaymentError: null,
+        finalizedAt: '2026-11-22T12:01:34.000Z',
+        paidAt: null,
+        voidedAt: null,
+        markedUncollectibleAt: null,
+        created: '2026-11-22T12:01:30.000Z',
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such invoice: 'in_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/invoices/in_1000000000000000001/finalize',
+        body: {},
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such invoice: 'in_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
   },
-  "POST /checkout/session/create": {
-    "request": {
-      "path": "/checkout/session/create",
-      "body": {
-        "amountTotal": "2598",
-        "currency": "USD",
-        "orderNo": 10045,
-        "customerEmail": "ada@example.com",
-        "lineItems": [
-          {
-            "name": "T-shirt",
-            "amount": 12.99,
-            "currency": "USD",
-            "quantity": 2
-          }
-        ],
-        "returnUrl": "https://shop.example.com/checkout/done",
-        "cancelUrl": "https://shop.example.com/cart"
-      }
+  'POST /invoices/{id}/send': {
+    request: {
+      path: '/invoices/in_2080453917379511557/send',
+      body: {},
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "cs_1178261215192447825",
-        "url": "http://127.0.0.1:8080/checkout/cs_1178261215192447825",
-        "status": "open",
-        "amountTotal": "2598",
-        "currency": "USD",
-        "orderNo": 10045,
-        "customer": null,
-        "customerEmail": "ada@example.com",
-        "billingDetails": null,
-        "lineItems": [
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'in_2080453917379511557',
+        customerId: 'cus_2173417092128682895',
+        currency: 'USD',
+        lineItems: [
           {
-            "amount": 12.99,
-            "currency": "USD",
-            "description": null,
-            "images": null,
-            "name": "T-shirt",
-            "quantity": 2
-          }
+            description: 'Consulting, March',
+            amount: '150000',
+            quantity: 2,
+          },
         ],
-        "shipping": null,
-        "paymentMethodTypes": [
-          "card"
-        ],
-        "preAuth": "n",
-        "setupFutureUsage": "off",
-        "statementDescriptor": null,
-        "website": null,
-        "returnUrl": "https://shop.example.com/checkout/done",
-        "cancelUrl": "https://shop.example.com/cart",
-        "notifyUrl": null,
-        "locale": "auto",
-        "paymentId": null,
-        "expiresAt": "2026-11-23T12:01:40.000Z",
-        "created": "2026-11-22T12:01:40.000Z"
-      }
+        number: 'EXAMPLE-0001',
+        amountDue: '300000',
+        amountPaid: '0',
+        amountRemaining: '300000',
+        collectionMethod: 'send_invoice',
+        daysUntilDue: 30,
+        dueDate: '2026-12-22T12:01:34.000Z',
+        paymentMethod: null,
+        description: 'March work',
+        metadata: null,
+        status: 'open',
+        hostedInvoiceUrl:
+          'http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195',
+        paymentId: null,
+        attemptCount: 0,
+        nextPaymentAttempt: null,
+        lastPaymentError: null,
+        finalizedAt: '2026-11-22T12:01:34.000Z',
+        paidAt: null,
+        voidedAt: null,
+        markedUncollectibleAt: null,
+        created: '2026-11-22T12:01:30.000Z',
+      },
     },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/checkout/session/create",
-        "body": {
-          "amountTotall": "2598",
-          "currency": "USD",
-          "orderNo": 10045,
-          "customerEmail": "ada@example.com",
-          "lineItems": [
+    error: {
+      status: 404,
+      request: {
+        path: '/invoices/in_1000000000000000001/send',
+        body: {},
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such invoice: 'in_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /invoices/{id}/void': {
+    request: {
+      path: '/invoices/in_2080453917379511557/void',
+      body: {},
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'in_2080453917379511557',
+        customerId: 'cus_2173417092128682895',
+        currency: 'USD',
+        lineItems: [
+          {
+            description: 'Consulting, March',
+            amount: '150000',
+            quantity: 2,
+          },
+        ],
+        number: 'EXAMPLE-0001',
+        amountDue: '300000',
+        amountPaid: '0',
+        amountRemaining: '300000',
+        collectionMethod: 'send_invoice',
+        daysUntilDue: 30,
+        dueDate: '2026-12-22T12:01:34.000Z',
+        paymentMethod: null,
+        description: 'March work',
+        metadata: null,
+        status: 'void',
+        hostedInvoiceUrl:
+          'http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195',
+        paymentId: null,
+        attemptCount: 0,
+        nextPaymentAttempt: null,
+        lastPaymentError: null,
+        finalizedAt: '2026-11-22T12:01:34.000Z',
+        paidAt: null,
+        voidedAt: '2026-11-22T12:01:36.000Z',
+        markedUncollectibleAt: null,
+        created: '2026-11-22T12:01:30.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/invoices/in_1000000000000000001/void',
+        body: {},
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such invoice: 'in_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'DELETE /invoices/{id}': {
+    request: {
+      path: '/invoices/in_4521812347386522592',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'in_4521812347386522592',
+        deleted: true,
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/invoices/in_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such invoice: 'in_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /invoices/{id}/pay': {
+    request: {
+      path: '/invoices/in_4729873166082633229/pay',
+      body: {
+        paymentMethod: 'pm_1236545154582002485',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'in_4729873166082633229',
+        customerId: 'cus_2173417092128682895',
+        currency: 'USD',
+        lineItems: [
+          {
+            description: 'Consulting, March',
+            amount: '150000',
+            quantity: 2,
+          },
+        ],
+        number: 'EXAMPLE-0002',
+        amountDue: '300000',
+        amountPaid: '300000',
+        amountRemaining: '0',
+        collectionMethod: 'send_invoice',
+        daysUntilDue: 30,
+        dueDate: '2026-12-22T12:01:38.000Z',
+        paymentMethod: null,
+        description: null,
+        metadata: null,
+        status: 'paid',
+        hostedInvoiceUrl:
+          'http://127.0.0.1:8080/invoice/in_4729873166082633229?token=7806e24ff8ce4c7873deb24a4cf81796e6e27daf81a2118287052709536481d2',
+        paymentId: 'pt_1083912140065182391',
+        attemptCount: 1,
+        nextPaymentAttempt: null,
+        lastPaymentError: null,
+        finalizedAt: '2026-11-22T12:01:38.000Z',
+        paidAt: '2026-11-22T12:01:38.000Z',
+        voidedAt: null,
+        markedUncollectibleAt: null,
+        created: '2026-11-22T12:01:38.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/invoices/in_1000000000000000001/pay',
+        body: {
+          paymentMethod: 'pm_1236545154582002485',
+        },
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such invoice: 'in_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /invoices/{id}/mark_uncollectible': {
+    request: {
+      path: '/invoices/in_6176083503688092565/mark_uncollectible',
+      body: {},
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'in_6176083503688092565',
+        customerId: 'cus_2173417092128682895',
+        currency: 'USD',
+        lineItems: [
+          {
+            description: 'Consulting, March',
+            amount: '150000',
+            quantity: 2,
+          },
+        ],
+        number: 'EXAMPLE-0003',
+        amountDue: '300000',
+        amountPaid: '0',
+        amountRemaining: '300000',
+        collectionMethod: 'send_invoice',
+        daysUntilDue: 30,
+        dueDate: '2026-12-22T12:01:39.000Z',
+        paymentMethod: null,
+        description: null,
+        metadata: null,
+        status: 'uncollectible',
+        hostedInvoiceUrl:
+          'http://127.0.0.1:8080/invoice/in_6176083503688092565?token=c62f1fa7d8f9140db54976e06d2f78f996332d81cfdc2461951bcb15a93dea43',
+        paymentId: null,
+        attemptCount: 0,
+        nextPaymentAttempt: null,
+        lastPaymentError: null,
+        finalizedAt: '2026-11-22T12:01:39.000Z',
+        paidAt: null,
+        voidedAt: null,
+        markedUncollectibleAt: '2026-11-22T12:01:39.000Z',
+        created: '2026-11-22T12:01:39.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/invoices/in_1000000000000000001/mark_uncollectible',
+        body: {},
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such invoice: 'in_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /checkout/session/create': {
+    request: {
+      path: '/checkout/session/create',
+      body: {
+        amountTotal: '2598',
+        currency: 'USD',
+        orderNo: 10045,
+        customerEmail: 'ada@example.com',
+        lineItems: [
+          {
+            name: 'T-shirt',
+            amount: 12.99,
+            currency: 'USD',
+            quantity: 2,
+          },
+        ],
+        returnUrl: 'https://shop.example.com/checkout/done',
+        cancelUrl: 'https://shop.example.com/cart',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'cs_1178261215192447825',
+        url: 'http://127.0.0.1:8080/checkout/cs_1178261215192447825',
+        status: 'open',
+        amountTotal: '2598',
+        currency: 'USD',
+        orderNo: 10045,
+        customer: null,
+        customerEmail: 'ada@example.com',
+        billingDetails: null,
+        lineItems: [
+          {
+            amount: 12.99,
+            currency: 'USD',
+            description: null,
+            images: null,
+            name: 'T-shirt',
+            quantity: 2,
+          },
+        ],
+        shipping: null,
+        paymentMethodTypes: ['card'],
+        preAuth: 'n',
+        setupFutureUsage: 'off',
+        statementDescriptor: null,
+        website: null,
+        returnUrl: 'https://shop.example.com/checkout/done',
+        cancelUrl: 'https://shop.example.com/cart',
+        notifyUrl: null,
+        locale: 'auto',
+        paymentId: null,
+        expiresAt: '2026-11-23T12:01:40.000Z',
+        created: '2026-11-22T12:01:40.000Z',
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/checkout/session/create',
+        body: {
+          amountTotall: '2598',
+          currency: 'USD',
+          orderNo: 10045,
+          customerEmail: 'ada@example.com',
+          lineItems: [
             {
-              "name": "T-shirt",
-              "amount": 12.99,
-              "currency": "USD",
-              "quantity": 2
-            }
+              name: 'T-shirt',
+              amount: 12.99,
+              currency: 'USD',
+              quantity: 2,
+            },
           ],
-          "returnUrl": "https://shop.example.com/checkout/done",
-          "cancelUrl": "https://shop.example.com/cart"
-        }
+          returnUrl: 'https://shop.example.com/checkout/done',
+          cancelUrl: 'https://shop.example.com/cart',
+        },
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "amountTotall is not a recognized field: did you mean amountTotal? (amountTotal is required)",
-        "data": {
-          "param": "amountTotall",
-          "rule": "additionalProperties",
-          "suggestion": "amountTotal"
-        }
-      }
-    }
-  },
-  "GET /checkout/session/{id}": {
-    "request": {
-      "path": "/checkout/session/cs_1178261215192447825"
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "cs_1178261215192447825",
-        "url": "http://127.0.0.1:8080/checkout/cs_1178261215192447825",
-        "status": "open",
-        "amountTotal": "2598",
-        "currency": "USD",
-        "orderNo": 10045,
-        "customer": null,
-        "customerEmail": "ada@example.com",
-        "billingDetails": null,
-        "lineItems": [
-          {
-            "amount": 12.99,
-            "currency": "USD",
-            "description": null,
-            "images": null,
-            "name": "T-shirt",
-            "quantity": 2
-          }
-        ],
-        "shipping": null,
-        "paymentMethodTypes": [
-          "card"
-        ],
-        "preAuth": "n",
-        "setupFutureUsage": "off",
-        "statementDescriptor": null,
-        "website": null,
-        "returnUrl": "https://shop.example.com/checkout/done",
-        "cancelUrl": "https://shop.example.com/cart",
-        "notifyUrl": null,
-        "locale": "auto",
-        "paymentId": null,
-        "expiresAt": "2026-11-23T12:01:40.000Z",
-        "created": "2026-11-22T12:01:40.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/checkout/session/cs_1000000000000000001"
+      answer: {
+        code: 'invalid_request',
+        msg: 'amountTotall is not a recognized field: did you mean amountTotal? (amountTotal is required)',
+        data: {
+          param: 'amountTotall',
+          rule: 'additionalProperties',
+          suggestion: 'amountTotal',
+        },
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such checkout session: 'cs_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "GET /checkout/session": {
-    "request": {
-      "path": "/checkout/session",
-      "query": {
-        "limit": "1"
-      }
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [
+  },
+  'GET /checkout/session/{id}': {
+    request: {
+      path: '/checkout/session/cs_1178261215192447825',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'cs_1178261215192447825',
+        url: 'http://127.0.0.1:8080/checkout/cs_1178261215192447825',
+        status: 'open',
+        amountTotal: '2598',
+        currency: 'USD',
+        orderNo: 10045,
+        customer: null,
+        customerEmail: 'ada@example.com',
+        billingDetails: null,
+        lineItems: [
           {
-            "id": "cs_1178261215192447825",
-            "url": "http://127.0.0.1:8080/checkout/cs_1178261215192447825",
-            "status": "open",
-            "amountTotal": "2598",
-            "currency": "USD",
-            "orderNo": 10045,
-            "customer": null,
-            "customerEmail": "ada@example.com",
-            "billingDetails": null,
-            "lineItems": [
+            amount: 12.99,
+            currency: 'USD',
+            description: null,
+            images: null,
+            name: 'T-shirt',
+            quantity: 2,
+          },
+        ],
+        shipping: null,
+        paymentMethodTypes: ['card'],
+        preAuth: 'n',
+        setupFutureUsage: 'off',
+        statementDescriptor: null,
+        website: null,
+        returnUrl: 'https://shop.example.com/checkout/done',
+        cancelUrl: 'https://shop.example.com/cart',
+        notifyUrl: null,
+        locale: 'auto',
+        paymentId: null,
+        expiresAt: '2026-11-23T12:01:40.000Z',
+        created: '2026-11-22T12:01:40.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/checkout/session/cs_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such checkout session: 'cs_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /checkout/session': {
+    request: {
+      path: '/checkout/session',
+      query: {
+        limit: '1',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
+          {
+            id: 'cs_1178261215192447825',
+            url: 'http://127.0.0.1:8080/checkout/cs_1178261215192447825',
+            status: 'open',
+            amountTotal: '2598',
+            currency: 'USD',
+            orderNo: 10045,
+            customer: null,
+            customerEmail: 'ada@example.com',
+            billingDetails: null,
+            lineItems: [
               {
-                "amount": 12.99,
-                "currency": "USD",
-                "description": null,
-                "images": null,
-                "name": "T-shirt",
-                "quantity": 2
-              }
+                amount: 12.99,
+                currency: 'USD',
+                description: null,
+                images: null,
+                name: 'T-shirt',
+                quantity: 2,
+              },
             ],
-            "shipping": null,
-            "paymentMethodTypes": [
-              "card"
+            shipping: null,
+            paymentMethodTypes: ['card'],
+            preAuth: 'n',
+            setupFutureUsage: 'off',
+            statementDescriptor: null,
+            website: null,
+            returnUrl: 'https://shop.example.com/checkout/done',
+            cancelUrl: 'https://shop.example.com/cart',
+            notifyUrl: null,
+            locale: 'auto',
+            paymentId: null,
+            expiresAt: '2026-11-23T12:01:40.000Z',
+            created: '2026-11-22T12:01:40.000Z',
+          },
+        ],
+        hasMore: false,
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/checkout/session',
+        query: {
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit must be at least 1',
+        data: {
+          param: 'limit',
+          rule: 'minimum',
+        },
+      },
+    },
+  },
+  'POST /checkout/session/{id}/expire': {
+    request: {
+      path: '/checkout/session/cs_1178261215192447825/expire',
+      body: {},
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'cs_1178261215192447825',
+        url: 'http://127.0.0.1:8080/checkout/cs_1178261215192447825',
+        status: 'expired',
+        amountTotal: '2598',
+        currency: 'USD',
+        orderNo: 10045,
+        customer: null,
+        customerEmail: 'ada@example.com',
+        billingDetails: null,
+        lineItems: [
+          {
+            amount: 12.99,
+            currency: 'USD',
+            description: null,
+            images: null,
+            name: 'T-shirt',
+            quantity: 2,
+          },
+        ],
+        shipping: null,
+        paymentMethodTypes: ['card'],
+        preAuth: 'n',
+        setupFutureUsage: 'off',
+        statementDescriptor: null,
+        website: null,
+        returnUrl: 'https://shop.example.com/checkout/done',
+        cancelUrl: 'https://shop.example.com/cart',
+        notifyUrl: null,
+        locale: 'auto',
+        paymentId: null,
+        expiresAt: '2026-11-23T12:01:40.000Z',
+        created: '2026-11-22T12:01:40.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/checkout/session/cs_1000000000000000001/expire',
+        body: {},
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such checkout session: 'cs_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /webhook_endpoints/create': {
+    request: {
+      path: '/webhook_endpoints/create',
+      body: {
+        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
+        description: 'Order updates',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'we_6698016131174264803',
+        kind: 'static',
+        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        description: 'Order updates',
+        enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
+        legacyNotifications: false,
+        signatureCase: 'upper',
+        format: 'moneycollect',
+        signatureAlgorithm: 'hmac-sha256',
+        publicKey: null,
+        status: 'enabled',
+        health: 'healthy',
+        failingSince: null,
+        lastError: null,
+        disabledReason: null,
+        nextAttemptAt: null,
+        created: '2026-11-22T12:01:44.000Z',
+        token: 'whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO',
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/webhook_endpoints/create',
+        body: {
+          urll: 'http://127.0.0.1:33383/webhooks/tessera',
+          enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
+          description: 'Order updates',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'urll is not a recognized field: did you mean url? (url is required)',
+        data: {
+          param: 'urll',
+          rule: 'additionalProperties',
+          suggestion: 'url',
+        },
+      },
+    },
+  },
+  'GET /webhook_endpoints/{id}': {
+    request: {
+      path: '/webhook_endpoints/we_6698016131174264803',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'we_6698016131174264803',
+        kind: 'static',
+        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        description: 'Order updates',
+        enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
+        legacyNotifications: false,
+        signatureCase: 'upper',
+        format: 'moneycollect',
+        signatureAlgorithm: 'hmac-sha256',
+        publicKey: null,
+        status: 'enabled',
+        health: 'healthy',
+        failingSince: null,
+        lastError: null,
+        disabledReason: null,
+        nextAttemptAt: null,
+        created: '2026-11-22T12:01:44.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/webhook_endpoints/we_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such webhook endpoint: 'we_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /webhook_endpoints': {
+    request: {
+      path: '/webhook_endpoints',
+      query: {
+        limit: '1',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
+          {
+            id: 'we_6698016131174264803',
+            kind: 'static',
+            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            description: 'Order updates',
+            enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
+            legacyNotifications: false,
+            signatureCase: 'upper',
+            format: 'moneycollect',
+            signatureAlgorithm: 'hmac-sha256',
+            publicKey: null,
+            status: 'enabled',
+            health: 'healthy',
+            failingSince: null,
+            lastError: null,
+            disabledReason: null,
+            nextAttemptAt: null,
+            created: '2026-11-22T12:01:44.000Z',
+          },
+        ],
+        hasMore: true,
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/webhook_endpoints',
+        query: {
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit must be at least 1',
+        data: {
+          param: 'limit',
+          rule: 'minimum',
+        },
+      },
+    },
+  },
+  'POST /webhook_endpoints/{id}/update': {
+    request: {
+      path: '/webhook_endpoints/we_6698016131174264803/update',
+      body: {
+        description: 'Orders',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'we_6698016131174264803',
+        kind: 'static',
+        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        description: 'Orders',
+        enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
+        legacyNotifications: false,
+        signatureCase: 'upper',
+        format: 'moneycollect',
+        signatureAlgorithm: 'hmac-sha256',
+        publicKey: null,
+        status: 'enabled',
+        health: 'healthy',
+        failingSince: null,
+        lastError: null,
+        disabledReason: null,
+        nextAttemptAt: null,
+        created: '2026-11-22T12:01:44.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/webhook_endpoints/we_1000000000000000001/update',
+        body: {
+          description: 'Orders',
+        },
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such webhook endpoint: 'we_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /webhook_endpoints/{id}/reveal_token': {
+    request: {
+      path: '/webhook_endpoints/we_6698016131174264803/reveal_token',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        token: 'whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/webhook_endpoints/we_1000000000000000001/reveal_token',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such webhook endpoint: 'we_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /webhook_endpoints/{id}/reveal_token': {
+    request: {
+      path: '/webhook_endpoints/we_6698016131174264803/reveal_token',
+      body: {},
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        token: 'whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/webhook_endpoints/we_1000000000000000001/reveal_token',
+        body: {},
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such webhook endpoint: 'we_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /webhook_endpoints/{id}/roll_token': {
+    request: {
+      path: '/webhook_endpoints/we_4991941414004495029/roll_token',
+      body: {
+        expiresInSeconds: 3600,
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        token: 'whsec_vb4WzZ8iwZkCfF9rypW4nqf3lkwhZ9aZ8bEa3b9dqI6M6nDK',
+        previousTokenExpiresAt: '2026-11-22T13:01:50.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/webhook_endpoints/we_1000000000000000001/roll_token',
+        body: {
+          expiresInSeconds: 3600,
+        },
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such webhook endpoint: 'we_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /webhook_endpoints/{id}/check': {
+    request: {
+      path: '/webhook_endpoints/we_6698016131174264803/check',
+      body: {
+        url: 'http://127.0.0.1:33383/webhooks/tessera',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'whc_5756067887521210687',
+        endpointId: 'we_6698016131174264803',
+        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        passed: false,
+        cases: [
+          {
+            name: 'valid',
+            passed: true,
+            reason: 'Answered HTTP 200 success to a correctly signed delivery',
+            httpStatus: 200,
+            latencyMs: 24,
+          },
+          {
+            name: 'duplicate',
+            passed: true,
+            reason:
+              'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
+            httpStatus: 200,
+            latencyMs: 3,
+          },
+          {
+            name: 'bad_signature',
+            passed: false,
+            reason:
+              'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
+            httpStatus: 200,
+            latencyMs: 2,
+          },
+          {
+            name: 'stale_request_time',
+            passed: false,
+            reason:
+              'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
+            httpStatus: 200,
+            latencyMs: 1,
+          },
+          {
+            name: 'future_request_time',
+            passed: false,
+            reason:
+              'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
+            httpStatus: 200,
+            latencyMs: 1,
+          },
+          {
+            name: 'changed_body',
+            passed: false,
+            reason:
+              'Answered "success" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)',
+            httpStatus: 200,
+            latencyMs: 1,
+          },
+          {
+            name: 'legacy_kind',
+            passed: false,
+            reason:
+              'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
+            httpStatus: 200,
+            latencyMs: 1,
+          },
+          {
+            name: 'within_timeout',
+            passed: true,
+            reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 24 ms)',
+            httpStatus: null,
+            latencyMs: 24,
+          },
+        ],
+        created: '2026-11-22T12:01:51.000Z',
+        sendingAddresses: {
+          object: 'sending_addresses',
+          fixed: false,
+          addresses: [],
+          message:
+            'The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead.',
+        },
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/webhook_endpoints/we_1000000000000000001/check',
+        body: {
+          url: 'http://127.0.0.1:33383/webhooks/tessera',
+        },
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such webhook endpoint: 'we_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /webhook_endpoints/{id}/checks': {
+    request: {
+      path: '/webhook_endpoints/we_6698016131174264803/checks',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
+          {
+            id: 'whc_5756067887521210687',
+            endpointId: 'we_6698016131174264803',
+            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            passed: false,
+            cases: [
+              {
+                name: 'valid',
+                passed: true,
+                reason: 'Answered HTTP 200 success to a correctly signed delivery',
+                httpStatus: 200,
+                latencyMs: 24,
+              },
+              {
+                name: 'duplicate',
+                passed: true,
+                reason:
+                  'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
+                httpStatus: 200,
+                latencyMs: 3,
+              },
+              {
+                name: 'bad_signature',
+                passed: false,
+                reason:
+                  'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
+                httpStatus: 200,
+                latencyMs: 2,
+              },
+              {
+                name: 'stale_request_time',
+                passed: false,
+                reason:
+                  'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
+                httpStatus: 200,
+                latencyMs: 1,
+              },
+              {
+                name: 'future_request_time',
+                passed: false,
+                reason:
+                  'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
+                httpStatus: 200,
+                latencyMs: 1,
+              },
+              {
+                name: 'changed_body',
+                passed: false,
+                reason:
+                  'Answered "success" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)',
+                httpStatus: 200,
+                latencyMs: 1,
+              },
+              {
+                name: 'legacy_kind',
+                passed: false,
+                reason:
+                  'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
+                httpStatus: 200,
+                latencyMs: 1,
+              },
+              {
+                name: 'within_timeout',
+                passed: true,
+                reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 24 ms)',
+                httpStatus: null,
+                latencyMs: 24,
+              },
             ],
-            "preAuth": "n",
-            "setupFutureUsage": "off",
-            "statementDescriptor": null,
-            "website": null,
-            "returnUrl": "https://shop.example.com/checkout/done",
-            "cancelUrl": "https://shop.example.com/cart",
-            "notifyUrl": null,
-            "locale": "auto",
-            "paymentId": null,
-            "expiresAt": "2026-11-23T12:01:40.000Z",
-            "created": "2026-11-22T12:01:40.000Z"
-          }
-        ],
-        "hasMore": false
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/checkout/session",
-        "query": {
-          "limit": "0"
-        }
-      },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "limit must be at least 1",
-        "data": {
-          "param": "limit",
-          "rule": "minimum"
-        }
-      }
-    }
-  },
-  "POST /checkout/session/{id}/expire": {
-    "request": {
-      "path": "/checkout/session/cs_1178261215192447825/expire",
-      "body": {}
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "cs_1178261215192447825",
-        "url": "http://127.0.0.1:8080/checkout/cs_1178261215192447825",
-        "status": "expired",
-        "amountTotal": "2598",
-        "currency": "USD",
-        "orderNo": 10045,
-        "customer": null,
-        "customerEmail": "ada@example.com",
-        "billingDetails": null,
-        "lineItems": [
-          {
-            "amount": 12.99,
-            "currency": "USD",
-            "description": null,
-            "images": null,
-            "name": "T-shirt",
-            "quantity": 2
-          }
-        ],
-        "shipping": null,
-        "paymentMethodTypes": [
-          "card"
-        ],
-        "preAuth": "n",
-        "setupFutureUsage": "off",
-        "statementDescriptor": null,
-        "website": null,
-        "returnUrl": "https://shop.example.com/checkout/done",
-        "cancelUrl": "https://shop.example.com/cart",
-        "notifyUrl": null,
-        "locale": "auto",
-        "paymentId": null,
-        "expiresAt": "2026-11-23T12:01:40.000Z",
-        "created": "2026-11-22T12:01:40.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/checkout/session/cs_1000000000000000001/expire",
-        "body": {}
-      },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such checkout session: 'cs_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /webhook_endpoints/create": {
-    "request": {
-      "path": "/webhook_endpoints/create",
-      "body": {
-        "url": "http://127.0.0.1:33383/webhooks/tessera",
-        "enabledEvents": [
-          "payment.succeeded",
-          "payment.failed",
-          "refund.succeeded"
-        ],
-        "description": "Order updates"
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "we_6698016131174264803",
-        "kind": "static",
-        "url": "http://127.0.0.1:33383/webhooks/tessera",
-        "description": "Order updates",
-        "enabledEvents": [
-          "payment.succeeded",
-          "payment.failed",
-          "refund.succeeded"
-        ],
-        "legacyNotifications": false,
-        "signatureCase": "upper",
-        "format": "moneycollect",
-        "signatureAlgorithm": "hmac-sha256",
-        "publicKey": null,
-        "status": "enabled",
-        "health": "healthy",
-        "failingSince": null,
-        "lastError": null,
-        "disabledReason": null,
-        "nextAttemptAt": null,
-        "created": "2026-11-22T12:01:44.000Z",
-        "token": "whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO"
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/webhook_endpoints/create",
-        "body": {
-          "urll": "http://127.0.0.1:33383/webhooks/tessera",
-          "enabledEvents": [
-            "payment.succeeded",
-            "payment.failed",
-            "refund.succeeded"
-          ],
-          "description": "Order updates"
-        }
-      },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "urll is not a recognized field: did you mean url? (url is required)",
-        "data": {
-          "param": "urll",
-          "rule": "additionalProperties",
-          "suggestion": "url"
-        }
-      }
-    }
-  },
-  "GET /webhook_endpoints/{id}": {
-    "request": {
-      "path": "/webhook_endpoints/we_6698016131174264803"
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "we_6698016131174264803",
-        "kind": "static",
-        "url": "http://127.0.0.1:33383/webhooks/tessera",
-        "description": "Order updates",
-        "enabledEvents": [
-          "payment.succeeded",
-          "payment.failed",
-          "refund.succeeded"
-        ],
-        "legacyNotifications": false,
-        "signatureCase": "upper",
-        "format": "moneycollect",
-        "signatureAlgorithm": "hmac-sha256",
-        "publicKey": null,
-        "status": "enabled",
-        "health": "healthy",
-        "failingSince": null,
-        "lastError": null,
-        "disabledReason": null,
-        "nextAttemptAt": null,
-        "created": "2026-11-22T12:01:44.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/webhook_endpoints/we_1000000000000000001"
-      },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "GET /webhook_endpoints": {
-    "request": {
-      "path": "/webhook_endpoints",
-      "query": {
-        "limit": "1"
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [
-          {
-            "id": "we_6698016131174264803",
-            "kind": "static",
-            "url": "http://127.0.0.1:33383/webhooks/tessera",
-            "description": "Order updates",
-            "enabledEvents": [
-              "payment.succeeded",
-              "payment.failed",
-              "refund.succeeded"
-            ],
-            "legacyNotifications": false,
-            "signatureCase": "upper",
-            "format": "moneycollect",
-            "signatureAlgorithm": "hmac-sha256",
-            "publicKey": null,
-            "status": "enabled",
-            "health": "healthy",
-            "failingSince": null,
-            "lastError": null,
-            "disabledReason": null,
-            "nextAttemptAt": null,
-            "created": "2026-11-22T12:01:44.000Z"
-          }
-        ],
-        "hasMore": true
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/webhook_endpoints",
-        "query": {
-          "limit": "0"
-        }
-      },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "limit must be at least 1",
-        "data": {
-          "param": "limit",
-          "rule": "minimum"
-        }
-      }
-    }
-  },
-  "POST /webhook_endpoints/{id}/update": {
-    "request": {
-      "path": "/webhook_endpoints/we_6698016131174264803/update",
-      "body": {
-        "description": "Orders"
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "we_6698016131174264803",
-        "kind": "static",
-        "url": "http://127.0.0.1:33383/webhooks/tessera",
-        "description": "Orders",
-        "enabledEvents": [
-          "payment.succeeded",
-          "payment.failed",
-          "refund.succeeded"
-        ],
-        "legacyNotifications": false,
-        "signatureCase": "upper",
-        "format": "moneycollect",
-        "signatureAlgorithm": "hmac-sha256",
-        "publicKey": null,
-        "status": "enabled",
-        "health": "healthy",
-        "failingSince": null,
-        "lastError": null,
-        "disabledReason": null,
-        "nextAttemptAt": null,
-        "created": "2026-11-22T12:01:44.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/webhook_endpoints/we_1000000000000000001/update",
-        "body": {
-          "description": "Orders"
-        }
-      },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "GET /webhook_endpoints/{id}/reveal_token": {
-    "request": {
-      "path": "/webhook_endpoints/we_6698016131174264803/reveal_token"
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "token": "whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/webhook_endpoints/we_1000000000000000001/reveal_token"
-      },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /webhook_endpoints/{id}/reveal_token": {
-    "request": {
-      "path": "/webhook_endpoints/we_6698016131174264803/reveal_token",
-      "body": {}
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "token": "whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/webhook_endpoints/we_1000000000000000001/reveal_token",
-        "body": {}
-      },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /webhook_endpoints/{id}/roll_token": {
-    "request": {
-      "path": "/webhook_endpoints/we_4991941414004495029/roll_token",
-      "body": {
-        "expiresInSeconds": 3600
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "token": "whsec_vb4WzZ8iwZkCfF9rypW4nqf3lkwhZ9aZ8bEa3b9dqI6M6nDK",
-        "previousTokenExpiresAt": "2026-11-22T13:01:50.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/webhook_endpoints/we_1000000000000000001/roll_token",
-        "body": {
-          "expiresInSeconds": 3600
-        }
-      },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /webhook_endpoints/{id}/check": {
-    "request": {
-      "path": "/webhook_endpoints/we_6698016131174264803/check",
-      "body": {
-        "url": "http://127.0.0.1:33383/webhooks/tessera"
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "whc_5756067887521210687",
-        "endpointId": "we_6698016131174264803",
-        "url": "http://127.0.0.1:33383/webhooks/tessera",
-        "passed": false,
-        "cases": [
-          {
-            "name": "valid",
-            "passed": true,
-            "reason": "Answered HTTP 200 success to a correctly signed delivery",
-            "httpStatus": 200,
-            "latencyMs": 24
+            created: '2026-11-22T12:01:51.000Z',
+            sendingAddresses: {
+              object: 'sending_addresses',
+              fixed: false,
+              addresses: [],
+              message:
+                'The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead.',
+            },
           },
-          {
-            "name": "duplicate",
-            "passed": true,
-            "reason": "Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again",
-            "httpStatus": 200,
-            "latencyMs": 3
-          },
-          {
-            "name": "bad_signature",
-            "passed": false,
-            "reason": "Answered \"success\" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)",
-            "httpStatus": 200,
-            "latencyMs": 2
-          },
-          {
-            "name": "stale_request_time",
-            "passed": false,
-            "reason": "Answered \"success\" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)",
-            "httpStatus": 200,
-            "latencyMs": 1
-          },
-          {
-            "name": "future_request_time",
-            "passed": false,
-            "reason": "Answered \"success\" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)",
-            "httpStatus": 200,
-            "latencyMs": 1
-          },
-          {
-            "name": "changed_body",
-            "passed": false,
-            "reason": "Answered \"success\" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)",
-            "httpStatus": 200,
-            "latencyMs": 1
-          },
-          {
-            "name": "legacy_kind",
-            "passed": false,
-            "reason": "Answered \"success\" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)",
-            "httpStatus": 200,
-            "latencyMs": 1
-          },
-          {
-            "name": "within_timeout",
-            "passed": true,
-            "reason": "Every test delivery was answered within 10000 ms (slowest: valid, 24 ms)",
-            "httpStatus": null,
-            "latencyMs": 24
-          }
         ],
-        "created": "2026-11-22T12:01:51.000Z",
-        "sendingAddresses": {
-          "object": "sending_addresses",
-          "fixed": false,
-          "addresses": [],
-          "message": "The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead."
-        }
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/webhook_endpoints/we_1000000000000000001/check",
-        "body": {
-          "url": "http://127.0.0.1:33383/webhooks/tessera"
-        }
+        hasMore: false,
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "GET /webhook_endpoints/{id}/checks": {
-    "request": {
-      "path": "/webhook_endpoints/we_6698016131174264803/checks"
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [
+    error: {
+      status: 404,
+      request: {
+        path: '/webhook_endpoints/we_1000000000000000001/checks',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such webhook endpoint: 'we_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /webhook_endpoints/{id}/recover': {
+    request: {
+      path: '/webhook_endpoints/we_6698016131174264803/recover',
+      body: {
+        since: '2026-11-22T11:01:53.000Z',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        endpointId: 'we_6698016131174264803',
+        since: '2026-11-22T12:01:44.000Z',
+        until: '2026-11-22T12:01:53.000Z',
+        events: 0,
+        deliveriesCreated: 0,
+        deliveriesRescheduled: 0,
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/webhook_endpoints/we_1000000000000000001/recover',
+        body: {
+          since: '2026-11-22T11:01:53.000Z',
+        },
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such webhook endpoint: 'we_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /webhook_endpoints/sending_addresses': {
+    request: {
+      path: '/webhook_endpoints/sending_addresses',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        object: 'sending_addresses',
+        fixed: false,
+        addresses: [],
+        message:
+          'The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead.',
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/webhook_endpoints/sending_addresses',
+        query: {
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit is not a recognized field',
+        data: {
+          param: 'limit',
+          rule: 'additionalProperties',
+        },
+      },
+    },
+  },
+  'GET /events': {
+    request: {
+      path: '/events',
+      query: {
+        objectId: 'pt_3984917427035103780',
+        limit: '1',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
           {
-            "id": "whc_5756067887521210687",
-            "endpointId": "we_6698016131174264803",
-            "url": "http://127.0.0.1:33383/webhooks/tessera",
-            "passed": false,
-            "cases": [
-              {
-                "name": "valid",
-                "passed": true,
-                "reason": "Answered HTTP 200 success to a correctly signed delivery",
-                "httpStatus": 200,
-                "latencyMs": 24
+            id: 'evt_8413500352147908054',
+            apiVersion: 'v1',
+            type: 'payment.succeeded',
+            created: '2026-11-22T12:00:05.000Z',
+            sequence: 1,
+            data: {
+              id: 'pt_3984917427035103780',
+              amount: '1999',
+              currency: 'USD',
+              confirmationMethod: 'automatic',
+              customerId: 'cus_2173417092128682895',
+              paymentMethod: 'pm_1236545154582002485',
+              description: null,
+              ip: null,
+              confirm: 'true',
+              lineItems: null,
+              notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+              orderNo: 'order-1001',
+              preAuth: 'n',
+              receiptEmail: null,
+              returnUrl: null,
+              setupFutureUsage: 'on',
+              subsequentInitialType: null,
+              statementDescriptor: null,
+              statementDescriptorSuffix: null,
+              website: null,
+              userAgent: null,
+              shipping: null,
+              appScheme: null,
+              openUserId: null,
+              fromChannel: null,
+              automaticPaymentMethods: null,
+              recurring: null,
+              paymentMethodTypes: ['card'],
+              paymentMethodType: 'card',
+              paymentMethodDetails: {
+                type: 'card',
+                card: {
+                  brand: 'visa',
+                  last4: '4242',
+                  expMonth: '12',
+                  expYear: '2030',
+                  country: 'US',
+                  fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+                },
               },
-              {
-                "name": "duplicate",
-                "passed": true,
-                "reason": "Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again",
-                "httpStatus": 200,
-                "latencyMs": 3
+              clientSecret:
+                'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+              canceledAt: null,
+              cancellationReason: null,
+              amountReceived: '1999',
+              amountCapturable: '0',
+              amountRefunded: '0',
+              created: '2026-11-22T12:00:05.000Z',
+              riskInfo: {
+                riskScore: 10,
+                riskMessage: 'risk_pass',
               },
-              {
-                "name": "bad_signature",
-                "passed": false,
-                "reason": "Answered \"success\" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)",
-                "httpStatus": 200,
-                "latencyMs": 2
-              },
-              {
-                "name": "stale_request_time",
-                "passed": false,
-                "reason": "Answered \"success\" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)",
-                "httpStatus": 200,
-                "latencyMs": 1
-              },
-              {
-                "name": "future_request_time",
-                "passed": false,
-                "reason": "Answered \"success\" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)",
-                "httpStatus": 200,
-                "latencyMs": 1
-              },
-              {
-                "name": "changed_body",
-                "passed": false,
-                "reason": "Answered \"success\" to a delivery whose body was altered after it was signed: the receiver must refuse it (verify the signature and the time first)",
-                "httpStatus": 200,
-                "latencyMs": 1
-              },
-              {
-                "name": "legacy_kind",
-                "passed": false,
-                "reason": "Answered \"success\" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)",
-                "httpStatus": 200,
-                "latencyMs": 1
-              },
-              {
-                "name": "within_timeout",
-                "passed": true,
-                "reason": "Every test delivery was answered within 10000 ms (slowest: valid, 24 ms)",
-                "httpStatus": null,
-                "latencyMs": 24
-              }
-            ],
-            "created": "2026-11-22T12:01:51.000Z",
-            "sendingAddresses": {
-              "object": "sending_addresses",
-              "fixed": false,
-              "addresses": [],
-              "message": "The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead."
-            }
-          }
-        ],
-        "hasMore": false
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/webhook_endpoints/we_1000000000000000001/checks"
-      },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /webhook_endpoints/{id}/recover": {
-    "request": {
-      "path": "/webhook_endpoints/we_6698016131174264803/recover",
-      "body": {
-        "since": "2026-11-22T11:01:53.000Z"
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "endpointId": "we_6698016131174264803",
-        "since": "2026-11-22T12:01:44.000Z",
-        "until": "2026-11-22T12:01:53.000Z",
-        "events": 0,
-        "deliveriesCreated": 0,
-        "deliveriesRescheduled": 0
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/webhook_endpoints/we_1000000000000000001/recover",
-        "body": {
-          "since": "2026-11-22T11:01:53.000Z"
-        }
-      },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "GET /webhook_endpoints/sending_addresses": {
-    "request": {
-      "path": "/webhook_endpoints/sending_addresses"
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "object": "sending_addresses",
-        "fixed": false,
-        "addresses": [],
-        "message": "The addresses webhooks are sent from are not fixed on this Tessera: do not rely on an IP allow-list; verify each webhook by its signature instead."
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/webhook_endpoints/sending_addresses",
-        "query": {
-          "limit": "0"
-        }
-      },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "limit is not a recognized field",
-        "data": {
-          "param": "limit",
-          "rule": "additionalProperties"
-        }
-      }
-    }
-  },
-  "GET /events": {
-    "request": {
-      "path": "/events",
-      "query": {
-        "objectId": "pt_3984917427035103780",
-        "limit": "1"
-      }
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [
-          {
-            "id": "evt_8413500352147908054",
-            "apiVersion": "v1",
-            "type": "payment.succeeded",
-            "created": "2026-11-22T12:00:05.000Z",
-            "sequence": 1,
-            "data": {
-              "id": "pt_3984917427035103780",
-              "amount": "1999",
-              "currency": "USD",
-              "confirmationMethod": "automatic",
-              "customerId": "cus_2173417092128682895",
-              "paymentMethod": "pm_1236545154582002485",
-              "description": null,
-              "ip": null,
-              "confirm": "true",
-              "lineItems": null,
-              "notifyUrl": "http://127.0.0.1:33383/webhooks/tessera",
-              "orderNo": "order-1001",
-              "preAuth": "n",
-              "receiptEmail": null,
-              "returnUrl": null,
-              "setupFutureUsage": "on",
-              "subsequentInitialType": null,
-              "statementDescriptor": null,
-              "statementDescriptorSuffix": null,
-              "website": null,
-              "userAgent": null,
-              "shipping": null,
-              "appScheme": null,
-              "openUserId": null,
-              "fromChannel": null,
-              "automaticPaymentMethods": null,
-              "recurring": null,
-              "paymentMethodTypes": [
-                "card"
-              ],
-              "paymentMethodType": "card",
-              "paymentMethodDetails": {
-                "type": "card",
-                "card": {
-                  "brand": "visa",
-                  "last4": "4242",
-                  "expMonth": "12",
-                  "expYear": "2030",
-                  "country": "US",
-                  "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
-                }
-              },
-              "clientSecret": "pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c",
-              "canceledAt": null,
-              "cancellationReason": null,
-              "amountReceived": "1999",
-              "amountCapturable": "0",
-              "amountRefunded": "0",
-              "created": "2026-11-22T12:00:05.000Z",
-              "riskInfo": {
-                "riskScore": 10,
-                "riskMessage": "risk_pass"
-              },
-              "status": "succeeded",
-              "displayStatus": "succeeded",
-              "errorCode": null,
-              "errorMessage": null,
-              "processorReason": null,
-              "invoiceId": null,
-              "use3D": false,
-              "actionStatus": null
-            }
-          }
-        ],
-        "hasMore": false
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/events",
-        "query": {
-          "objectId": "pt_3984917427035103780",
-          "limit": "0"
-        }
-      },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "limit must be at least 1",
-        "data": {
-          "param": "limit",
-          "rule": "minimum"
-        }
-      }
-    }
-  },
-  "GET /events/{id}": {
-    "request": {
-      "path": "/events/evt_8413500352147908054"
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "evt_8413500352147908054",
-        "apiVersion": "v1",
-        "type": "payment.succeeded",
-        "created": "2026-11-22T12:00:05.000Z",
-        "sequence": 1,
-        "data": {
-          "id": "pt_3984917427035103780",
-          "amount": "1999",
-          "currency": "USD",
-          "confirmationMethod": "automatic",
-          "customerId": "cus_2173417092128682895",
-          "paymentMethod": "pm_1236545154582002485",
-          "description": null,
-          "ip": null,
-          "confirm": "true",
-          "lineItems": null,
-          "notifyUrl": "http://127.0.0.1:33383/webhooks/tessera",
-          "orderNo": "order-1001",
-          "preAuth": "n",
-          "receiptEmail": null,
-          "returnUrl": null,
-          "setupFutureUsage": "on",
-          "subsequentInitialType": null,
-          "statementDescriptor": null,
-          "statementDescriptorSuffix": null,
-          "website": null,
-          "userAgent": null,
-          "shipping": null,
-          "appScheme": null,
-          "openUserId": null,
-          "fromChannel": null,
-          "automaticPaymentMethods": null,
-          "recurring": null,
-          "paymentMethodTypes": [
-            "card"
-          ],
-          "paymentMethodType": "card",
-          "paymentMethodDetails": {
-            "type": "card",
-            "card": {
-              "brand": "visa",
-              "last4": "4242",
-              "expMonth": "12",
-              "expYear": "2030",
-              "country": "US",
-              "fingerprint": "TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"
-            }
+              status: 'succeeded',
+              displayStatus: 'succeeded',
+              errorCode: null,
+              errorMessage: null,
+              processorReason: null,
+              invoiceId: null,
+              use3D: false,
+              actionStatus: null,
+            },
           },
-          "clientSecret": "pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c",
-          "canceledAt": null,
-          "cancellationReason": null,
-          "amountReceived": "1999",
-          "amountCapturable": "0",
-          "amountRefunded": "0",
-          "created": "2026-11-22T12:00:05.000Z",
-          "riskInfo": {
-            "riskScore": 10,
-            "riskMessage": "risk_pass"
+        ],
+        hasMore: false,
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/events',
+        query: {
+          objectId: 'pt_3984917427035103780',
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit must be at least 1',
+        data: {
+          param: 'limit',
+          rule: 'minimum',
+        },
+      },
+    },
+  },
+  'GET /events/{id}': {
+    request: {
+      path: '/events/evt_8413500352147908054',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'evt_8413500352147908054',
+        apiVersion: 'v1',
+        type: 'payment.succeeded',
+        created: '2026-11-22T12:00:05.000Z',
+        sequence: 1,
+        data: {
+          id: 'pt_3984917427035103780',
+          amount: '1999',
+          currency: 'USD',
+          confirmationMethod: 'automatic',
+          customerId: 'cus_2173417092128682895',
+          paymentMethod: 'pm_1236545154582002485',
+          description: null,
+          ip: null,
+          confirm: 'true',
+          lineItems: null,
+          notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+          orderNo: 'order-1001',
+          preAuth: 'n',
+          receiptEmail: null,
+          returnUrl: null,
+          setupFutureUsage: 'on',
+          subsequentInitialType: null,
+          statementDescriptor: null,
+          statementDescriptorSuffix: null,
+          website: null,
+          userAgent: null,
+          shipping: null,
+          appScheme: null,
+          openUserId: null,
+          fromChannel: null,
+          automaticPaymentMethods: null,
+          recurring: null,
+          paymentMethodTypes: ['card'],
+          paymentMethodType: 'card',
+          paymentMethodDetails: {
+            type: 'card',
+            card: {
+              brand: 'visa',
+              last4: '4242',
+              expMonth: '12',
+              expYear: '2030',
+              country: 'US',
+              fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+            },
           },
-          "status": "succeeded",
-          "displayStatus": "succeeded",
-          "errorCode": null,
-          "errorMessage": null,
-          "processorReason": null,
-          "invoiceId": null,
-          "use3D": false,
-          "actionStatus": null
-        }
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/events/evt_1000000000000000001"
+          clientSecret:
+            'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+          canceledAt: null,
+          cancellationReason: null,
+          amountReceived: '1999',
+          amountCapturable: '0',
+          amountRefunded: '0',
+          created: '2026-11-22T12:00:05.000Z',
+          riskInfo: {
+            riskScore: 10,
+            riskMessage: 'risk_pass',
+          },
+          status: 'succeeded',
+          displayStatus: 'succeeded',
+          errorCode: null,
+          errorMessage: null,
+          processorReason: null,
+          invoiceId: null,
+          use3D: false,
+          actionStatus: null,
+        },
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such event: 'evt_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "GET /events/{id}/deliveries": {
-    "request": {
-      "path": "/events/evt_8413500352147908054/deliveries"
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [
+    error: {
+      status: 404,
+      request: {
+        path: '/events/evt_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such event: 'evt_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /events/{id}/deliveries': {
+    request: {
+      path: '/events/evt_8413500352147908054/deliveries',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
           {
-            "id": "wd_8624225883902743640",
-            "eventId": "evt_8413500352147908054",
-            "endpointId": "we_8777731478178392741",
-            "url": "http://127.0.0.1:33383/webhooks/tessera",
-            "kind": "endpoint",
-            "type": "endpoint_payment.payment_succeeded",
-            "status": "pending",
-            "attempts": 0,
-            "nextAttemptAt": "2026-11-22T12:00:05.000Z",
-            "lastAttemptAt": null,
-            "created": "2026-11-22T12:00:05.000Z"
-          }
+            id: 'wd_8624225883902743640',
+            eventId: 'evt_8413500352147908054',
+            endpointId: 'we_8777731478178392741',
+            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            kind: 'endpoint',
+            type: 'endpoint_payment.payment_succeeded',
+            status: 'pending',
+            attempts: 0,
+            nextAttemptAt: '2026-11-22T12:00:05.000Z',
+            lastAttemptAt: null,
+            created: '2026-11-22T12:00:05.000Z',
+          },
         ],
-        "hasMore": false
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/events/evt_1000000000000000001/deliveries"
+        hasMore: false,
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such event: 'evt_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "GET /events/{id}/attempts": {
-    "request": {
-      "path": "/events/evt_8413500352147908054/attempts"
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [],
-        "hasMore": false
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/events/evt_1000000000000000001/attempts"
+    error: {
+      status: 404,
+      request: {
+        path: '/events/evt_1000000000000000001/deliveries',
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such event: 'evt_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /events/{id}/resend": {
-    "request": {
-      "path": "/events/evt_8413500352147908054/resend",
-      "body": {
-        "endpointId": "we_8777731478178392741"
-      }
+      answer: {
+        code: 'resource_missing',
+        msg: "No such event: 'evt_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [
+  },
+  'GET /events/{id}/attempts': {
+    request: {
+      path: '/events/evt_8413500352147908054/attempts',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [],
+        hasMore: false,
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/events/evt_1000000000000000001/attempts',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such event: 'evt_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /events/{id}/resend': {
+    request: {
+      path: '/events/evt_8413500352147908054/resend',
+      body: {
+        endpointId: 'we_8777731478178392741',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
           {
-            "id": "wd_4169886881039352420",
-            "eventId": "evt_8413500352147908054",
-            "endpointId": "we_8777731478178392741",
-            "url": "http://127.0.0.1:33383/webhooks/tessera",
-            "kind": "endpoint",
-            "type": "endpoint_payment.payment_succeeded",
-            "status": "pending",
-            "attempts": 0,
-            "nextAttemptAt": "2026-11-22T12:01:59.000Z",
-            "lastAttemptAt": null,
-            "created": "2026-11-22T12:01:59.000Z"
-          }
+            id: 'wd_4169886881039352420',
+            eventId: 'evt_8413500352147908054',
+            endpointId: 'we_8777731478178392741',
+            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            kind: 'endpoint',
+            type: 'endpoint_payment.payment_succeeded',
+            status: 'pending',
+            attempts: 0,
+            nextAttemptAt: '2026-11-22T12:01:59.000Z',
+            lastAttemptAt: null,
+            created: '2026-11-22T12:01:59.000Z',
+          },
         ],
-        "hasMore": false
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/events/evt_1000000000000000001/resend",
-        "body": {
-          "endpointId": "we_8777731478178392741"
-        }
+        hasMore: false,
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such event: 'evt_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "GET /webhook_deliveries": {
-    "request": {
-      "path": "/webhook_deliveries",
-      "query": {
-        "limit": "1"
-      }
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [
+    error: {
+      status: 404,
+      request: {
+        path: '/events/evt_1000000000000000001/resend',
+        body: {
+          endpointId: 'we_8777731478178392741',
+        },
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such event: 'evt_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'GET /webhook_deliveries': {
+    request: {
+      path: '/webhook_deliveries',
+      query: {
+        limit: '1',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
           {
-            "id": "wd_4169886881039352420",
-            "eventId": "evt_8413500352147908054",
-            "endpointId": "we_8777731478178392741",
-            "url": "http://127.0.0.1:33383/webhooks/tessera",
-            "kind": "endpoint",
-            "type": "endpoint_payment.payment_succeeded",
-            "status": "pending",
-            "attempts": 0,
-            "nextAttemptAt": "2026-11-22T12:01:59.000Z",
-            "lastAttemptAt": null,
-            "created": "2026-11-22T12:01:59.000Z"
-          }
+            id: 'wd_4169886881039352420',
+            eventId: 'evt_8413500352147908054',
+            endpointId: 'we_8777731478178392741',
+            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            kind: 'endpoint',
+            type: 'endpoint_payment.payment_succeeded',
+            status: 'pending',
+            attempts: 0,
+            nextAttemptAt: '2026-11-22T12:01:59.000Z',
+            lastAttemptAt: null,
+            created: '2026-11-22T12:01:59.000Z',
+          },
         ],
-        "hasMore": true
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/webhook_deliveries",
-        "query": {
-          "limit": "0"
-        }
+        hasMore: true,
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "limit must be at least 1",
-        "data": {
-          "param": "limit",
-          "rule": "minimum"
-        }
-      }
-    }
-  },
-  "GET /webhook_deliveries/{id}": {
-    "request": {
-      "path": "/webhook_deliveries/wd_4169886881039352420"
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "wd_4169886881039352420",
-        "eventId": "evt_8413500352147908054",
-        "endpointId": "we_8777731478178392741",
-        "url": "http://127.0.0.1:33383/webhooks/tessera",
-        "kind": "endpoint",
-        "type": "endpoint_payment.payment_succeeded",
-        "status": "pending",
-        "attempts": 0,
-        "nextAttemptAt": "2026-11-22T12:01:59.000Z",
-        "lastAttemptAt": null,
-        "created": "2026-11-22T12:01:59.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/webhook_deliveries/wd_1000000000000000001"
+    error: {
+      status: 400,
+      request: {
+        path: '/webhook_deliveries',
+        query: {
+          limit: '0',
+        },
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such webhook delivery: 'wd_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "GET /webhook_deliveries/{id}/attempts": {
-    "request": {
-      "path": "/webhook_deliveries/wd_4169886881039352420/attempts"
-    },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "data": [],
-        "hasMore": false
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/webhook_deliveries/wd_1000000000000000001/attempts"
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit must be at least 1',
+        data: {
+          param: 'limit',
+          rule: 'minimum',
+        },
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such webhook delivery: 'wd_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
+    },
   },
-  "POST /webhook_deliveries/{id}/resend": {
-    "request": {
-      "path": "/webhook_deliveries/wd_4169886881039352420/resend",
-      "body": {}
+  'GET /webhook_deliveries/{id}': {
+    request: {
+      path: '/webhook_deliveries/wd_4169886881039352420',
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "wd_3824938594101573631",
-        "eventId": "evt_8413500352147908054",
-        "endpointId": "we_8777731478178392741",
-        "url": "http://127.0.0.1:33383/webhooks/tessera",
-        "kind": "endpoint",
-        "type": "endpoint_payment.payment_succeeded",
-        "status": "pending",
-        "attempts": 0,
-        "nextAttemptAt": "2026-11-22T12:02:03.000Z",
-        "lastAttemptAt": null,
-        "created": "2026-11-22T12:02:03.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/webhook_deliveries/wd_1000000000000000001/resend",
-        "body": {}
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'wd_4169886881039352420',
+        eventId: 'evt_8413500352147908054',
+        endpointId: 'we_8777731478178392741',
+        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        kind: 'endpoint',
+        type: 'endpoint_payment.payment_succeeded',
+        status: 'pending',
+        attempts: 0,
+        nextAttemptAt: '2026-11-22T12:01:59.000Z',
+        lastAttemptAt: null,
+        created: '2026-11-22T12:01:59.000Z',
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such webhook delivery: 'wd_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /webhook_deliveries/{id}/fast_forward": {
-    "request": {
-      "path": "/webhook_deliveries/wd_4169886881039352420/fast_forward",
-      "body": {
-        "factor": 3600
-      }
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "wd_4169886881039352420",
-        "eventId": "evt_8413500352147908054",
-        "endpointId": "we_8777731478178392741",
-        "url": "http://127.0.0.1:33383/webhooks/tessera",
-        "kind": "endpoint",
-        "type": "endpoint_payment.payment_succeeded",
-        "status": "pending",
-        "attempts": 0,
-        "nextAttemptAt": "2026-11-22T12:01:59.000Z",
-        "lastAttemptAt": null,
-        "created": "2026-11-22T12:01:59.000Z"
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/webhook_deliveries/wd_1000000000000000001/fast_forward",
-        "body": {
-          "factor": 3600
-        }
+    error: {
+      status: 404,
+      request: {
+        path: '/webhook_deliveries/wd_1000000000000000001',
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such webhook delivery: 'wd_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  },
-  "POST /webhooks/doctor": {
-    "request": {
-      "path": "/webhooks/doctor",
-      "body": {
-        "headers": "Request-Time: 2026-11-22T12:00:00\nSignature: 00",
-        "body": "{\"id\":\"evt_1\"}"
-      }
+      answer: {
+        code: 'resource_missing',
+        msg: "No such webhook delivery: 'wd_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "verifies": false,
-        "findings": [
+  },
+  'GET /webhook_deliveries/{id}/attempts': {
+    request: {
+      path: '/webhook_deliveries/wd_4169886881039352420/attempts',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [],
+        hasMore: false,
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/webhook_deliveries/wd_1000000000000000001/attempts',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such webhook delivery: 'wd_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /webhook_deliveries/{id}/resend': {
+    request: {
+      path: '/webhook_deliveries/wd_4169886881039352420/resend',
+      body: {},
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'wd_3824938594101573631',
+        eventId: 'evt_8413500352147908054',
+        endpointId: 'we_8777731478178392741',
+        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        kind: 'endpoint',
+        type: 'endpoint_payment.payment_succeeded',
+        status: 'pending',
+        attempts: 0,
+        nextAttemptAt: '2026-11-22T12:02:03.000Z',
+        lastAttemptAt: null,
+        created: '2026-11-22T12:02:03.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/webhook_deliveries/wd_1000000000000000001/resend',
+        body: {},
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such webhook delivery: 'wd_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /webhook_deliveries/{id}/fast_forward': {
+    request: {
+      path: '/webhook_deliveries/wd_4169886881039352420/fast_forward',
+      body: {
+        factor: 3600,
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'wd_4169886881039352420',
+        eventId: 'evt_8413500352147908054',
+        endpointId: 'we_8777731478178392741',
+        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        kind: 'endpoint',
+        type: 'endpoint_payment.payment_succeeded',
+        status: 'pending',
+        attempts: 0,
+        nextAttemptAt: '2026-11-22T12:01:59.000Z',
+        lastAttemptAt: null,
+        created: '2026-11-22T12:01:59.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/webhook_deliveries/wd_1000000000000000001/fast_forward',
+        body: {
+          factor: 3600,
+        },
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such webhook delivery: 'wd_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /webhooks/doctor': {
+    request: {
+      path: '/webhooks/doctor',
+      body: {
+        headers: 'Request-Time: 2026-11-22T12:00:00\nSignature: 00',
+        body: '{"id":"evt_1"}',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        verifies: false,
+        findings: [
           {
-            "code": "malformed_signature",
-            "severity": "problem",
-            "message": "Signature is not 64 hex characters"
+            code: 'malformed_signature',
+            severity: 'problem',
+            message: 'Signature is not 64 hex characters',
           },
           {
-            "code": "rolled_tokens_not_kept",
-            "severity": "info",
-            "message": "Tessera keeps no previous tokens after a roll (the old token stops working at once), so a signature made with a rolled token cannot be recognised: that check was skipped."
-          }
-        ]
-      }
-    },
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/webhooks/doctor",
-        "body": {
-          "headerss": "Request-Time: 2026-11-22T12:00:00\nSignature: 00",
-          "body": "{\"id\":\"evt_1\"}"
-        }
+            code: 'rolled_tokens_not_kept',
+            severity: 'info',
+            message:
+              'Tessera keeps no previous tokens after a roll (the old token stops working at once), so a signature made with a rolled token cannot be recognised: that check was skipped.',
+          },
+        ],
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "headerss is not a recognized field: did you mean headers? (headers is required)",
-        "data": {
-          "param": "headerss",
-          "rule": "additionalProperties",
-          "suggestion": "headers"
-        }
-      }
-    }
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/webhooks/doctor',
+        body: {
+          headerss: 'Request-Time: 2026-11-22T12:00:00\nSignature: 00',
+          body: '{"id":"evt_1"}',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'headerss is not a recognized field: did you mean headers? (headers is required)',
+        data: {
+          param: 'headerss',
+          rule: 'additionalProperties',
+          suggestion: 'headers',
+        },
+      },
+    },
   },
-  "GET /events/stream": {
-    "request": {
-      "path": "/events/stream",
-      "query": {
-        "types": "payment.succeeded"
-      }
-    },
-    "answer": ": connected\n\nid: evt_1076166202443891547\nevent: payment.succeeded\ndata: {\"id\":\"evt_1076166202443891547\",\"apiVersion\":\"v1\",\"type\":\"endpoint_payment.payment_succeeded\",\"created\":\"2026-11-22T12:02:06.000Z\",\"sequence\":1,\"data\":{\"id\":\"pt_1626731524252510816\",\"amount\":\"1999\",\"currency\":\"USD\",\"confirmationMethod\":\"automatic\",\"customerId\":null,\"paymentMethod\":\"pm_9849292614487404877\",\"description\":null,\"ip\":null,\"confirm\":\"true\",\"lineItems\":null,\"notifyUrl\":null,\"orderNo\":\"order-1005\",\"preAuth\":\"n\",\"receiptEmail\":null,\"returnUrl\":null,\"setupFutureUsage\":\"off\",\"subsequentInitialType\":null,\"statementDescriptor\":null,\"statementDescriptorSuffix\":null,\"website\":null,\"userAgent\":null,\"shipping\":null,\"appScheme\":null,\"openUserId\":null,\"fromChannel\":null,\"automaticPaymentMethods\":null,\"recurring\":null,\"paymentMethodTypes\":[\"card\"],\"paymentMethodType\":\"card\",\"paymentMethodDetails\":{\"type\":\"card\",\"card\":{\"brand\":\"visa\",\"last4\":\"4242\",\"expMonth\":\"12\",\"expYear\":\"2030\",\"country\":\"US\",\"fingerprint\":\"TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx\"}},\"clientSecret\":\"pt_1626731524252510816_secret_0cb5650f378da99a27647c94a3c7f27305e9dcb735206cb9aa5e2a0ed6fb6597\",\"canceledAt\":null,\"cancellationReason\":null,\"amountReceived\":\"1999\",\"amountCapturable\":\"0\",\"amountRefunded\":\"0\",\"created\":\"2026-11-22T12:02:06.000Z\",\"riskInfo\":{\"riskScore\":10,\"riskMessage\":\"risk_pass\"},\"status\":\"succeeded\",\"displayStatus\":\"succeeded\",\"errorCode\":null,\"errorMessage\":null,\"processorReason\":null,\"invoiceId\":null,\"use3D\":false,\"actionStatus\":null}}\n\n",
-    "error": {
-      "status": 400,
-      "request": {
-        "path": "/events/stream",
-        "query": {
-          "types": "payment.succeded"
-        }
+  'GET /events/stream': {
+    request: {
+      path: '/events/stream',
+      query: {
+        types: 'payment.succeeded',
       },
-      "answer": {
-        "code": "invalid_request",
-        "msg": "types must be event codes separated by commas; 'payment.succeded' is not one: did you mean `payment.succeeded`?",
-        "data": {
-          "param": "types",
-          "rule": "event_type"
-        }
-      }
-    }
+    },
+    answer:
+      ': connected\n\nid: evt_1076166202443891547\nevent: payment.succeeded\ndata: {"id":"evt_1076166202443891547","apiVersion":"v1","type":"endpoint_payment.payment_succeeded","created":"2026-11-22T12:02:06.000Z","sequence":1,"data":{"id":"pt_1626731524252510816","amount":"1999","currency":"USD","confirmationMethod":"automatic","customerId":null,"paymentMethod":"pm_9849292614487404877","description":null,"ip":null,"confirm":"true","lineItems":null,"notifyUrl":null,"orderNo":"order-1005","preAuth":"n","receiptEmail":null,"returnUrl":null,"setupFutureUsage":"off","subsequentInitialType":null,"statementDescriptor":null,"statementDescriptorSuffix":null,"website":null,"userAgent":null,"shipping":null,"appScheme":null,"openUserId":null,"fromChannel":null,"automaticPaymentMethods":null,"recurring":null,"paymentMethodTypes":["card"],"paymentMethodType":"card","paymentMethodDetails":{"type":"card","card":{"brand":"visa","last4":"4242","expMonth":"12","expYear":"2030","country":"US","fingerprint":"TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"}},"clientSecret":"pt_1626731524252510816_secret_0cb5650f378da99a27647c94a3c7f27305e9dcb735206cb9aa5e2a0ed6fb6597","canceledAt":null,"cancellationReason":null,"amountReceived":"1999","amountCapturable":"0","amountRefunded":"0","created":"2026-11-22T12:02:06.000Z","riskInfo":{"riskScore":10,"riskMessage":"risk_pass"},"status":"succeeded","displayStatus":"succeeded","errorCode":null,"errorMessage":null,"processorReason":null,"invoiceId":null,"use3D":false,"actionStatus":null}}\n\n',
+    error: {
+      status: 400,
+      request: {
+        path: '/events/stream',
+        query: {
+          types: 'payment.succeded',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: "types must be event codes separated by commas; 'payment.succeded' is not one: did you mean `payment.succeeded`?",
+        data: {
+          param: 'types',
+          rule: 'event_type',
+        },
+      },
+    },
   },
-  "DELETE /webhook_endpoints/{id}": {
-    "request": {
-      "path": "/webhook_endpoints/we_6698016131174264803"
+  'DELETE /webhook_endpoints/{id}': {
+    request: {
+      path: '/webhook_endpoints/we_6698016131174264803',
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "we_6698016131174264803",
-        "deleted": true
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/webhook_endpoints/we_1000000000000000001"
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'we_6698016131174264803',
+        deleted: true,
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such webhook endpoint: 'we_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/webhook_endpoints/we_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such webhook endpoint: 'we_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
   },
-  "DELETE /customers/{id}": {
-    "request": {
-      "path": "/customers/cus_2173417092128682895"
+  'DELETE /customers/{id}': {
+    request: {
+      path: '/customers/cus_2173417092128682895',
     },
-    "answer": {
-      "code": "success",
-      "msg": "success",
-      "data": {
-        "id": "cus_2173417092128682895",
-        "deleted": true
-      }
-    },
-    "error": {
-      "status": 404,
-      "request": {
-        "path": "/customers/cus_1000000000000000001"
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'cus_2173417092128682895',
+        deleted: true,
       },
-      "answer": {
-        "code": "resource_missing",
-        "msg": "No such customer: 'cus_1000000000000000001'",
-        "data": {
-          "param": "id"
-        }
-      }
-    }
-  }
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/customers/cus_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such customer: 'cus_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
 };
