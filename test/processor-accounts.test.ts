@@ -167,11 +167,30 @@ describe('processor accounts and live keys', () => {
     assert.equal(testPayment.status, 200, testPayment.raw);
     assert.equal((await live('GET', `/payment/${testPayment.body.data.id}`)).status, 404);
 
+    // A live payment created while the account is enabled, to be confirmed after it is disabled.
+    const unconfirmed = await live('POST', '/payment/create', { amount: '100', currency: 'USD' });
+    assert.equal(unconfirmed.status, 200, unconfirmed.raw);
     await operator('POST', `/processor_accounts/${account.body.data.id}/update`, { status: 'disabled' });
+    const method = await live('POST', '/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    const confirmed = await live('POST', `/payment/${unconfirmed.body.data.id}/confirm`, {
+      paymentMethod: method.body.data.id,
+    });
+    assert.equal(confirmed.status, 409, confirmed.raw);
+    assert.equal(confirmed.body.code, 'no_live_processor');
+    assert.equal(
+      (await live('GET', `/payment/${unconfirmed.body.data.id}`)).body.data.status,
+      'requires_payment_method',
+    );
     // Each process re-reads what a key resolves to within a second; this one forgot it at once.
     const payment = await live('POST', '/payment/create', { amount: '100', currency: 'USD' });
     assert.equal(payment.status, 409, payment.raw);
     assert.equal(payment.body.code, 'no_live_processor');
-    assert.deepEqual((await live('GET', '/payment')).body.data.data, []);
+    assert.deepEqual(
+      (await live('GET', '/payment')).body.data.data.map((payment: { id: string }) => payment.id),
+      [unconfirmed.body.data.id],
+    );
   });
 });

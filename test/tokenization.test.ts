@@ -177,6 +177,7 @@ describe(`tokenization: storing, CIT and MIT payments (${databaseKind})`, () => 
       displayStatus: 'succeeded',
       errorCode: null,
       errorMessage: null,
+      processorReason: null,
       invoiceId: null,
       use3D: false,
     });

@@ -97,6 +97,8 @@ export async function confirmPayment(
   await requireAllowedNotifyUrl(ctx, input);
   const current = await loadPayment(ctx.db, merchant, id);
   requireStatus(current, 'confirm');
+  // A live payment created while its account was enabled is not sent once the account is disabled.
+  await ctx.processors.forNewAuthorization(current);
   const requested: queries.PaymentRow = {
     ...current,
     payment_method_id: input.paymentMethod ?? current.payment_method_id,

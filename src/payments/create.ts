@@ -145,7 +145,7 @@ async function createNew(
   const method = await checkRules(ctx, ctx.db, merchant, checked);
   const row = withMethodDetails(checked, method);
   // Refuses a live payment while the merchant has no enabled live account, before anything is written.
-  const processor = await ctx.processors.of(row);
+  const processor = await ctx.processors.forNewAuthorization(row);
   if (confirm && method !== null && processor.statelessAuthorize) {
     return ctx.view.toPayment(await authorize(ctx, row, method, threeDSecureFor(row), 'new_row'));
   }

@@ -33,17 +33,25 @@ const cspOrigin = /^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?$/;
  * (browsers block that hop otherwise), so the origin of the payment's returnUrl is allowed too.
  */
 export function challengePageHeaders(returnUrl: string | null): Record<string, string> {
-  let shop: string;
+  let shop = '';
+  let hostedCheckout = false;
   try {
-    shop = returnUrl === null ? '' : new URL(returnUrl).origin;
+    if (returnUrl !== null) {
+      const url = new URL(returnUrl);
+      shop = url.origin;
+      hostedCheckout = hostedCheckoutReturn.test(url.pathname);
+    }
   } catch {
     shop = '';
   }
-  return {
-    ...pageHeaders,
-    'content-security-policy': contentSecurityPolicy(cspOrigin.test(shop) ? `'self' ${shop}` : "'self'"),
-  };
+  // A hosted checkout's payment returns to the checkout page, which sends the shopper on to the
+  // shop's own returnUrl, unknown here: that second hop is allowed to any https address.
+  const targets = ["'self'", ...(cspOrigin.test(shop) ? [shop] : []), ...(hostedCheckout ? ['https:'] : [])];
+  return { ...pageHeaders, 'content-security-policy': contentSecurityPolicy(targets.join(' ')) };
 }
+
+/** The hosted checkout's return address (src/checkout/hosted-payment.ts). */
+const hostedCheckoutReturn = /^\/checkout\/cs_\d{19}\/return$/;
 
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);

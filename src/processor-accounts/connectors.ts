@@ -83,6 +83,13 @@ export function createProcessorRegistry({
       if (!row) throw new Error(`Processor account ${payment.processor_account_id} is missing`);
       return connectorOf(row);
     },
+    async forNewAuthorization(payment) {
+      if (payment.processor_account_id === null) return this.of(payment);
+      const row = await queries.selectAccount(db, payment.processor_account_id);
+      if (!row) throw new Error(`Processor account ${payment.processor_account_id} is missing`);
+      if (row.status !== 'enabled' && row.mode === 'live') throw noLiveProcessor();
+      return connectorOf(row);
+    },
     async account(accountId) {
       const row = await queries.selectAccount(db, accountId);
       if (!row) return null;

@@ -270,4 +270,10 @@ export interface ProcessedBy {
 export interface ProcessorRouter {
   /** The processor of a payment: the sandbox when it has no account; a live one without throws no_live_processor. */
   of(payment: ProcessedBy): Promise<Processor>;
+  /**
+   * The processor a payment is about to be sent to for the first time (created or confirmed): as
+   * of(), but a live payment whose account has been disabled since is refused (no_live_processor).
+   * Replays of an authorization already sent use of(): that one may have moved money.
+   */
+  forNewAuthorization(payment: ProcessedBy): Promise<Processor>;
 }
