@@ -222,6 +222,17 @@ describe('a fleet behind HAProxy', { skip: onPostgres ? false : 'PostgreSQL only
       const payments = 14;
       for (let index = 0; index < payments; index++) assert.equal((await pay(payer)).status, 200);
       await waitUntil(async () => (heldRequests().length >= 8 ? true : undefined));
+      // Another process may have claimed some of them by its poll and sent them at once: every
+      // attempt that started before the roll must have reached the receiver (which holds them all)
+      // before the count below is taken, or a slow connection would count as an attempt after it.
+      let seen = -1;
+      await waitUntil(async () => {
+        const now = heldRequests().length;
+        const settled = now === seen;
+        seen = now;
+        if (!settled) await new Promise((resolve) => setTimeout(resolve, 400));
+        return settled ? true : undefined;
+      });
       const rolled = await call(
         'POST',
         `/webhook_endpoints/${endpoint.body.data.id}/roll_token`,
