@@ -226,10 +226,10 @@ async function openPostgres(databaseUrl: string, poolSize: number, listenUrl: st
     // A database host that vanishes without closing its sockets is noticed by TCP keep-alive.
     keepAlive: true,
     keepAliveInitialDelayMillis: 10_000,
+    onConnect: applySessionSettings,
   });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  applySessionSettings(pool);
   // A database that cannot be reached at start is said in one line naming the setting, as for the LISTEN URL.
   const client = await pool.connect().catch(async (err: unknown) => {
     await pool.end().catch(() => {});

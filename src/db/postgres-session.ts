@@ -20,13 +20,12 @@ const sessionSettings = `SELECT set_config('backend_flush_after', '256kB', false
   WHERE (SELECT source FROM pg_settings WHERE name = 'backend_flush_after') = 'default'`;
 
 /**
- * Sets the session settings on each new connection of `pool`. The statement is queued on the
- * connection before anything the pool hands it out for, so the first statement of any request
- * already runs with them. A failure is ignored: the settings only shape how writes reach the disk,
- * and a connection that cannot run them fails its next statement on its own.
+ * Sets the session settings on a new connection, before the pool hands it out: given to the pool as
+ * its `onConnect` hook, which the pool awaits, so the first statement of any request already runs
+ * with them and no statement is queued behind one still running (which pg deprecates). A failure is
+ * ignored: the settings only shape how writes reach the disk, and a connection that cannot run them
+ * fails its next statement on its own.
  */
-export function applySessionSettings(pool: pg.Pool): void {
-  pool.on('connect', (client) => {
-    client.query(sessionSettings).catch(() => {});
-  });
+export async function applySessionSettings(client: pg.ClientBase): Promise<void> {
+  await client.query(sessionSettings).catch(() => {});
 }
