@@ -1,4 +1,4 @@
-/** DESIGN §6: cards that succeed on every payment, storing and MIT alike (the benchmarks' cards). */
+/** docs/api.md#sandbox-test-cards: cards that succeed on every payment, storing and MIT alike (the benchmarks' cards). */
 export const cards = [
   { cardNo: '4242424242424242', securityCode: '123' },
   { cardNo: '5555555555554444', securityCode: '123' },

@@ -47,7 +47,7 @@ let byPath = new Map<string, number>();
 let sample: { path: string; body: string } | null = null;
 
 // The event body begins {"id":"evt_…","apiVersion":"v1","type":"…","created":"…", (canonical JSON,
-// DESIGN §5): read from its first bytes without parsing the rest.
+// docs/webhooks.md#what-is-sent): read from its first bytes without parsing the rest.
 const head = /^\{"id":"([^"]+)","apiVersion":"v1","type":"([^"]+)","created":"([^"]+)"/;
 
 function record(path: string, body: string, arrivedAtMs: number): void {

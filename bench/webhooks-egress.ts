@@ -1,5 +1,5 @@
 /**
- * `npm run bench:egress`: what sending webhooks through an egress proxy (DESIGN §15,
+ * `npm run bench:egress`: what sending webhooks through an egress proxy (docs/webhooks.md#sending-addresses-allow-lists,
  * TESSERA_WEBHOOK_PROXY) costs the drain, as a ratio to the drain without it in the same run.
  *
  *   npm run bench:egress                   2 pairs of runs (direct then proxy, proxy then direct)

@@ -8,7 +8,7 @@ export const goals = {
   p99Ms: 50,
   atPaymentsPerSecond: 1000,
 };
-/** Each payment event goes to its merchant's one endpoint twice: the endpoint_ and the legacy kind (SPEC §6.4). */
+/** Each payment event goes to its merchant's one endpoint twice: the endpoint_ and the legacy kind (docs/webhooks.md#what-is-sent). */
 export const notificationsPerPayment = 2;
 
 // ---- settings ------------------------------------------------------------------------------

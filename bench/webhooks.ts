@@ -37,7 +37,7 @@
  *
  * Everything runs on 127.0.0.1, every server in its own child process; data folders and databases
  * are removed at the end, also after an error or Ctrl-C. The service runs with NODE_ENV=development,
- * since production refuses webhook URLs on loopback addresses (DESIGN §5).
+ * since production refuses webhook URLs on loopback addresses (docs/webhooks.md#endpoints-and-tokens).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';

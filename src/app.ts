@@ -82,7 +82,7 @@ export interface Tessera {
   /** Sends webhook deliveries; started by `tessera start` and `tessera worker` (tests call runOnce). */
   webhookDispatcher: DeliveryScheduler;
   invoices: InvoiceService;
-  /** Checkout sessions and their hosted page (issue 14, DESIGN §9). */
+  /** Checkout sessions and their hosted page (issue 14, docs/checkout.md). */
   checkout: CheckoutService;
   /** Dashboard team members, sessions and the audit log (issue 11). */
   team: TeamService;
@@ -91,7 +91,7 @@ export interface Tessera {
   /** Where e-mails go: SMTP, or .eml files in the data folder (kept in memory with `memory://`). */
   mail: MailTransport;
   operatorKey: { value: string; created: boolean };
-  /** Liveness, readiness and metrics (DESIGN §11); `routes` serves them on any server (the worker's). */
+  /** Liveness, readiness and metrics (docs/operations.md#metrics); `routes` serves them on any server (the worker's). */
   ops: { health: Health; metrics: Metrics; routes: ReturnType<typeof opsRoutes> };
   /** The address customers' browsers use (3-D Secure pages); known once the server listens. */
   publicUrl(): string;
@@ -129,7 +129,7 @@ export async function createTessera({
       'TESSERA_WEBHOOK_ALLOW_PRIVATE=on: webhooks may reach private addresses (10/8, 172.16/12, 192.168/16, fc00::/7 …); cloud metadata and link-local addresses stay refused',
     );
   }
-  // DESIGN §15: an address the host does not have stops start-up with one line, before anything opens.
+  // docs/webhooks.md#sending-addresses-allow-lists: an address the host does not have stops start-up with one line, before anything opens.
   await checkSourceAddresses(config.webhookSourceAddresses).catch((err: Error) => {
     throw new ConfigError(err.message);
   });

@@ -1,5 +1,5 @@
 /**
- * How a setting is read and refused (DESIGN §8): the one error every bad setting becomes, named
+ * How a setting is read and refused (README.md#running-it): the one error every bad setting becomes, named
  * after the setting and its rule, and the parsers shared by the service's settings (config.ts) and
  * the command line's (cli/client-config.ts).
  */

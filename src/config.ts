@@ -20,7 +20,7 @@ import {
   type EgressProxy,
 } from './webhooks/egress/settings.js';
 
-/** Every setting of the service, parsed once at start-up and frozen (DESIGN §8). */
+/** Every setting of the service, parsed once at start-up and frozen (README.md#running-it). */
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -66,9 +66,9 @@ export interface Config {
   readonly databasePoolSize: number;
   /** PGlite: a checkpoint once this many MB of WAL were written since the last (docs/decisions/0031). */
   readonly pgliteCheckpointWalMb: number;
-  /** SPEC §6.1: the delays of the 12 follow-ups of a failed webhook delivery; set differently only by tests. */
+  /** docs/webhooks.md#acknowledgement-and-retries: the delays of the 12 follow-ups of a failed webhook delivery; set differently only by tests. */
   readonly webhookRetryDelaysSeconds: readonly number[];
-  /** DESIGN §5: a webhook attempt not fully answered within this time has failed. */
+  /** docs/webhooks.md#acknowledgement-and-retries: a webhook attempt not fully answered within this time has failed. */
   readonly webhookTimeoutMs: number;
   /** Webhook deliveries to one target URL in flight at once in one process. */
   readonly webhookConcurrencyPerTarget: number;
@@ -83,13 +83,13 @@ export interface Config {
    */
   readonly webhookDispatcher: 'on' | 'off';
   /**
-   * DESIGN §8: the SMTP server e-mails go through (smtp:// or smtps://, credentials in the URL);
+   * README.md#running-it: the SMTP server e-mails go through (smtp:// or smtps://, credentials in the URL);
    * unset means each message is written as an .eml file into `<dataDir>/mail/`.
    */
   readonly smtpUrl: string | undefined;
   /** The From of every e-mail the service sends: an address, or a name and an address in < >. */
   readonly mailFrom: string;
-  /** DESIGN §2: requests per minute a public key may make on the public-key routes (src/http/rate-limit.ts). */
+  /** docs/api.md#base-url-and-authentication: requests per minute a public key may make on the public-key routes (src/http/rate-limit.ts). */
   readonly publicKeyRequestsPerKeyPerMinute: number;
   /** The same for one client address, all public keys together (card testing from one address). */
   readonly publicKeyRequestsPerAddressPerMinute: number;
@@ -102,16 +102,16 @@ export interface Config {
   readonly deliveryRetentionDays: number;
   /** Days events are kept, unless a delivery of theirs is still pending (Stripe keeps 30). */
   readonly eventRetentionDays: number;
-  /** DESIGN §15: the HTTP CONNECT proxy every webhook delivery goes through; none by default. */
+  /** docs/webhooks.md#sending-addresses-allow-lists: the HTTP CONNECT proxy every webhook delivery goes through; none by default. */
   readonly webhookProxy: EgressProxy | undefined;
-  /** DESIGN §15: local addresses webhook connections leave from, in turn; any by default. */
+  /** docs/webhooks.md#sending-addresses-allow-lists: local addresses webhook connections leave from, in turn; any by default. */
   readonly webhookSourceAddresses: readonly string[];
   /**
    * Outside production, webhooks may reach private addresses besides loopback
    * (TESSERA_WEBHOOK_ALLOW_PRIVATE=on; docs/security.md, "Private addresses"). Cloud metadata never.
    */
   readonly webhookAllowPrivate: boolean;
-  /** DESIGN §15: the public addresses (IPs or CIDR ranges) merchants should allow; unset: not fixed. */
+  /** docs/webhooks.md#sending-addresses-allow-lists: the public addresses (IPs or CIDR ranges) merchants should allow; unset: not fixed. */
   readonly webhookSendingAddresses: readonly string[];
   /**
    * Whether `tessera start` and `tessera worker` apply pending migrations (`on`), or only check
@@ -129,11 +129,11 @@ export interface Config {
    */
   readonly previousMasterKey: Buffer | undefined;
   /**
-   * DESIGN §12: an endpoint failing this long has its merchant's Owners, Administrators and
+   * docs/webhooks.md#endpoint-health: an endpoint failing this long has its merchant's Owners, Administrators and
    * Developers e-mailed, and again once a day while it fails.
    */
   readonly endpointAlertAfterSeconds: number;
-  /** DESIGN §12: a static endpoint with nothing but failures for this long is disabled (with an e-mail). */
+  /** docs/webhooks.md#endpoint-health: a static endpoint with nothing but failures for this long is disabled (with an e-mail). */
   readonly endpointDisableAfterSeconds: number;
   /**
    * After SIGTERM, how long the process goes on serving while readiness already answers 503
@@ -142,7 +142,7 @@ export interface Config {
   readonly shutdownDelayMs: number;
 }
 
-/** SPEC §6.1.3: follow-ups after 30s, 1m, 2m, 5m, 10m, 15m, 30m, 1h, 2h, 4h, 8h, 8h. */
+/** docs/webhooks.md#acknowledgement-and-retries: follow-ups after 30s, 1m, 2m, 5m, 10m, 15m, 30m, 1h, 2h, 4h, 8h, 8h. */
 export const defaultWebhookRetryDelaysSeconds: readonly number[] = Object.freeze([
   30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 28800,
 ]);
@@ -154,7 +154,7 @@ const flagNames: Record<string, string> = {
   '--data-dir': 'TESSERA_DATA_DIR',
   '--public-url': 'TESSERA_PUBLIC_URL',
   '--log-level': 'TESSERA_LOG_LEVEL',
-  // DESIGN §8 names these two as well. A key on the command line is visible to other users of the
+  // README.md#running-it names these two as well. A key on the command line is visible to other users of the
   // machine (ps), so the environment remains the better place for it; the flag is there for parity.
   '--master-key': 'TESSERA_MASTER_KEY',
   '--node-env': 'NODE_ENV',
@@ -335,20 +335,23 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
     previousMasterKey,
     endpointAlertAfterSeconds: integer(source, 'TESSERA_ENDPOINT_ALERT_AFTER_SECONDS', 3600, 1, 31_536_000),
     endpointDisableAfterSeconds: integer(source, 'TESSERA_ENDPOINT_DISABLE_AFTER_SECONDS', 432_000, 1, 31_536_000),
-    // With the 15 s a process has to stop (DESIGN §11), 10 s at most, leaving time to drain.
+    // With the 15 s a process has to stop (docs/operations.md#topology), 10 s at most, leaving time to drain.
     shutdownDelayMs: integer(source, 'TESSERA_SHUTDOWN_DELAY_MS', 2000, 0, 10_000),
   });
 }
 
 /**
- * DESIGN §5: the retry schedule is SPEC §6.1's; a comma list of seconds replaces it for tests only,
+ * docs/webhooks.md#acknowledgement-and-retries: the retry schedule is docs/webhooks.md#acknowledgement-and-retries's; a comma list of seconds replaces it for tests only,
  * so production refuses it. Any number of follow-ups (0–50); a delivery is given up after the last.
  */
 function retryDelays(source: Source, nodeEnv: Config['nodeEnv']): readonly number[] {
   const name = 'TESSERA_WEBHOOK_RETRY_DELAYS_SECONDS';
   const raw = blankToUndefined(source[name]);
   if (raw === undefined) return defaultWebhookRetryDelaysSeconds;
-  if (nodeEnv === 'production') throw new ConfigError(`${name} is for tests; production uses the SPEC §6.1 schedule`);
+  if (nodeEnv === 'production')
+    throw new ConfigError(
+      `${name} is for tests; production uses the docs/webhooks.md#acknowledgement-and-retries schedule`,
+    );
   const parts = raw === 'none' ? [] : raw.split(',').map((part) => part.trim());
   if (parts.length > 50 || parts.some((part) => !/^\d{1,6}$/.test(part))) {
     throw new ConfigError(`${name} must be a comma list of at most 50 whole numbers of seconds, or none`);

@@ -19,7 +19,7 @@ export type IdPrefix =
   | 'chk'
   // A logged API request (issue 11: the dashboard's request logs).
   | 'req'
-  // A checkout session (issue 14, DESIGN §9).
+  // A checkout session (issue 14, docs/checkout.md).
   | 'cs'
   // A processor account (docs/processors.md).
   | 'pa'
@@ -30,7 +30,7 @@ export type IdPrefix =
 const TEN_POW_18 = 10n ** 18n;
 
 /**
- * DESIGN §2: the prefix and 19 digits. 63 random bits (about 9·10^18 values) make enumeration
+ * docs/api.md#base-url-and-authentication: the prefix and 19 digits. 63 random bits (about 9·10^18 values) make enumeration
  * useless and collisions across processes negligible; the primary key catches the rest.
  */
 export function newId(prefix: IdPrefix): string {

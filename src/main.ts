@@ -121,7 +121,7 @@ function listenError(err: NodeJS.ErrnoException, config: Config, setting = 'PORT
   return err;
 }
 
-/** DESIGN §8: without an SMTP server, the banner says where the messages can be read instead. */
+/** README.md#running-it: without an SMTP server, the banner says where the messages can be read instead. */
 function mailDestination(tessera: Tessera): string {
   const destination = tessera.mail.destination;
   switch (destination.kind) {
@@ -136,7 +136,7 @@ function mailDestination(tessera: Tessera): string {
 
 /**
  * `tessera worker`: webhook deliveries and background jobs without the HTTP API, for scaling
- * delivery out: any number of workers (and services) may share one PostgreSQL (DESIGN §1).
+ * delivery out: any number of workers (and services) may share one PostgreSQL (docs/architecture.md#what-tessera-is).
  */
 export async function startWorker(config: Config): Promise<Tessera> {
   if (!config.databaseUrl) {
@@ -146,7 +146,7 @@ export async function startWorker(config: Config): Promise<Tessera> {
   }
   await probePort({ ...config, port: config.workerHealthPort }, 'TESSERA_WORKER_HEALTH_PORT');
   const tessera = await createTessera({ config, processKind: 'worker', onStartupStep: announceStep });
-  // DESIGN §11: the worker's own small server: /health/live, /health/ready and /metrics. It also
+  // docs/operations.md#metrics: the worker's own small server: /health/live, /health/ready and /metrics. It also
   // holds the process, which the dispatcher's and the jobs' timers do not.
   const healthServer = Fastify({
     loggerInstance: tessera.logger as FastifyBaseLogger,

@@ -1,6 +1,6 @@
 /**
- * Money is a bigint of minor units plus an ISO 4217 currency code, never a float (DESIGN §2,
- * STYLE habit 5). Amounts arrive as strings of digits or whole numbers, already in minor units:
+ * Money is a bigint of minor units plus an ISO 4217 currency code, never a float (docs/api.md#requests,
+ * docs/architecture.md#habits-of-the-code). Amounts arrive as strings of digits or whole numbers, already in minor units:
  * "1999" USD is 19.99 dollars, "1999" JPY is 1999 yen.
  */
 

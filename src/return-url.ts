@@ -1,5 +1,5 @@
 /**
- * DESIGN §4, §9, §10: the shop's returnUrl (or cancelUrl) keeps its query byte for byte — a shop
+ * docs/api.md#states, docs/checkout.md, docs/api.md#compatibility-with-existing-clients: the shop's returnUrl (or cancelUrl) keeps its query byte for byte — a shop
  * may compare or sign it, and `route=extension/moneycollect/back` must not come back as
  * `route=extension%2Fmoneycollect%2Fback` — so the parameters are appended to the text as written,
  * after `&` when it has a query already (`?` when not), before any fragment. Only the appended

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Config } from './config.js';
 
 /**
- * Development conveniences (DESIGN §8): without TESSERA_MASTER_KEY / TESSERA_ADMIN_KEY the
+ * Development conveniences (README.md#running-it): without TESSERA_MASTER_KEY / TESSERA_ADMIN_KEY the
  * service generates them once into the data folder (mode 0600) and reuses them. In production
  * the master key must come from the environment; config.ts enforces that.
  */

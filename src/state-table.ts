@@ -1,5 +1,5 @@
 /**
- * A resource's life as data (STYLE habit 3): its statuses, the one table of allowed changes
+ * A resource's life as data (docs/architecture.md#habits-of-the-code): its statuses, the one table of allowed changes
  * between them, and named operations, each with the statuses it may start from and the statuses
  * it may lead to. Payments, refunds and invoices each define one.
  *

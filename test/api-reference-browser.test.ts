@@ -1,7 +1,7 @@
 /**
  * The API reference at /docs in a real browser (Debian's chromium through playwright-core) with
  * every request outside the service's origin blocked, as on a machine without internet access
- * (DESIGN §14, issue 21): the operations render, search finds them, a deep link scrolls to its
+ * (docs/api.md#the-api-reference, issue 21): the operations render, search finds them, a deep link scrolls to its
  * operation, and nothing is asked of another origin. It also measures what the page weighs
  * (docs/decisions/0018-api-reference-redoc.md quotes the figures).
  */
@@ -83,7 +83,7 @@ describe('the API reference in a browser, offline', { skip: storeIndependent }, 
     console.log(`# /docs weight: ${weights.length} requests, ${total} bytes in all`);
   });
 
-  test('has no serious axe-core violation and does not scroll sideways at 1280 and 390 px (DESIGN §13)', async () => {
+  test('has no serious axe-core violation and does not scroll sideways at 1280 and 390 px (docs/dashboard.md#layout-phones-and-accessibility)', async () => {
     assert.ok(shared, 'the first test loaded the page');
     const { page } = shared;
     const accessibility: string[] = [];

@@ -1,5 +1,5 @@
 /**
- * DESIGN §14: the served reference shows every merchant operation with a request example (when the
+ * docs/api.md#the-api-reference: the served reference shows every merchant operation with a request example (when the
  * operation takes a body, optional or not), a success example (JSON, or the event stream's text) and
  * at least one error example. The examples themselves are captured by
  * test/api-reference-examples.test.ts; this fails when one is missing from what /docs renders.

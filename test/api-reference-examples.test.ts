@@ -1,5 +1,5 @@
 /**
- * DESIGN §14, issue 21: every example of the API reference is captured from a real run. This test
+ * docs/api.md#the-api-reference, issue 21: every example of the API reference is captured from a real run. This test
  * runs one scenario that calls every merchant operation — its request, its 200 answer, and one
  * real error answer (a misspelt field, an unknown id, a bad limit) — and fails when an answer's
  * shape (field names and JSON types) differs from the example the reference shows, or when an
@@ -344,7 +344,7 @@ describe(`API reference examples, captured from a real run (${databaseKind})`, (
       path: `/webhook_endpoints/${endpoint.id}/reveal_token`,
       body: {},
     });
-    // The grace period (DESIGN §12) is for Standard Webhooks endpoints: the old token signs beside the new one.
+    // The grace period (docs/webhooks.md#standard-webhooks-format) is for Standard Webhooks endpoints: the old token signs beside the new one.
     const standard = (
       await send('POST', {
         path: '/webhook_endpoints/create',

@@ -1,6 +1,6 @@
 /**
  * Card data the caller puts where no card field is (a field name, the URL path) and the secrets of
- * hosted pages' links (`?secret=`, `?token=`) appear in no answer and no log line (SPEC §7).
+ * hosted pages' links (`?secret=`, `?token=`) appear in no answer and no log line (docs/api.md#responses).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -5,7 +5,7 @@ import { checkCard, checkExpiry, type CardBrand, type CardCheck } from '../src/p
 /** A fixed "now" so that expiry rules do not drift with the calendar: 15 June 2026, UTC. */
 const now = new Date('2026-06-15T12:00:00.000Z');
 
-/** DESIGN §6: every sandbox test card and its brand. */
+/** docs/api.md#sandbox-test-cards: every sandbox test card and its brand. */
 const sandboxCards: Array<[number: string, brand: CardBrand]> = [
   ['4242424242424242', 'visa'],
   ['5555555555554444', 'mastercard'],

@@ -1,5 +1,5 @@
 /**
- * DESIGN §9, paid at most once: the session is completed in the transaction that records its
+ * docs/checkout.md, paid at most once: the session is completed in the transaction that records its
  * payment's success (src/payments/checkout-hook.ts), and no second payment of a session can go
  * through, even when the page's two-minute hold on an attempt has run out.
  */

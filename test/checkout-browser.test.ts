@@ -1,5 +1,5 @@
 /**
- * The hosted checkout page (DESIGN §9) in a real browser (Debian's chromium through
+ * The hosted checkout page (docs/checkout.md) in a real browser (Debian's chromium through
  * playwright-core; without it these tests fail rather than skip: .ci/run installs it). A shopper
  * pays, is declined then pays, passes and fails 3-D Secure, cancels; each payment's notifyUrl
  * notification is received by a real HTTP receiver and its signature verified.
@@ -102,7 +102,7 @@ describe(`hosted checkout page in a browser (${databaseKind})`, { skip: storeInd
           JSON.parse(candidate.body).type === type &&
           JSON.parse(candidate.body).data.id === paymentId,
       );
-    // Each event is sent twice (SPEC §6.4): the endpoint_ kind is the one signed with the token.
+    // Each event is sent twice (docs/webhooks.md#what-is-sent): the endpoint_ kind is the one signed with the token.
     while (!find()) await receiver.waitFor(receiver.requests.length + 1, 10_000);
     const request = find()!;
     const event = verifyWebhook<{ id: string; status: string }>({

@@ -1,5 +1,5 @@
 /**
- * DESIGN §9 and issue 14: the hosted checkout page cannot be framed and runs no script at all, in
+ * docs/checkout.md and issue 14: the hosted checkout page cannot be framed and runs no script at all, in
  * every state it is answered in; its form may lead only to Tessera and to the shop's returnUrl.
  */
 import { after, before, describe, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * What a shopper sees on the hosted checkout and invoice pages (issue 22, DESIGN §13), in a real
+ * What a shopper sees on the hosted checkout and invoice pages (issue 22, docs/checkout.md#the-page), in a real
  * browser (Debian's chromium through playwright-core; .ci/run installs it): the amount on the Pay
  * button, the brand shown and the number spaced as typed, Luhn and expiry checked as typed and
  * read out (aria-live), the shopper's language (the session's locale, else Accept-Language, Arabic

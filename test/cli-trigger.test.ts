@@ -89,7 +89,7 @@ describe(`tessera trigger against a started service (${databaseKind})`, { skip: 
     const page = JSON.parse(listed.stdout) as { data: Array<{ type: string }> };
     assert.ok(page.data.length > 0);
     assert.ok(page.data.every((event) => event.type === 'payment.succeeded'));
-    // In any letter case, as GET /events?type= takes it (DESIGN §12).
+    // In any letter case, as GET /events?type= takes it (docs/webhooks.md#endpoints-and-tokens).
     for (const name of ['Payment.Succeeded', 'ENDPOINT_PAYMENT.PAYMENT_SUCCEEDED']) {
       const anyCase = await runCli(['events', 'list', '--type', name, '--json'], cliEnv);
       assert.equal(anyCase.code, 0, anyCase.stderr);

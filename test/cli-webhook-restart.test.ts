@@ -50,7 +50,7 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
       try {
         assert.match(off.output(), /TESSERA_WEBHOOK_DISPATCHER=off/);
         const call = apiCaller(off);
-        // Both kinds (SPEC §6.4): legacy notifications are opt-in (DESIGN §12).
+        // Both kinds (docs/webhooks.md#what-is-sent): legacy notifications are opt-in (docs/decisions/0014-legacy-opt-in-and-sequence.md).
         const payment = await payWithEndpoint(call, { url: receiver.url(), legacyNotifications: true });
         eventId = (await call(`/events?objectId=${payment.id}`)).data[0].id;
         await new Promise((resolve) => setTimeout(resolve, 500));

@@ -35,7 +35,7 @@ describe(`tessera command (${databaseKind})`, () => {
         running.output(),
         /^Starting: applying \d+ database migration\(s\) \(\d{4}_\w+\.sql is the latest\) …$/m,
       );
-      // DESIGN §8: without an SMTP server the banner says where e-mails are written instead.
+      // README.md#running-it: without an SMTP server the banner says where e-mails are written instead.
       assert.ok(
         running
           .output()
@@ -90,7 +90,7 @@ describe(`tessera command (${databaseKind})`, () => {
         table.stdout,
       );
 
-      // The webhooks commands use a merchant's key (DESIGN §5 signatureCase, settable from the CLI).
+      // The webhooks commands use a merchant's key (docs/webhooks.md#what-is-sent signatureCase, settable from the CLI).
       const endpoint = await fetch(`${running.baseUrl}/webhook_endpoints/create`, {
         method: 'POST',
         headers: { authorization: `Bearer ${running.privateKey}`, 'content-type': 'application/json' },
@@ -107,7 +107,7 @@ describe(`tessera command (${databaseKind})`, () => {
         JSON.parse(endpoints.stdout) as { data: Array<{ id: string; signatureCase: string }> }
       ).data.find((row) => row.id === endpointId);
       assert.equal(listedEndpoint?.signatureCase, 'lower');
-      // Event codes are taken as the API takes them: either name, any letter case (DESIGN §12).
+      // Event codes are taken as the API takes them: either name, any letter case (docs/webhooks.md#endpoints-and-tokens).
       const anyCase = await runCli(
         ['webhooks', 'update', endpointId, '--events', 'Payment.Succeeded,ENDPOINT_INVOICE.INVOICE_SENT'],
         merchantEnv,
@@ -117,7 +117,7 @@ describe(`tessera command (${databaseKind})`, () => {
         'payment.succeeded',
         'Invoice.sent',
       ]);
-      // Event codes are checked before anything is sent, with the closest code (DESIGN §12).
+      // Event codes are checked before anything is sent, with the closest code (docs/webhooks.md).
       const typo = await runCli(['webhooks', 'update', endpointId, '--events', 'payment.faild'], merchantEnv);
       assert.equal(typo.code, 1);
       assert.match(typo.stderr, /--events: 'payment\.faild' is not an event code; did you mean `payment\.failed`\?/);
@@ -221,7 +221,7 @@ describe(`tessera command (${databaseKind})`, () => {
     assert.doesNotMatch(badSmtp.stderr, /hunter22/);
   });
 
-  test('every DESIGN §8 setting has a matching command-line flag, which wins over the environment', () => {
+  test('every README.md#running-it setting has a matching command-line flag, which wins over the environment', () => {
     const masterKey = 'ab'.repeat(32);
     const config = loadConfig({ PORT: '1', NODE_ENV: 'development' }, [
       '--port',

@@ -1,5 +1,5 @@
 /**
- * The contract as existing clients and black-box verifiers exercise it: SPEC §2/§4 requests in the
+ * The contract as existing clients and black-box verifiers exercise it: docs/api.md#what-the-service-does, docs/api.md#operations requests in the
  * exact form a MoneyCollect client sends them, the order of refusals, and the edges of the HTTP layer
  * (unstorable text, malformed paths, content types) that must be 400s in the envelope, never 500s.
  */
@@ -33,7 +33,7 @@ describe(`contract as clients send it (${databaseKind})`, () => {
     return { customerId: customer.body.data.id, paymentMethod: method.body.data.id };
   }
 
-  test('takes a SPEC §4 storing payment exactly as a MoneyCollect client sends it, and echoes its fields', async () => {
+  test('takes a docs/api.md#operations storing payment exactly as a MoneyCollect client sends it, and echoes its fields', async () => {
     const merchant = await ctx.merchant();
     const { customerId, paymentMethod } = await storedPair(merchant);
     const request = {
@@ -84,7 +84,7 @@ describe(`contract as clients send it (${databaseKind})`, () => {
     }
   });
 
-  test('answers confirm as the SPEC §2.5 string, whether it was sent as "true" or true', async () => {
+  test('answers confirm as the docs/api.md#payments string, whether it was sent as "true" or true', async () => {
     const merchant = await ctx.merchant();
     const { paymentMethod } = await storedPair(merchant);
     const base = { amount: '100', currency: 'USD', paymentMethod };
@@ -106,7 +106,7 @@ describe(`contract as clients send it (${databaseKind})`, () => {
   test('refuses a negative or non-numeric line item amount, naming it', async () => {
     const merchant = await ctx.merchant();
     const { paymentMethod } = await storedPair(merchant);
-    // Numeric text ("19.99") is the number (DESIGN §10); other text is not.
+    // Numeric text ("19.99") is the number (docs/api.md#compatibility-with-existing-clients); other text is not.
     for (const amount of [-1, '-1', 'nineteen', '19,99', true]) {
       const response = await merchant.call('POST', '/payment/create', {
         amount: '100',
@@ -119,7 +119,7 @@ describe(`contract as clients send it (${databaseKind})`, () => {
     }
   });
 
-  test('accepts an empty statementDescriptor, as DESIGN §2 sets only its maximum', async () => {
+  test('accepts an empty statementDescriptor, as docs/api.md#requests sets only its maximum', async () => {
     const merchant = await ctx.merchant();
     const { paymentMethod } = await storedPair(merchant);
     const response = await merchant.call('POST', '/payment/create', {
@@ -140,7 +140,7 @@ describe(`contract as clients send it (${databaseKind})`, () => {
     assert.equal(tooLong.body.data.param, 'statementDescriptor');
   });
 
-  test('a validation refusal names the field and its rule (DESIGN §2), not a generic sentence', async () => {
+  test('a validation refusal names the field and its rule (docs/api.md#requests), not a generic sentence', async () => {
     const merchant = await ctx.merchant();
     const cases: Array<[path: string, body: Record<string, unknown>, msg: string]> = [
       [

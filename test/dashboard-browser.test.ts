@@ -96,7 +96,7 @@ describe('dashboard in a browser', { skip: storeIndependent }, () => {
     )![0];
 
   /**
-   * The page as it is now, at 1280 px and then at 390 px (DESIGN §13): each serious or critical
+   * The page as it is now, at 1280 px and then at 390 px (docs/dashboard.md#layout-phones-and-accessibility): each serious or critical
    * axe-core violation and each sideways scroll is added to the lists, named, so that one test
    * reports every page at once.
    */
@@ -169,7 +169,7 @@ describe('dashboard in a browser', { skip: storeIndependent }, () => {
     await page.screenshot({ path: `${screenshots}/endpoint.png`, fullPage: true });
     await pay('2000');
     await ctx.tessera.webhookDispatcher.runOnce();
-    // One notification per event: legacy notifications are opt-in (DESIGN §12).
+    // One notification per event: legacy notifications are opt-in (docs/decisions/0014-legacy-opt-in-and-sequence.md).
     const request = (await receiver.waitFor(1)).find((candidate) => candidate.body.includes('"type":"endpoint_'));
     const event = verifyWebhook({
       headers: request!.headers,

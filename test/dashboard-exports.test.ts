@@ -31,7 +31,7 @@ function parseCsv(text: string): string[][] {
   return rows;
 }
 
-describe('dashboard: CSV exports of payments, customers, refunds and invoices (DESIGN §7)', () => {
+describe('dashboard: CSV exports of payments, customers, refunds and invoices (docs/dashboard.md#roles)', () => {
   let ctx: TestContext;
   let merchant: TestMerchant;
   let owner: DashboardClient;

@@ -1,5 +1,5 @@
 /**
- * DESIGN §13 on the lists beyond payments, at the HTTP level: refunds and invoices with people,
+ * docs/dashboard.md#pages on the lists beyond payments, at the HTTP level: refunds and invoices with people,
  * status tabs with counts, quick date ranges and amount filters in major units; the invoice
  * draft in major units; webhook delivery statuses as badges; and cells labelled by their own
  * column (the 390 px layout shows each cell under its header's name).
@@ -23,7 +23,7 @@ function labelledCells(row: string): Array<[string, string]> {
   ]);
 }
 
-describe('dashboard: lists as staff read them (DESIGN §13)', () => {
+describe('dashboard: lists as staff read them (docs/dashboard.md#pages)', () => {
   let ctx: TestContext;
   let merchant: TestMerchant;
   let owner: DashboardClient;

@@ -1,5 +1,5 @@
 /**
- * What staff read (issue 22, DESIGN §13) at the HTTP level: people and money in lists, status
+ * What staff read (issue 22, docs/dashboard.md#pages) at the HTTP level: people and money in lists, status
  * badges and tabs with counts, quick date ranges, the home's period against the previous one,
  * empty states that say what to do next, and only the actions a member's role allows.
  */

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 import { signedInOwner, type DashboardClient } from './helpers/dashboard.js';
 
-describe('dashboard: API request logs (issue 11, DESIGN §7)', () => {
+describe('dashboard: API request logs (issue 11, docs/dashboard.md#roles)', () => {
   let ctx: TestContext;
   let merchant: TestMerchant;
   let owner: DashboardClient;

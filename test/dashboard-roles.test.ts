@@ -4,7 +4,7 @@ import { startTestApp, type TestContext, type TestMerchant } from './helpers/har
 import { acceptLink, dashboardClient, linkInMail, type DashboardClient } from './helpers/dashboard.js';
 import { permissions, roles, type Permission, type Role } from '../src/team/permissions.js';
 
-describe('dashboard: team members, sign-in and the role matrix (DESIGN §7)', () => {
+describe('dashboard: team members, sign-in and the role matrix (docs/dashboard.md#roles)', () => {
   let ctx: TestContext;
   let merchant: TestMerchant;
   let endpointId: string;

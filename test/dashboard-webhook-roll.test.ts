@@ -6,7 +6,7 @@ import { acceptLink, dashboardClient, linkInMail, signedInOwner, type DashboardC
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 /*
- * Rolling an endpoint's token with a grace period from its dashboard page (DESIGN §12): the grace
+ * Rolling an endpoint's token with a grace period from its dashboard page (docs/webhooks.md#standard-webhooks-format): the grace
  * (none … 24 h) and the algorithm are chosen in a form, only for the standard format; Owners,
  * Administrators and Developers only; CSRF-checked like every form; audited with the member.
  */

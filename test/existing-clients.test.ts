@@ -1,5 +1,5 @@
 /**
- * DESIGN §2, §10 (issue 10): the provider's published clients work against Tessera by changing only
+ * docs/api.md#requests, docs/api.md#compatibility-with-existing-clients (issue 10): the provider's published clients work against Tessera by changing only
  * the host. Each test replays a request as a client sends it — method, path, content type, body
  * bytes — and checks the part of the answer that client relies on; the strictness that remains
  * (an unknown field is still 400 naming it) is checked beside it.

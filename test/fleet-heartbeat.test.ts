@@ -1,5 +1,5 @@
 /**
- * DESIGN §11: a claim whose process died is taken over once that process's heartbeat is stale, not
+ * docs/decisions/0010-process-heartbeats.md: a claim whose process died is taken over once that process's heartbeat is stale, not
  * after the whole lease: a retry after `kill -9` gets its outcome, and a killed process's webhook
  * deliveries are sent again, long before their leases (set far longer than these tests wait) end.
  */

@@ -1,5 +1,5 @@
 /**
- * DESIGN §11: the public-key rate limits (and the hosted forms' limits, on the same buckets) are counted in the database, so that several processes
+ * docs/decisions/0011-shared-rate-limits.md: the public-key rate limits (and the hosted forms' limits, on the same buckets) are counted in the database, so that several processes
  * on one PostgreSQL allow together what one allows; a limit that cannot be counted refuses the
  * request with 503 `service_unavailable` rather than letting it through.
  */

@@ -1,5 +1,5 @@
 /**
- * DESIGN §11, docs/decisions/0030: a recover's chain holds across processes. Two `tessera start`
+ * docs/operations.md#topology, docs/decisions/0030: a recover's chain holds across processes. Two `tessera start`
  * processes on one PostgreSQL, each allowed eight deliveries in flight to one URL and polling every
  * 50 ms, send a recover's deliveries one at a time in the events' order: a delivery of the chain is
  * claimable by no process until the attempt of the one before it is recorded.

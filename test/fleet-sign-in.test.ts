@@ -1,5 +1,5 @@
 /**
- * DESIGN §11: the dashboard's sign-in lockout is counted before the password is checked, so that
+ * docs/decisions/0011-shared-rate-limits.md: the dashboard's sign-in lockout is counted before the password is checked, so that
  * wrong passwords sent at once — to one process or to several on one PostgreSQL — cannot all be
  * checked: at most the limit are, and the account is locked.
  */

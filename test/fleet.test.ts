@@ -1,5 +1,5 @@
 /**
- * DESIGN §11 and issue 18: three API processes and a worker on one PostgreSQL behind a real
+ * docs/operations.md#metrics and issue 18: three API processes and a worker on one PostgreSQL behind a real
  * HAProxy, scraped by a real Prometheus. Every guarantee is checked through the balancer or
  * across processes. PostgreSQL only: PGlite is the database of one process. A new case takes the
  * running `fleet` (test/helpers/fleet.ts).
@@ -194,7 +194,7 @@ describe('a fleet behind HAProxy', { skip: onPostgres ? false : 'PostgreSQL only
     for (let index = 0; index < 6; index++) assert.equal((await pay()).status, 200);
     const after = (await receiver.waitFor(rolledAt + 6, 60_000)).slice(rolledAt);
     for (const request of after) {
-      // Either kind of notification (DESIGN §12), each verified with the new token.
+      // Either kind of notification (docs/webhooks.md), each verified with the new token.
       assert.doesNotThrow(
         () => verifyWebhook({ headers: request.headers, rawBody: request.rawBody, token: newToken }),
         'signed with the new token',

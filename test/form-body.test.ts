@@ -1,4 +1,4 @@
-/** Form bodies as the provider's clients write them (DESIGN §10): the parser on its own. */
+/** Form bodies as the provider's clients write them (docs/api.md#compatibility-with-existing-clients): the parser on its own. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ApiError } from '../src/http/errors.js';

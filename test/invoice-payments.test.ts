@@ -57,7 +57,7 @@ describe(`invoice payments (${databaseKind})`, () => {
     return (await call('POST', '/customers/create', { firstName: 'Ada', email })).body.data.id;
   }
 
-  /** A card bound to the customer by a successful storing payment (DESIGN §3), as a MIT needs. */
+  /** A card bound to the customer by a successful storing payment (docs/api.md#tokenization-rules), as a MIT needs. */
   async function boundCard(customerId: string, cardNo = cards.visa): Promise<string> {
     const method = await call('POST', '/payment_methods/create', {
       type: 'card',

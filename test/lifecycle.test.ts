@@ -1,5 +1,5 @@
 /**
- * DESIGN §11, as an operator meets it with real processes: SIGTERM drains, a database outage is
+ * docs/operations.md#topology, as an operator meets it with real processes: SIGTERM drains, a database outage is
  * answered 503 and survived without a restart, a schema newer than the code is refused, and
  * --no-migrate starts only against a migrated database. The worker serves health and metrics.
  */

@@ -87,7 +87,7 @@ describe('mail transport', () => {
   });
 });
 
-describe('mail settings (DESIGN §8)', () => {
+describe('mail settings (README.md#running-it)', () => {
   test('TESSERA_SMTP_URL takes smtp:// and smtps:// URLs; anything else stops start-up naming it, never echoing it', () => {
     assert.equal(loadConfig({}).smtpUrl, undefined);
     assert.equal(

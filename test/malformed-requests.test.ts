@@ -1,6 +1,6 @@
 /**
  * Requests that are malformed below the JSON level (HTTP framing, body encodings, character sets)
- * are refused in the SPEC §7 envelope, naming the rule, never misread or answered in another shape.
+ * are refused in the docs/api.md#responses envelope, naming the rule, never misread or answered in another shape.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * DESIGN §12, docs/decisions/0028: legacy notifications are opt-in for new merchants only. A
+ * docs/decisions/0014-legacy-opt-in-and-sequence.md, docs/decisions/0028: legacy notifications are opt-in for new merchants only. A
  * merchant that existed before migration 0160 and had not used notifyUrl yet (no dynamic endpoint
  * row) still gets both kinds on its first notifyUrl payment; a merchant created after gets only the
  * endpoint_ kind. The database is migrated up to just before 0160, the merchant inserted, then

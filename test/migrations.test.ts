@@ -1,7 +1,7 @@
 /**
  * Migrations run statement by statement: a semicolon inside a function body, a literal or a
  * comment does not end a statement (a `$$` body split at its first `;` would not run). No migration
- * blocks the writes of a large table while an index builds (DESIGN §11), and a database migrated by
+ * blocks the writes of a large table while an index builds (docs/decisions/0011-shared-rate-limits.md), and a database migrated by
  * the files as they were before their indexes moved to 0155 ends with the same indexes.
  */
 import { after, before, describe, test } from 'node:test';

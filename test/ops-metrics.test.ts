@@ -1,5 +1,5 @@
 /**
- * DESIGN §11: liveness, readiness and GET /metrics of the API server, through HTTP, on both stores.
+ * docs/operations.md#metrics: liveness, readiness and GET /metrics of the API server, through HTTP, on both stores.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';

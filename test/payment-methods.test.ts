@@ -6,7 +6,7 @@ import { databaseKind, injectRaw, startTestApp, type TestContext, type TestMerch
 
 const timestampForm = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-/** DESIGN §6: every sandbox test card and the brand it belongs to. */
+/** docs/api.md#sandbox-test-cards: every sandbox test card and the brand it belongs to. */
 const testCards: Array<[number: string, brand: string]> = [
   ['4242424242424242', 'visa'],
   ['5555555555554444', 'mastercard'],
@@ -343,7 +343,7 @@ describe(`payment methods (${databaseKind})`, () => {
     ['a month of three digits', { card: { ...cardBody().card, expMonth: '004' } }, 'card.expMonth'],
     ['a month that is a fraction', { card: { ...cardBody().card, expMonth: 1.5 } }, 'card.expMonth'],
     ['a month that is a boolean', { card: { ...cardBody().card, expMonth: true } }, 'card.expMonth'],
-    // Two digits are the year's last two (DESIGN §10, test/existing-clients.test.ts); three are nothing.
+    // Two digits are the year's last two (docs/api.md#compatibility-with-existing-clients, test/existing-clients.test.ts); three are nothing.
     ['a three-digit year', { card: { ...cardBody().card, expYear: '203' } }, 'card.expYear'],
     ['a three-digit year as an integer', { card: { ...cardBody().card, expYear: 203 } }, 'card.expYear'],
     ['a year with a letter', { card: { ...cardBody().card, expYear: '203O' } }, 'card.expYear'],
@@ -402,7 +402,7 @@ describe(`payment methods (${databaseKind})`, () => {
     assert.ok(!created.raw.includes(visa));
     const id = created.body.data.id;
     const customer = await createCustomer(merchant);
-    // DESIGN §2: the customer's page reads back what it created (test/existing-clients.test.ts).
+    // docs/api.md#responses: the customer's page reads back what it created (test/existing-clients.test.ts).
     const read = await merchant.call('GET', `/payment_methods/${id}`, undefined, publicKey);
     assert.equal(read.status, 200, read.raw);
     assert.ok(!read.raw.includes(visa));

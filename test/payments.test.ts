@@ -52,7 +52,7 @@ describe('payment states', () => {
     assert.deepEqual(allowedTransitions.succeeded, ['failed']);
   });
 
-  test('maps every status to its DESIGN §4 displayStatus', () => {
+  test('maps every status to its docs/api.md#states displayStatus', () => {
     assert.deepEqual(Object.fromEntries(paymentStatuses.map((status) => [status, displayStatusOf(status)])), {
       requires_payment_method: 'incomplete',
       requires_confirmation: 'incomplete',
@@ -119,7 +119,7 @@ describe(`payments (${databaseKind})`, () => {
     assert.equal(payment.displayStatus, 'incomplete');
     assert.equal(payment.confirm, 'false');
     assert.equal(payment.riskInfo, null);
-    // DESIGN §10: left out, not null, when there is no action.
+    // docs/api.md#compatibility-with-existing-clients: left out, not null, when there is no action.
     assert.equal('nextAction' in payment, false);
     assert.equal(payment.amountReceived, '0');
     assert.deepEqual(await eventTypes(merchant, payment.id), []);
@@ -138,7 +138,7 @@ describe(`payments (${databaseKind})`, () => {
     assertInvalidState(await merchant.call('POST', `/payment/${payment.id}/confirm`, {}), 'succeeded');
   });
 
-  test('without a payment method: requires_payment_method until an update gives it one (DESIGN §4)', async () => {
+  test('without a payment method: requires_payment_method until an update gives it one (docs/api.md#states)', async () => {
     const merchant = await ctx.merchant();
     const customerId = await createCustomer(merchant);
     const payment = await create(merchant, { customerId });
@@ -621,7 +621,7 @@ describe(`payments (${databaseKind})`, () => {
     ['a numeric currency', { currency: 840 }, 'currency'],
     ['an unknown confirmationMethod', { confirmationMethod: 'auto' }, 'confirmationMethod'],
     ['a numeric customerId', { customerId: 5 }, 'customerId'],
-    // An empty customerId or paymentMethod is "not given" (DESIGN §10, test/existing-clients.test.ts).
+    // An empty customerId or paymentMethod is "not given" (docs/api.md#compatibility-with-existing-clients, test/existing-clients.test.ts).
     ['a paymentMethod that is too long', { paymentMethod: `pm_${'1'.repeat(70)}` }, 'paymentMethod'],
     ['a description that is too long', { description: 'x'.repeat(1001) }, 'description'],
     ['a malformed IPv4 address', { ip: '999.1.1.1' }, 'ip'],
@@ -795,7 +795,7 @@ for (const statelessAuthorize of [true, false]) {
 }
 
 /*
- * DESIGN §5: a notifyUrl is a webhook endpoint for one payment, so in production it follows an
+ * docs/webhooks.md#endpoints-and-tokens: a notifyUrl is a webhook endpoint for one payment, so in production it follows an
  * endpoint url's rules: no loopback, private, link-local or metadata address (checked again when
  * each delivery connects), refused when the payment is created, updated or confirmed.
  */

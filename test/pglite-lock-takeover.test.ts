@@ -1,5 +1,5 @@
 /**
- * DESIGN §11: on PGlite, a restart right after `kill -9` is never refused by the data folder's
+ * docs/decisions/0010-process-heartbeats.md: on PGlite, a restart right after `kill -9` is never refused by the data folder's
  * lock (src/db/data-dir-lock.ts). A lock whose process is gone, is a zombie (killed, not yet reaped
  * by its parent), or whose pid now belongs to another process image is taken over; a lock of a
  * running process is not. A lock written on another host (a container recreated on the same volume)

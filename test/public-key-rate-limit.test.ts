@@ -1,5 +1,5 @@
 /**
- * DESIGN §2: the public-key routes are rate limited per key and per client address (card testing),
+ * docs/api.md#base-url-and-authentication: the public-key routes are rate limited per key and per client address (card testing),
  * answering 429 `rate_limited` with Retry-After, readable by the browser (CORS); private keys are not.
  */
 import { after, before, describe, test } from 'node:test';

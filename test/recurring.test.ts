@@ -12,7 +12,7 @@ import { startReceiver } from './helpers/receiver.js';
 
 const visa = '4242424242424242';
 const declinedCard = '4000000000000002';
-/** DESIGN §6: the storing payment succeeds, every later MIT is declined. */
+/** docs/api.md#sandbox-test-cards: the storing payment succeeds, every later MIT is declined. */
 const mitDeclinedCard = '4000000000000341';
 const unknownPaymentId = 'pt_1000000000000000001';
 

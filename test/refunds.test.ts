@@ -19,7 +19,7 @@ const cards = {
   declined: '4000000000000002',
   settlesLater: '4000000000000630',
   reversedLater: '4000000000000259',
-  /** DESIGN §6: every refund goes pending, then failed with card_closed. */
+  /** docs/api.md#sandbox-test-cards: every refund goes pending, then failed with card_closed. */
   refundFails: '4000000000005126',
   /** Every refund succeeds at once. */
   refundSucceedsAtOnce: '4000000000007726',
@@ -47,7 +47,7 @@ function assertRefused(response: ApiResponse, code: string, param: string, statu
   assert.equal(response.body.data?.param, param, response.raw);
 }
 
-describe('displayStatus with refunds (DESIGN §4)', () => {
+describe('displayStatus with refunds (docs/api.md#refunds)', () => {
   test('a succeeded payment shows refund_pending, then partially_refunded or refunded', () => {
     const totals = (refunded: bigint, pending: bigint) => ({ received: 1000n, refunded, pending });
     assert.equal(displayStatusOf('succeeded', totals(0n, 0n)), 'succeeded');
@@ -155,7 +155,7 @@ describe(`refunds (${databaseKind})`, () => {
       events.map((event) => event.type),
       ['refund.pending', 'refund.succeeded'],
     );
-    // DESIGN §4: refund events carry the Refund, as it was, with its paymentId.
+    // docs/api.md#refunds: refund events carry the Refund, as it was, with its paymentId.
     assert.deepEqual(events[0]!.data, created);
     assert.deepEqual(events[1]!.data, settled);
 
@@ -369,7 +369,7 @@ describe(`refunds (${databaseKind})`, () => {
     assert.deepEqual(first.metadata, { orderId: '6735', channel: 'pos' });
     assert.equal(first.currency, 'USD');
 
-    // DESIGN §10: a description sent as a number or false is kept as the text it stands for.
+    // docs/api.md#compatibility-with-existing-clients: a description sent as a number or false is kept as the text it stands for.
     const numbered = await refund(merchant, {
       paymentId: payment.id,
       amount: 100,
@@ -550,7 +550,7 @@ describe(`refunds (${databaseKind})`, () => {
     assert.equal((await refundsOf(merchant, payment.id)).length, 1);
   });
 
-  test('refund events reach the endpoints and the payment’s notifyUrl in both kinds, signed as SPEC §6.3', async () => {
+  test('refund events reach the endpoints and the payment’s notifyUrl in both kinds, signed as docs/webhooks.md#what-is-sent', async () => {
     const merchant = await ctx.merchant();
     await legacyOnDynamicEndpoint(merchant);
     const hook = await startReceiver();

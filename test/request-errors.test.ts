@@ -1,5 +1,5 @@
 /**
- * Errors that teach (issue 21, DESIGN §14): a misspelt field is named with the field it was meant
+ * Errors that teach (issue 21, docs/api.md#the-api-reference): a misspelt field is named with the field it was meant
  * to be, also when that field is required and so reported missing; a JSON body sent as a form
  * (curl's -d without -H 'Content-Type: application/json') is refused naming the header, while the
  * forms existing clients send keep working.

@@ -1,5 +1,5 @@
 /**
- * The shoppers' languages (DESIGN §13): every message of the hosted pages and the card field in
+ * The shoppers' languages (docs/checkout.md#the-page): every message of the hosted pages and the card field in
  * every language, with the same placeholders; the language chosen from the session's locale, else
  * Accept-Language; amounts written for the shopper; the Pay button readable on any brand colour.
  */

@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { databaseKind, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 
-/** DESIGN §6: the cards that succeed, with a security code of the right length. */
+/** docs/api.md#sandbox-test-cards: the cards that succeed, with a security code of the right length. */
 const succeedingCards: Array<[number: string, brand: string, securityCode: string]> = [
   ['4242424242424242', 'Visa', '123'],
   ['5555555555554444', 'Mastercard', '123'],
@@ -11,7 +11,7 @@ const succeedingCards: Array<[number: string, brand: string, securityCode: strin
   ['6011111111111117', 'Discover', '123'],
 ];
 
-/** DESIGN §6: the cards that are declined, and the errorCode each gives. */
+/** docs/api.md#sandbox-test-cards: the cards that are declined, and the errorCode each gives. */
 const decliningCards: Array<[number: string, errorCode: string]> = [
   ['4000000000000002', 'card_declined'],
   ['4000000000000077', 'card_declined'],

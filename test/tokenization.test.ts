@@ -59,7 +59,7 @@ describe(`tokenization: storing, CIT and MIT payments (${databaseKind})`, () => 
     return (response.body.data.data as Array<Record<string, any>>).reverse();
   }
 
-  test('SPEC §4 flow: a storing payment binds customer and method, then CIT and MIT charge the stored pair', async () => {
+  test('docs/api.md#operations flow: a storing payment binds customer and method, then CIT and MIT charge the stored pair', async () => {
     const merchant = await ctx.merchant();
 
     // (a) the customer.
@@ -84,7 +84,7 @@ describe(`tokenization: storing, CIT and MIT payments (${databaseKind})`, () => 
     assert.equal(method.body.data.customerId, null);
     assert.equal(method.body.data.card.tokenType, null);
 
-    // (c) the first storing payment, with the SPEC §2.5 request fields as the contract writes them.
+    // (c) the first storing payment, with the docs/api.md#payments request fields as the contract writes them.
     const request = {
       amount: '1999',
       currency: 'USD',
@@ -187,7 +187,7 @@ describe(`tokenization: storing, CIT and MIT payments (${databaseKind})`, () => 
     assert.equal(bound.customerId, customerId);
     assert.equal(bound.card.tokenType, 'network_token');
 
-    // SPEC §4.3: CIT with the stored pair.
+    // docs/api.md#tokenization-rules: CIT with the stored pair.
     const cit = await pay(merchant, {
       amount: '2500',
       customerId,
@@ -202,7 +202,7 @@ describe(`tokenization: storing, CIT and MIT payments (${databaseKind})`, () => 
     assert.equal(cit.body.data.paymentMethod, paymentMethod);
     assert.equal(cit.body.data.amountReceived, '2500');
 
-    // SPEC §4.4: MIT, the same call with subsequentInitialType = mit.
+    // docs/api.md#tokenization-rules: MIT, the same call with subsequentInitialType = mit.
     const mit = await pay(merchant, {
       amount: '2500',
       customerId,

@@ -64,7 +64,7 @@ describe(`vault key rotation covers every secret at rest (${databaseKind})`, () 
     const endpoint = await ok(merchant, 'POST', '/webhook_endpoints/create', {
       url: receiver.url(),
       enabledEvents: ['payment.succeeded'],
-      // Both kinds, so that both signing secrets are checked (legacy is opt-in, DESIGN §12).
+      // Both kinds, so that both signing secrets are checked (legacy is opt-in, docs/decisions/0014-legacy-opt-in-and-sequence.md).
       legacyNotifications: true,
     });
     const legacyKey = await ctx.tessera.webhookEndpoints.legacyKeyFor(merchant.id);

@@ -84,7 +84,7 @@ describe(`webhook go-live check (${databaseKind})`, () => {
       assert.equal(endpoint.receiver.rawHeader(request, 'Content-Type'), 'application/json');
       const body = JSON.parse(request.body);
       assert.equal(body.test, true);
-      // DESIGN §12: every webhook body carries `sequence`, so a receiver's stale-event check is checked too.
+      // docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one: every webhook body carries `sequence`, so a receiver's stale-event check is checked too.
       assert.equal(body.sequence, 1);
       assert.match(body.id, /^chk_\d{19}$/);
       assert.match(body.data.id, /^chk_\d{19}$/);

@@ -23,7 +23,7 @@ import {
 const visa = '4242424242424242';
 const timeoutMs = 1000;
 const perTargetCap = 4;
-/** SPEC §6.1.3, written out here rather than taken from the code under test. */
+/** docs/webhooks.md#acknowledgement-and-retries, written out here rather than taken from the code under test. */
 const specRetryDelaysSeconds = [30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 28800];
 
 /** HMAC-SHA256(key, request-time + "." + raw body) as upper-case hex, computed independently. */
@@ -90,7 +90,7 @@ describe(`webhook delivery (${databaseKind})`, () => {
     url: string,
     options: { legacyNotifications?: boolean; enabledEvents?: string[] } = {},
   ): Promise<{ id: string; token: string }> {
-    // These tests follow both notification kinds (SPEC §6.4); DESIGN §12 makes the legacy one opt-in.
+    // These tests follow both notification kinds (docs/webhooks.md#what-is-sent); docs/decisions/0014-legacy-opt-in-and-sequence.md makes the legacy one opt-in.
     const response = await merchant.call('POST', '/webhook_endpoints/create', {
       url,
       legacyNotifications: true,
@@ -142,7 +142,7 @@ describe(`webhook delivery (${databaseKind})`, () => {
     return { id: dynamic.id, token: revealed.body.data.token };
   }
 
-  test('delivers both kinds of a payment event, signed as SPEC §6.3 with exactly these header names', async () => {
+  test('delivers both kinds of a payment event, signed as docs/webhooks.md#what-is-sent with exactly these header names', async () => {
     const merchant = await ctx.merchant();
     const hook = await receiver();
     const endpoint = await createEndpoint(merchant, hook.url());
@@ -180,7 +180,7 @@ describe(`webhook delivery (${databaseKind})`, () => {
     assert.equal(parsed.data.id, payment.id);
     assert.equal(parsed.data.amount, '1999');
 
-    // SPEC §6.4: the endpoint kind verifies with the endpoint's token, the legacy kind does not.
+    // docs/webhooks.md#what-is-sent: the endpoint kind verifies with the endpoint's token, the legacy kind does not.
     assert.ok(signedWith(endpointKind, endpoint.token));
     assert.ok(!signedWith(legacyKind, endpoint.token));
     const now = ctx.clock.now();
@@ -236,7 +236,7 @@ describe(`webhook delivery (${databaseKind})`, () => {
     const merchant = await ctx.merchant();
     const hook = await receiver();
     const notifyUrl = hook.url('/notify/order-42?source=tessera');
-    // DESIGN §12: a new merchant's dynamic endpoint sends the endpoint_ kind only, unless asked.
+    // docs/webhooks.md: a new merchant's dynamic endpoint sends the endpoint_ kind only, unless asked.
     const before = await pay(merchant, { notifyUrl });
     await run();
     assert.deepEqual(hook.requests.map(typeOf), ['endpoint_payment.payment_succeeded']);
@@ -338,7 +338,7 @@ describe(`webhook delivery (${databaseKind})`, () => {
     assert.equal(delivery!.status, 'succeeded');
   });
 
-  // Each failure mode, then the retry exactly 30 s later (SPEC §6.1.3), not a second earlier.
+  // Each failure mode, then the retry exactly 30 s later (docs/webhooks.md#acknowledgement-and-retries), not a second earlier.
   const failureModes: Array<{
     name: string;
     setup: (hook: Receiver) => void | Promise<void>;
@@ -445,7 +445,7 @@ describe(`webhook delivery (${databaseKind})`, () => {
     });
   }
 
-  test("follows SPEC §6.1's default schedule exactly and gives up after the 13th attempt", async () => {
+  test('follows the default (docs/webhooks.md#acknowledgement-and-retries) schedule exactly and gives up after the 13th attempt', async () => {
     assert.deepEqual(ctx.config.webhookRetryDelaysSeconds, specRetryDelaysSeconds);
     assert.deepEqual(loadConfig({}).webhookRetryDelaysSeconds, specRetryDelaysSeconds);
     assert.deepEqual(defaultWebhookRetryDelaysSeconds, specRetryDelaysSeconds);
@@ -485,7 +485,7 @@ describe(`webhook delivery (${databaseKind})`, () => {
       times,
     );
     assert.ok(attempts.every((attempt) => attempt.httpStatus === 503 && !attempt.succeeded));
-    // The follow-ups span the sum of the delays: 24 h 3 min 30 s (SPEC §6.1.3 "over 25 hours").
+    // The follow-ups span the sum of the delays: 24 h 3 min 30 s (docs/webhooks.md#acknowledgement-and-retries "over 25 hours").
     assert.equal(times.at(-1)! - times[0]!, 86_610_000);
 
     advanceSeconds(7 * 86_400);
@@ -834,7 +834,7 @@ describe(`webhook delivery (${databaseKind})`, () => {
     // What the poll does every TESSERA_WEBHOOK_POLL_INTERVAL_MS in a running dispatcher.
     assert.equal(await run(), 2);
     assert.deepEqual(hook.requests.map(typeOf).sort(), ['endpoint_payment.payment_succeeded', 'payment.succeeded']);
-    // The object's first event: sequence 1 between the body's head and tail (DESIGN §12).
+    // The object's first event: sequence 1 between the body's head and tail (docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one).
     assert.equal(
       hook.requests.find((request) => typeOf(request) === 'payment.succeeded')!.body,
       `${recorded.bodyHead}1${recorded.bodyTail}`,

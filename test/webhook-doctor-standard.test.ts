@@ -5,9 +5,9 @@ import { databaseKind, startTestApp, type TestContext, type TestMerchant } from 
 import { startReceiver, type ReceivedRequest, type Receiver } from './helpers/receiver.js';
 
 /*
- * The doctor for Standard Webhooks headers (DESIGN §12): given a standard-format notification as a
+ * The doctor for Standard Webhooks headers (docs/webhooks.md#standard-webhooks-format): given a standard-format notification as a
  * receiver got it, it says why verification fails — the whsec_ prefix, webhook-timestamp's 5-minute
- * tolerance and Unix seconds, the space-separated signature list — as it does for SPEC §6.3's headers.
+ * tolerance and Unix seconds, the space-separated signature list — as it does for the headers (docs/webhooks.md#what-is-sent).
  */
 
 function rawHeaderText(request: ReceivedRequest): string {

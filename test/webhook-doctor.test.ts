@@ -29,7 +29,7 @@ describe(`webhook verification doctor (${databaseKind})`, () => {
     ctx = await startTestApp({ env: { TESSERA_WEBHOOK_POLL_INTERVAL_MS: '600000' } });
     merchant = await ctx.merchant();
     receiver = await startReceiver();
-    // The legacy kind is opt-in (DESIGN §12): this endpoint asks for it, so the doctor can be shown one.
+    // The legacy kind is opt-in (docs/decisions/0014-legacy-opt-in-and-sequence.md): this endpoint asks for it, so the doctor can be shown one.
     endpoint = (
       await merchant.call('POST', '/webhook_endpoints/create', { url: receiver.url('/a'), legacyNotifications: true })
     ).body.data;

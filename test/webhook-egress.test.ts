@@ -17,7 +17,7 @@ import { signedInOwner } from './helpers/dashboard.js';
 import { runCli } from './helpers/cli-process.js';
 import { squidMissing, startSquid, type Squid } from './helpers/squid.js';
 
-// SPEC §6.1.5 / DESIGN §15: where webhook deliveries leave from, and what merchants are told.
+// docs/webhooks.md#sending-addresses-allow-lists / docs/webhooks.md#sending-addresses-allow-lists: where webhook deliveries leave from, and what merchants are told.
 
 /** Each answer closes its connection, so that every delivery opens a new one (and Squid logs each tunnel). */
 const closeEach = () => ({ status: 200, body: 'success', headers: { connection: 'close' } });
@@ -43,7 +43,7 @@ async function attemptsOfEvent(merchant: TestMerchant, eventId: string) {
   return { delivery, attempts: attempts.body.data.data as Array<{ error: string | null; httpStatus: number | null }> };
 }
 
-describe('egress settings are checked at start-up (DESIGN §15)', () => {
+describe('egress settings are checked at start-up (docs/webhooks.md#sending-addresses-allow-lists)', () => {
   test('a proxy that is not an http:// URL is refused naming the setting, never echoing a password', () => {
     assert.throws(
       () => loadConfig({ TESSERA_WEBHOOK_PROXY: 'socks5://127.0.0.1:1080' }),

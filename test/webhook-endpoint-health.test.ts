@@ -7,7 +7,7 @@ import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { mailText, startSmtpServer, type ReceivedMail, type SmtpTestServer } from './helpers/smtp.js';
 
 /*
- * Endpoint health (issue 20 item 3, DESIGN §12): health, failingSince, lastError, nextAttemptAt
+ * Endpoint health (issue 20 item 3, docs/webhooks.md#endpoint-health): health, failingSince, lastError, nextAttemptAt
  * through the API; the e-mails to Owners, Administrators and Developers after an hour of failures
  * and daily after; disabled after five days of nothing but failures, and at once on HTTP 410. The
  * test clock is moved forward; the e-mails cross a real SMTP session.
@@ -110,7 +110,7 @@ describe(`webhook endpoint health (${databaseKind})`, () => {
     assert.equal(failing.health, 'failing');
     assert.equal(failing.failingSince, startedAt);
     assert.equal(failing.lastError, 'The endpoint answered HTTP 500, not 2xx');
-    // SPEC §6.1.3: the first follow-up 30 s after the attempt.
+    // docs/webhooks.md#acknowledgement-and-retries: the first follow-up 30 s after the attempt.
     assert.equal(failing.nextAttemptAt, new Date(Date.parse(startedAt) + 30_000).toISOString());
     const listed = await merchant.call('GET', '/webhook_endpoints?limit=100');
     const inList = (listed.body.data.data as Array<Record<string, any>>).find((row) => row.id === id);

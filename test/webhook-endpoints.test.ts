@@ -78,7 +78,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
       url: receiver,
       description: null,
       enabledEvents: ['*'],
-      // DESIGN §12: the legacy kind is opt-in for endpoints created from now on.
+      // docs/decisions/0014-legacy-opt-in-and-sequence.md: the legacy kind is opt-in for endpoints created from now on.
       legacyNotifications: false,
       signatureCase: 'upper',
       format: 'moneycollect',
@@ -150,7 +150,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
     });
   }
 
-  test('subscribes by either name of a code, in any letter case, stored and answered as SPEC §6.2 writes it', async () => {
+  test('subscribes by either name of a code, in any letter case, stored and answered as docs/webhooks.md#event-codes writes it', async () => {
     const merchant = await ctx.merchant();
     const names = ['endpoint_payment.payment_succeeded', 'INVOICE.SENT', 'refund.Pending', 'payment.succeeded'];
     const created = await merchant.call('POST', '/webhook_endpoints/create', { url: receiver, enabledEvents: names });
@@ -236,7 +236,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
       url: null,
       description: null,
       enabledEvents: ['*'],
-      // DESIGN §12: a new merchant's dynamic endpoint sends no legacy kind unless asked.
+      // docs/decisions/0014-legacy-opt-in-and-sequence.md: a new merchant's dynamic endpoint sends no legacy kind unless asked.
       legacyNotifications: false,
       signatureCase: 'upper',
       format: 'moneycollect',
@@ -334,7 +334,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
     assert.equal((await auditRows(endpoint.id)).length, 2, 'every reveal is logged');
   });
 
-  test('reveals the token with GET too (DESIGN §2: GET reads), audit-logged and not cached', async () => {
+  test('reveals the token with GET too (docs/api.md#operations: GET reads), audit-logged and not cached', async () => {
     const merchant = await ctx.merchant();
     const endpoint = await createEndpoint(merchant);
     const revealed = await merchant.call('GET', `/webhook_endpoints/${endpoint.id}/reveal_token`);

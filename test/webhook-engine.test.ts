@@ -19,7 +19,7 @@ import { refusingUrl, startReceiver, type Receiver } from './helpers/receiver.js
 /** The timeout test's client waits this long; the other tests' clients long enough for a loaded CI machine. */
 const timeoutMs = 500;
 const answerTimeoutMs = 15_000;
-/** SPEC §6.1.3, written out here rather than taken from the code under test. */
+/** docs/webhooks.md#acknowledgement-and-retries, written out here rather than taken from the code under test. */
 const specRetryDelaysSeconds = [30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 28800];
 const token = 'whsec_unit_test_token';
 
@@ -203,7 +203,7 @@ describe('the recorder: the next attempt and the delivery state', () => {
     now: new Date('2026-11-23T12:00:01Z'),
   });
 
-  test('the default retry delays are SPEC §6.1 exactly', () => {
+  test('the default retry delays are docs/webhooks.md#acknowledgement-and-retries exactly', () => {
     assert.deepEqual([...defaultWebhookRetryDelaysSeconds], specRetryDelaysSeconds);
   });
 

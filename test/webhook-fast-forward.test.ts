@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
-/** SPEC §6.1.3, written out here rather than taken from the code under test. */
+/** docs/webhooks.md#acknowledgement-and-retries, written out here rather than taken from the code under test. */
 const specRetryDelaysSeconds = [30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 14400, 28800, 28800];
 
 describe(`webhook delivery fast-forward (${databaseKind})`, () => {
@@ -68,7 +68,7 @@ describe(`webhook delivery fast-forward (${databaseKind})`, () => {
       const expected = Math.ceil((specRetryDelaysSeconds[index - 1]! * 1000) / factor);
       assert.ok(waited >= expected && waited < expected + 200, `wait ${index}: ${waited} ms, expected ~${expected}`);
     }
-    // The other delivery keeps SPEC §6.1's schedule: its 30 s wait has not passed.
+    // The other delivery keeps the schedule (docs/webhooks.md#acknowledgement-and-retries): its 30 s wait has not passed.
     const other = await merchant.call('GET', `/webhook_deliveries/${untouched.id}`);
     assert.equal(other.body.data.attempts, 1);
     assert.equal(other.body.data.status, 'pending');

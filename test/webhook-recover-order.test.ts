@@ -5,7 +5,7 @@ import type { Receiver } from './helpers/receiver.js';
 import { recoverFixture } from './helpers/recover-fixture.js';
 
 /*
- * Recover sends in order (DESIGN §12, docs/decisions/0030): a recover's deliveries go one at a
+ * Recover sends in order (docs/webhooks.md#recover, docs/decisions/0030): a recover's deliveries go one at a
  * time, in the events' order, though the endpoint's URL has eight slots in a process; a failure is
  * retried on its schedule while the rest go on; a second recover sends nothing twice; the chain
  * goes on across the pages recover reads; nothing is left waiting for a delivery that will never be
@@ -88,7 +88,7 @@ describe(`webhook endpoint recover, in order (${databaseKind})`, () => {
     assert.deepEqual([deliveries.body.data.data.length, retrying?.eventId, retrying?.attempts], [1, unlucky, 1]);
     assert.ok(Date.parse(retrying!.nextAttemptAt) > fixture.ctx.clock.now().getTime(), deliveries.raw);
 
-    // Its retry comes on the SPEC §6.1 schedule, after the others went through.
+    // Its retry comes on the docs/webhooks.md#acknowledgement-and-retries schedule, after the others went through.
     fixture.ctx.clock.set(new Date(retrying!.nextAttemptAt));
     assert.equal(await run(), 1);
     assert.deepEqual(eventIdsOf(hook), [...missed, unlucky]);

@@ -4,7 +4,7 @@ import { databaseKind } from './helpers/harness.js';
 import { recoverFixture } from './helpers/recover-fixture.js';
 
 /*
- * Recover (issue 20 item 4, DESIGN §12): POST /webhook_endpoints/{id}/recover {since, until?}
+ * Recover (issue 20 item 4, docs/webhooks.md#recover): POST /webhook_endpoints/{id}/recover {since, until?}
  * sends again, oldest first, every event of the window the endpoint has not acknowledged; bad
  * windows are 400 naming the field, a disabled endpoint 409; every recover is audited.
  */

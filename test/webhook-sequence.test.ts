@@ -4,14 +4,14 @@ import { databaseKind, startTestApp, type TestContext, type TestMerchant } from 
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 /*
- * DESIGN §12: every event carries `sequence`, which grows with each event of the same object, in
- * the webhook body and on GET /events, so that a receiver can ignore a stale event (SPEC §6.1.4).
+ * docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one: every event carries `sequence`, which grows with each event of the same object, in
+ * the webhook body and on GET /events, so that a receiver can ignore a stale event (docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one).
  * Assigned in the event's transaction: concurrent changes of one object never share a number.
  */
 
 const cards = {
   visa: '4242424242424242',
-  /** DESIGN §6: succeeds, then is reversed after the fact (a second event for the same payment). */
+  /** docs/api.md#sandbox-test-cards: succeeds, then is reversed after the fact (a second event for the same payment). */
   reversedLater: '4000000000000259',
 };
 const followUpDelayMs = 3000;

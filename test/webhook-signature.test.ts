@@ -43,7 +43,7 @@ function reasonOf(run: () => unknown): WebhookVerificationReason {
   assert.fail('verification passed');
 }
 
-describe('webhook signature (SPEC §6.3)', () => {
+describe('webhook signature (docs/webhooks.md#what-is-sent)', () => {
   test('request-time is UTC in the form yyyy-MM-ddTHH:mm:ss', () => {
     assert.equal(formatRequestTime(new Date('2026-01-02T03:04:05.678Z')), '2026-01-02T03:04:05');
     assert.match(formatRequestTime(new Date()), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$/);
@@ -167,7 +167,7 @@ describe('verifyWebhook (sdk)', () => {
   });
 });
 
-describe('canonical JSON (DESIGN §5)', () => {
+describe('canonical JSON (docs/webhooks.md#what-is-sent)', () => {
   const cases: Record<string, unknown> = {
     chinese: { firstName: '张', lastName: '伟', address: { city: '北京市', line1: '朝阳区建国路88号' } },
     arabic: { description: 'طلب رقم ٤٢', address: { city: 'الرياض', line1: 'شارع الملك فهد' } },
@@ -254,14 +254,14 @@ describe('canonical JSON (DESIGN §5)', () => {
   });
 });
 
-describe('endpoint event types (SPEC §6.4)', () => {
-  test('endpoint_<group>.<group>_<action> for every SPEC §6.2 code, the group in the case the code has', () => {
+describe('endpoint event types (docs/webhooks.md#what-is-sent)', () => {
+  test('endpoint_<group>.<group>_<action> for every docs/webhooks.md#event-codes code, the group in the case the code has', () => {
     assert.equal(endpointEventType('payment.succeeded'), 'endpoint_payment.payment_succeeded');
     assert.equal(endpointEventType('payment.requires_capture'), 'endpoint_payment.payment_requires_capture');
     assert.equal(endpointEventType('refund.pending'), 'endpoint_refund.refund_pending');
     assert.equal(endpointEventType('invoice.payment_succeeds'), 'endpoint_invoice.invoice_payment_succeeds');
     assert.equal(endpointEventType('Invoice.sent'), 'endpoint_Invoice.Invoice_sent');
-    // DESIGN §17 adds the four payout codes to SPEC §6.2's fifteen.
+    // docs/balances.md#payouts adds the four payout codes to the fifteen (docs/webhooks.md#event-codes).
     assert.equal(endpointEventType('payout.paid'), 'endpoint_payout.payout_paid');
     assert.equal(endpointEventTypes.length, 19);
     const forms = new Set(endpointEventTypes.map(([, form]) => form));

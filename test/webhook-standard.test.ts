@@ -6,7 +6,7 @@ import { databaseKind, startTestApp, type TestContext, type TestMerchant } from 
 import { startReceiver, type ReceivedRequest, type Receiver } from './helpers/receiver.js';
 
 /*
- * DESIGN §12: Standard Webhooks as a per-endpoint format, verified here with the `standardwebhooks`
+ * docs/webhooks.md#standard-webhooks-format: Standard Webhooks as a per-endpoint format, verified here with the `standardwebhooks`
  * library (the reference implementation), not only with Tessera's own code: webhook-id is the event
  * id, webhook-timestamp Unix seconds, webhook-signature `v1,` + base64 HMAC-SHA256; the token is the
  * same `whsec_…` in both formats; a roll may keep the old token signing for up to 24 hours.
@@ -94,7 +94,11 @@ describe(`Standard Webhooks format (${databaseKind})`, () => {
     assert.equal(request.headers['webhook-id'], body.id);
     assert.equal(request.headers['webhook-timestamp'], String(Math.floor(ctx.clock.now().getTime() / 1000)));
     assert.match(String(request.headers['webhook-signature']), /^v1,[A-Za-z0-9+/]{43}=$/);
-    assert.equal(request.headers['signature'], undefined, 'no SPEC §6.3 headers in the standard format');
+    assert.equal(
+      request.headers['signature'],
+      undefined,
+      'no docs/webhooks.md#what-is-sent headers in the standard format',
+    );
     assert.equal(request.headers['request-time'], undefined);
 
     const verified = atTesseraTime(() =>
@@ -218,7 +222,7 @@ describe(`Standard Webhooks format (${databaseKind})`, () => {
     assert.equal(check.body.data.passed, true);
   });
 
-  test('the legacy kind, when asked for, is sent as SPEC §6.3 writes it, whatever the format', async () => {
+  test('the legacy kind, when asked for, is sent as docs/webhooks.md#what-is-sent writes it, whatever the format', async () => {
     const merchant = await ctx.merchant();
     const hook = await receiver();
     await createEndpoint(merchant, { url: hook.url(), format: 'standard', legacyNotifications: true });

@@ -32,7 +32,7 @@ export interface TesseraOptions {
 }
 
 export interface RequestOptions {
-  /** The key that makes a POST safe to repeat (DESIGN §2); one is generated per call when omitted. */
+  /** The key that makes a POST safe to repeat (docs/api.md#idempotency); one is generated per call when omitted. */
   idempotencyKey?: string;
   maxRetries?: number;
   timeoutMs?: number;

@@ -28,7 +28,7 @@ export interface TesseraErrorFields {
   cause?: unknown;
 }
 
-/** A request the service refused or could not answer: the SPEC §7 envelope `{code, msg, data}` as an exception. */
+/** A request the service refused or could not answer: the docs/api.md#responses envelope `{code, msg, data}` as an exception. */
 export class TesseraError extends Error {
   override readonly name: string = 'TesseraError';
   readonly code: TesseraErrorFields['code'];

@@ -187,7 +187,7 @@ export function resources(client: TesseraClient) {
       checks: retrieve(client, '/webhook_endpoints/{id}/checks'),
       /** Sends the endpoint again every event from `since` (to `until`) that it has not acknowledged. */
       recover: action(client, '/webhook_endpoints/{id}/recover'),
-      /** DESIGN §15: the addresses webhooks come from, for an IP allow-list. */
+      /** docs/webhooks.md#sending-addresses-allow-lists: the addresses webhooks come from, for an IP allow-list. */
       sendingAddresses: list(client, '/webhook_endpoints/sending_addresses'),
     },
     webhookDeliveries: {
@@ -199,7 +199,7 @@ export function resources(client: TesseraClient) {
       fastForward: action(client, '/webhook_deliveries/{id}/fast_forward'),
     },
     webhooks: {
-      /** Says why a signature does not verify (DESIGN §5): body changed, wrong token, clock skew, … */
+      /** Says why a signature does not verify (docs/webhooks.md#what-is-sent): body changed, wrong token, clock skew, … */
       doctor: create(client, '/webhooks/doctor'),
     },
   };

@@ -49,7 +49,7 @@ export type CheckoutSession = ResponseData<'get', '/checkout/session/{id}'>;
 export type WebhookEndpoint = ResponseData<'get', '/webhook_endpoints/{id}'>;
 export type WebhookDelivery = ResponseData<'get', '/webhook_deliveries/{id}'>;
 
-/** SPEC §6.2's event codes, written exactly as the spec writes them (three invoice codes start upper case). */
+/** the event (docs/webhooks.md#event-codes) codes, written exactly as the spec writes them (three invoice codes start upper case). */
 export type EventCode =
   | 'payment.processing'
   | 'payment.succeeded'
@@ -71,7 +71,7 @@ export type EventCode =
   | 'payout.failed'
   | 'payout.canceled';
 
-/** SPEC §6.4: the endpoint notification's type, `endpoint_<group>.<group>_<action>` (endpoint_payment.payment_succeeded). */
+/** docs/webhooks.md#what-is-sent: the endpoint notification's type, `endpoint_<group>.<group>_<action>` (endpoint_payment.payment_succeeded). */
 export type EndpointEventType<C extends string = EventCode> = C extends `${infer Group}.${infer Action}`
   ? `endpoint_${Group}.${Group}_${Action}`
   : never;
@@ -95,7 +95,7 @@ export type TesseraEvent = {
     apiVersion: 'v1';
     type: C | EndpointEventType<C>;
     created: string;
-    /** Grows with each event of the same object: a receiver ignores an event older than one it has (DESIGN §12). */
+    /** Grows with each event of the same object: a receiver ignores an event older than one it has (docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one). */
     sequence: number;
     data: EventData<C>;
   };

@@ -1,6 +1,6 @@
 /**
  * Verifies a Tessera webhook notification in a merchant's server, in either format of the endpoint:
- * `moneycollect` (SPEC §6.3: `request-time` and `signature` headers) or `standard` (Standard
+ * `moneycollect` (docs/webhooks.md#what-is-sent: `request-time` and `signature` headers) or `standard` (Standard
  * Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature`), told apart by the headers.
  * Dependency-free: copy this file, or import it from the SDK package (`@tessera/node` or
  * `@tessera/node/webhook`).
@@ -54,7 +54,7 @@ export interface VerifyWebhookOptions {
   token: string;
   /**
    * Accepted distance between the sending time and now, either way: default 180 s for `request-time`
-   * (SPEC §6.3 advises 3 minutes), 300 s for `webhook-timestamp` (the Standard Webhooks default).
+   * (docs/webhooks.md#what-is-sent advises 3 minutes), 300 s for `webhook-timestamp` (the Standard Webhooks default).
    */
   toleranceSeconds?: number;
   /** For tests: the current time. */

@@ -1,5 +1,5 @@
 /**
- * Browser card collection (issue 14, DESIGN §9): `/js/v1/tessera.js`, the script a merchant's page
+ * Browser card collection (issue 14, docs/checkout.md#browser-card-collection-tesserajs): `/js/v1/tessera.js`, the script a merchant's page
  * loads, and the card frame it mounts (`/js/v1/card-frame`), with the frame's own script and style.
  * Served outside the key-authenticated API: the page names its public key in the frame's address.
  */

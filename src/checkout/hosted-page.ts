@@ -1,5 +1,5 @@
 /**
- * The hosted checkout page (DESIGN §9, §13): who is paid (the merchant's name, logo and colour),
+ * The hosted checkout page (docs/checkout.md, docs/checkout.md#the-page): who is paid (the merchant's name, logo and colour),
  * the order lines, the total, and while the session is open a card form posted back to Tessera,
  * its Pay button carrying the amount, all in the shopper's language (src/shopper/). No inline
  * script and no external resource but the merchant's logo; everything from the merchant is escaped.
@@ -36,7 +36,7 @@ export interface CheckoutPageView {
   declined?: MessageKey;
 }
 
-/** A line's unit price as the shop gave it (a number in major units, decimals allowed: DESIGN §2). */
+/** A line's unit price as the shop gave it (a number in major units, decimals allowed: docs/api.md#requests). */
 function unitPrice(locale: ShopperLocale, amount: number | string, currency: string): string {
   const value = Number(amount);
   if (!Number.isFinite(value)) return `${amount} ${currency}`;

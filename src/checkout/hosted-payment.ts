@@ -1,5 +1,5 @@
 /**
- * Paying on the hosted checkout page (DESIGN §9). The card form's post becomes a new card payment
+ * Paying on the hosted checkout page (docs/checkout.md). The card form's post becomes a new card payment
  * method (through the payment methods service, as any card) and a payment created through the
  * payment service with the session's fields, exactly as POST /payment/create would take them
  * (notifyUrl, orderNo, preAuth, setupFutureUsage…, so every event is sent as for any payment).
@@ -48,7 +48,7 @@ export type HostedCheckoutResult =
 const attemptHoldMs = 2 * 60 * 1000;
 const challengeHoldMs = 15 * 60 * 1000;
 
-/** DESIGN §9: the shopper goes back to returnUrl with payment_id added, `?` or `&` as needed. */
+/** docs/checkout.md: the shopper goes back to returnUrl with payment_id added, `?` or `&` as needed. */
 export function returnUrlWith(returnUrl: string, paymentId: string): string {
   return withQueryParameters(returnUrl, { payment_id: paymentId });
 }
@@ -84,7 +84,7 @@ export async function checkoutPage(
   return { session, brand, pending, ...(declined ? { declined } : {}) };
 }
 
-/** The session's fields as a payment request (DESIGN §9: as through the API). */
+/** The session's fields as a payment request (docs/checkout.md: as through the API). */
 function paymentRequest(row: queries.CheckoutSessionRow, paymentMethod: string, returnUrl: string): CreatePaymentBody {
   const { details } = row;
   const defined = <T extends object>(value: T) =>
@@ -238,7 +238,7 @@ export async function returnFromChallenge(deps: HostedCheckoutDeps, id: string):
 }
 
 /**
- * The challenge page in the session's language (DESIGN §13: `locale` on the session, else the
+ * The challenge page in the session's language (docs/checkout.md#the-page: `locale` on the session, else the
  * browser's): a session with a locale of its own hands it on; `auto` or none leaves the browser's.
  */
 function inSessionLanguage(challengeUrl: string, locale: string | null | undefined): string {

@@ -13,7 +13,7 @@ import {
   type HostedCheckoutResult,
 } from './hosted-payment.js';
 
-/** The browser's languages; the session's `locale`, when set, comes first (DESIGN §13). */
+/** The browser's languages; the session's `locale`, when set, comes first (docs/checkout.md#the-page). */
 const acceptLanguage = (request: FastifyRequest) => request.headers['accept-language'];
 
 function sendMessage(
@@ -51,7 +51,7 @@ function answer(request: FastifyRequest, reply: FastifyReply, result: HostedChec
 }
 
 /**
- * The hosted checkout page (DESIGN §9), outside the key-authenticated API: the shopper's browser
+ * The hosted checkout page (docs/checkout.md), outside the key-authenticated API: the shopper's browser
  * holds no key, only the session's unguessable id in the address. Its card form is what a card
  * tester would post to, so each post takes a token from the client address's bucket (shared with
  * the public-key routes) and from the session's own (docs/checkout.md "Rate limits").
@@ -88,7 +88,7 @@ export function hostedCheckoutRoutes(deps: HostedCheckoutDeps, limiter?: RateLim
         const decision = limiter
           ? await limiter.take([`address:${request.ip}`, `checkout:${id}`]).catch(() => 'unavailable' as const)
           : { allowed: true as const };
-        // A limit that cannot be counted lets nothing through (DESIGN §11).
+        // A limit that cannot be counted lets nothing through (docs/decisions/0011-shared-rate-limits.md).
         if (decision === 'unavailable') {
           reply.header('Retry-After', String(unavailableRetryAfterSeconds));
           return sendMessage(

@@ -86,7 +86,7 @@ export async function selectSessionById(db: Queryable, id: string): Promise<Chec
   return row;
 }
 
-/** The expiry (DESIGN §9): only an open session, and by the job only once its time has come. */
+/** The expiry (docs/checkout.md): only an open session, and by the job only once its time has come. */
 export async function expireSession(
   db: Queryable,
   id: string,
@@ -137,7 +137,7 @@ export async function selectSessionPage(
 }
 
 /**
- * The hold of one hosted-page attempt (DESIGN §9: paid at most once): of two form posts at once,
+ * The hold of one hosted-page attempt (docs/checkout.md: paid at most once): of two form posts at once,
  * only the first finds the session open, unpaid, unexpired and not held, and holds it until `until`.
  * A payment awaiting 3-D Secure (`awaiting`, as the page read it) does not stop a new attempt,
  * which takes its place: the hold clears it, so of two posts only the first still finds it.

@@ -10,7 +10,7 @@ import type { CheckoutService } from './service.js';
 
 const tags = ['Checkout sessions'];
 
-/** DESIGN §2, §9: the checkout session routes the provider's store plugins call. */
+/** docs/api.md#operations, docs/checkout.md: the checkout session routes the provider's store plugins call. */
 export function checkoutRoutes(sessions: CheckoutService) {
   return (app: App) => {
     app.post(

@@ -13,7 +13,7 @@ const payment = CreatePaymentBody.properties;
 const Url = (description: string) => Type.Unsafe<string>({ ...payment.returnUrl, description });
 
 /**
- * DESIGN §9: the fields the provider's store plugins send. Each is validated here as the payment
+ * docs/checkout.md: the fields the provider's store plugins send. Each is validated here as the payment
  * it becomes would validate it, so that a session that was accepted can be paid.
  */
 export const CreateCheckoutSessionBody = Type.Object(

@@ -20,7 +20,7 @@ import { checkoutStates } from './states.js';
 export const expireJobKind = 'checkout_session.expire';
 
 const minuteMs = 60 * 1000;
-/** DESIGN §9: 24 hours unless the session asks for less (Stripe's bounds: 30 minutes to 24 hours). */
+/** docs/checkout.md: 24 hours unless the session asks for less (Stripe's bounds: 30 minutes to 24 hours). */
 export const defaultLifetimeMs = 24 * 60 * minuteMs;
 const shortestLifetimeMs = 30 * minuteMs;
 
@@ -31,12 +31,12 @@ export interface CheckoutDeps {
   customers: Pick<CustomerService, 'require'>;
   /** For a hosted-page payment left awaiting 3-D Secure (hosted-payment.ts). */
   payments: Pick<PaymentService, 'statusOf' | 'cancel'>;
-  /** Refuses a notifyUrl that webhooks may not be sent to, as a payment's (DESIGN §5). */
+  /** Refuses a notifyUrl that webhooks may not be sent to, as a payment's (docs/webhooks.md#what-is-sent). */
   checkNotifyUrl?: (url: string) => Promise<void>;
   publicUrl: () => string;
 }
 
-/** The hosted page of a session (DESIGN §9): its id is unguessable (63 random bits). */
+/** The hosted page of a session (docs/checkout.md): its id is unguessable (63 random bits). */
 export function checkoutPageUrl(deps: Pick<CheckoutDeps, 'publicUrl'>, id: string): string {
   return `${deps.publicUrl()}/checkout/${id}`;
 }
@@ -72,7 +72,7 @@ export function toCheckoutSession(deps: Pick<CheckoutDeps, 'publicUrl'>, row: qu
 }
 
 /**
- * A session that stores the card must be payable as a storing payment (DESIGN §3): refused now,
+ * A session that stores the card must be payable as a storing payment (docs/api.md#tokenization-rules): refused now,
  * as POST /payment/create would refuse it, rather than on the shopper's page.
  */
 function checkStoring(merchant: MerchantContext, input: CreateCheckoutSessionBody): void {
@@ -89,7 +89,7 @@ function checkStoring(merchant: MerchantContext, input: CreateCheckoutSessionBod
   }
 }
 
-/** DESIGN §9: card is the only method the hosted page offers; any other is refused by name. */
+/** docs/checkout.md: card is the only method the hosted page offers; any other is refused by name. */
 function checkPaymentMethodTypes(types: string[] | undefined): void {
   const other = (types ?? []).find((type) => type.toLowerCase() !== 'card');
   if (other !== undefined) {
@@ -106,7 +106,7 @@ function amountOf(input: CreateCheckoutSessionBody): bigint {
   if (amount === undefined) {
     throw invalidField('amountTotal', 'amountTotal must be a string of digits (minor units), at most 12 digits');
   }
-  // As a payment's amount (DESIGN §2): "0" only when the card is stored for later.
+  // As a payment's amount (docs/api.md#requests): "0" only when the card is stored for later.
   if (amount === 0n && input.setupFutureUsage !== 'on') {
     throw invalidField('amountTotal', 'amountTotal must be more than 0 unless setupFutureUsage is on', 'minimum');
   }

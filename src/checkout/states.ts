@@ -1,5 +1,5 @@
 /**
- * The life of a checkout session (DESIGN §9): open until one payment pays it or it expires.
+ * The life of a checkout session (docs/checkout.md): open until one payment pays it or it expires.
  * Every change is a conditional update whose `from` comes from here, so a payment and an expiry
  * racing on one session cannot both win.
  */

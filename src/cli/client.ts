@@ -76,7 +76,7 @@ async function call(
   return answerData(baseUrl, response.status, text);
 }
 
-/** The envelope's `data` (SPEC §7), or the refusal as an error: a 5xx one may pass, a 4xx one will not. */
+/** The envelope's `data` (docs/api.md#responses), or the refusal as an error: a 5xx one may pass, a 4xx one will not. */
 export function answerData(baseUrl: string, status: number, text: string): unknown {
   const Refusal = status >= 500 ? ServiceUnavailableError : ConfigError;
   let parsed: { code?: string; msg?: string; data?: unknown };

@@ -87,7 +87,7 @@ async function list(argv: string[]): Promise<number> {
     options: { ...options, type: { type: 'string' }, object: { type: 'string' }, limit: { type: 'string' } },
   });
   const query = new URLSearchParams({ limit: values.limit ?? '20' });
-  // The API filters by the code as SPEC §6.2 writes it; the endpoint_ form names the same events.
+  // The API filters by the code as docs/webhooks.md#event-codes writes it; the endpoint_ form names the same events.
   if (values.type) query.set('type', cliEventCode('--type', values.type));
   if (values.object) query.set('objectId', values.object);
   const page = (await merchantCall(values, 'GET', `/events?${query}`)) as { data: Event[]; hasMore: boolean };

@@ -62,7 +62,7 @@ async function main(argv: string[]): Promise<number> {
         if (stopping) return;
         stopping = true;
         tessera.logger.info({ signal }, 'stopping: finishing the requests and deliveries under way');
-        // DESIGN §11: out within 15 s whatever is still under way (a delivery stays leased and is
+        // docs/operations.md#topology: out within 15 s whatever is still under way (a delivery stays leased and is
         // retried by another process; an unanswered request is the client's to retry).
         setTimeout(() => {
           tessera.logger.warn('stopped after 14 s with work still under way');

@@ -12,7 +12,7 @@ import { formatRequestTime, signWebhook } from '../webhooks/signature.js';
 /**
  * `tessera listen` (issue 12): the merchant's events come from the service over server-sent events
  * (GET /events/stream, so the service only needs to be reachable from here, not the other way round)
- * and are forwarded to a local URL signed exactly as real deliveries are (SPEC §6.3), with a token
+ * and are forwarded to a local URL signed exactly as real deliveries are (docs/webhooks.md#what-is-sent), with a token
  * made for this session.
  */
 export const listenUsage = `  listen --forward-to URL [--events a.b,c.d]

@@ -12,7 +12,7 @@ import { endpointEventType } from '../webhooks/event-types.js';
  * be produced on demand, with the objects it is about.
  */
 export const triggerUsage = `  trigger EVENT [--json]         make EVENT happen through the API with sandbox cards and print the ids
-                                 (payment.*, refund.*, invoice.* and Invoice.*: every SPEC §6.2 code)`;
+                                 (payment.*, refund.*, invoice.* and Invoice.*: every docs/webhooks.md#event-codes code)`;
 
 /** The few fields of the API's answers a recipe reads. */
 interface Answer {
@@ -176,7 +176,7 @@ export async function triggerCommand(argv: string[]): Promise<number> {
   const width = Math.max(...Object.keys(result.ids).map((name) => name.length), 5);
   const lines = Object.entries(result.ids).map(([name, id]) => `  ${name.padEnd(width)}  ${id}`);
   const event = eventId ?? `(${result.later ?? 'not recorded yet'})`;
-  // DESIGN §12: what endpoints receive is the endpoint_ kind; the legacy kind only where it was asked for.
+  // docs/decisions/0014-legacy-opt-in-and-sequence.md: what endpoints receive is the endpoint_ kind; the legacy kind only where it was asked for.
   const sentAs = `${endpointEventType(type)} (and ${type} to endpoints with legacyNotifications on)`;
   process.stdout.write(
     `Triggered ${type}\n${lines.join('\n')}\n  ${'event'.padEnd(width)}  ${event}\n  ${'sent as'.padEnd(width)}  ${sentAs}\n`,

@@ -46,7 +46,7 @@ async function check(argv: string[]): Promise<number> {
   const width = Math.max(...result.cases.map((item) => item.name.length));
   const lines = result.cases.map((item) => `${item.passed ? '✓' : '✗'} ${item.name.padEnd(width)}  ${item.reason}`);
   const verdict = result.passed ? 'passed: ready to go live' : 'failed';
-  // DESIGN §15: what a merchant behind an IP allow-list must let in, with the verdict.
+  // docs/webhooks.md#sending-addresses-allow-lists: what a merchant behind an IP allow-list must let in, with the verdict.
   const sending = result.sendingAddresses;
   const addresses = sending
     ? `${sending.fixed ? `Sending addresses: ${sending.addresses.join(', ')}\n` : ''}${sending.message}\n`

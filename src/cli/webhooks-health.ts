@@ -5,7 +5,7 @@ import { painter, printJson as json, table } from './output.js';
 
 /**
  * `tessera webhooks list` (a table with each endpoint's health) and `tessera webhooks recover`
- * (issue 20, DESIGN §12): on a terminal the table is aligned and colored; `--json` prints the
+ * (issue 20, docs/webhooks.md): on a terminal the table is aligned and colored; `--json` prints the
  * API's objects for scripts.
  */
 export const webhooksHealthUsage = `  webhooks list [--limit N] [--json]

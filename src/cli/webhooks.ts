@@ -26,7 +26,7 @@ const options = {
   key: { type: 'string' },
 } as const;
 
-/** `--events a.b,c.d`: each a known event code (either name; DESIGN §12), or `*` for every event. */
+/** `--events a.b,c.d`: each a known event code (either name; docs/webhooks.md#endpoints-and-tokens), or `*` for every event. */
 function parseEnabledEvents(raw: string | undefined): string[] | undefined {
   if (raw === undefined) return undefined;
   return raw.split(',').map((type) => (type.trim() === '*' ? '*' : cliEventCode('--events', type.trim())));
@@ -59,7 +59,7 @@ export async function webhooksCommand(argv: string[]): Promise<unknown> {
     if (!id) throw new ConfigError('webhooks update needs the endpoint id (we_…)');
     const legacy = oneOf(values.legacy, ['true', 'false'], 'legacy');
     const route = `/webhook_endpoints/${encodeURIComponent(id)}`;
-    // Re-enabling offers to recover what was missed (DESIGN §12): since it began failing, if it did.
+    // Re-enabling offers to recover what was missed (docs/webhooks.md#endpoint-health): since it began failing, if it did.
     const before =
       values.status === 'enabled'
         ? ((await merchantCall(values, 'GET', route)) as { status: string; failingSince: string | null })

@@ -27,13 +27,13 @@ const customerFields = {
       minLength: 1,
       maxLength: 128,
       description:
-        "The id of the user on the merchant's own site (SPEC §1.7); unique per merchant. Your own identifier: not checked for card numbers",
+        "The id of the user on the merchant's own site (docs/api.md#customers); unique per merchant. Your own identifier: not checked for card numbers",
       ...notFreeText,
     }),
   ),
 };
 
-// SPEC §2.3 leaves required fields open; like Stripe, every field is optional.
+// docs/api.md#customers leaves required fields open; like Stripe, every field is optional.
 export const CreateCustomerBody = Type.Object(customerFields, { additionalProperties: false });
 export type CreateCustomerBody = Static<typeof CreateCustomerBody>;
 

@@ -90,7 +90,7 @@ export function customerPages(app: App, deps: DashboardDeps): void {
         <h2>Payment methods</h2>
         ${table(
           ['Payment method', 'Card', 'Created'],
-          // Brand and last four digits only (SPEC §1): never more of the card.
+          // Brand and last four digits only (docs/api.md#what-the-service-does): never more of the card.
           methods.data.map(
             (method) =>
               html`<tr>

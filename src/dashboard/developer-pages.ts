@@ -20,7 +20,7 @@ import {
 
 const base = '/dashboard/developers';
 
-/** DESIGN §5: the letter case of the hex Signature header, settable per endpoint. */
+/** docs/webhooks.md#what-is-sent: the letter case of the hex Signature header, settable per endpoint. */
 const signatureCaseChoices = signatureCases.map(
   (letterCase) => [letterCase, letterCase === 'upper' ? 'Upper-case hex (default)' : 'Lower-case hex'] as const,
 );
@@ -29,7 +29,7 @@ const formatChoices = [
   ['standard', 'Standard Webhooks: webhook-id, webhook-timestamp, webhook-signature'],
 ] as const;
 
-/** Developers (SPEC §5.3–§5.4): webhook endpoints, their tokens, go-live checks and delivery logs. */
+/** Developers (docs/webhooks.md#endpoints-and-tokens, docs/dashboard.md#roles): webhook endpoints, their tokens, go-live checks and delivery logs. */
 export function developerPages(app: App, deps: DashboardDeps): void {
   const listPage = async (ctx: PageContext, values: Record<string, string> = {}, errors?: FieldErrors) => {
     const endpoints = await deps.webhookEndpoints.list(ctx.merchant, { limit: 100 });
@@ -200,7 +200,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
           : ''
       }`;
 
-  // One row per event (DESIGN §12: each event once): its endpoint_ notification, with the legacy
+  // One row per event (docs/decisions/0014-legacy-opt-in-and-sequence.md: each event once): its endpoint_ notification, with the legacy
   // kind, when the endpoint receives it, as a line of the same row.
   const deliveryLog = async (ctx: PageContext, endpointId: string) => {
     const deliveries = await deps.webhookDeliveries.list(ctx.merchant, { endpointId, limit: 40 });
@@ -289,7 +289,7 @@ export function developerPages(app: App, deps: DashboardDeps): void {
       const before = await deps.webhookEndpoints.retrieve(ctx.merchant, id);
       const after = await deps.webhookEndpoints.update(ctx.merchant, id, changes);
       await deps.team.audit(ctx.actor, 'webhook_endpoint.updated', id);
-      // DESIGN §12: re-enabling offers to recover what was missed, from when it began failing.
+      // docs/webhooks.md#endpoint-health: re-enabling offers to recover what was missed, from when it began failing.
       if (before.status === 'disabled' && after.status === 'enabled') {
         return detailPage(ctx, id, {
           notice: 'Saved. The endpoint is enabled again: recover the events it missed below.',

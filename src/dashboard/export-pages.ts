@@ -91,7 +91,7 @@ async function* csvLines<T extends { id: string }>(spec: Export<T>, read: (after
 }
 
 /**
- * Exports (DESIGN §7: Analyst, Administrator, Owner): each list as CSV with the list's current
+ * Exports (docs/dashboard.md#roles: Analyst, Administrator, Owner): each list as CSV with the list's current
  * filters, streamed a page at a time through the same service the page uses, and audited.
  */
 export function exportPages(app: App, deps: DashboardDeps): void {

@@ -33,7 +33,7 @@ const alwaysShown = new Set(['draft', 'open', 'paid']);
 
 /**
  * Invoices: list, detail, create a draft, finalize, send, void — each action the invoice service's.
- * DESIGN §7: Support may send again an invoice already sent (resend), not send it the first time.
+ * docs/dashboard.md#roles: Support may send again an invoice already sent (resend), not send it the first time.
  */
 export function invoicePages(app: App, deps: DashboardDeps): void {
   const listPage = async (ctx: PageContext, values: Record<string, string> = {}, errors?: FieldErrors) => {
@@ -140,7 +140,7 @@ export function invoicePages(app: App, deps: DashboardDeps): void {
       for (const part of ['description', 'amount', 'quantity'])
         values[`lineItems[${index}].${part}`] = text(ctx.form, `lineItems[${index}].${part}`).trim();
     try {
-      // Staff type unit prices in major units of the invoice's currency (DESIGN §13: 25.00 EUR,
+      // Staff type unit prices in major units of the invoice's currency (docs/dashboard.md#pages: 25.00 EUR,
       // 2500 JPY); the invoice service takes minor units.
       const unitPrice = (index: number): string | undefined => {
         const typed = values[`lineItems[${index}].amount`] ?? '';

@@ -54,7 +54,7 @@ export interface DashboardDeps {
   clock: Clock;
   /** Cookies are Secure when the public URL is https. */
   publicUrl: () => string;
-  /** DESIGN §15: where webhooks come from, shown on the webhook pages. */
+  /** docs/webhooks.md#sending-addresses-allow-lists: where webhooks come from, shown on the webhook pages. */
   sendingAddresses: SendingAddresses;
   /** The ledger: each payment's fee and net, the balance (docs/balances.md). */
   ledger?: LedgerService;

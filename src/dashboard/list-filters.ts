@@ -1,5 +1,5 @@
 /**
- * The filters that every list of money shares (issue 22, DESIGN §13): status tabs with counts,
+ * The filters that every list of money shares (issue 22, docs/dashboard.md#pages): status tabs with counts,
  * quick date ranges, a currency and an amount range typed in major units. The payments, refunds
  * and invoices lists build them from here, so they read and refuse the same way.
  */

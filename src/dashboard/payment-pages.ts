@@ -118,7 +118,7 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
     extra: { values?: Record<string, string>; errors?: FieldErrors; notice?: string } = {},
   ) => {
     const payment = await deps.payments.retrieve(ctx.merchant, id);
-    // Brand and last four digits only (SPEC §1): never more of the card.
+    // Brand and last four digits only (docs/api.md#what-the-service-does): never more of the card.
     const card = payment.paymentMethod
       ? await deps.paymentMethods.retrieve(ctx.merchant, payment.paymentMethod).then(
           (method) => method.card,
@@ -130,7 +130,7 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
     const [entry] = deps.ledger
       ? (await deps.ledger.list(ctx.merchant, { source: payment.id, type: 'payment' }, { limit: 1 })).data
       : [];
-    // DESIGN §7: endpoint URLs and the delivery log are for the roles that see webhooks.
+    // docs/dashboard.md#roles: endpoint URLs and the delivery log are for the roles that see webhooks.
     const seesWebhooks = can(ctx.actor.role, 'webhooks.read');
     const seesEvents = can(ctx.actor.role, 'events.read');
     const mayRefund = can(ctx.actor.role, 'refunds.create');

@@ -1,4 +1,4 @@
-/** Who a list's rows are about, as staff read them (DESIGN §13): names and e-mails, not only ids. */
+/** Who a list's rows are about, as staff read them (docs/dashboard.md#pages): names and e-mails, not only ids. */
 import type { DashboardDeps, PageContext } from './kit.js';
 import type { Person } from './ui.js';
 

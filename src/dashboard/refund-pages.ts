@@ -24,7 +24,7 @@ const base = '/dashboard';
 
 /**
  * Refunds: the list (who was refunded, status tabs with counts, quick date ranges, amounts in
- * major units; DESIGN §13) and each refund's page; read-only, a refund is made from its payment.
+ * major units; docs/dashboard.md#pages) and each refund's page; read-only, a refund is made from its payment.
  */
 export function refundPages(app: App, deps: DashboardDeps): void {
   page(app, deps, 'GET', '/refunds', 'refunds.read', async (ctx) => {

@@ -28,7 +28,7 @@ function filtersOf(query: Record<string, string>) {
   return { status, path, pageRequest };
 }
 
-/** API request logs (DESIGN §7: Developer, Administrator, Owner): newest first, filtered, by cursor. */
+/** API request logs (docs/dashboard.md#roles: Developer, Administrator, Owner): newest first, filtered, by cursor. */
 export function requestLogPages(app: App, deps: DashboardDeps): void {
   page(app, deps, 'GET', '/developers/request-logs', 'request_logs.read', async (ctx) => {
     const query = ctx.request.query as Record<string, string>;
@@ -94,7 +94,7 @@ export function requestLogPages(app: App, deps: DashboardDeps): void {
   });
 }
 
-/** "Newer" and "Older" links that keep the filters (cursor pagination, DESIGN §2). */
+/** "Newer" and "Older" links that keep the filters (cursor pagination, docs/api.md#lists). */
 function pager(
   filters: { status: string; path: string },
   rows: ReadonlyArray<{ id: string }>,

@@ -1,7 +1,7 @@
 import type { SendingAddresses } from '../webhooks/egress/sending-addresses.js';
 import { html, type SafeHtml } from './html.js';
 
-/** DESIGN §15: the addresses webhooks come from, for a merchant's firewall allow-list. */
+/** docs/webhooks.md#sending-addresses-allow-lists: the addresses webhooks come from, for a merchant's firewall allow-list. */
 export function sendingAddressesSection(view: SendingAddresses): SafeHtml {
   return html`<div class="card" role="region" aria-labelledby="sending-addresses">
     <h2 id="sending-addresses">Sending addresses</h2>

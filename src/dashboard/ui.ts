@@ -1,5 +1,5 @@
 /**
- * The dashboard's reusable page pieces (issue 22, DESIGN §13): badges, status tabs with counts,
+ * The dashboard's reusable page pieces (issue 22, docs/dashboard.md#pages): badges, status tabs with counts,
  * quick date ranges, people instead of ids, money, timelines, comparisons and empty states.
  * Every page builds its lists from these, so a list reads the same everywhere and a new page
  * gets the phone layout and the accessibility of the others for free.

@@ -8,7 +8,7 @@ import { fieldErrors, page, text, type DashboardDeps, type PageContext } from '.
 import { given, validated } from './validate.js';
 
 /*
- * Endpoint health and recover on the dashboard (issue 20, DESIGN §12): the health badge of the
+ * Endpoint health and recover on the dashboard (issue 20, docs/webhooks.md#endpoint-health): the health badge of the
  * endpoint lists and pages (a failing endpoint is never shown green), and the recover form of the
  * endpoint page.
  */

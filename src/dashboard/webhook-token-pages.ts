@@ -7,7 +7,7 @@ import { fieldErrors, page, text, type DashboardDeps, type PageContext } from '.
 import { given, validated } from './validate.js';
 
 /*
- * The endpoint page's signing token (SPEC §5.3, DESIGN §12): reveal, and roll — at once, or for a
+ * The endpoint page's signing token (docs/webhooks.md#endpoints-and-tokens, docs/webhooks.md#standard-webhooks-format): reveal, and roll — at once, or for a
  * standard-format endpoint with a grace period (none … 24 h) during which the old key keeps signing
  * beside the new one, and to ed25519 or back (docs/decisions/0026). The endpoint service writes the
  * audit row with the member and address; the token is in the answer to the POST only.

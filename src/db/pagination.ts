@@ -22,7 +22,7 @@ export interface PageRequest {
 }
 
 /**
- * Cursor pagination, newest first (DESIGN §2), over any table with `created_at` and `id`:
+ * Cursor pagination, newest first (docs/api.md#lists), over any table with `created_at` and `id`:
  * ordering by both is total, so a page boundary never skips or repeats a row.
  * `table`, `columns` and `where` come from code, never from a request; values go in `params`.
  */
@@ -73,7 +73,7 @@ export async function selectPage<Row extends { id: string }>(
   return { rows: forward ? pageRows : pageRows.reverse(), hasMore };
 }
 
-/** The creation-time bounds of a list (DESIGN §2 `created[gt|gte|lt|lte]`). */
+/** The creation-time bounds of a list (docs/api.md#lists `created[gt|gte|lt|lte]`). */
 export interface CreatedRange {
   createdGt?: Date;
   createdGte?: Date;

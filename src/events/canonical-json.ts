@@ -1,5 +1,5 @@
 /**
- * DESIGN §5: the one form in which event bodies are stored, signed and sent. Verifiers that
+ * docs/webhooks.md#what-is-sent: the one form in which event bodies are stored, signed and sent. Verifiers that
  * re-encode the parsed body (PHP: json_encode(json_decode($body, true), JSON_UNESCAPED_SLASHES))
  * must get the same bytes back, so: compact, '/' not escaped, every non-ASCII character escaped
  * as \u with four lower-case hex digits, no empty objects (PHP turns {} into []), and numbers in

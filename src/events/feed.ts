@@ -5,7 +5,7 @@ import * as queries from './queries.js';
 import type { EventType } from './schemas.js';
 
 /**
- * The events of every process, for `GET /events/stream` (DESIGN §11, docs/operations.md "Event
+ * The events of every process, for `GET /events/stream` (docs/operations.md#event-stream, docs/operations.md "Event
  * stream"). The events_notify trigger (migration 0140) sends the ids of the events a statement
  * records with NOTIFY on this channel; PostgreSQL delivers them when that transaction commits, to
  * every process that LISTENs. This process LISTENs on one session of its own, opened when its first

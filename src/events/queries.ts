@@ -11,14 +11,14 @@ export interface EventRow {
   object_id: string | null;
   body: string;
   created_at: Date;
-  /** DESIGN §12: the event's place among the events of its object; null only for an event without an object. */
+  /** docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one: the event's place among the events of its object; null only for an event without an object. */
   sequence: string | number | null;
 }
 
 const columns = 'id, merchant_id, mode, type, object_id, body, created_at, sequence';
 
 /**
- * A new event with the next `sequence` of its object (DESIGN §12), in one statement: the object's
+ * A new event with the next `sequence` of its object (docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one), in one statement: the object's
  * counter row is bumped (INSERT … ON CONFLICT DO UPDATE, which locks it until the transaction
  * commits, so concurrent changes of one object are numbered in commit order) and the event row is
  * written with its body completed by that number: `bodyHead` + sequence + `bodyTail`. Held in a

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { ListQuery } from '../http/envelope.js';
 import { Timestamp } from '../http/common-schemas.js';
 
-/** SPEC §6.2, written exactly as the spec writes them (three invoice codes start upper case), and the payouts'. */
+/** docs/webhooks.md#event-codes, written exactly as the spec writes them (three invoice codes start upper case), and the payouts'. */
 export const eventTypes = [
   'payment.processing',
   'payment.succeeded',
@@ -19,7 +19,7 @@ export const eventTypes = [
   'Invoice.sent',
   'Invoice.updated',
   'Invoice.voided',
-  // docs/balances.md, Payouts: named as SPEC §6.2 names the others (endpoint_payout.payout_paid).
+  // docs/balances.md, Payouts: named as docs/webhooks.md#event-codes names the others (endpoint_payout.payout_paid).
   'payout.created',
   'payout.paid',
   'payout.failed',
@@ -45,7 +45,7 @@ export const ListEventsQuery = Type.Object(
 );
 export type ListEventsQuery = Static<typeof ListEventsQuery>;
 
-/** SPEC §6.3 body plus `id` and `sequence` (DESIGN §12); `data` is the object as it was when the event happened. */
+/** docs/webhooks.md#what-is-sent body plus `id` and `sequence` (docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one); `data` is the object as it was when the event happened. */
 export const Event = Type.Object({
   id: Type.String({ pattern: '^evt_\\d{19}$' }),
   apiVersion: Type.Literal('v1'),
@@ -56,7 +56,7 @@ export const Event = Type.Object({
     description:
       'Grows with each event of the same object (per object id): 1 for its first event, then 2, 3, … in the ' +
       'order the changes were committed. A receiver that has processed a higher sequence for the object ' +
-      'ignores an event with a lower one: it is stale (SPEC §6.1.4).',
+      'ignores an event with a lower one: it is stale (docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one).',
   }),
   data: Type.Object({}, { additionalProperties: true }),
 });

@@ -13,7 +13,7 @@ import type { Event, EventType, ListEventsQuery } from './schemas.js';
 
 /**
  * An event recorded in a transaction. Its stored body is `bodyHead`, its `sequence`, `bodyTail`
- * (DESIGN §12): the number is given by the database when the statement runs, so the body as sent
+ * (docs/webhooks.md): the number is given by the database when the statement runs, so the body as sent
  * is read back from the event's row (webhook deliveries are planned from it in the same
  * transaction).
  */
@@ -28,7 +28,7 @@ export interface RecordedEvent {
   data: Record<string, unknown>;
   /**
    * Where the event goes besides the merchant's endpoints when it is not the object's own
-   * `notifyUrl` (a refund's events go to its payment's notifyUrl, DESIGN §5); null otherwise.
+   * `notifyUrl` (a refund's events go to its payment's notifyUrl, docs/webhooks.md#what-is-sent); null otherwise.
    */
   notifyUrl: string | null;
   /**
@@ -78,7 +78,7 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
 
   return {
     /**
-     * Records an event inside the caller's transaction (DESIGN §4 outbox): it exists exactly when
+     * Records an event inside the caller's transaction (docs/architecture.md#the-request-path outbox): it exists exactly when
      * the change it reports was committed. The body is fixed now, in canonical form, so every
      * later delivery of it is byte-identical.
      */
@@ -91,7 +91,7 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
     ): Promise<RecordedEvent> {
       const now = clock.now();
       const id = newId('evt');
-      // DESIGN §12: `sequence` is known only inside the insert (the object's counter), so the body is
+      // docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one: `sequence` is known only inside the insert (the object's counter), so the body is
       // written around it: {id, apiVersion, type, created, sequence, data} in canonical form.
       const head = canonicalJson({ id, apiVersion: 'v1', type, created: isoTimestamp(now) });
       const bodyHead = `${head.slice(0, -1)},"sequence":`;
@@ -157,7 +157,7 @@ export function createEventService({ db, clock }: { db: Db; clock: Clock }) {
     },
 
     async list(merchant: MerchantContext, query: ListEventsQuery): Promise<Page<Event>> {
-      // DESIGN §12: a code by either name, in any letter case, filters by the code as stored.
+      // docs/webhooks.md#endpoints-and-tokens: a code by either name, in any letter case, filters by the code as stored.
       const type = query.type === undefined ? undefined : (resolveEventCode(query.type) ?? query.type);
       const filters = { type, objectId: query.objectId };
       const { rows, hasMore } = await queries.selectEventPage(db, merchant.merchantId, merchant.mode, filters, query);

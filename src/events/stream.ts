@@ -10,7 +10,7 @@ import type { EventFeed, StreamedEvent } from './feed.js';
  * `GET /events/stream` (issue 12, `tessera listen`): the merchant's events as server-sent events,
  * each one as it is recorded by any process (feed.ts: LISTEN/NOTIFY), so that a developer's machine can receive them without being
  * reachable from the service. Each event's `data` is the body a real endpoint delivery sends
- * (SPEC §6.4 endpoint kind, canonical JSON on one line), for the CLI to sign and forward as is.
+ * (docs/webhooks.md#what-is-sent endpoint kind, canonical JSON on one line), for the CLI to sign and forward as is.
  */
 export const EventStreamQuery = Type.Object(
   {
@@ -18,7 +18,7 @@ export const EventStreamQuery = Type.Object(
       Type.String({
         maxLength: 2000,
         description:
-          'Only these event codes, separated by commas (SPEC §6.2; either name of a code, any letter case). Default: every event.',
+          'Only these event codes, separated by commas (docs/webhooks.md#event-codes; either name of a code, any letter case). Default: every event.',
         example: 'payment.succeeded,payment.failed',
       }),
     ),
@@ -33,7 +33,7 @@ const keepAliveMs = 15_000;
 function parseTypes(raw: string | undefined): Set<string> | null {
   if (raw === undefined || raw.trim() === '') return null;
   const types = new Set<string>();
-  // DESIGN §12: either name of a code, in any letter case.
+  // docs/webhooks.md#endpoints-and-tokens: either name of a code, in any letter case.
   for (const name of raw.split(',').map((type) => type.trim())) {
     const code = resolveEventCode(name);
     if (code === undefined) {

@@ -1,5 +1,5 @@
 /**
- * The API reference at /docs (DESIGN §14, issue 21): Redoc's standalone bundle, served by the
+ * The API reference at /docs (docs/api.md#the-api-reference, issue 21): Redoc's standalone bundle, served by the
  * service itself from node_modules, renders the merchant OpenAPI document — the guides and the
  * error catalog in its opening sections, a request example, answers and `x-codeSamples` on
  * every operation, search and deep links (`#operation/…`, `#section/…`). No request leaves the
@@ -14,7 +14,7 @@ const bundlePath = createRequire(import.meta.url).resolve('redoc/bundles/redoc.s
 export const referencePath = '/docs';
 
 /**
- * DESIGN §13 (no serious axe-core violation): Redoc's default colors for inline code, for the
+ * docs/dashboard.md#layout-phones-and-accessibility (no serious axe-core violation): Redoc's default colors for inline code, for the
  * error answers' tabs and for its small headings are below the 4.5:1 contrast of WCAG AA.
  */
 const theme = {

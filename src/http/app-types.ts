@@ -5,7 +5,7 @@
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 
-/** DESIGN §2: the provider's base, so that its clients work by changing only the host. */
+/** docs/api.md#base-url-and-authentication: the provider's base, so that its clients work by changing only the host. */
 export const apiBasePath = '/api/services/v1';
 export const adminBasePath = '/admin/v1';
 

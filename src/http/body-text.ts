@@ -6,7 +6,7 @@ import { ApiError } from './errors.js';
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * The text of a request body, read as the API reads every body (DESIGN §2): uncompressed and in
+ * The text of a request body, read as the API reads every body (docs/api.md#requests): uncompressed and in
  * UTF-8. A body in another encoding or character set is refused naming the header, since reading
  * it as UTF-8 anyway would misread it; invalid UTF-8 is refused naming the body.
  */

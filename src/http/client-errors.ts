@@ -5,7 +5,7 @@ import { randomHex } from '../ids.js';
 
 /**
  * Answers a request Node refused before Fastify saw it (headers too large, a malformed request
- * line, too slow) in the SPEC §7 envelope with an X-TraceId, as every other answer, instead of
+ * line, too slow) in the docs/api.md#responses envelope with an X-TraceId, as every other answer, instead of
  * Fastify's own body. The connection is closed: what follows on it cannot be trusted.
  */
 export function answerClientError(log: FastifyBaseLogger) {

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { ApiError } from './errors.js';
 
-/** Schemas shared by several resources (SPEC §2.2 Address and the like). */
+/** Schemas shared by several resources (docs/api.md#customers Address and the like). */
 
 export const CountryCode = Type.String({
   pattern: '^[A-Za-z]{2}$',
@@ -53,7 +53,7 @@ export const Phone = Type.String({
 export const PersonName = Type.String({ minLength: 1, maxLength: 100 });
 /**
  * Marks a text field (an id, a URL) whose `""` means "not given" when it is optional, as existing
- * clients send it (DESIGN §10; src/http/request-shapes.ts). Free text keeps `""`.
+ * clients send it (docs/api.md#compatibility-with-existing-clients; src/http/request-shapes.ts). Free text keeps `""`.
  */
 export const emptyIsAbsent = { 'x-empty-is-absent': true } as const;
 
@@ -70,7 +70,7 @@ export const HttpUrl = Type.String({
   ...emptyIsAbsent,
 });
 
-/** The id of the path repeated in the body or query, as the provider's SDKs send it (DESIGN §10). */
+/** The id of the path repeated in the body or query, as the provider's SDKs send it (docs/api.md#compatibility-with-existing-clients). */
 export const RepeatedPathId = (name: string) =>
   Type.String({
     maxLength: 64,
@@ -136,7 +136,7 @@ export const MetadataOut = Type.Object({}, { additionalProperties: Type.String()
 
 /**
  * Metadata as stored and answered: null when there is none (an empty object would be sent as
- * null in an event body anyway, DESIGN §5). Keys are checked here, since JSON Schema's own
+ * null in an event body anyway, docs/webhooks.md#what-is-sent). Keys are checked here, since JSON Schema's own
  * message for a key would not name the rule.
  */
 export function normalizeMetadata(value: object | undefined, param = 'metadata'): Metadata | null {
@@ -162,7 +162,7 @@ const CreatedBound = Type.String({
 });
 
 /**
- * List filters on the creation time (DESIGN §2). Query keys are literal, brackets included:
+ * List filters on the creation time (docs/api.md#lists). Query keys are literal, brackets included:
  * `created[gte]=2026-11-01T00:00:00.000Z`; `created.gte` (the Java SDK's form) is taken too.
  */
 export const CreatedFilters = {

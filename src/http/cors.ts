@@ -1,5 +1,5 @@
 /**
- * CORS for the routes a public key may call (DESIGN §2): a customer's browser or app calls them
+ * CORS for the routes a public key may call (docs/api.md#base-url-and-authentication): a customer's browser or app calls them
  * from the merchant's page, whatever its origin. No cookie ever authenticates a call (the key and
  * the clientSecret are headers the page sets), so any origin may be allowed.
  */

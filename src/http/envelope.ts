@@ -1,6 +1,6 @@
 import { Type, type TSchema } from 'typebox';
 
-/** SPEC §7: every response is `{code, msg, data}`; success is `{"code":"success","msg":"success",…}`. */
+/** docs/api.md#responses: every response is `{code, msg, data}`; success is `{"code":"success","msg":"success",…}`. */
 export function ok<T>(data: T): { code: 'success'; msg: 'success'; data: T } {
   return { code: 'success', msg: 'success', data };
 }
@@ -24,7 +24,7 @@ export const ErrorEnvelope = Type.Object(
   { $id: 'ErrorEnvelope' },
 );
 
-/** DESIGN §2: lists answer `{data: […], hasMore}`, newest first. */
+/** docs/api.md#lists: lists answer `{data: […], hasMore}`, newest first. */
 export function listOf<T extends TSchema>(item: T) {
   return envelope(Type.Object({ data: Type.Array(item), hasMore: Type.Boolean() }));
 }

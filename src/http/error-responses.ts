@@ -1,5 +1,5 @@
 /**
- * The answers of failures (SPEC §7's envelope): the error statuses every API route declares in the
+ * The answers of failures (the envelope (docs/api.md#responses)): the error statuses every API route declares in the
  * OpenAPI document, and the mapping of any thrown error to a status and body, card numbers masked.
  */
 import type { FastifyError } from 'fastify';
@@ -13,7 +13,7 @@ const errorResponse = (description: string) => ({ description, $ref: 'ErrorEnvel
 /** An error answer a route declares beyond the common ones (a 409, say). */
 export const errorResponseOf = errorResponse;
 
-/** The error statuses of DESIGN §2 that any API route may answer (429: the public-key routes only). */
+/** The error statuses of docs/api.md#base-url-and-authentication that any API route may answer (429: the public-key routes only). */
 export const errorResponses = {
   400: errorResponse('invalid_request, idempotency_error or a tokenization rule; `data.param` names the field'),
   401: errorResponse('authentication_error: a missing or invalid key'),
@@ -49,7 +49,7 @@ export function markDatabaseUnavailable(
 /** The answer to a request that met a database outage, or came while the process stops. */
 export const serviceUnavailableBody = (msg: string): ErrorBody => ({ code: 'service_unavailable', msg, data: null });
 
-/** DESIGN §2: the public-key routes are rate limited per key and per client address. */
+/** docs/api.md#base-url-and-authentication: the public-key routes are rate limited per key and per client address. */
 export const rateLimitedResponse = {
   429: errorResponse(
     'rate_limited: too many requests with a public key from this key or client address; `Retry-After` says in how many seconds to retry',

@@ -1,6 +1,6 @@
 /**
- * The one closed catalog of error codes (DESIGN §2) and the HTTP status each is answered with.
- * Every failure the API returns carries one of these codes in the SPEC §7 envelope.
+ * The one closed catalog of error codes (docs/api.md#error-catalog) and the HTTP status each is answered with.
+ * Every failure the API returns carries one of these codes in the docs/api.md#responses envelope.
  */
 export const errorStatus = {
   invalid_request: 400,
@@ -9,7 +9,7 @@ export const errorStatus = {
   payment_method_bound_elsewhere: 400,
   duplicate_order: 400,
   invalid_state: 400,
-  /** A refund of more than is left to refund on its payment (DESIGN §4); `data` says what is left. */
+  /** A refund of more than is left to refund on its payment (docs/api.md#refunds); `data` says what is left. */
   amount_too_large: 400,
   authentication_error: 401,
   permission_denied: 403,

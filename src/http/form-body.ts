@@ -1,5 +1,5 @@
 /**
- * `application/x-www-form-urlencoded` bodies as existing clients send them (DESIGN §10): the
+ * `application/x-www-form-urlencoded` bodies as existing clients send them (docs/api.md#compatibility-with-existing-clients): the
  * provider's Java SDK posts capture, cancel and attach as forms, and merchant servers forward
  * forms. Nested fields are written in bracket notation (`billingDetails[address][city]=…`,
  * `lineItems[0][name]=…`, PHP's http_build_query) or in dot notation (`created.gte=…`,
@@ -59,7 +59,7 @@ export function parseFormBody(text: string): Record<string, unknown> {
 }
 
 /**
- * Issue 21, DESIGN §14: `curl -d '{"amount":"1999"}'` without `-H 'Content-Type: application/json'`
+ * Issue 21, docs/api.md#the-api-reference: `curl -d '{"amount":"1999"}'` without `-H 'Content-Type: application/json'`
  * sends JSON labelled as a form, which would otherwise be read as one field named by the whole
  * text. A form's first field name never starts with `{` or `[` (no field of the API does, and
  * formKeyPath refuses a leading bracket), so the forms existing clients send (the Java SDK's

@@ -29,7 +29,7 @@ const newObjectNumber = () => newId('pt').slice('pt_'.length);
 export const defaultLeaseMs = 60_000;
 
 /**
- * DESIGN §2 `Idempotency-Key`: the first request with a key claims it; its response (anything but
+ * docs/api.md#idempotency `Idempotency-Key`: the first request with a key claims it; its response (anything but
  * a 5xx) is stored and replayed for a later request with the same key and body. The claim is
  * written before the work, so two concurrent requests with one key never both run. The claim is a
  * lease (docs/decisions/0003): while it runs, a request with the key is refused; after it, the
@@ -103,8 +103,7 @@ export function createIdempotency({
       claims.set(request, { merchant, key, objectNumber, takenOver: false });
       return false;
     }
-    // A claim without an answer whose lease ran out, or whose process stopped beating (DESIGN
-    // §11; liveness on the database's clock, ops/heartbeat.ts): its process died. One retry
+    // A claim without an answer whose lease ran out, or whose process stopped beating (docs/decisions/0010-process-heartbeats.md; liveness on the database's clock, ops/heartbeat.ts): its process died. One retry
     // takes it over. A claim of this very process is never taken for dead.
     const [takenOver] = await db.query<{ object_id: string | null }>(
       `UPDATE idempotency_keys SET claimed_until = $6, claimed_by = $7

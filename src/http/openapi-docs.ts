@@ -214,7 +214,7 @@ function addExamples(node: unknown, property?: string): void {
   }
 }
 
-/** Routes a public key may call (DESIGN §2): path → methods, as the server collects them. */
+/** Routes a public key may call (docs/api.md#base-url-and-authentication): path → methods, as the server collects them. */
 type PublicRoutes = ReadonlyMap<string, ReadonlySet<string>>;
 
 /**

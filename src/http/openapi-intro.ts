@@ -6,7 +6,7 @@
  */
 import { errorStatus } from './errors.js';
 
-/** What each code of the closed catalog (DESIGN §2) means to the caller. */
+/** What each code of the closed catalog (docs/api.md#error-catalog) means to the caller. */
 const errorMeanings: Record<keyof typeof errorStatus, string> = {
   invalid_request:
     'A field breaks its rule, is unknown (the closest known name is suggested) or is missing; `data.param` names it',
@@ -42,7 +42,7 @@ const errorStatuses = [...new Set(Object.values(errorStatus))].sort((a, b) => a 
 const errorStatusList = `${errorStatuses.slice(0, -1).join(', ')} or ${errorStatuses.at(-1)}`;
 
 /**
- * The guides of the reference (DESIGN §14): each \`#\` heading is a section of the reference's
+ * The guides of the reference (docs/api.md#the-api-reference): each \`#\` heading is a section of the reference's
  * navigation, searchable and linkable (\`/docs#section/Quickstart\`).
  */
 export const apiIntro = `Payment tokenization and webhook notification service. Base URL: \`http://HOST:PORT/api/services/v1\`.
@@ -125,7 +125,7 @@ Any future expiry date and any 3-digit code (4 for American Express).
 
 1. Run the go-live check of each endpoint (\`POST /webhook_endpoints/{id}/check\`, or \`tessera webhooks check\`):
    every case must pass.
-2. Verify signatures and compare the amount of each notification with your own order (SPEC §6.1).
+2. Verify signatures and compare the amount of each notification with your own order (docs/webhooks.md#acknowledgement-and-retries).
 3. Ask your account manager for the tokenization and MIT capabilities you use.
 4. Ask your account manager for live keys: they are issued once a live processor account (Adyen or Stripe) is
    connected for you, and your live payments go through it.

@@ -1,5 +1,5 @@
 /**
- * `x-codeSamples` of every merchant operation (DESIGN §14): curl, and the `@tessera/node` SDK's
+ * `x-codeSamples` of every merchant operation (docs/api.md#the-api-reference): curl, and the `@tessera/node` SDK's
  * named method for it (sdk/src/resources.ts), built from the operation's example request, so that
  * a sample always sends what the example shows. test/api-reference-examples.test.ts runs every
  * operation's SDK sample against the built SDK and fails when one falls back to the generic

@@ -1,11 +1,11 @@
 /**
- * The rate limit of the public-key routes (DESIGN §2): card testing (trying stolen card numbers
+ * The rate limit of the public-key routes (docs/api.md#base-url-and-authentication): card testing (trying stolen card numbers
  * one after another through a shop's public key) is the main abuse of routes a browser may call,
  * so each public key and each client address has a token bucket. A request takes one token from
  * both; when either is empty it is refused with 429 `rate_limited` and `Retry-After`, and takes
  * nothing. Private keys are not limited here.
  *
- * The buckets live in the database (DESIGN §11, docs/decisions/0011-shared-rate-limits.md), taken
+ * The buckets live in the database (docs/operations.md#health, docs/decisions/0011-shared-rate-limits.md), taken
  * from by one statement (the function tessera_take_tokens, migration 0101), so that any number of
  * processes on one PostgreSQL allow what one process does, and a restart refills nothing. When the
  * database cannot be asked, the request is refused with 503 `service_unavailable`: a limit that

@@ -2928,7 +2928,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             name: 'stale_request_time',
             passed: false,
             reason:
-              'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
+              'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (docs/webhooks.md#what-is-sent: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
             latencyMs: 1,
           },
@@ -2936,7 +2936,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             name: 'future_request_time',
             passed: false,
             reason:
-              'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
+              'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (docs/webhooks.md#what-is-sent: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
             latencyMs: 1,
           },
@@ -2952,7 +2952,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             name: 'legacy_kind',
             passed: false,
             reason:
-              'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
+              'Answered "success" to the legacy notification kind, signed with the legacy key (docs/webhooks.md#what-is-sent: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
             latencyMs: 1,
           },
@@ -3033,7 +3033,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 name: 'stale_request_time',
                 passed: false,
                 reason:
-                  'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
+                  'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes old (docs/webhooks.md#what-is-sent: 3 minutes at most; standard format: webhook-timestamp 6 minutes old, 5 at most): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
                 latencyMs: 1,
               },
@@ -3041,7 +3041,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 name: 'future_request_time',
                 passed: false,
                 reason:
-                  'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
+                  'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (docs/webhooks.md#what-is-sent: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
                 latencyMs: 1,
               },
@@ -3057,7 +3057,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 name: 'legacy_kind',
                 passed: false,
                 reason:
-                  'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
+                  'Answered "success" to the legacy notification kind, signed with the legacy key (docs/webhooks.md#what-is-sent: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
                 latencyMs: 1,
               },

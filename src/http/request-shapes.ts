@@ -1,5 +1,5 @@
 /**
- * Request shapes that the provider's existing clients send (DESIGN §2, §10), brought to the one
+ * Request shapes that the provider's existing clients send (docs/api.md#requests, docs/api.md#compatibility-with-existing-clients), brought to the one
  * shape the route schemas validate, before validation. Driven by those schemas, so that a field
  * added later follows the same rules, and so that nothing unknown is let through: a field the
  * schema does not know is left for validation to refuse, naming it.
@@ -65,7 +65,7 @@ function jsonType(value: unknown): string {
 
 /**
  * Whether a string branch's pattern or format refuses `""`: such a field is not free text, and
- * `""` can only mean "not given" (DESIGN §10: WooCommerce sends `billingDetails.phone: ""` for an
+ * `""` can only mean "not given" (docs/api.md#compatibility-with-existing-clients: WooCommerce sends `billingDetails.phone: ""` for an
  * order without a phone). A name that must not be empty (minLength) is free text: `""` stays refused.
  */
 function refusesEmpty(branch: Schema): boolean {
@@ -153,7 +153,7 @@ export function normalizeQuery(schema: unknown, query: Record<string, unknown>):
   if (!object?.properties) return query;
   const result: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(query)) {
-    // `created.gte` (the Java SDK) is `created[gte]` (DESIGN §2, PHP's http_build_query).
+    // `created.gte` (the Java SDK) is `created[gte]` (docs/api.md#lists, PHP's http_build_query).
     const bracketed = key.replace(/\.([^.[\]]+)/g, '[$1]');
     const name =
       !Object.hasOwn(object.properties, key) && Object.hasOwn(object.properties, bracketed) ? bracketed : key;

@@ -46,16 +46,16 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     /**
-     * The route may be called with a public key (`test_pu_…`), from a customer's browser (DESIGN §2):
+     * The route may be called with a public key (`test_pu_…`), from a customer's browser (docs/api.md#base-url-and-authentication):
      * it answers CORS preflights from any origin. A route may ask more of a public key (clientSecret).
      */
     publicKeyAllowed?: boolean;
     /**
-     * Fields in which existing clients repeat the path parameter `param` (DESIGN §10): accepted when
+     * Fields in which existing clients repeat the path parameter `param` (docs/api.md#compatibility-with-existing-clients): accepted when
      * equal (and then dropped), refused naming the field when different.
      */
     repeatedPathParam?: { param: string; body?: readonly string[]; query?: readonly string[] };
-    /** Brings a body that existing clients send in another shape to the schema's shape (DESIGN §10). */
+    /** Brings a body that existing clients send in another shape to the schema's shape (docs/api.md#compatibility-with-existing-clients). */
     reshapeBody?: (body: Record<string, unknown>) => Record<string, unknown>;
     /** False for a route whose every call must run (each token reveal is audit-logged): no replay. */
     idempotent?: boolean;
@@ -81,7 +81,7 @@ export interface ServerOptions {
   isStopping: () => boolean;
   /** Receives every answered request with its route pattern (metrics); must not throw. */
   observeRequest?: (method: string, route: string, status: number, seconds: number) => void;
-  /** DESIGN §2: the per-key and per-address limit of public-key requests; unset, none. */
+  /** docs/api.md#base-url-and-authentication: the per-key and per-address limit of public-key requests; unset, none. */
   publicKeyLimiter?: RateLimiter;
   /** Proxies whose X-Forwarded-For names the client (config trustProxy); unset, none. */
   trustProxy?: string;
@@ -107,7 +107,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     // Each request's log lines carry its X-TraceId under that name.
     logController: new LogController({ requestIdLogLabel: 'traceId' }),
     bodyLimit: 1024 * 1024,
-    // While stopping, the onRequest hook answers with the SPEC §7 envelope instead of Fastify's own 503.
+    // While stopping, the onRequest hook answers with the docs/api.md#responses envelope instead of Fastify's own 503.
     return503OnClosing: false,
     // request.ip is the connection's address unless it is a proxy named here (rate limits use it).
     trustProxy: options.trustProxy ?? false,
@@ -137,7 +137,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   // Liberal in what we accept: an empty body is an empty object, and null means "not given".
   const defaultJsonParser = app.getDefaultJsonParser('error', 'ignore');
-  // Only JSON is taken (DESIGN §2): without this, a text/plain body would reach validation as a string.
+  // Only JSON is taken (docs/api.md#requests): without this, a text/plain body would reach validation as a string.
   app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     let text: string;
@@ -199,7 +199,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       }
     }
     // A POST to the API without a body (`curl -X POST …/detach`) is an empty object, as an empty
-    // JSON body is, and so are `null`, `[]` (PHP's empty array) and `""` (DESIGN §10).
+    // JSON body is, and so are `null`, `[]` (PHP's empty array) and `""` (docs/api.md#compatibility-with-existing-clients).
     const api = isApiRoute(request);
     if (request.method === 'POST' && api && isEmptyBody(request.body)) request.body = {};
     if (request.body !== undefined) request.body = dropNulls(request.body);
@@ -232,7 +232,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
 
   app.addSchema(ErrorEnvelope);
   const publicKeyRoutes: PublicRoutes = new Map();
-  // Every failure is the SPEC §7 envelope; it is written into each API route's responses, so that
+  // Every failure is the docs/api.md#responses envelope; it is written into each API route's responses, so that
   // the OpenAPI document (and tools that check answers against it) knows every status answered.
   app.addHook('onRoute', (route) => {
     const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
@@ -245,7 +245,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     if (!api || !schema || schema.hide) return;
     const limited = route.config?.publicKeyAllowed ? rateLimitedResponse : {};
     schema.response = { ...errorResponses, ...limited, ...schema.response };
-    // DESIGN §2: an unknown field is refused, naming it; an action that takes no field (detach,
+    // docs/api.md#requests: an unknown field is refused, naming it; an action that takes no field (detach,
     // roll_keys) takes none, rather than ignoring whatever is sent.
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     if (methods.includes('POST') && !(route.schema as { body?: unknown }).body) {
@@ -283,7 +283,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       security: [{ privateKey: [] }],
     },
     // A POST without a body is taken as `{}` (see preValidation), so a body is required only where
-    // its schema requires a field. The merchant API takes the same fields as a form (DESIGN §10).
+    // its schema requires a field. The merchant API takes the same fields as a form (docs/api.md#compatibility-with-existing-clients).
     transformObject: (document) => {
       if (!('openapiObject' in document)) return document.swaggerObject;
       const { openapiObject } = document;
@@ -307,7 +307,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
   await app.register(
     async (scope) => {
       const api = scope as unknown as App;
-      // DESIGN §10: the provider's Java SDK posts some actions as forms; they are validated as JSON is.
+      // docs/api.md#compatibility-with-existing-clients: the provider's Java SDK posts some actions as forms; they are validated as JSON is.
       api.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'buffer' }, (request, body, done) => {
         try {
           done(null, parseFormBody(bodyText(request, body as Buffer)));
@@ -348,7 +348,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     async (scope) => {
       const admin = scope as unknown as App;
       admin.addHook('onRequest', async (request) => authenticateOperator(request, options.operatorKeyHash));
-      // DESIGN §2: Idempotency-Key on every POST, the operator's too (a retried merchant creation
+      // docs/api.md#idempotency: Idempotency-Key on every POST, the operator's too (a retried merchant creation
       // must not make a second merchant). The operator's keys live in a scope of their own.
       admin.addHook('preHandler', async (request, reply) => {
         await options.idempotency.begin(request, reply, operatorScope);

@@ -75,7 +75,7 @@ interface ObjectSchema {
 const folded = (name: string) => name.toLowerCase().replace(/[_\-\s]/g, '');
 
 /**
- * The known field nearest to an unknown name, when near enough to be a typo (issue 21, DESIGN §14):
+ * The known field nearest to an unknown name, when near enough to be a typo (issue 21, docs/api.md#the-api-reference):
  * `ammount` → `amount`, `customer_id` → `customerId`, `emial` → `email` (two letters swapped count one
  * edit: optimal string alignment distance). At most a third of the letters may differ, or one.
  */

@@ -1,5 +1,5 @@
 /**
- * The invoice actions that move it through its life without money (DESIGN §4): finalize (draft →
+ * The invoice actions that move it through its life without money (docs/api.md#invoices): finalize (draft →
  * open), send (the e-mail with the hosted page), void and mark_uncollectible. Which event each
  * emits is written beside it and in docs/api.md.
  */

@@ -1,5 +1,5 @@
 /**
- * Collecting an invoice's money (DESIGN §4): `pay` and automatic collection charge the customer's
+ * Collecting an invoice's money (docs/api.md#invoices): `pay` and automatic collection charge the customer's
  * bound card as a MIT; the hosted page takes a card (hosted-payment.ts). Every attempt claims the
  * invoice (pending_payment_id) in the transaction that inserts its payment, so two attempts never
  * run at once and a paid invoice is never paid again; its end is recorded by paymentEnded, inside
@@ -107,7 +107,7 @@ async function failedAttempt(
 
 /**
  * An attempt that could not start (no card bound, the MIT capability off, the card detached):
- * recorded as a failed attempt (SPEC §6.2 invoice.payment_failed: "payment methods unavailable").
+ * recorded as a failed attempt (docs/webhooks.md#event-codes invoice.payment_failed: "payment methods unavailable").
  */
 async function recordUnstartedAttempt(deps: InvoiceDeps, invoiceId: string, reason: { code: string; message: string }) {
   await inTransaction(deps, async (tx, recorded) => {
@@ -149,7 +149,7 @@ async function attemptMit(
       claimFor(deps, row),
     );
   } catch (err) {
-    // DESIGN §3 refusals of the charge itself (mit_not_enabled, payment_method_not_bound, a detached card).
+    // docs/api.md#tokenization-rules refusals of the charge itself (mit_not_enabled, payment_method_not_bound, a detached card).
     if (!(err instanceof ApiError)) throw err;
     await recordUnstartedAttempt(deps, row.id, { code: err.code, message: err.message });
   }

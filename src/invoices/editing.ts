@@ -1,5 +1,5 @@
 /**
- * Creating, changing and deleting invoices (DESIGN §4): a draft is edited freely; an open invoice
+ * Creating, changing and deleting invoices (docs/api.md#invoices): a draft is edited freely; an open invoice
  * keeps its customer, currency, lines and collection method, and only its description, metadata
  * and due date may change.
  */
@@ -25,7 +25,7 @@ import { openInvoiceFields, type CreateInvoiceBody, type Invoice, type UpdateInv
 
 const dayMs = 24 * 60 * 60 * 1000;
 
-/** DESIGN §4: a send_invoice invoice without daysUntilDue or dueDate is due this many days after finalize. */
+/** docs/api.md#invoices: a send_invoice invoice without daysUntilDue or dueDate is due this many days after finalize. */
 export const defaultDaysUntilDue = 30;
 
 function parseCurrency(code: string): string {
@@ -70,7 +70,7 @@ function dueFields(
 }
 
 /**
- * The invoice's own payment method must be a card of its customer (DESIGN §3 binding): another
+ * The invoice's own payment method must be a card of its customer (docs/api.md#tokenization-rules binding): another
  * customer's is refused, and one bound to nobody cannot be charged as a MIT.
  */
 export async function checkPaymentMethod(
@@ -233,7 +233,7 @@ export async function updateInvoice(
   return toInvoice(deps, updated);
 }
 
-/** SPEC §6.2 invoice.deleted: only a draft; the event carries the invoice as it was. */
+/** docs/webhooks.md#event-codes invoice.deleted: only a draft; the event carries the invoice as it was. */
 export async function deleteInvoice(
   deps: InvoiceDeps,
   merchant: MerchantContext,

@@ -1,5 +1,5 @@
 /**
- * The hosted invoice page (DESIGN §4 hostedInvoiceUrl, §13): who bills (name, logo, colour), the
+ * The hosted invoice page (docs/api.md#invoices hostedInvoiceUrl, §13): who bills (name, logo, colour), the
  * lines, the total, the due date and the status, and while the invoice can be paid a card form
  * posted back to Tessera, its button carrying the amount; all in the customer's language
  * (Accept-Language; src/shopper/). No inline script and no external resource but the merchant's

@@ -1,5 +1,5 @@
 /**
- * Paying on the hosted invoice page (DESIGN §4): the card form's post becomes a new card payment
+ * Paying on the hosted invoice page (docs/api.md#invoices): the card form's post becomes a new card payment
  * method (through the payment methods service, as any card) and a one-off payment of what
  * remains, with returnUrl back to the page; the challenge card goes through the 3-D Secure page
  * first. Paying twice is impossible: the payment claims the invoice in the transaction that

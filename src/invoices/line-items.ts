@@ -1,6 +1,6 @@
 /**
  * The pure rules of an invoice's contents: line items as sent → as stored, their total in minor
- * units (bigint, never a float: DESIGN §2), and the number prefix taken from a merchant's name.
+ * units (bigint, never a float: docs/api.md#responses), and the number prefix taken from a merchant's name.
  */
 import { invalidField } from '../http/errors.js';
 import { maxAmount, maxAmountDigits, parseAmount } from '../money.js';

@@ -101,7 +101,7 @@ export function hostedTokenMatches(deps: Pick<InvoiceDeps, 'hostedPageKey'>, inv
   return candidate.length === expected.length && timingSafeEqual(candidate, expected);
 }
 
-/** The hosted invoice page's address (DESIGN §4 hostedInvoiceUrl). */
+/** The hosted invoice page's address (docs/api.md#invoices hostedInvoiceUrl). */
 export function hostedInvoiceUrl(deps: Pick<InvoiceDeps, 'hostedPageKey' | 'publicUrl'>, invoiceId: string): string {
   return `${deps.publicUrl()}/invoice/${invoiceId}?token=${hostedTokenOf(deps, invoiceId)}`;
 }
@@ -129,7 +129,7 @@ export function toInvoice(deps: Pick<InvoiceDeps, 'hostedPageKey' | 'publicUrl'>
     description: row.description,
     metadata: row.metadata,
     status: row.status,
-    // A draft has no page yet: its contents may still change (DESIGN §4: set at finalize).
+    // A draft has no page yet: its contents may still change (docs/api.md#invoices: set at finalize).
     hostedInvoiceUrl: row.status === 'draft' ? null : hostedInvoiceUrl(deps, row.id),
     paymentId: row.payment_id,
     attemptCount: row.attempt_count,
@@ -163,7 +163,7 @@ export function ownerOf(
 
 /**
  * Jobs and the hosted page act without a key, for the invoice's merchant, with its capability
- * flags as they are now (a MIT charge needs the MIT capability, DESIGN §3).
+ * flags as they are now (a MIT charge needs the MIT capability, docs/api.md#tokenization-rules).
  */
 export async function merchantContextOf(
   deps: Pick<InvoiceDeps, 'merchants'>,
@@ -196,7 +196,7 @@ export async function inTransaction<T>(
   return result;
 }
 
-/** SPEC §6.2: the event's `data` is the Invoice as it is after the change. */
+/** docs/webhooks.md#event-codes: the event's `data` is the Invoice as it is after the change. */
 export async function recordEvent(
   deps: Pick<InvoiceDeps, 'events' | 'hostedPageKey' | 'publicUrl'>,
   tx: Queryable,

@@ -142,7 +142,7 @@ function sendPage(reply: FastifyReply, status: number, html: string, brand: Shop
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 
 /**
- * The hosted invoice page (DESIGN §4), outside the key-authenticated API: the customer's browser
+ * The hosted invoice page (docs/api.md#invoices), outside the key-authenticated API: the customer's browser
  * holds no key, only the token in hostedInvoiceUrl.
  */
 export function hostedInvoiceRoutes(invoices: InvoiceService, limiter?: RateLimiter) {

@@ -6,7 +6,7 @@ import { invoiceStatuses } from './states.js';
 export const collectionMethods = ['charge_automatically', 'send_invoice'] as const;
 export type CollectionMethod = (typeof collectionMethods)[number];
 
-/** DESIGN §2, §10: minor units as a string of digits or a whole number; at most 12 digits. */
+/** docs/api.md#requests, docs/api.md#compatibility-with-existing-clients: minor units as a string of digits or a whole number; at most 12 digits. */
 const UnitAmount = Type.Union(
   [Type.String({ pattern: '^\\d{1,12}$' }), Type.Integer({ minimum: 0, maximum: 999_999_999_999 })],
   {
@@ -16,7 +16,7 @@ const UnitAmount = Type.Union(
   },
 );
 
-/** DESIGN §10: quantity as a number or a numeric string. */
+/** docs/api.md#compatibility-with-existing-clients: quantity as a number or a numeric string. */
 const Quantity = Type.Union(
   [Type.String({ pattern: '^(?:[1-9]\\d{0,5}|1000000)$' }), Type.Integer({ minimum: 1, maximum: 1_000_000 })],
   {
@@ -108,7 +108,7 @@ export const UpdateInvoiceBody = Type.Object(
 );
 export type UpdateInvoiceBody = Static<typeof UpdateInvoiceBody>;
 
-/** Fields that may still change once the invoice is open (DESIGN §4: only a draft is fully edited). */
+/** Fields that may still change once the invoice is open (docs/api.md#invoices: only a draft is fully edited). */
 export const openInvoiceFields = ['description', 'metadata', 'daysUntilDue', 'dueDate'] as const;
 
 export const PayInvoiceBody = Type.Object(

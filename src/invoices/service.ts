@@ -22,7 +22,7 @@ export type { InvoiceDeps } from './records.js';
 export type InvoiceSearch = Pick<queries.InvoiceFilters, 'amountGte' | 'amountLte' | 'currency'>;
 
 /**
- * Invoices (DESIGN §4): the operations of the API and of the hosted page, each a function over
+ * Invoices (docs/api.md#invoices): the operations of the API and of the hosted page, each a function over
  * the explicit dependencies in `deps` (editing.ts, actions.ts, collection.ts, hosted-payment.ts),
  * bound here with the automatic collection job.
  */

@@ -1,5 +1,5 @@
 /**
- * The life of an invoice (DESIGN §4) in one place: its statuses, every allowed change between
+ * The life of an invoice (docs/api.md#invoices) in one place: its statuses, every allowed change between
  * them, and the statuses each operation starts from. Every change is a conditional update
  * (`… WHERE id = $1 AND status = ANY($2)`) whose $2 and new status come from
  * `invoiceStates.transition()`, so two requests racing on one invoice (finalize and delete, pay
@@ -42,7 +42,7 @@ export const invoiceStates = defineStateTable({
     paymentFailed: { from: ['open', 'uncollectible'], to: [] },
     void: { from: ['open', 'uncollectible'], to: ['void'] },
     markUncollectible: { from: ['open'], to: ['uncollectible'] },
-    /** Only a draft can be deleted (SPEC §6.2 invoice.deleted: "a draft invoice is deleted"). */
+    /** Only a draft can be deleted (docs/webhooks.md#event-codes invoice.deleted: "a draft invoice is deleted"). */
     delete: { from: ['draft'], to: [] },
   },
 });

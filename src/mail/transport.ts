@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import { randomHex } from '../ids.js';
 
 /**
- * The one way the service sends e-mail (DESIGN §8, STYLE `mail/`): invoices now, the dashboard's
+ * The one way the service sends e-mail (README.md#running-it, docs/architecture.md#the-folders): invoices now, the dashboard's
  * invitations and password resets later. Through SMTP when TESSERA_SMTP_URL is set; otherwise
  * every message is written as an .eml file into `<data folder>/mail/` (kept in memory when the
  * data folder is `memory://`), where a developer opens it with any mail program.

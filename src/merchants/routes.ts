@@ -19,7 +19,7 @@ export type AddOwner = (tx: Queryable, merchantId: string, email: string) => Pro
 const tags = ['Operator'];
 const security = [{ operatorKey: [] }];
 
-/** The operator ("account manager") API: merchants, their capability flags and keys (SPEC §1.6). */
+/** The operator ("account manager") API: merchants, their capability flags and keys (docs/api.md#tokenization-rules). */
 export function merchantRoutes(
   merchants: MerchantService,
   addOwner?: AddOwner,

@@ -40,7 +40,7 @@ CREATE TABLE customers (
   deleted_at        timestamptz
 );
 CREATE INDEX customers_list ON customers (merchant_id, mode, created_at DESC, id DESC);
--- SPEC §1.7: a customer is bound to one user of the merchant's site.
+-- docs/api.md#customers: a customer is bound to one user of the merchant's site.
 CREATE UNIQUE INDEX customers_merchant_user ON customers (merchant_id, mode, merchant_user_id)
   WHERE merchant_user_id IS NOT NULL AND deleted_at IS NULL;
 
@@ -69,10 +69,10 @@ CREATE TABLE payment_methods (
   card_last4               text NOT NULL,
   card_fingerprint         text NOT NULL,
   -- Vault ciphertexts: '<key id>:<iv>:<tag>:<ciphertext>'. The security code is erased after
-  -- the first authorization (DESIGN §3).
+  -- the first authorization (docs/api.md#tokenization-rules).
   card_number_encrypted    text NOT NULL,
   security_code_encrypted  text,
-  -- Stored credential (DESIGN §3): set when a storing payment succeeds.
+  -- Stored credential (docs/api.md#tokenization-rules): set when a storing payment succeeds.
   token_type               text,
   network_token_encrypted  text,
   network_transaction_id   text,
@@ -122,8 +122,8 @@ CREATE INDEX payments_customer ON payments (customer_id, created_at DESC);
 CREATE UNIQUE INDEX payments_order_no ON payments (merchant_id, mode, order_no)
   WHERE order_no IS NOT NULL AND status NOT IN ('failed', 'canceled');
 
--- Transactional outbox (DESIGN §4): written in the same transaction as the change it reports.
--- body is the event exactly as it will be signed and sent: canonical JSON (DESIGN §5).
+-- Transactional outbox (docs/architecture.md#the-request-path): written in the same transaction as the change it reports.
+-- body is the event exactly as it will be signed and sent: canonical JSON (docs/webhooks.md#what-is-sent).
 CREATE TABLE events (
   id           text PRIMARY KEY,
   merchant_id  text NOT NULL REFERENCES merchants (id),
@@ -136,7 +136,7 @@ CREATE TABLE events (
 CREATE INDEX events_list ON events (merchant_id, mode, created_at DESC, id DESC);
 CREATE INDEX events_object ON events (object_id, created_at);
 
--- Idempotency-Key records (DESIGN §2), kept 24 hours.
+-- Idempotency-Key records (docs/api.md#idempotency), kept 24 hours.
 CREATE TABLE idempotency_keys (
   merchant_id    text NOT NULL,
   mode           text NOT NULL,

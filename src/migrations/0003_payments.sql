@@ -1,4 +1,4 @@
--- Payments (DESIGN §3, §4): what the payment flow keeps beyond the columns of 0001_core.
+-- Payments (docs/api.md#tokenization-rules, docs/api.md#states): what the payment flow keeps beyond the columns of 0001_core.
 
 -- The result of the hosted 3-D Secure page ('passed' | 'failed'), so that a payment confirmed
 -- manually after passing it is authorized as authenticated instead of being challenged again.
@@ -11,4 +11,4 @@ ALTER TABLE payments ADD COLUMN network_token_encrypted text;
 
 -- GET /payment?orderNo=…: the unique index payments_order_no covers only payments that may still
 -- succeed, and the list must find failed and canceled ones too.
--- payments_order_no_lookup: built CONCURRENTLY by 0155_large_table_indexes.sql (DESIGN §11: no write blocked while it builds).
+-- payments_order_no_lookup: built CONCURRENTLY by 0155_large_table_indexes.sql (docs/operations.md#topology: no write blocked while it builds).

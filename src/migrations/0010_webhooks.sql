@@ -1,8 +1,8 @@
--- Webhook engine (SPEC §5.2–§6, DESIGN §5): endpoints and their tokens, one delivery per event,
+-- Webhook engine (docs/webhooks.md#what-is-sent, docs/webhooks.md, docs/webhooks.md#acknowledgement-and-retries): endpoints and their tokens, one delivery per event,
 -- target and kind, and every attempt.
 
 -- Tokens must be revealable, so they are encrypted by the vault (context = the endpoint id),
--- not hashed. The merchant's legacy signing key signs the plain-code notifications (SPEC §6.4).
+-- not hashed. The merchant's legacy signing key signs the plain-code notifications (docs/webhooks.md#what-is-sent).
 ALTER TABLE merchants ADD COLUMN legacy_signing_key_encrypted text;
 
 CREATE TABLE webhook_endpoints (
@@ -34,9 +34,9 @@ CREATE TABLE webhook_deliveries (
   endpoint_id      text NOT NULL REFERENCES webhook_endpoints (id),
   url              text NOT NULL,
   -- 'endpoint': type endpoint_<group>.<group>_<action>, signed with the endpoint token;
-  -- 'legacy': the plain code, signed with the merchant's legacy key (SPEC §6.4).
+  -- 'legacy': the plain code, signed with the merchant's legacy key (docs/webhooks.md#what-is-sent).
   kind             text NOT NULL CHECK (kind IN ('endpoint', 'legacy')),
-  -- The exact bytes sent on every attempt (canonical JSON, DESIGN §5).
+  -- The exact bytes sent on every attempt (canonical JSON, docs/webhooks.md#acknowledgement-and-retries).
   body             text NOT NULL,
   status           text NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
   attempts         integer NOT NULL DEFAULT 0,
@@ -67,7 +67,7 @@ CREATE TABLE webhook_attempts (
 );
 CREATE UNIQUE INDEX webhook_attempts_number ON webhook_attempts (delivery_id, attempt_number);
 
--- Who did what to a secret (SPEC §5.3–§5.4, DESIGN §5: every reveal is audit-logged).
+-- Who did what to a secret (docs/webhooks.md#endpoints-and-tokens, docs/dashboard.md#roles, docs/webhooks.md#what-is-sent: every reveal is audit-logged).
 CREATE TABLE audit_log (
   id           bigserial PRIMARY KEY,
   merchant_id  text NOT NULL,

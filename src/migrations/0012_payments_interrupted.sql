@@ -1,3 +1,3 @@
 -- Payments claimed for an authorization whose answer was never recorded (the process died
 -- between the two) are found by the reconciliation sweep through this index.
--- payments_processing: built CONCURRENTLY by 0155_large_table_indexes.sql (DESIGN §11: no write blocked while it builds).
+-- payments_processing: built CONCURRENTLY by 0155_large_table_indexes.sql (docs/operations.md#topology: no write blocked while it builds).

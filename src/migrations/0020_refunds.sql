@@ -1,4 +1,4 @@
--- Refunds (DESIGN §4): money given back from a payment that received it, in one or more parts.
+-- Refunds (docs/api.md#refunds): money given back from a payment that received it, in one or more parts.
 
 CREATE TABLE refunds (
   id                   text PRIMARY KEY,
@@ -33,5 +33,5 @@ ALTER TABLE payments ADD CONSTRAINT payments_refunds_within_received
   CHECK (amount_refunded + amount_refund_pending <= amount_received);
 
 -- An event about one object may be sent to the notifyUrl of another (a refund's events go to its
--- payment's notifyUrl, DESIGN §5): the address is kept with the event, so that a resend finds it.
+-- payment's notifyUrl, docs/webhooks.md#acknowledgement-and-retries): the address is kept with the event, so that a resend finds it.
 ALTER TABLE events ADD COLUMN notify_url text;

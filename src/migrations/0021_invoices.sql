@@ -1,4 +1,4 @@
--- Invoices (DESIGN §4): a bill to a customer, draft → open → paid | uncollectible | void.
+-- Invoices (docs/api.md#invoices): a bill to a customer, draft → open → paid | uncollectible | void.
 
 CREATE TABLE invoices (
   id                    text PRIMARY KEY,

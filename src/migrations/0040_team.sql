@@ -1,4 +1,4 @@
--- Merchant dashboard (issue 11, DESIGN §7): team members, their one-time links, sessions,
+-- Merchant dashboard (issue 11, docs/dashboard.md#roles): team members, their one-time links, sessions,
 -- failed sign-ins, and who did what from where.
 
 -- An e-mail address signs in to one merchant, so it is unique among members not removed.

@@ -1,4 +1,4 @@
--- Go-live checks (issue 12, DESIGN §5): a series of test deliveries to an endpoint's URL and the
+-- Go-live checks (issue 12, docs/webhooks.md#go-live-check): a series of test deliveries to an endpoint's URL and the
 -- verdict per case. Kept so that a merchant can see, per endpoint, when its receiver last passed.
 CREATE TABLE webhook_checks (
   id           text PRIMARY KEY,

@@ -1,4 +1,4 @@
--- API request logs (issue 11, DESIGN §7 "request logs"): one row per merchant API request, written
+-- API request logs (issue 11, docs/dashboard.md#roles "request logs"): one row per merchant API request, written
 -- in batches off the request's path and kept 30 days. Never the raw URL (a query string or a path
 -- may carry what must not be stored) and never a body: the route pattern only.
 CREATE TABLE api_request_logs (

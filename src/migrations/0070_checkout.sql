@@ -1,4 +1,4 @@
--- Checkout sessions (issue 14, DESIGN §9): what a store plugin asks to be paid, the hosted page
+-- Checkout sessions (issue 14, docs/checkout.md): what a store plugin asks to be paid, the hosted page
 -- that takes the card, and the one payment that pays it. The request's fields are kept as sent
 -- (details, jsonb) because the payment is created from them when the shopper pays.
 CREATE TABLE checkout_sessions (
@@ -12,7 +12,7 @@ CREATE TABLE checkout_sessions (
   details       jsonb NOT NULL,
   -- Set once, by the conditional claim of the payment that pays the session (at most one).
   payment_id    text UNIQUE,
-  -- The hosted page's attempt under way (DESIGN §9: paid at most once): a form post holds the
+  -- The hosted page's attempt under way (docs/checkout.md: paid at most once): a form post holds the
   -- session until attempt_until, and a payment awaiting 3-D Secure is named here until it ends.
   attempt_until       timestamptz,
   pending_payment_id  text,

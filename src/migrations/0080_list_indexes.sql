@@ -42,5 +42,5 @@ CREATE INDEX api_request_logs_status ON api_request_logs ((status_code / 100), m
 
 -- The indexes of this file on payments, refunds, events and webhook_deliveries (the lists', and
 -- retention's: the prune job reads the oldest events and finished deliveries) are built
--- CONCURRENTLY by 0155_large_table_indexes.sql (DESIGN §11: no write blocked while they build);
+-- CONCURRENTLY by 0155_large_table_indexes.sql (docs/operations.md#topology: no write blocked while they build);
 -- the DROPs above take their lock for a moment only.

@@ -1,4 +1,4 @@
--- DESIGN §11: the database-wide gauges of GET /metrics (pending deliveries, the oldest one's age,
+-- docs/operations.md#metrics: the database-wide gauges of GET /metrics (pending deliveries, the oldest one's age,
 -- endpoints by health), computed by one process at a time under an advisory lock and read by
 -- the others from here, so that N processes scraped every few seconds cost one computation.
 CREATE TABLE ops_gauges (

@@ -1,7 +1,7 @@
 -- tessera:no-transaction
--- Issue 20 / DESIGN §12: every event carries `sequence`, an integer that grows with each event of
+-- Issue 20 / docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one: every event carries `sequence`, an integer that grows with each event of
 -- the same object (per merchant, mode and object id), so that a receiver can ignore a stale event
--- (SPEC §6.1.4). One counter row per object: the event insert bumps it with
+-- (docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one). One counter row per object: the event insert bumps it with
 -- INSERT … ON CONFLICT DO UPDATE … RETURNING in the event's own transaction, and the row lock that
 -- takes is held until commit, so two transactions changing one object get 1, 2 in commit order,
 -- on any number of processes.

@@ -1,4 +1,4 @@
--- Issue 20 / DESIGN §12: Standard Webhooks as a per-endpoint format. `moneycollect` (SPEC §6.3
+-- Issue 20 / docs/webhooks.md#standard-webhooks-format: Standard Webhooks as a per-endpoint format. `moneycollect` (docs/webhooks.md#what-is-sent
 -- headers) stays the default; `standard` sends webhook-id, webhook-timestamp and webhook-signature.
 ALTER TABLE webhook_endpoints ADD COLUMN format text NOT NULL DEFAULT 'moneycollect'
   CHECK (format IN ('moneycollect', 'standard'));

@@ -1,4 +1,4 @@
--- Endpoint health (issue 20, DESIGN §12, docs/decisions/0016): what the delivery engine learns of
+-- Endpoint health (issue 20, docs/webhooks.md#endpoint-health, docs/decisions/0016): what the delivery engine learns of
 -- an endpoint from its attempts, kept on the endpoint so that the API, the CLI and the dashboard
 -- read it without scanning attempts.
 --   failing_since    the first failed attempt since the last successful one; NULL while healthy.

@@ -1,5 +1,5 @@
 -- tessera:no-transaction
--- Issue 21, DESIGN §10: a payment answers `paymentMethodDetails`, the card as the payment used it
+-- Issue 21, docs/api.md#compatibility-with-existing-clients: a payment answers `paymentMethodDetails`, the card as the payment used it
 -- (src/payments/rules.ts withMethodDetails keeps it in payments.details from now on). Payments made
 -- before carry the card of their payment method as it is now; those without a method carry none.
 -- Filled 1,000 payments at a time, in id order, each batch committed alone (COMMIT in a DO block

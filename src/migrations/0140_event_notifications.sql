@@ -1,4 +1,4 @@
--- Issue 18 / DESIGN §11: GET /events/stream (and `tessera listen`) sees the events of every
+-- Issue 18 / docs/operations.md#event-stream: GET /events/stream (and `tessera listen`) sees the events of every
 -- process. A statement-level trigger on events sends their ids with NOTIFY on the channel
 -- tessera_events; PostgreSQL delivers a notification when (and only if) the transaction that
 -- recorded the events commits, so a stream never sees an event that was rolled back. Each process

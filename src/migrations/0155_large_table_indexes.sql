@@ -1,7 +1,7 @@
 -- tessera:no-transaction
 -- Indexes on the tables that grow with traffic (payments, refunds, events, webhook_deliveries,
 -- idempotency_keys, scheduled_jobs), built CONCURRENTLY so that writes go on while they build
--- (DESIGN §11; src/db/migrate.ts runs this file outside a transaction, statement by statement).
+-- (docs/decisions/0011-shared-rate-limits.md; src/db/migrate.ts runs this file outside a transaction, statement by statement).
 -- They were plain CREATE INDEX statements inside 0003, 0012, 0042, 0080, 0095, 0100 and 0115,
 -- which blocked every write to their table while they built on a large table. A database that
 -- applied those files as they were has these indexes already, with these definitions, and IF NOT

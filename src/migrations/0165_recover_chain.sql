@@ -17,6 +17,6 @@ BEGIN
 END $$;
 
 -- Only deliveries waiting in a recover's chain are in it: each record looks its deliveries' followers
--- up here, and finds nothing at no cost when no recover is under way. Built CONCURRENTLY (DESIGN §11).
+-- up here, and finds nothing at no cost when no recover is under way. Built CONCURRENTLY (docs/operations.md#topology).
 CREATE INDEX CONCURRENTLY IF NOT EXISTS webhook_deliveries_follows
   ON webhook_deliveries (follows) WHERE follows IS NOT NULL AND status = 'pending';

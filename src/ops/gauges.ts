@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
 
-/** The database-wide figures of GET /metrics (DESIGN §11). */
+/** The database-wide figures of GET /metrics (docs/operations.md#metrics). */
 export interface DatabaseGauges {
   pendingDeliveries: number;
   /** When the oldest pending delivery was planned; null when none is pending. */
@@ -21,7 +21,7 @@ const pendingDeliveriesSql = `SELECT count(*) AS pending, min(created_at) AS old
    WHERE status = 'pending'`;
 
 /**
- * The database-wide gauges, computed by one process at a time (DESIGN §11): a process whose
+ * The database-wide gauges, computed by one process at a time (docs/operations.md#metrics): a process whose
  * figures are older than gaugesMaxAgeMs reads the shared row; if that is old too, whoever takes the
  * advisory lock computes the figures and writes the row, and the others use the row they read. A
  * transaction-level lock, so that it also works through PgBouncer in transaction mode.

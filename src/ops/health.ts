@@ -23,11 +23,11 @@ export interface Health {
   ready(): Promise<HealthReport>;
 }
 
-/** DESIGN §11: the database must answer within this, or the process is not ready. */
+/** docs/operations.md#health: the database must answer within this, or the process is not ready. */
 export const databaseCheckTimeoutMs = 1000;
 
 /**
- * Liveness and readiness (DESIGN §11), for a load balancer (HAProxy's `option httpchk`), an
+ * Liveness and readiness (docs/operations.md#health), for a load balancer (HAProxy's `option httpchk`), an
  * orchestrator's probes, and `tessera worker`'s health port. Ready needs the database to answer
  * a query within a second, every migration this code knows to be applied (a `--no-migrate` start
  * before `tessera migrate` is not ready), and the process not to be stopping.

@@ -33,7 +33,7 @@ export interface Metrics {
 const durationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /**
- * The metrics of DESIGN §11, through prom-client, in a registry of the process's own (tests run
+ * The metrics of docs/operations.md#metrics, through prom-client, in a registry of the process's own (tests run
  * several services in one process). Counters are the process's own (Prometheus adds the
  * processes up); the database-wide gauges come from `gauges`, computed by one process at a time.
  */

@@ -14,7 +14,7 @@ export interface OpsRouteOptions {
 }
 
 /**
- * What operators and their tools watch (DESIGN §11): liveness, readiness (`/health` is readiness,
+ * What operators and their tools watch (docs/operations.md#metrics): liveness, readiness (`/health` is readiness,
  * as it always was) and the Prometheus metrics. Served by the API server and by `tessera worker`'s
  * health port. Not part of the merchant API, so not in its OpenAPI document (docs/operations.md).
  */

@@ -19,7 +19,7 @@ export type ExpiryCheck = { ok: true; expMonth: string; expYear: string } | Card
 
 export interface CardInput {
   cardNo: string;
-  // Existing clients send the month and year as integers too (SPEC §2.4 writes strings), so both are taken.
+  // Existing clients send the month and year as integers too (docs/api.md#payment-methods writes strings), so both are taken.
   expMonth: string | number;
   expYear: string | number;
   securityCode?: string | null;
@@ -124,7 +124,7 @@ export function checkExpiry(expMonth: string | number, expYear: string | number,
   const month = Number(monthText);
   if (month < 1 || month > 12) return refuse('card.expMonth', 'card.expMonth must be a month from 01 to 12');
 
-  // DESIGN §10: card forms send the year's last two digits; "30" is 2030.
+  // docs/api.md#compatibility-with-existing-clients: card forms send the year's last two digits; "30" is 2030.
   const givenYear = String(expYear);
   const yearText = /^\d{2}$/.test(givenYear) ? `20${givenYear}` : givenYear;
   if (!/^\d{4}$/.test(yearText)) {

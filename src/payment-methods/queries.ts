@@ -172,7 +172,7 @@ export async function attachPaymentMethod(
   return row;
 }
 
-/** DESIGN §3 and Stripe: a detached method loses its customer and its stored credential for good. */
+/** docs/api.md#tokenization-rules and Stripe: a detached method loses its customer and its stored credential for good. */
 const detachChanges = (now: string) =>
   `detached_at = ${now}, customer_id = NULL, token_type = NULL, network_token_encrypted = NULL,
    network_transaction_id = NULL, stored_at = NULL, security_code_encrypted = NULL, updated_at = ${now}`;
@@ -227,7 +227,7 @@ export async function detachPaymentMethodsOfCustomer(
 }
 
 /**
- * Binds the stored credential of a successful storing payment (DESIGN §3). Conditional, because
+ * Binds the stored credential of a successful storing payment (docs/api.md#tokenization-rules). Conditional, because
  * two storing payments with the same method and different customers may run at once: only the
  * first to commit binds it, the other finds the method bound to someone else (zero rows) and
  * must not overwrite that binding. A detached method is never bound again.

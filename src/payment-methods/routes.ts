@@ -38,7 +38,7 @@ export function paymentMethodRoutes(paymentMethods: PaymentMethodService) {
     app.get(
       '/payment_methods/:id',
       {
-        // DESIGN §2: a customer's page reads back the method it created (never the card number).
+        // docs/api.md#requests: a customer's page reads back the method it created (never the card number).
         config: { publicKeyAllowed: true },
         schema: {
           tags,

@@ -13,7 +13,7 @@ import {
   Timestamp,
 } from '../http/common-schemas.js';
 
-/** SPEC §2.4: the card number is digits only; spaces and dashes are the merchant's page to strip. */
+/** docs/api.md#payment-methods: the card number is digits only; spaces and dashes are the merchant's page to strip. */
 const CardNumber = Type.String({
   pattern: '^\\d{12,19}$',
   'x-rule': 'must be a string of 12 to 19 digits',
@@ -21,8 +21,8 @@ const CardNumber = Type.String({
   ...notFreeText,
 });
 
-// SPEC §2.4 writes the month as two digits and the year as four; existing clients also send
-// integers, and card forms the year's last two digits (DESIGN §10), so all are accepted and
+// docs/api.md#payment-methods writes the month as two digits and the year as four; existing clients also send
+// integers, and card forms the year's last two digits (docs/api.md#compatibility-with-existing-clients), so all are accepted and
 // answered as two- and four-digit strings ("30" is 2030; card.ts checks the range).
 const ExpMonth = Type.Union(
   [Type.String({ pattern: '^(0?[1-9]|1[0-2])$' }), Type.Integer({ minimum: 1, maximum: 12 })],
@@ -39,7 +39,8 @@ const ExpYear = Type.Union(
 const SecurityCode = Type.String({
   pattern: '^\\d{3,4}$',
   'x-rule': 'must be a string of 3 or 4 digits',
-  description: 'CVC/CVV: used for the first authorization only, then erased (DESIGN §3). Never answered.',
+  description:
+    'CVC/CVV: used for the first authorization only, then erased (docs/api.md#tokenization-rules). Never answered.',
 });
 
 export const BillingDetails = Type.Object(
@@ -76,7 +77,7 @@ export type CreatePaymentMethodBody = Static<typeof CreatePaymentMethodBody>;
 
 /**
  * Only what a cardholder may change without a new card: billing details, site and expiry. Existing
- * clients also send the billing details bare, as the whole body (DESIGN §10): see bareBillingDetails.
+ * clients also send the billing details bare, as the whole body (docs/api.md#compatibility-with-existing-clients): see bareBillingDetails.
  */
 export const UpdatePaymentMethodBody = Type.Object(
   {
@@ -102,7 +103,7 @@ export const AttachPaymentMethodBody = Type.Object(
 );
 export type AttachPaymentMethodBody = Static<typeof AttachPaymentMethodBody>;
 
-/** Detach takes no field; existing clients repeat the path's id (DESIGN §10). */
+/** Detach takes no field; existing clients repeat the path's id (docs/api.md#compatibility-with-existing-clients). */
 export const DetachPaymentMethodBody = Type.Object(
   { id: Type.Optional(RepeatedPathId('payment method id')) },
   { additionalProperties: false },
@@ -153,7 +154,7 @@ export const PaymentMethod = Type.Object(
     customerId: Nullable(Type.String({ description: 'Null until attached or bound by a storing payment' })),
     card: PaymentMethodCard,
     merchantPaySite: Nullable(Type.String()),
-    // SPEC §2.4: null for card methods; their populated shape is not specified.
+    // docs/api.md#payment-methods: null for card methods; their populated shape is not specified.
     boleto: Type.Null(),
     pix: Type.Null(),
     creditCardBrazil: Type.Null(),
@@ -165,7 +166,7 @@ export type PaymentMethod = Static<typeof PaymentMethod>;
 const billingFields = Object.keys(BillingDetails.properties);
 
 /**
- * DESIGN §10: `POST /payment_methods/{id}/update` also arrives as the bare billing-details object
+ * docs/api.md#compatibility-with-existing-clients: `POST /payment_methods/{id}/update` also arrives as the bare billing-details object
  * (`{firstName, address, …}`); its fields are moved under `billingDetails`. A body that has
  * `billingDetails` already is left as it is (a bare field beside it is then refused, naming it).
  */

@@ -21,7 +21,7 @@ import type {
 } from './schemas.js';
 
 /*
- * The life of a payment method (DESIGN §3), each step a conditional update in queries.ts:
+ * The life of a payment method (docs/api.md#tokenization-rules), each step a conditional update in queries.ts:
  *   created (no customer) ─attach─▶ attached ─storing payment─▶ stored (network token, transaction reference)
  *   created ─storing payment─▶ stored
  *   attached | stored ─detach, or deletion of the customer─▶ detached (final: never used or attached again)
@@ -209,7 +209,7 @@ export function createPaymentMethodService({
 
     /**
      * Attaches the method to a customer so that it is listed with the customer. Attaching does not
-     * store a credential: CIT and MIT still need a successful storing payment (DESIGN §3).
+     * store a credential: CIT and MIT still need a successful storing payment (docs/api.md#tokenization-rules).
      * Attaching to the customer it is already attached to changes nothing.
      */
     async attach(merchant: MerchantContext, id: string, customerId: string): Promise<PaymentMethod> {
@@ -301,7 +301,7 @@ export function createPaymentMethodService({
       await queries.detachPaymentMethodsOfCustomer(tx, merchant.merchantId, merchant.mode, customerId, now);
     },
 
-    /** DESIGN §4: the card an invoice is charged with when it names none (null: the customer has none). */
+    /** docs/api.md#invoices: the card an invoice is charged with when it names none (null: the customer has none). */
     async latestStoredOfCustomer(merchant: MerchantContext, customerId: string): Promise<string | null> {
       return (await queries.selectLatestStoredOfCustomer(db, merchant.merchantId, merchant.mode, customerId)) ?? null;
     },
@@ -313,7 +313,7 @@ export function createPaymentMethodService({
 
     /**
      * The merchant's method with its card decrypted, for the processor only. Missing and another
-     * merchant's are answered alike (DESIGN §2), naming the payment's `paymentMethod` field.
+     * merchant's are answered alike (docs/api.md#requests), naming the payment's `paymentMethod` field.
      * With `customerId`, the payment's customer is checked in the same statement (resource_missing
      * naming customerId first).
      */
@@ -387,7 +387,7 @@ export function createPaymentMethodService({
       });
     },
 
-    /** DESIGN §3: the security code serves the first authorization only, then it is erased. */
+    /** docs/api.md#tokenization-rules: the security code serves the first authorization only, then it is erased. */
     async eraseSecurityCode(tx: Queryable, paymentMethodId: string): Promise<void> {
       await queries.clearSecurityCode(tx, paymentMethodId, clock.now());
     },

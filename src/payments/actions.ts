@@ -1,4 +1,4 @@
-/** The merchant's actions on an existing payment: update, confirm, capture, cancel (DESIGN §4). */
+/** The merchant's actions on an existing payment: update, confirm, capture, cancel (docs/api.md#states). */
 
 import { isUniqueViolation } from '../db/errors.js';
 import type { MerchantContext } from '../http/auth.js';
@@ -121,7 +121,7 @@ export async function confirmPayment(
   return ctx.view.toPayment(await authorize(ctx, claimed, method, threeDSecureFor(claimed)));
 }
 
-/** DESIGN §4: the full amount of a pre-authorization. */
+/** docs/api.md#states: the full amount of a pre-authorization. */
 export async function capturePayment(ctx: PaymentContext, merchant: MerchantContext, id: string): Promise<Payment> {
   const current = await loadPayment(ctx.db, merchant, id);
   requireStatus(current, 'capture');

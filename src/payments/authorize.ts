@@ -38,7 +38,7 @@ interface Answer {
 
 /**
  * An authorization is final and approved (at once, or once it settled): a first storing payment
- * binds its method now (DESIGN §3: only when it succeeds), a pre-authorization waits for
+ * binds its method now (docs/api.md#tokenization-rules: only when it succeeds), a pre-authorization waits for
  * capture, anything else has succeeded.
  */
 export async function approvedChanges(
@@ -125,7 +125,7 @@ function requestOf(
       brand: method.card.brand,
       expMonth: method.card.expMonth,
       expYear: method.card.expYear,
-      // DESIGN §3: the security code serves the first authorization only; MIT never has one.
+      // docs/api.md#tokenization-rules: the security code serves the first authorization only; MIT never has one.
       securityCode: initiator === 'mit' ? null : method.card.securityCode,
       holderName: null,
     },
@@ -152,7 +152,7 @@ async function answerOf(
   const risk = { risk_score: outcome.risk.riskScore, risk_message: outcome.risk.riskMessage };
   switch (outcome.kind) {
     case 'challenge':
-      // No event: the payment waits for the cardholder (DESIGN §4 requires_action).
+      // No event: the payment waits for the cardholder (docs/api.md#states requires_action).
       return { changes: { ...risk, status: 'requires_action', use_3d: true }, event: null };
     case 'redirect':
       // The processor's own 3-D Secure step: the shopper is sent there from Tessera's 3-D Secure

@@ -1,7 +1,7 @@
 /**
  * A payment made on a checkout session's hosted page, told to src/checkout/ inside the
  * transaction that records it: state-changes.ts record() calls the listener for every event that
- * says the payment pays (DESIGN §9: the session becomes complete with the payment, or not at all,
+ * says the payment pays (docs/checkout.md: the session becomes complete with the payment, or not at all,
  * so that no crash between the two leaves a paid session open to a second payment).
  */
 
@@ -31,7 +31,7 @@ export function checkoutPayment(type: EventType, row: queries.PaymentRow): Check
 }
 
 /**
- * DESIGN §9: of a session's payments, one at most may still go through (the unique index
+ * docs/checkout.md: of a session's payments, one at most may still go through (the unique index
  * payments_checkout_session); a second is refused when it is written.
  */
 export function sessionAlreadyPaying(): ApiError {

@@ -27,8 +27,7 @@ export interface PaymentServiceDeps {
   /** The address customers' browsers use; known once the server listens. */
   publicUrl: () => string;
   /**
-   * Refuses a notifyUrl that webhooks may not be sent to (the rules of an endpoint's url, DESIGN
-   * §5: in production no loopback, private, link-local or metadata address), naming the field.
+   * Refuses a notifyUrl that webhooks may not be sent to (the rules of an endpoint's url, docs/webhooks.md#endpoints-and-tokens: in production no loopback, private, link-local or metadata address), naming the field.
    */
   checkNotifyUrl?: (url: string) => Promise<void>;
   /**

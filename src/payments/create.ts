@@ -1,4 +1,4 @@
-/** Creating a payment: with confirm it is authorized in the same request (DESIGN §4). */
+/** Creating a payment: with confirm it is authorized in the same request (docs/api.md#states). */
 
 import type { Queryable } from '../db/db.js';
 import { isUniqueViolation } from '../db/errors.js';
@@ -25,7 +25,7 @@ import type { PaymentStatus } from './states.js';
 
 /**
  * With confirm the payment is created already claimed for its authorization; without a method it
- * waits for one (DESIGN §4 requires_payment_method).
+ * waits for one (docs/api.md#states requires_payment_method).
  */
 function startingStatus(confirm: boolean, paymentMethod: string | null): PaymentStatus {
   if (confirm) return 'processing';

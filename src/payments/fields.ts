@@ -34,7 +34,7 @@ export function parseCurrencyField(code: string, param = 'currency'): string {
   return currency;
 }
 
-/** DESIGN §10: an orderNo sent as a number is kept as its text (duplicate_order compares text). */
+/** docs/api.md#compatibility-with-existing-clients: an orderNo sent as a number is kept as its text (duplicate_order compares text). */
 export function orderNoText(orderNo: string | number | undefined): string | undefined {
   return orderNo === undefined ? undefined : String(orderNo);
 }

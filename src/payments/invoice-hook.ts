@@ -1,7 +1,7 @@
 /**
  * How a payment of an invoice ended, told to src/invoices/ inside the transaction that records
  * it: state-changes.ts record() calls the listener for every payment event that ends an invoice
- * payment (DESIGN §4: the invoice is paid, or the failed attempt recorded, with the payment).
+ * payment (docs/api.md#invoices: the invoice is paid, or the failed attempt recorded, with the payment).
  */
 
 import type { Queryable } from '../db/db.js';

@@ -1,5 +1,5 @@
 /**
- * Payments of invoices (DESIGN §4): a payment with its invoiceId set, either a MIT on the
+ * Payments of invoices (docs/api.md#invoices): a payment with its invoiceId set, either a MIT on the
  * customer's bound card (`pay`, automatic collection) or a one-off payment with a card entered on
  * the hosted invoice page (3-D Secure through the challenge page, returnUrl back to the invoice).
  *
@@ -41,7 +41,7 @@ export interface InvoicePaymentRequest {
 export type InvoiceClaim = (tx: Queryable, paymentId: string) => Promise<void>;
 
 /**
- * Creates and authorizes the payment of an invoice. The rules of DESIGN §3 apply as to any payment
+ * Creates and authorizes the payment of an invoice. The rules of docs/api.md#tokenization-rules apply as to any payment
  * (a MIT needs the MIT capability and a bound card) and are thrown as ApiErrors before anything
  * is written. The payment is inserted (claimed, in processing) with the invoice's claim in one
  * transaction, then authorized: never the one-write path, since the claim must exist before the

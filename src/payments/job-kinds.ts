@@ -7,7 +7,7 @@ export const jobKinds = {
   voidAuthorization: 'payment.void_authorization',
 } as const;
 
-/** DESIGN §4: an uncaptured pre-authorization is canceled this long after it was authorized. */
+/** docs/api.md#states: an uncaptured pre-authorization is canceled this long after it was authorized. */
 export const preAuthorizationLifetimeMs = 7 * 24 * 60 * 60 * 1000;
 
 /**

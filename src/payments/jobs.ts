@@ -42,7 +42,7 @@ async function settle(ctx: PaymentContext, paymentId: string): Promise<void> {
   }).catch(ignoreConflict);
 }
 
-/** SPEC §6.1.4: a state change after the fact, told to the merchant by a second event. */
+/** docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one: a state change after the fact, told to the merchant by a second event. */
 async function reverse(ctx: PaymentContext, paymentId: string): Promise<void> {
   const row = await queries.selectPaymentById(ctx.db, paymentId);
   if (!row || !paymentStates.canStart('reverse', row.status) || row.processor_reference === null) return;
@@ -71,7 +71,7 @@ async function reverse(ctx: PaymentContext, paymentId: string): Promise<void> {
   }).catch(ignoreConflict);
 }
 
-/** DESIGN §4: a pre-authorization never captured is canceled and its hold released. */
+/** docs/api.md#states: a pre-authorization never captured is canceled and its hold released. */
 async function expirePreAuthorization(ctx: PaymentContext, paymentId: string): Promise<void> {
   const row = await queries.selectPaymentById(ctx.db, paymentId);
   if (!row || !paymentStates.canStart('expirePreAuthorization', row.status)) return;

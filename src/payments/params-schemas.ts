@@ -7,7 +7,7 @@ import { cancellationReasons } from './schemas.js';
 
 export const PaymentParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
-/** DESIGN §10: clients also put the reason in the query string (`/cancel?cancellationReason=…`). */
+/** docs/api.md#compatibility-with-existing-clients: clients also put the reason in the query string (`/cancel?cancellationReason=…`). */
 export const CancelPaymentQuery = Type.Object(
   {
     cancellationReason: Type.Optional(

@@ -1,5 +1,5 @@
 /**
- * The payment as answered (SPEC §2.5): the response schemas, apart from the request bodies in
+ * The payment as answered (docs/api.md#payments): the response schemas, apart from the request bodies in
  * schemas.ts. Webhook bodies carry the same object plus `actionStatus`.
  */
 import { Type, type Static } from 'typebox';
@@ -23,7 +23,7 @@ export const RecurringOut = Type.Object(
     initial: Nullable(Type.Boolean()),
     relationPaymentId: Nullable(Type.String({ description: 'null when sent as `""` or not at all' })),
   },
-  { description: 'The recurring series as sent (SPEC §1.5)' },
+  { description: 'The recurring series as sent (docs/api.md#recurring-series)' },
 );
 export type RecurringOut = Static<typeof RecurringOut>;
 
@@ -37,7 +37,7 @@ export const NextAction = Type.Object({
   redirectToUrl: Type.String({ description: 'The hosted 3-D Secure page; send the customer there' }),
 });
 
-/** DESIGN §10: the card as it was when the payment used it; store plugins print `type` and `brand`. */
+/** docs/api.md#compatibility-with-existing-clients: the card as it was when the payment used it; store plugins print `type` and `brand`. */
 export const PaymentMethodDetails = Type.Object(
   {
     type: Type.Literal('card'),
@@ -59,7 +59,7 @@ export type PaymentMethodDetails = Static<typeof PaymentMethodDetails>;
 
 const paymentObjectFields = {
   id: Type.String({ pattern: '^pt_\\d{19}$' }),
-  // SPEC §2.5 request fields, echoed under their exact names; null when not given.
+  // docs/api.md#payments request fields, echoed under their exact names; null when not given.
   amount: Type.String({ pattern: '^\\d+$', description: 'Minor units; never null', examples: ['1999'] }),
   currency: Type.String({ pattern: '^[A-Z]{3}$' }),
   confirmationMethod: Type.Enum(['automatic', 'manual']),
@@ -68,11 +68,11 @@ const paymentObjectFields = {
   paymentMethod: Nullable(Type.String()),
   description: Nullable(Type.String()),
   ip: Nullable(Type.String()),
-  // SPEC §2.5 types the request field as a string and echoes request fields back, so it is
+  // docs/api.md#payments types the request field as a string and echoes request fields back, so it is
   // answered as the string, whichever form the request used.
   confirm: Type.Enum(['true', 'false'], {
     description:
-      'Whether the create request asked for immediate confirmation, as SPEC §2.5 writes it: "true" or "false"',
+      'Whether the create request asked for immediate confirmation, as docs/api.md#payments writes it: "true" or "false"',
   }),
   lineItems: Nullable(Type.Array(LineItemOut)),
   notifyUrl: Nullable(Type.String()),
@@ -89,7 +89,7 @@ const paymentObjectFields = {
   statementDescriptor: Nullable(Type.String()),
   statementDescriptorSuffix: Nullable(Type.String()),
   website: Nullable(Type.String()),
-  // DESIGN §2 extras sent by existing clients.
+  // docs/api.md#requests extras sent by existing clients.
   userAgent: Nullable(Type.String()),
   shipping: Nullable(ShippingOut),
   appScheme: Nullable(Type.String()),
@@ -97,7 +97,7 @@ const paymentObjectFields = {
   fromChannel: Nullable(Type.String()),
   automaticPaymentMethods: Nullable(Type.Object({ enabled: Type.Boolean() })),
   recurring: Nullable(RecurringOut),
-  // SPEC §2.5 response fields.
+  // docs/api.md#payments response fields.
   paymentMethodTypes: Type.Array(Type.String(), { examples: [['card']] }),
   paymentMethodType: Type.Literal('card'),
   paymentMethodDetails: Nullable(PaymentMethodDetails),
@@ -127,12 +127,12 @@ const paymentObjectFields = {
   ),
   invoiceId: Nullable(Type.String()),
   use3D: Type.Boolean({ description: 'True when the 3-D Secure process was used' }),
-  // DESIGN §10: left out when there is no action (a mobile client tests for its presence).
+  // docs/api.md#compatibility-with-existing-clients: left out when there is no action (a mobile client tests for its presence).
   nextAction: Type.Optional(NextAction),
 };
 
 export const Payment = Type.Object(paymentObjectFields, { $id: 'Payment' });
 export type Payment = Static<typeof Payment>;
 
-/** SPEC §2.5: a payment in a webhook body also carries `actionStatus`. */
+/** docs/api.md#payments: a payment in a webhook body also carries `actionStatus`. */
 export type PaymentEventObject = Payment & { actionStatus: string | null };

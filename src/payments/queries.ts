@@ -35,9 +35,9 @@ export interface PaymentDetails {
   automaticPaymentMethods: { enabled: boolean } | null;
   recurring: RecurringOut | null;
   fromChannel: string | null;
-  /** The orderNo came as a JSON number (DESIGN §10); absent in payments stored before. */
+  /** The orderNo came as a JSON number (docs/api.md#compatibility-with-existing-clients); absent in payments stored before. */
   orderNoIsNumber?: boolean;
-  /** The card as the payment last used it (DESIGN §10), set with the method; absent without one. */
+  /** The card as the payment last used it (docs/api.md#compatibility-with-existing-clients), set with the method; absent without one. */
   paymentMethodDetails?: PaymentMethodDetails | null;
 }
 
@@ -60,7 +60,7 @@ export interface PaymentRow {
   details: PaymentDetails;
   amount_received: string;
   amount_capturable: string;
-  /** DESIGN §4: succeeded refunds, and refunds under way; together at most amount_received. */
+  /** docs/api.md#refunds: succeeded refunds, and refunds under way; together at most amount_received. */
   amount_refunded: string;
   amount_refund_pending: string;
   risk_score: number | null;
@@ -82,7 +82,7 @@ export interface PaymentRow {
   canceled_at: Date | null;
   cancellation_reason: string | null;
   invoice_id: string | null;
-  /** The checkout session whose hosted page made the payment (DESIGN §9), completed when it is paid. */
+  /** The checkout session whose hosted page made the payment (docs/checkout.md), completed when it is paid. */
   checkout_session_id: string | null;
   created_at: Date;
   updated_at: Date;

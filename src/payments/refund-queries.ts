@@ -1,5 +1,5 @@
 /**
- * The refund ledger on the payment row (DESIGN §4): what refunds reserve out of the amount
+ * The refund ledger on the payment row (docs/api.md#refunds): what refunds reserve out of the amount
  * received, and what they give back or release when they end. Apart from queries.ts, which reads
  * and changes the payment itself.
  */
@@ -15,7 +15,7 @@ const qualifiedColumns = columns
   .join(', ');
 
 /**
- * The refund claim (DESIGN §4) in one statement: the merchant's payment $1 is locked and read,
+ * The refund claim (docs/api.md#refunds) in one statement: the merchant's payment $1 is locked and read,
  * so that "all that is left" ($4 null) is counted after any refund that committed meanwhile, and
  * amount_refund_pending grows only while its status is one of $6 and the refunds stay within
  * amount_received (which a CHECK constraint backs up). Exported for the query plan test.

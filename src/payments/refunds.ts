@@ -1,6 +1,6 @@
 import type { ProcessedBy } from '../processor/processor.js';
 /**
- * The payments side of refunds (DESIGN §4): what a payment received, refunded and has under way.
+ * The payments side of refunds (docs/api.md#refunds): what a payment received, refunded and has under way.
  * The refunds domain (src/refunds/) keeps the refunds themselves and reaches a payment's refund
  * columns only through this ledger, handed to it by the payment service.
  */
@@ -25,7 +25,7 @@ export interface PaymentForRefund {
   processorReference: string | null;
   /** Where the payment was processed: its refunds go the same way. */
   processedBy: ProcessedBy;
-  /** DESIGN §5: a refund's events also go to its payment's notifyUrl. */
+  /** docs/webhooks.md#what-is-sent: a refund's events also go to its payment's notifyUrl. */
   notifyUrl: string | null;
 }
 

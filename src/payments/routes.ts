@@ -31,7 +31,7 @@ import {
 const tags = ['Payments'];
 
 /**
- * DESIGN §2: a public key (a customer's browser or app) may confirm and read a payment only with
+ * docs/api.md#base-url-and-authentication: a public key (a customer's browser or app) may confirm and read a payment only with
  * the payment's client secret in the `clientSecret` header. A private key needs none.
  */
 function clientSecretForPublicKey(payments: PaymentService) {
@@ -49,7 +49,7 @@ function clientSecretForPublicKey(payments: PaymentService) {
   };
 }
 
-/** DESIGN §10: the Java SDK filters by `customer`, DESIGN §2 by `customerId`; both are taken. */
+/** docs/api.md#compatibility-with-existing-clients: the Java SDK filters by `customer`, docs/api.md#requests by `customerId`; both are taken. */
 function customerFilter(query: ListPaymentsQuery): ListPaymentsQuery {
   const { customer, ...rest } = query;
   if (customer === undefined) return rest;
@@ -59,7 +59,7 @@ function customerFilter(query: ListPaymentsQuery): ListPaymentsQuery {
   return { ...rest, customerId: customer };
 }
 
-/** DESIGN §10: the reason may come in the query string too; sent twice, it must agree. */
+/** docs/api.md#compatibility-with-existing-clients: the reason may come in the query string too; sent twice, it must agree. */
 function cancellationOf(body: CancelPaymentBody, query: CancelPaymentQuery): CancelPaymentBody {
   const fromQuery = query.cancellationReason;
   if (fromQuery === undefined) return body;
@@ -117,7 +117,7 @@ export function paymentRoutes(payments: PaymentService, ids: Pick<Idempotency, '
       },
       async (request) => ok(await payments.list(merchantOf(request), customerFilter(request.query))),
     );
-    // DESIGN §10: the Java SDK updates with POST /payment/{id}, an alias of /payment/{id}/update.
+    // docs/api.md#compatibility-with-existing-clients: the Java SDK updates with POST /payment/{id}, an alias of /payment/{id}/update.
     for (const url of ['/payment/:id/update', '/payment/:id']) {
       app.post(
         url,
@@ -193,7 +193,7 @@ function sendPage(reply: FastifyReply, status: number, html: string) {
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');
 
 /**
- * DESIGN §4, §10: the customer goes back to the merchant's returnUrl with `payment_id`,
+ * docs/api.md#states, docs/api.md#compatibility-with-existing-clients: the customer goes back to the merchant's returnUrl with `payment_id`,
  * `payment_client_secret` and `source_redirect_slug` (an opaque name of this redirect) added to
  * its query, after a `&` when it has one already; the rest of the URL is kept as the merchant wrote it.
  */
@@ -206,7 +206,7 @@ export function returnTarget(returnUrl: string, paymentId: string, clientSecret:
 }
 
 /**
- * The hosted 3-D Secure page (DESIGN §4), outside the key-authenticated API: the customer's
+ * The hosted 3-D Secure page (docs/api.md#states), outside the key-authenticated API: the customer's
  * browser holds no key, only the payment's client secret from nextAction.redirectToUrl.
  */
 export function threeDSecureRoutes(payments: PaymentService) {
@@ -284,7 +284,7 @@ export function threeDSecureRoutes(payments: PaymentService) {
   };
 }
 
-/** After 3-D Secure: back to the merchant's returnUrl (DESIGN §4), or a page that says how it ended. */
+/** After 3-D Secure: back to the merchant's returnUrl (docs/api.md#states), or a page that says how it ended. */
 function answerCompleted(
   reply: FastifyReply,
   { payment, returnUrl }: { payment: Payment; returnUrl: string | null },

@@ -1,4 +1,4 @@
-/** DESIGN §3: the rules a payment must meet before it may be authorized, and how its card is used. */
+/** docs/api.md#tokenization-rules: the rules a payment must meet before it may be authorized, and how its card is used. */
 
 import type { Queryable } from '../db/db.js';
 import type { MerchantContext } from '../http/auth.js';
@@ -8,7 +8,7 @@ import type { PaymentInitiator, ThreeDSecureState } from '../processor/processor
 import type { PaymentContext } from './context.js';
 import type { PaymentRow } from './queries.js';
 
-/** What a payment's own columns say about how its card is used (DESIGN §3). */
+/** What a payment's own columns say about how its card is used (docs/api.md#tokenization-rules). */
 export type Usage = Pick<
   PaymentRow,
   'amount' | 'customer_id' | 'payment_method_id' | 'setup_future_usage' | 'subsequent_initial_type' | 'details'
@@ -26,7 +26,7 @@ export function methodIdOf(row: Pick<PaymentRow, 'id' | 'payment_method_id'>): s
 }
 
 /**
- * DESIGN §10: the payment keeps the card as the rules loaded it, answered as
+ * docs/api.md#compatibility-with-existing-clients: the payment keeps the card as the rules loaded it, answered as
  * `paymentMethodDetails` (a snapshot, as Stripe's charge keeps it): a later change of the
  * payment method's expiry does not rewrite what an earlier payment was made with.
  */
@@ -64,7 +64,7 @@ export async function requireAllowedNotifyUrl(
 }
 
 /**
- * The payment method's own state against the payment (DESIGN §3): detached methods are
+ * The payment method's own state against the payment (docs/api.md#tokenization-rules): detached methods are
  * finished; a method belongs to at most one customer; CIT and MIT need the pair bound by an
  * earlier storing payment.
  */
@@ -125,7 +125,7 @@ function checkUsage(merchant: MerchantContext, usage: Usage): void {
       'required',
     );
   }
-  // SPEC §4.2: a zero-amount authorization only verifies and stores the card.
+  // docs/api.md#tokenization-rules: a zero-amount authorization only verifies and stores the card.
   if (BigInt(usage.amount) === 0n && initiator !== 'first_storing') {
     throw invalidField(
       'amount',

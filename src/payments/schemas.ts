@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { Email, HttpUrl, RepeatedPathId, Shipping, emptyIsAbsent, notFreeText } from '../http/common-schemas.js';
 
-/** DESIGN §2: minor units, as a string of digits or a whole number; at most 12 digits. */
+/** docs/api.md#requests: minor units, as a string of digits or a whole number; at most 12 digits. */
 const Amount = Type.Union(
   [Type.String({ pattern: '^\\d{1,12}$' }), Type.Integer({ minimum: 0, maximum: 999_999_999_999 })],
   {
@@ -41,10 +41,10 @@ const statementRule = 'must not contain < > \\ \' or "';
 
 const LineItem = Type.Object(
   {
-    // SPEC §2.5 types it only as a number, and store plugins send prices with decimals (19.99);
+    // docs/api.md#payments types it only as a number, and store plugins send prices with decimals (19.99);
     // a line item is descriptive (the payment's `amount` is what is charged), so any
     // non-negative number is taken and echoed as sent. Clients also send it as numeric text
-    // ("19.99"), taken as that number (DESIGN §10, request-shapes.ts).
+    // ("19.99"), taken as that number (docs/api.md#compatibility-with-existing-clients, request-shapes.ts).
     amount: Type.Optional(
       Type.Number({
         minimum: 0,
@@ -69,7 +69,7 @@ const LineItem = Type.Object(
   { additionalProperties: false },
 );
 
-/** SPEC §1.5, DESIGN §3; the rules are in recurring.ts. */
+/** docs/api.md#recurring-series, docs/api.md#recurring-series; the rules are in recurring.ts. */
 const Recurring = Type.Object(
   {
     initial: Type.Optional(
@@ -91,7 +91,7 @@ const Recurring = Type.Object(
   {
     additionalProperties: false,
     description:
-      'A recurring series (SPEC §1.5): `{initial: true}` starts one, `{initial: false, relationPaymentId: "pt_…"}` is a merchant-initiated follow-up. Echoed as sent; `{}` is no series',
+      'A recurring series (docs/api.md#recurring-series): `{initial: true}` starts one, `{initial: false, relationPaymentId: "pt_…"}` is a merchant-initiated follow-up. Echoed as sent; `{}` is no series',
   },
 );
 
@@ -100,7 +100,7 @@ const AutomaticPaymentMethods = Type.Object(
   { additionalProperties: false, description: 'Accepted for compatibility; card is the only method' },
 );
 
-/** SPEC §2.5 request fields plus the extras that existing clients send (DESIGN §2). */
+/** docs/api.md#payments request fields plus the extras that existing clients send (docs/api.md#requests). */
 const paymentFields = {
   amount: Amount,
   currency: CurrencyCode,
@@ -126,11 +126,11 @@ const paymentFields = {
   ip: IpAddress,
   confirm: Type.Union([Type.Boolean(), Type.Enum(['true', 'false'])], {
     'x-rule': 'must be true or false',
-    description: '"true" (or true) authorizes at once; answered as the string "true" or "false" (SPEC §2.5)',
+    description: '"true" (or true) authorizes at once; answered as the string "true" or "false" (docs/api.md#payments)',
   }),
   lineItems: Type.Array(LineItem, { maxItems: 100 }),
-  notifyUrl: Url('Dynamic webhook endpoint for this payment (SPEC §6.1)'),
-  // DESIGN §10: store plugins send their order number as a JSON number or as text; it is answered
+  notifyUrl: Url('Dynamic webhook endpoint for this payment (docs/webhooks.md#acknowledgement-and-retries)'),
+  // docs/api.md#compatibility-with-existing-clients: store plugins send their order number as a JSON number or as text; it is answered
   // exactly as sent (a number as the same number), and compared as text.
   orderNo: Type.Union(
     [Type.String({ minLength: 1, maxLength: 64 }), Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER })],
@@ -149,7 +149,7 @@ const paymentFields = {
     description:
       'A payment with stored credentials; omitted on the first, storing payment. A later payment of a recurring series is `mit` (it may be omitted there)',
   }),
-  // DESIGN §2 sets only a maximum; an empty one (as plugins send for "none") is kept as sent.
+  // docs/api.md#requests sets only a maximum; an empty one (as plugins send for "none") is kept as sent.
   statementDescriptor: Type.String({ maxLength: 22, pattern: statementPattern, 'x-rule': statementRule }),
   statementDescriptorSuffix: Type.String({
     maxLength: 10,
@@ -163,7 +163,7 @@ const paymentFields = {
   appScheme: Type.String({ minLength: 1, maxLength: 256, description: 'The app to return to (fromChannel APP)' }),
   openUserId: Type.String({ minLength: 1, maxLength: 128, description: "A third-party platform's user id" }),
   use3D: Type.Boolean({ description: 'Asks for 3-D Secure; refused on MIT, where the cardholder is absent' }),
-  // DESIGN §10: clients send the types in any case, with nulls among them (dropped); card is the
+  // docs/api.md#compatibility-with-existing-clients: clients send the types in any case, with nulls among them (dropped); card is the
   // one type Tessera supports, so a list is taken when it includes card and refused otherwise.
   paymentMethodTypes: Type.Array(
     Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_]{0,31}$', 'x-rule': 'must be a payment method type such as card' }),
@@ -227,7 +227,7 @@ export const CreatePaymentBody = Type.Object(
 );
 export type CreatePaymentBody = Static<typeof CreatePaymentBody>;
 
-/** The path's payment id repeated in an action's body (DESIGN §10: the Java SDK sends `paymentId`, apps `id`). */
+/** The path's payment id repeated in an action's body (docs/api.md#compatibility-with-existing-clients: the Java SDK sends `paymentId`, apps `id`). */
 const repeatedId = {
   id: Type.Optional(RepeatedPathId('payment id')),
   paymentId: Type.Optional(RepeatedPathId('payment id')),
@@ -290,7 +290,7 @@ export const ConfirmPaymentBody = Type.Object(
 );
 export type ConfirmPaymentBody = Static<typeof ConfirmPaymentBody>;
 
-/** Capture is always of the full amount authorized (DESIGN §4). */
+/** Capture is always of the full amount authorized (docs/api.md#states). */
 export const CapturePaymentBody = Type.Object(repeatedId, { additionalProperties: false });
 
 export const cancellationReasons = ['duplicate', 'fraudulent', 'requested_by_customer', 'abandoned'] as const;

@@ -2,7 +2,7 @@
  * The payment service: the operations of src/payments/ composed over one set of dependencies.
  * Each concern is its own module: create.ts (creation), actions.ts (update, confirm, capture,
  * cancel), authorize.ts (the processor's answer recorded), jobs.ts (follow-ups and the sweep),
- * three-d-secure.ts (the hosted page), rules.ts (DESIGN §3), recurring.ts (SPEC §1.5 series),
+ * three-d-secure.ts (the hosted page), rules.ts (docs/api.md#recurring-series), recurring.ts (docs/api.md#recurring-series series),
  * state-changes.ts (transactions and conditional updates through the state table of states.ts),
  * view.ts (the Payment object).
  */
@@ -97,7 +97,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
     capture: (merchant: MerchantContext, id: string) => capturePayment(ctx, merchant, id),
     cancel: (merchant: MerchantContext, id: string, input: CancelPaymentBody) =>
       cancelPayment(ctx, merchant, id, input),
-    /** For a public key's calls (DESIGN §2): whether `given` is the payment's client secret. */
+    /** For a public key's calls (docs/api.md#base-url-and-authentication): whether `given` is the payment's client secret. */
     clientSecretMatches: (paymentId: string, given: string) => ctx.view.secretMatches(paymentId, given),
     challengePage: (paymentId: string, secret: string) => challengePage(ctx, paymentId, secret),
     completeChallenge: (paymentId: string, secret: string, result: 'pass' | 'fail') =>
@@ -111,7 +111,7 @@ export function createPaymentService(deps: PaymentServiceDeps) {
     ) => applyAuthorizationNotice(ctx, ...args),
     applyCaptureNotice: (...args: Parameters<typeof applyCaptureNotice> extends [unknown, ...infer R] ? R : never) =>
       applyCaptureNotice(ctx, ...args),
-    /** The refund columns of payments, for the refunds domain (DESIGN §4). */
+    /** The refund columns of payments, for the refunds domain (docs/api.md#refunds). */
     refundLedger,
     // For src/invoices/ (invoice-payments.ts).
     createForInvoice: (merchant: MerchantContext, request: InvoicePaymentRequest, claim: InvoiceClaim) =>

@@ -1,5 +1,5 @@
 /**
- * The life of a payment (DESIGN §4) in one place: its statuses, every allowed change between
+ * The life of a payment (docs/api.md#states) in one place: its statuses, every allowed change between
  * them, the statuses each operation starts from, and the merchant-facing displayStatus.
  * Every change is made by a conditional update (`… WHERE id = $1 AND status = ANY($2)`) whose
  * $2 and new status come from `paymentStates.transition()`, so two requests racing on one payment
@@ -31,7 +31,7 @@ const transitions: Readonly<Record<PaymentStatus, readonly PaymentStatus[]>> = {
   requires_action: ['processing', 'requires_confirmation', 'canceled'],
   processing: ['processing', 'requires_action', 'requires_capture', 'succeeded', 'failed'],
   requires_capture: ['processing', 'canceled', 'failed'],
-  // SPEC §6.1.4: the after-the-fact reversal of a succeeded payment.
+  // docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one: the after-the-fact reversal of a succeeded payment.
   succeeded: ['failed'],
   failed: [],
   canceled: [],
@@ -66,17 +66,17 @@ export const paymentStates = defineStateTable({
     capture: { from: ['requires_capture'], to: ['processing'] },
     /** The capture's answer; back to requires_capture when the processor could not be reached. */
     finishCapture: { from: ['processing'], to: ['succeeded', 'failed', 'requires_capture'] },
-    /** DESIGN §4: a payment can be canceled before it is processing or succeeded. */
+    /** docs/api.md#states: a payment can be canceled before it is processing or succeeded. */
     cancel: {
       from: ['requires_payment_method', 'requires_confirmation', 'requires_action', 'requires_capture'],
       to: ['canceled'],
     },
-    /** DESIGN §4: an uncaptured pre-authorization is canceled after 7 days. */
+    /** docs/api.md#states: an uncaptured pre-authorization is canceled after 7 days. */
     expirePreAuthorization: { from: ['requires_capture'], to: ['canceled'] },
     /** The processor reversed the payment after the fact (or the issuer the held authorization). */
     reverse: { from: ['succeeded', 'requires_capture'], to: ['failed'] },
     /**
-     * DESIGN §4: a refund reserves part of what the payment received (a captured
+     * docs/api.md#refunds: a refund reserves part of what the payment received (a captured
      * pre-authorization is succeeded too); the payment keeps its status.
      */
     refund: { from: ['succeeded'], to: [] },
@@ -106,7 +106,7 @@ export const displayStatuses = [
 ] as const;
 export type DisplayStatus = (typeof displayStatuses)[number];
 
-/** What a payment received and gave back, in minor units (DESIGN §4). */
+/** What a payment received and gave back, in minor units (docs/api.md#refunds). */
 export interface RefundTotals {
   received: bigint;
   /** Succeeded refunds. */
@@ -118,7 +118,7 @@ export interface RefundTotals {
 const noRefunds: RefundTotals = { received: 0n, refunded: 0n, pending: 0n };
 
 /**
- * DESIGN §4: the merchant-facing summary of a payment. A succeeded payment shows its refunds:
+ * docs/api.md#refunds: the merchant-facing summary of a payment. A succeeded payment shows its refunds:
  * `refund_pending` while one is under way, `refunded` once all it received is refunded,
  * `partially_refunded` before that. (`disputed` comes with disputes.)
  */

@@ -1,8 +1,8 @@
 /**
- * The hosted 3-D Secure challenge page of the sandbox (DESIGN §4): small, self-contained HTML
+ * The hosted 3-D Secure challenge page of the sandbox (docs/api.md#states): small, self-contained HTML
  * with no script and no external resource. The customer's browser reaches it through the
  * payment's nextAction.redirectToUrl; the payment's client secret in its address is what lets
- * it in. Everything merchant-supplied is escaped. In the shopper's language (DESIGN §13: the
+ * it in. Everything merchant-supplied is escaped. In the shopper's language (docs/checkout.md#the-page: the
  * `locale` the hosted checkout hands on in the address, else the browser's Accept-Language), like
  * the hosted checkout and invoice pages that lead to it.
  */

@@ -8,7 +8,7 @@ import { displayStatusOf } from './states.js';
 /** How a payment is shown: to the merchant's API, in webhook bodies, and to the hosted page. */
 export interface PaymentView {
   toPayment(row: PaymentRow): Payment;
-  /** SPEC §2.5: a payment in a webhook body also carries actionStatus. */
+  /** docs/api.md#payments: a payment in a webhook body also carries actionStatus. */
   toEventObject(row: PaymentRow): PaymentEventObject;
   clientSecretOf(paymentId: string): string;
   /** Where a processor's own 3-D Secure page sends the shopper back (docs/processors.md, 3-D Secure). */
@@ -91,7 +91,7 @@ export function createPaymentView({ vault, publicUrl }: { vault: Vault; publicUr
       processorReason: row.processor_reason,
       invoiceId: row.invoice_id,
       use3D: row.use_3d,
-      // DESIGN §10: left out, not null, when there is no action.
+      // docs/api.md#compatibility-with-existing-clients: left out, not null, when there is no action.
       ...(row.status === 'requires_action'
         ? { nextAction: { type: 'redirect', redirectToUrl: challengeUrl(row.id) } }
         : {}),

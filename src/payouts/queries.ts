@@ -152,7 +152,7 @@ export async function claimUnsettled(
   return rows.map((row) => BigInt(row.net));
 }
 
-/** A timestamp as the API writes it (DESIGN §2: ISO 8601 UTC with milliseconds and Z). */
+/** A timestamp as the API writes it (docs/api.md#responses: ISO 8601 UTC with milliseconds and Z). */
 const isoFormat = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
 /** One reconciliation row: a settled entry with what its payment says (orderNo, card). */

@@ -15,7 +15,7 @@ import type {
   RiskInfo,
 } from './processor.js';
 
-/** DESIGN §6: the sandbox test cards whose behaviour is not "succeeds". */
+/** docs/api.md#sandbox-test-cards: the sandbox test cards whose behaviour is not "succeeds". */
 const testCards = {
   declined: '4000000000000002',
   alwaysDeclined: '4000000000000077',
@@ -77,7 +77,7 @@ type ReferenceRefunds = 'a' | 'i' | 'x';
 const refundReferencePattern = /^sbxre_[a-z]{24}_([sf])$/;
 
 /**
- * The built-in sandbox processor (DESIGN §6): deterministic from the card number, so that the
+ * The built-in sandbox processor (docs/api.md#sandbox-test-cards): deterministic from the card number, so that the
  * test cards behave the same on every run and in every process.
  */
 export function createSandboxProcessor({ followUpDelayMs = 3000 }: { followUpDelayMs?: number } = {}): Processor {
@@ -96,14 +96,14 @@ export function createSandboxProcessor({ followUpDelayMs = 3000 }: { followUpDel
         risk: declineRisk,
       });
 
-      // DESIGN §3: a merchant-initiated payment rests on the credential stored by an earlier
+      // docs/api.md#tokenization-rules: a merchant-initiated payment rests on the credential stored by an earlier
       // storing payment; without its network reference the network refuses it.
       if (request.initiator === 'mit' && request.networkTransactionId === null) {
         return decline('processing_error', mitWithoutCredentialMessage);
       }
       if (number === testCards.highRisk) return decline('risk_rejected', declineMessages.risk_rejected, highRisk);
 
-      // DESIGN §3: MIT never meets 3-D Secure, since the cardholder is absent.
+      // docs/api.md#tokenization-rules: MIT never meets 3-D Secure, since the cardholder is absent.
       if (request.initiator !== 'mit') {
         if (request.threeDSecure === 'failed') return decline('authentication_failed');
         const wantsChallenge = number === testCards.threeDSecure || request.threeDSecure === 'requested';
@@ -181,7 +181,7 @@ export function createSandboxProcessor({ followUpDelayMs = 3000 }: { followUpDel
   };
 }
 
-/** DESIGN §6: how the refunds of a payment made with this card behave. */
+/** docs/api.md#sandbox-test-cards: how the refunds of a payment made with this card behave. */
 function refundsOf(number: string): ReferenceRefunds {
   if (number === testCards.refundFails) return 'x';
   if (number === testCards.refundSucceedsAtOnce) return 'i';

@@ -7,7 +7,7 @@ import type { RefundService } from './service.js';
 const tags = ['Refunds'];
 
 /**
- * DESIGN §2/§10: existing clients send `""` for an optional id, enum or number they leave unset,
+ * docs/api.md#responses, docs/api.md#compatibility-with-existing-clients: existing clients send `""` for an optional id, enum or number they leave unset,
  * which means absent (free text such as `note` and `description` keeps `""`).
  */
 function emptyMeansAbsent(part: 'body' | 'query', fields: readonly string[]) {

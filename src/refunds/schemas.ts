@@ -6,7 +6,7 @@ import { refundStatuses } from './states.js';
 export const refundReasons = ['duplicate', 'fraudulent', 'requested_by_customer', 'other'] as const;
 export type RefundReason = (typeof refundReasons)[number];
 
-/** Minor units, more than zero: as the payment amount (DESIGN §2), but "0" refunds nothing. */
+/** Minor units, more than zero: as the payment amount (docs/api.md#requests), but "0" refunds nothing. */
 const RefundAmount = Type.Union(
   [Type.String({ pattern: '^(?!0+$)\\d{1,12}$' }), Type.Integer({ minimum: 1, maximum: 999_999_999_999 })],
   {
@@ -32,7 +32,7 @@ export const CreateRefundBody = Type.Object(
     note: Type.Optional(
       Type.String({ maxLength: 500, description: 'Why the refund is made; required (not empty) with reason `other`' }),
     ),
-    // DESIGN §10: existing clients send a number or `false` here; kept as text.
+    // docs/api.md#compatibility-with-existing-clients: existing clients send a number or `false` here; kept as text.
     description: Type.Optional(
       Type.Union([Type.String({ maxLength: 1000 }), Type.Number(), Type.Literal(false)], {
         'x-rule': 'must be text of at most 1000 characters, a number or false',

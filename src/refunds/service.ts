@@ -18,7 +18,7 @@ import type { CreateRefundBody, ListRefundsQuery, Refund } from './schemas.js';
 import { refundStates, refundStatuses, type RefundOperation, type RefundStatus } from './states.js';
 
 /*
- * Refunds (DESIGN §4). A refund is created pending, in one transaction with the reservation of
+ * Refunds (docs/api.md#refunds). A refund is created pending, in one transaction with the reservation of
  * its amount on the payment and its refund.pending event; only then is the processor asked,
  * outside any transaction, and its answer recorded in a second one: at once (succeeded or
  * failed, with the event), or later by a settlement job when the processor settles it later.
@@ -68,7 +68,7 @@ export function toRefund(row: queries.RefundRow): Refund {
   };
 }
 
-/** DESIGN §10: a description sent as a number or `false` is kept as the text it stands for. */
+/** docs/api.md#compatibility-with-existing-clients: a description sent as a number or `false` is kept as the text it stands for. */
 function descriptionText(value: CreateRefundBody['description']): string | null {
   if (value === undefined) return null;
   if (value === false) return '';
@@ -107,7 +107,7 @@ export function createRefundService(deps: RefundServiceDeps) {
     payment: PaymentForRefund,
   ): Promise<void> {
     const owner = { merchantId: row.merchant_id, mode: row.mode as MerchantScope['mode'] };
-    // DESIGN §5: the refund's events go to its payment's notifyUrl, which the Refund does not carry.
+    // docs/webhooks.md#what-is-sent: the refund's events go to its payment's notifyUrl, which the Refund does not carry.
     recorded.push(await events.record(tx, owner, type, toRefund(row), { notifyUrl: payment.notifyUrl }));
     await deps.onRefundRecorded?.(tx, type, row);
   }
@@ -356,7 +356,7 @@ export function createRefundService(deps: RefundServiceDeps) {
       }
     },
 
-    /** DESIGN §4: a refund of a payment with money received, pending until the processor settles it. */
+    /** docs/api.md#refunds: a refund of a payment with money received, pending until the processor settles it. */
     async create(merchant: MerchantContext, input: CreateRefundBody): Promise<Refund> {
       let amount: bigint | null = null;
       if (input.amount !== undefined) {

@@ -1,5 +1,5 @@
 /**
- * The life of a refund (DESIGN §4) in one place: its statuses, every allowed change between them
+ * The life of a refund (docs/api.md#refunds) in one place: its statuses, every allowed change between them
  * and the statuses each operation starts from. Every change is a conditional update whose guard
  * and new status come from `refundStates.transition()` (src/state-table.ts), so a settlement job
  * and a late processor answer racing on one refund cannot both win.

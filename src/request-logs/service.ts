@@ -44,7 +44,7 @@ export interface RequestLogServiceDeps {
 }
 
 /**
- * The API request log (DESIGN §7 "request logs"): `record` only appends to memory, so a request's
+ * The API request log (docs/dashboard.md#roles "request logs"): `record` only appends to memory, so a request's
  * own path gains no database write; batches are inserted every 100 ms or every 100 rows, and
  * `close` writes what is left. Small batches often, not large ones seldom: a batch holds PGlite's
  * one connection while it is written, and the API's requests wait behind it (docs/performance.md,

@@ -1,5 +1,5 @@
 /**
- * The shoppers' languages (DESIGN §13): the hosted checkout and invoice pages and the card field of
+ * The shoppers' languages (docs/checkout.md#the-page): the hosted checkout and invoice pages and the card field of
  * tessera.js speak the session's `locale`, else the browser's Accept-Language, else English.
  */
 

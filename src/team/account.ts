@@ -23,7 +23,7 @@ interface AccountActor {
 
 /**
  * Two-factor sign-in of a member (enrol, confirm, disable, the code step of sign-in), the team's
- * requirement of it, and ownership transfer (issue 11, DESIGN §7).
+ * requirement of it, and ownership transfer (issue 11, docs/dashboard.md#roles).
  */
 export function accountActions({ db, clock, twoFactor, audit, openSession }: AccountDeps) {
   async function self(actor: AccountActor): Promise<queries.MemberRow> {

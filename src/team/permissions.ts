@@ -1,5 +1,5 @@
 /**
- * The role matrix of DESIGN §7 and issue 11, as ONE table: every dashboard action names one of
+ * The role matrix of docs/dashboard.md#roles and issue 11, as ONE table: every dashboard action names one of
  * these permissions, and the server checks it (a hidden button is not a permission). docs/dashboard.md
  * shows the same table; test/dashboard-roles.test.ts checks every role against every gated action.
  */
@@ -30,7 +30,7 @@ export const permissions = {
   'invoices.resend': ['owner', 'administrator', 'support'],
   /** Create a draft, finalize, void. */
   'invoices.manage': managers,
-  /** Webhook endpoints, token reveal and roll, deliveries and resend, events, API request logs (SPEC §5.4). */
+  /** Webhook endpoints, token reveal and roll, deliveries and resend, events, API request logs (docs/dashboard.md#roles). */
   'webhooks.read': developers,
   'webhooks.manage': developers,
   'webhooks.reveal_token': developers,

@@ -252,7 +252,7 @@ export async function deleteSessionsOfMember(db: Queryable, memberId: string): P
 // ── Sign-in rate limit ────────────────────────────────────────────────────────────────────────
 
 /**
- * DESIGN §11: an attempt is written as a failure of each subject before the password or code is
+ * docs/operations.md#topology: an attempt is written as a failure of each subject before the password or code is
  * checked, and committed; only then are the subjects' failures counted. Each attempt's count
  * includes itself and every attempt written before it, so however many arrive at once, on however
  * many processes, at most `limit` of them find the count within the limit and are checked.

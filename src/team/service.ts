@@ -178,7 +178,7 @@ export function createTeamService({ db, clock, mail, publicUrl, vault }: TeamSer
   async function manageable(actor: Actor, memberId: string): Promise<queries.MemberRow> {
     const member = await queries.selectMember(db, actor.merchantId, memberId);
     if (!member) throw new ApiError('resource_missing', 'No such team member', { param: 'id' });
-    // DESIGN §7: an Administrator manages the team, but not the Owner; nobody demotes or removes themselves.
+    // docs/dashboard.md#roles: an Administrator manages the team, but not the Owner; nobody demotes or removes themselves.
     if (member.role === 'owner' && actor.role !== 'owner')
       throw new ApiError('permission_denied', 'Only the Owner can change the Owner');
     if (member.id === actor.memberId)
@@ -220,7 +220,7 @@ export function createTeamService({ db, clock, mail, publicUrl, vault }: TeamSer
       const now = clock.now();
       const account = `account:${email.trim().toLowerCase()}`;
       const address = `address:${clientAddress}`;
-      // Counted before the password is checked (DESIGN §11): attempts sent at once cannot all
+      // Counted before the password is checked (docs/operations.md#topology): attempts sent at once cannot all
       // pass the count, on one process or many. The attempt is a failure unless the password is right.
       const attempt = randomBytes(12).toString('hex');
       const [addressCount, accountCount] = await queries.reserveSignInAttempt(
@@ -371,7 +371,7 @@ export function createTeamService({ db, clock, mail, publicUrl, vault }: TeamSer
       return (await queries.selectMembers(db, merchantId)).map(toMember);
     },
 
-    /** Checks a permission; a refusal is audited (DESIGN §7) and thrown as permission_denied. */
+    /** Checks a permission; a refusal is audited (docs/dashboard.md#roles) and thrown as permission_denied. */
     async require(actor: Actor, permission: Permission): Promise<void> {
       if (can(actor.role, permission)) return;
       await audit(actor, `permission.denied:${permission}`, null);

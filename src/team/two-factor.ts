@@ -51,7 +51,7 @@ export function createTwoFactor({ db, clock, vault, signInWindowMs }: TwoFactorD
    */
   async function check(member: queries.MemberRow, encrypted: string | null, code: string): Promise<CodeCheck> {
     const now = clock.now();
-    // Counted before the code is checked, as sign-in is (DESIGN §11): codes sent at once cannot
+    // Counted before the code is checked, as sign-in is (docs/operations.md#topology): codes sent at once cannot
     // all pass the count. The attempt stays a failure (refused ones too) unless the code is right.
     const [failures] = await queries.reserveSignInAttempt(
       db,

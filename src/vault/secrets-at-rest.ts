@@ -17,7 +17,7 @@ export interface SecretTable {
 export const legacyKeyContext = (merchantId: string) => `legacy:${merchantId}`;
 /** A team member's TOTP secret, confirmed or pending. */
 export const teamMemberContext = (memberId: string) => `team_member:${memberId}`;
-/** A stored Idempotency-Key answer (DESIGN §2), bound to its merchant, mode and key. */
+/** A stored Idempotency-Key answer (docs/api.md#idempotency), bound to its merchant, mode and key. */
 export const idempotencyContext = (merchantId: string, mode: string, key: string) =>
   `idempotency:${merchantId}:${mode}:${key}`;
 

@@ -2,12 +2,11 @@ import { distance as levenshtein } from 'fastest-levenshtein';
 import { eventTypes, type EventType } from '../events/schemas.js';
 
 /**
- * SPEC §6.4 / DESIGN §5: the `type` of the endpoint notification, `endpoint_<group>.<group>_<action>`
+ * docs/webhooks.md#what-is-sent / docs/webhooks.md#what-is-sent: the `type` of the endpoint notification, `endpoint_<group>.<group>_<action>`
  * for the event code `<group>.<action>` (payment.succeeded → endpoint_payment.payment_succeeded,
  * refund.pending → endpoint_refund.refund_pending).
  *
- * The group keeps the case the code is written in: DESIGN §5 sends event codes exactly as SPEC
- * §6.2 writes them, so Invoice.sent becomes endpoint_Invoice.Invoice_sent (not
+ * The group keeps the case the code is written in: docs/webhooks.md#what-is-sent sends event codes exactly as docs/webhooks.md#event-codes writes them, so Invoice.sent becomes endpoint_Invoice.Invoice_sent (not
  * endpoint_invoice.invoice_sent). The mapping is then mechanical and one-to-one, and a merchant
  * can always go back from the endpoint form to the code it subscribed to.
  */
@@ -19,12 +18,12 @@ export function endpointEventType(code: string): string {
   return `endpoint_${group}.${group}_${action}`;
 }
 
-/** Every SPEC §6.2 code with its endpoint form, for documentation and tests. */
+/** Every docs/webhooks.md#event-codes code with its endpoint form, for documentation and tests. */
 export const endpointEventTypes: ReadonlyArray<readonly [EventType, string]> = eventTypes.map(
   (code) => [code, endpointEventType(code)] as const,
 );
 
-/** Each name an event code may be given by, lower-cased, to the code as SPEC §6.2 writes it. */
+/** Each name an event code may be given by, lower-cased, to the code as docs/webhooks.md#event-codes writes it. */
 const codesByName = new Map<string, EventType>(
   endpointEventTypes.flatMap(([code, endpointForm]) => [
     [code.toLowerCase(), code],
@@ -33,8 +32,8 @@ const codesByName = new Map<string, EventType>(
 );
 
 /**
- * DESIGN §12: an event code given by either of its names (`payment.succeeded` or
- * `endpoint_payment.payment_succeeded`), in any letter case, as SPEC §6.2 writes it; undefined
+ * docs/webhooks.md#endpoints-and-tokens: an event code given by either of its names (`payment.succeeded` or
+ * `endpoint_payment.payment_succeeded`), in any letter case, as docs/webhooks.md#event-codes writes it; undefined
  * when it names no event.
  */
 export function resolveEventCode(name: string): EventType | undefined {

@@ -25,7 +25,7 @@ type PostAnswer =
       status: number;
       /** The start of the response body as text, enough to tell `success` from anything else. */
       body: string;
-      /** The first 1 KiB of the response body as text (DESIGN §5 attempt log). */
+      /** The first 1 KiB of the response body as text (docs/webhooks.md#acknowledgement-and-retries attempt log). */
       excerpt: string;
     }
   | { ok: false; error: string };
@@ -37,7 +37,7 @@ export interface WebhookHttpClient {
 }
 
 export interface WebhookHttpClientOptions {
-  /** SPEC §6.1 / DESIGN §5: an attempt that has not been fully answered within this time fails. */
+  /** docs/webhooks.md#acknowledgement-and-retries / docs/webhooks.md#acknowledgement-and-retries: an attempt that has not been fully answered within this time fails. */
   timeoutMs: number;
   /**
    * NODE_ENV=production: connect only to public addresses. The address is checked when the name
@@ -52,9 +52,9 @@ export interface WebhookHttpClientOptions {
   allowPrivate?: boolean;
   /** Resolves a host name for a connection (all addresses); the system resolver by default. For tests. */
   resolve?: (hostname: string) => Promise<LookupAddress[]>;
-  /** DESIGN §15: every connection goes through this HTTP CONNECT proxy (TESSERA_WEBHOOK_PROXY). */
+  /** docs/webhooks.md#sending-addresses-allow-lists: every connection goes through this HTTP CONNECT proxy (TESSERA_WEBHOOK_PROXY). */
   proxy?: EgressProxy;
-  /** DESIGN §15: connections leave from these local addresses, in turn (TESSERA_WEBHOOK_SOURCE_ADDRESSES). */
+  /** docs/webhooks.md#sending-addresses-allow-lists: connections leave from these local addresses, in turn (TESSERA_WEBHOOK_SOURCE_ADDRESSES). */
   sourceAddresses?: readonly string[];
 }
 

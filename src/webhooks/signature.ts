@@ -1,6 +1,6 @@
 import { createHmac, createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 
-/** SPEC §6.3 `request-time`: UTC, `yyyy-MM-dd'T'HH:mm:ss`. */
+/** docs/webhooks.md#what-is-sent `request-time`: UTC, `yyyy-MM-dd'T'HH:mm:ss`. */
 export function formatRequestTime(date: Date): string {
   // Every attempt of the same second has the same text: formatted once per second.
   const second = Math.floor(date.getTime() / 1000);
@@ -17,8 +17,8 @@ let lastText = '';
 export type SignatureCase = 'upper' | 'lower';
 
 /**
- * SPEC §6.3: HMAC-SHA256 keyed with the endpoint's token over `<request-time>.<raw body>`, sent as
- * hex in the endpoint's letter case (DESIGN §5): upper by default, as SPEC §6.3's sample and the
+ * docs/webhooks.md#what-is-sent: HMAC-SHA256 keyed with the endpoint's token over `<request-time>.<raw body>`, sent as
+ * hex in the endpoint's letter case (docs/webhooks.md#what-is-sent): upper by default, as the sample (docs/webhooks.md#what-is-sent) and the
  * provider's PHP SDK; lower for verifiers that compare case-sensitively with lower-case hex (its Java SDK).
  */
 export function signWebhook(
@@ -31,14 +31,14 @@ export function signWebhook(
   return letterCase === 'upper' ? hex.toUpperCase() : hex;
 }
 
-/** DESIGN §12: how an endpoint's notifications are signed and which headers carry it. */
+/** docs/webhooks.md#standard-webhooks-format: how an endpoint's notifications are signed and which headers carry it. */
 export const webhookFormats = ['moneycollect', 'standard'] as const;
 export type WebhookFormat = (typeof webhookFormats)[number];
 
 const standardSecretPrefix = 'whsec_';
 
 /**
- * Standard Webhooks (https://www.standardwebhooks.com, DESIGN §12): the secret `whsec_<base64>`
+ * Standard Webhooks (https://www.standardwebhooks.com, docs/webhooks.md#standard-webhooks-format): the secret `whsec_<base64>`
  * keys the HMAC with the bytes its base64 part decodes to. An endpoint token is `whsec_` and 48
  * base62 characters, all of them base64 characters (48 = 36 bytes, no padding), so the token a
  * merchant already has is a valid Standard Webhooks secret as it is: changing an endpoint's format
@@ -49,7 +49,7 @@ export function standardWebhookKey(token: string): Buffer {
   return Buffer.from(encoded, 'base64');
 }
 
-/** DESIGN §12 / docs/decisions/0026: how a standard-format endpoint signs, as Svix offers. */
+/** docs/webhooks.md#standard-webhooks-format / docs/decisions/0026: how a standard-format endpoint signs, as Svix offers. */
 export const signatureAlgorithms = ['hmac-sha256', 'ed25519'] as const;
 export type SignatureAlgorithm = (typeof signatureAlgorithms)[number];
 
@@ -102,7 +102,7 @@ function ed25519PrivateKey(secretKey: string): KeyObject {
 /**
  * Standard Webhooks `webhook-signature`: one signature per key, separated by spaces — `v1,` + base64
  * HMAC-SHA256 for a `whsec_` token, `v1a,` + base64 ed25519 for a `whsk_` secret key, both over
- * `<id>.<timestamp>.<body>` (DESIGN §12: during a roll's grace period the new and the old key both
+ * `<id>.<timestamp>.<body>` (docs/webhooks.md#standard-webhooks-format: during a roll's grace period the new and the old key both
  * sign, so a receiver verifying with either accepts the notification, even across a change of
  * algorithm).
  */

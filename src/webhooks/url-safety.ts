@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 
 /*
- * SSRF protection for webhook URLs (issue 3, DESIGN §5). In production a webhook may only reach
+ * SSRF protection for webhook URLs (issue 3, docs/webhooks.md#endpoints-and-tokens). In production a webhook may only reach
  * public unicast addresses: a merchant (or whoever holds its API key) must not be able to make
  * Tessera POST to its own loopback, the private network it runs in, or the cloud metadata service.
  * The check here runs when a URL is saved; the delivery client checks the address it actually

@@ -1,5 +1,5 @@
 /**
- * Several `tessera start` processes on one PostgreSQL (DESIGN §11), each a real process started
+ * Several `tessera start` processes on one PostgreSQL (docs/operations.md#topology), each a real process started
  * here on a free loopback port.
  *
  * - `startFleet({ ctx, apiProcesses, env })`: on the database of a test's Tessera, sharing its keys

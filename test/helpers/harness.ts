@@ -263,7 +263,7 @@ export async function scrapedMetric(context: TestContext, series: string): Promi
 }
 
 /**
- * DESIGN §12: a new merchant's dynamic (notifyUrl) endpoint sends no legacy notification unless
+ * docs/decisions/0014-legacy-opt-in-and-sequence.md: a new merchant's dynamic (notifyUrl) endpoint sends no legacy notification unless
  * asked; tests of both kinds on notifyUrl ask for it.
  */
 export async function legacyOnDynamicEndpoint(merchant: TestMerchant): Promise<void> {

@@ -144,7 +144,7 @@ export async function refusingUrl(path = '/webhook'): Promise<string> {
 }
 
 /*
- * What the provider's PHP SDK does before verifying (DESIGN §5):
+ * What the provider's PHP SDK does before verifying (docs/webhooks.md#what-is-sent):
  * json_encode(json_decode($body, true), JSON_UNESCAPED_SLASHES), written independently of
  * src/events/canonical-json.ts so that tests can compare the two. PHP escapes every non-ASCII
  * UTF-16 unit as \u with lower-case hex, escapes control characters, leaves '/' and DEL alone,

@@ -77,7 +77,7 @@
       // The field's language: mountCard's, else Tessera()'s, else the shopper's browser (Accept-Language).
       var locale = (mountOptions && mountOptions.locale) || (options && options.locale);
       if (typeof locale === 'string' && locale !== '') query.set('locale', locale);
-      // The Pay button shows the amount in the shopper's language (DESIGN §13): mountCard's amount
+      // The Pay button shows the amount in the shopper's language (docs/checkout.md#the-page): mountCard's amount
       // (minor units, as the API takes it) and currency, written by the frame, put on payButton.
       var amount = mountOptions && mountOptions.amount;
       var currency = mountOptions && mountOptions.currency;

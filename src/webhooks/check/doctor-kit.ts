@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import type { DoctorBody, DoctorFinding } from './doctor-schemas.js';
 
 /*
- * What both doctors (SPEC §6.3 headers in doctor.ts, Standard Webhooks in doctor-standard.ts) share:
+ * What both doctors (docs/webhooks.md#what-is-sent headers in doctor.ts, Standard Webhooks in doctor-standard.ts) share:
  * the keys tried, the bodies tried, header lookup and the "body changed" finding.
  */
 
@@ -36,7 +36,7 @@ export function headerPairs(headers: DoctorBody['headers']): Array<[string, stri
   return pairs;
 }
 
-/** The header's value, and whether it carried exactly the capitalisation Tessera sends (DESIGN §5). */
+/** The header's value, and whether it carried exactly the capitalisation Tessera sends (docs/webhooks.md#what-is-sent). */
 export function findHeader(
   pairs: Array<[string, string]>,
   name: string,

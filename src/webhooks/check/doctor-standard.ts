@@ -5,8 +5,8 @@ import { bodyChanged, findHeader, type Candidate, type Key } from './doctor-kit.
 import type { DoctorFinding } from './doctor-schemas.js';
 
 /*
- * The doctor for Standard Webhooks headers (DESIGN §12, docs/decisions/0015 and 0026): the same
- * questions as for SPEC §6.3's headers — which header is missing, is the time acceptable, which key
+ * The doctor for Standard Webhooks headers (docs/webhooks.md#standard-webhooks-format, docs/decisions/0015 and 0026): the same
+ * questions as for the headers (docs/webhooks.md#what-is-sent) — which header is missing, is the time acceptable, which key
  * and which body the signature matches — plus the three ways receivers of this format usually fail:
  * the `whsec_` prefix (the key is the bytes its base64 part decodes to), the 5-minute tolerance of
  * `webhook-timestamp` (Unix seconds), and the signature list (space-separated `v1,`/`v1a,` entries,

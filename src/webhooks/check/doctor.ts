@@ -17,7 +17,7 @@ import type { WebhookEndpointService } from '../endpoints/service.js';
  * key", "the token you gave"), never shown.
  */
 
-/** SPEC §6.3: request-time within three minutes either way. */
+/** docs/webhooks.md#what-is-sent: request-time within three minutes either way. */
 const toleranceSeconds = 180;
 
 export interface WebhookDoctorDeps {
@@ -77,7 +77,7 @@ export function createWebhookDoctor({ db, clock, webhookEndpoints }: WebhookDoct
         {
           code: 'malformed_request_time',
           severity: 'problem',
-          message: `Request-Time ${JSON.stringify(requestTime)} is not yyyy-MM-dd'T'HH:mm:ss (UTC, SPEC §6.3)`,
+          message: `Request-Time ${JSON.stringify(requestTime)} is not yyyy-MM-dd'T'HH:mm:ss (UTC, docs/webhooks.md#what-is-sent)`,
         },
       ];
     }
@@ -90,7 +90,7 @@ export function createWebhookDoctor({ db, clock, webhookEndpoints }: WebhookDoct
         severity: 'problem',
         message:
           `Request-Time is ${Math.abs(skew)} s ${skew > 0 ? 'behind' : 'ahead of'} Tessera's clock ` +
-          `(${isoTimestamp(clock.now())}); SPEC §6.3 accepts 3 minutes either way. Request-Time is UTC ` +
+          `(${isoTimestamp(clock.now())}); docs/webhooks.md#what-is-sent accepts 3 minutes either way. Request-Time is UTC ` +
           'without a zone: parse it as UTC, keep the receiver clock synchronised (NTP), and if this request ' +
           'was captured a while ago, try a fresh one.',
       },
@@ -120,7 +120,7 @@ export function createWebhookDoctor({ db, clock, webhookEndpoints }: WebhookDoct
           severity: 'problem',
           message:
             "Signed with the merchant's legacy key: this is the legacy notification kind (type without " +
-            '`endpoint_`, SPEC §6.4), sent only to endpoints with legacyNotifications on (off by default for ' +
+            '`endpoint_`, docs/webhooks.md#what-is-sent), sent only to endpoints with legacyNotifications on (off by default for ' +
             'endpoints created since it became opt-in). It never verifies with an endpoint token: acknowledge it ' +
             'with "success" without processing it, or switch legacyNotifications off.',
         });
@@ -172,7 +172,7 @@ export function createWebhookDoctor({ db, clock, webhookEndpoints }: WebhookDoct
         (input.endpointId === undefined ? undefined : keys.find((key) => key.endpointId === input.endpointId));
       const pairs = headerPairs(input.headers);
       if (hasStandardHeaders(pairs)) {
-        // DESIGN §12: an endpoint in the standard format; the SPEC §6.3 headers are not expected.
+        // docs/webhooks.md#standard-webhooks-format: an endpoint in the standard format; the docs/webhooks.md#what-is-sent headers are not expected.
         const candidates = await candidatesOf(merchant, input.body);
         findings.push(...standardFindings({ pairs, body: input.body, keys, candidates, intended, now: clock.now() }));
         return report(findings, 'webhook-timestamp is within 5 minutes');

@@ -8,7 +8,7 @@ import { WebhookEndpointParams } from '../endpoints/schemas.js';
 
 const tags = ['Webhook endpoints'];
 
-// Like the rest of webhooks (DESIGN §7): the private key only, a public key is refused before these run.
+// Like the rest of webhooks (docs/dashboard.md#roles): the private key only, a public key is refused before these run.
 export function webhookCheckRoutes(checks: WebhookCheckService, doctor: WebhookDoctor) {
   return (app: App) => {
     app.post(

@@ -3,7 +3,7 @@ import { ListQuery } from '../../http/envelope.js';
 import { HttpUrl, Timestamp } from '../../http/common-schemas.js';
 import { SendingAddresses } from '../egress/sending-addresses.js';
 
-/** The cases of a go-live check, in the order they are sent (DESIGN §5, issue 12). */
+/** The cases of a go-live check, in the order they are sent (docs/webhooks.md#go-live-check, issue 12). */
 export const checkCaseNames = [
   'valid',
   'duplicate',

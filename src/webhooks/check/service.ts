@@ -23,14 +23,14 @@ import {
 import { sendingAddressesView } from '../egress/sending-addresses.js';
 
 /*
- * The go-live check (issue 12, DESIGN §5): test deliveries to a merchant's endpoint, each with the
+ * The go-live check (issue 12, docs/webhooks.md#go-live-check): test deliveries to a merchant's endpoint, each with the
  * real headers and signing, and a verdict per case on what the endpoint answered. The bodies carry
  * `"test": true` and ids of the form chk_… that are stored nowhere, so a merchant's code cannot
  * take them for real payments.
  */
 
 /**
- * SPEC §6.3 advises three minutes either way; the check's skewed cases are a minute beyond that.
+ * docs/webhooks.md#what-is-sent advises three minutes either way; the check's skewed cases are a minute beyond that.
  * Standard Webhooks libraries accept five minutes: the standard format's skewed cases are six.
  */
 const skewSecondsOf: Record<WebhookFormat, number> = { moneycollect: 4 * 60, standard: 6 * 60 };
@@ -40,9 +40,9 @@ export interface WebhookCheckServiceDeps {
   clock: Clock;
   webhookEndpoints: Pick<WebhookEndpointService, 'retrieve' | 'tokenFor' | 'legacyKeyFor' | 'requireAllowedUrl'>;
   httpClient: WebhookHttpClient;
-  /** DESIGN §15: the addresses the live deliveries come from, shown with every check. */
+  /** docs/webhooks.md#sending-addresses-allow-lists: the addresses the live deliveries come from, shown with every check. */
   sendingAddresses: readonly string[];
-  /** The delivery timeout (DESIGN §5: 10 s): an answer later than this fails `within_timeout`. */
+  /** The delivery timeout (docs/webhooks.md#acknowledgement-and-retries: 10 s): an answer later than this fails `within_timeout`. */
   timeoutMs: number;
 }
 
@@ -50,7 +50,7 @@ export interface WebhookCheckServiceDeps {
 interface TestDelivery {
   name: Exclude<CheckCaseName, 'within_timeout'>;
   wantSuccess: boolean;
-  /** The headers of a real delivery in the endpoint's format (DESIGN §5, §12). */
+  /** The headers of a real delivery in the endpoint's format (docs/webhooks.md#what-is-sent, docs/webhooks.md#standard-webhooks-format). */
   headers: Record<string, string>;
   body: string;
 }
@@ -63,7 +63,7 @@ interface Signing {
   format: WebhookFormat;
 }
 
-/** SPEC §6.3 headers, as the legacy kind and moneycollect-format endpoints get them. */
+/** docs/webhooks.md#what-is-sent headers, as the legacy kind and moneycollect-format endpoints get them. */
 function moneycollectHeaders(key: string, at: Date, body: string, letterCase: SignatureCase): Record<string, string> {
   const requestTime = formatRequestTime(at);
   return {
@@ -73,7 +73,7 @@ function moneycollectHeaders(key: string, at: Date, body: string, letterCase: Si
   };
 }
 
-/** Standard Webhooks headers (DESIGN §12); the message id is the test event's id. */
+/** Standard Webhooks headers (docs/webhooks.md#standard-webhooks-format); the message id is the test event's id. */
 function standardHeaders(key: string, at: Date, body: string): Record<string, string> {
   const messageId = (JSON.parse(body) as { id: string }).id;
   const timestamp = Math.floor(at.getTime() / 1000);
@@ -92,7 +92,7 @@ interface Sent {
 }
 
 /**
- * The test event: shaped like a payment.succeeded notification (with its `sequence`, DESIGN §12: 1,
+ * The test event: shaped like a payment.succeeded notification (with its `sequence`, docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one: 1,
  * the first event of an object that exists nowhere else), marked as a test, about nothing real.
  */
 function testEvent(eventId: string, objectId: string, type: string, created: string, amount: string) {
@@ -113,7 +113,7 @@ function otherKeyLike(token: string): string {
 }
 
 /**
- * `legacyOn`: the endpoint receives the legacy kind (legacyNotifications). DESIGN §12: it must then
+ * `legacyOn`: the endpoint receives the legacy kind (legacyNotifications). docs/decisions/0014-legacy-opt-in-and-sequence.md: it must then
  * acknowledge it (`success`, without processing it), or every event's legacy notification is
  * retried for 25 hours; without it, a notification that does not verify is refused like any other.
  */
@@ -140,7 +140,7 @@ function plan(now: Date, signing: Signing, legacyOn: boolean): TestDelivery[] {
   const changedFrom = other();
   return [
     signed('valid', true, token, at(0)),
-    // A retry repeats the body byte for byte with a new request-time (SPEC §6.1.4).
+    // A retry repeats the body byte for byte with a new request-time (docs/webhooks.md#sequence-telling-a-stale-event-from-a-new-one).
     signed('duplicate', true, token, at(0)),
     // Another key of the endpoint's own algorithm: an ed25519 receiver then sees a well-formed `v1a,`
     // signature that its public key does not verify.
@@ -152,7 +152,7 @@ function plan(now: Date, signing: Signing, legacyOn: boolean): TestDelivery[] {
       // Signed, then a field altered, as a man in the middle would.
       body: changedFrom.replace('"amount":"100"', '"amount":"100000"'),
     },
-    // The legacy kind is always sent as SPEC §6.3 writes (DESIGN §12), whatever the endpoint's format.
+    // The legacy kind is always sent as docs/webhooks.md#what-is-sent writes (docs/decisions/0014-legacy-opt-in-and-sequence.md), whatever the endpoint's format.
     {
       name: 'legacy_kind',
       wantSuccess: legacyOn,
@@ -167,19 +167,20 @@ const wrongAnswerReasons: Record<TestDelivery['name'], string> = {
   duplicate: 'a repeat of the valid delivery (same body and id); it must be acknowledged again',
   bad_signature: 'a delivery whose Signature was made with another token',
   stale_request_time:
-    'a correctly signed delivery whose Request-Time is 4 minutes old (SPEC §6.3: 3 minutes at most; ' +
+    'a correctly signed delivery whose Request-Time is 4 minutes old (docs/webhooks.md#what-is-sent: 3 minutes at most; ' +
     'standard format: webhook-timestamp 6 minutes old, 5 at most)',
   future_request_time:
-    'a correctly signed delivery whose Request-Time is 4 minutes ahead (SPEC §6.3: 3 minutes at most; ' +
+    'a correctly signed delivery whose Request-Time is 4 minutes ahead (docs/webhooks.md#what-is-sent: 3 minutes at most; ' +
     'standard format: webhook-timestamp 6 minutes ahead, 5 at most)',
   changed_body: 'a delivery whose body was altered after it was signed',
-  legacy_kind: 'the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it)',
+  legacy_kind:
+    'the legacy notification kind, signed with the legacy key (docs/webhooks.md#what-is-sent: new integrations ignore it)',
 };
 
 /** The legacy kind to an endpoint that asked for it (legacyNotifications on). */
 const legacyOnReason =
   'the legacy notification kind, which this endpoint receives (legacyNotifications on): it is acknowledged ' +
-  'with "success" and not processed (SPEC §6.4), or it is retried for 25 hours';
+  'with "success" and not processed (docs/webhooks.md#what-is-sent), or it is retried for 25 hours';
 
 function judge({ delivery, outcome, latencyMs }: Sent): WebhookCheckCase {
   const what =
@@ -192,7 +193,7 @@ function judge({ delivery, outcome, latencyMs }: Sent): WebhookCheckCase {
       reason: `No answer to ${what}: ${outcome.error}`,
     };
   }
-  // DESIGN §5: acknowledged = HTTP 2xx and a body that is `success`, surrounding white space ignored.
+  // docs/webhooks.md#acknowledgement-and-retries: acknowledged = HTTP 2xx and a body that is `success`, surrounding white space ignored.
   const acknowledged = outcome.status >= 200 && outcome.status < 300 && outcome.body.trim() === 'success';
   const answer = `HTTP ${outcome.status}${acknowledged ? ' success' : ''}`;
   if (delivery.wantSuccess) {
@@ -271,7 +272,7 @@ export function createWebhookCheckService({
       const sent: Sent[] = [];
       const signing = { token, legacyKey, letterCase: endpoint.signatureCase, format: endpoint.format };
       for (const delivery of plan(clock.now(), signing, endpoint.legacyNotifications)) {
-        // The headers of a real delivery, with DESIGN §5's capitalisations.
+        // The headers of a real delivery, with the capitalisations (docs/webhooks.md#what-is-sent).
         const outcome = await httpClient.post(url, delivery.headers, delivery.body);
         sent.push({ delivery, outcome, latencyMs: outcome.durationMs });
       }

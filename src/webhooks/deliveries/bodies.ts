@@ -3,7 +3,7 @@ import { endpointEventType } from '../event-types.js';
 import type { DeliveryKind } from './schemas.js';
 
 /*
- * A delivery's body (DESIGN §5, SPEC §6.4): the exact bytes every attempt sends. Both kinds are made
+ * A delivery's body (docs/webhooks.md#acknowledgement-and-retries, docs/webhooks.md#what-is-sent): the exact bytes every attempt sends. Both kinds are made
  * from the event's stored body, which never changes: the legacy kind sends it as stored, the
  * endpoint kind with its `type` in the `endpoint_` form. A delivery planned since migration 0180
  * keeps no body of its own (NULL) and is sent with the one made from its event here; a delivery

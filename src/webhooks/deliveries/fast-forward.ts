@@ -17,7 +17,7 @@ import { toWebhookDelivery } from './service.js';
  */
 
 export const defaultTimeFactor = 3600;
-/** At most: a day's waits in 2.5 s; SPEC §6.1's 25 hours in about a second. */
+/** At most: a day's waits in 2.5 s; docs/webhooks.md#acknowledgement-and-retries's 25 hours in about a second. */
 export const maxTimeFactor = 86_400;
 
 export const FastForwardBody = Type.Object(
@@ -27,7 +27,7 @@ export const FastForwardBody = Type.Object(
         minimum: 1,
         maximum: maxTimeFactor,
         description:
-          `Each remaining wait is divided by this (default ${defaultTimeFactor}: the 25 hours of SPEC §6.1 take 25 s; ` +
+          `Each remaining wait is divided by this (default ${defaultTimeFactor}: the 25 hours of docs/webhooks.md#acknowledgement-and-retries take 25 s; ` +
           `1 … ${maxTimeFactor}).`,
       }),
     ),
@@ -42,7 +42,7 @@ export function createFastForward({ db, clock, wake }: { db: Db; clock: Clock; w
       if (merchant.mode !== 'test') {
         throw new ApiError(
           'permission_denied',
-          'fast_forward is for test mode only: live deliveries keep the SPEC §6.1 schedule',
+          'fast_forward is for test mode only: live deliveries keep the docs/webhooks.md#acknowledgement-and-retries schedule',
           { param: 'id', rule: 'test_mode_only' },
         );
       }

@@ -7,7 +7,7 @@ import type { DeliveryKind, DeliveryStatus } from './schemas.js';
 export interface DeliveryRow {
   id: string;
   event_id: string;
-  /** The code of the event (SPEC §6.2), read from the events table. */
+  /** The code of the event (docs/webhooks.md#event-codes), read from the events table. */
   event_type: string;
   endpoint_id: string;
   url: string;
@@ -94,7 +94,7 @@ export interface DeliveryPlan {
 }
 
 /**
- * DESIGN §5 planning in one statement: a delivery per target and kind, for the merchant's
+ * docs/webhooks.md#what-is-sent planning in one statement: a delivery per target and kind, for the merchant's
  * enabled static endpoints subscribed to the event type (oldest first) and then the notifyUrl
  * through the dynamic endpoint if that is enabled; `legacy` only where legacyNotifications is
  * on. It runs as part of the event's own insert (events/queries.ts insertEvent), reading the new

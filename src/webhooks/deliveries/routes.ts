@@ -14,12 +14,12 @@ import type { WebhookDeliveryService } from './service.js';
 
 const tags = ['Webhook deliveries'];
 
-/** A resend's body is optional (DESIGN §2 names `POST /events/{id}/resend` alone): no body is `{}`. */
+/** A resend's body is optional (docs/api.md#responses names `POST /events/{id}/resend` alone): no body is `{}`. */
 async function emptyBodyIsEmptyObject(request: FastifyRequest): Promise<void> {
   if (request.body === undefined || request.body === null) request.body = {};
 }
 
-// SPEC §5.4 / DESIGN §7: like endpoints, deliveries are for Owner, Administrator and Developer;
+// docs/dashboard.md#roles / docs/dashboard.md#roles: like endpoints, deliveries are for Owner, Administrator and Developer;
 // the private key acts for them and a public key is refused before these handlers run.
 export function webhookDeliveryRoutes(deliveries: WebhookDeliveryService) {
   return (app: App) => {
@@ -29,7 +29,7 @@ export function webhookDeliveryRoutes(deliveries: WebhookDeliveryService) {
         schema: {
           tags,
           description:
-            'The deliveries of an event, newest first: one per target and notification kind (SPEC §6.4), ' +
+            'The deliveries of an event, newest first: one per target and notification kind (docs/webhooks.md#what-is-sent), ' +
             'plus those made by resend; `status=failed` lists those given up.',
           params: EventDeliveriesParams,
           querystring: ListEventDeliveriesQuery,

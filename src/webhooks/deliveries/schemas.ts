@@ -53,7 +53,7 @@ export const WebhookDelivery = Type.Object(
     kind: Type.Enum(deliveryKinds, {
       description:
         '`endpoint`: type `endpoint_<group>.<group>_<action>`, signed with the endpoint token; ' +
-        "`legacy`: the plain event code, signed with the merchant's legacy key (SPEC §6.4)",
+        "`legacy`: the plain event code, signed with the merchant's legacy key (docs/webhooks.md#what-is-sent)",
     }),
     type: Type.String({ description: 'The `type` in the body sent' }),
     status: Type.Enum(deliveryStatuses, {
@@ -77,7 +77,9 @@ export const WebhookAttempt = Type.Object(
   {
     id: Type.String({ pattern: '^wa_\\d{19}$' }),
     deliveryId: Type.String({ pattern: '^wd_\\d{19}$', description: 'The delivery this attempt belongs to' }),
-    attemptNumber: Type.Integer({ description: '1 for the first attempt, up to 13 (SPEC §6.1: 12 follow-ups)' }),
+    attemptNumber: Type.Integer({
+      description: '1 for the first attempt, up to 13 (docs/webhooks.md#acknowledgement-and-retries: 12 follow-ups)',
+    }),
     attemptedAt: Timestamp,
     durationMs: Type.Integer(),
     httpStatus: Nullable(Type.Integer({ description: 'Null when no response came (timeout, connection error)' })),

@@ -21,7 +21,7 @@ import type { WebhookEndpointService } from '../endpoints/service.js';
 import { endpointEventType } from '../event-types.js';
 
 /*
- * The planning half of the webhook engine (SPEC §6, DESIGN §5) and the delivery log API.
+ * The planning half of the webhook engine (docs/webhooks.md, docs/webhooks.md#what-is-sent) and the delivery log API.
  * For each stored event: one delivery per target (subscribed enabled endpoints, plus the payment's
  * notifyUrl signed by the dynamic endpoint) and kind (`endpoint`, and `legacy` unless the endpoint
  * switched it off), written in the event's own transaction, so a crash between commit and
@@ -71,14 +71,14 @@ function endpointHeadOf(event: RecordedEvent): string {
 /** GET /events/{id}/attempts answers at most this many (13 per delivery; more only after many resends). */
 const maxEventAttempts = 1000;
 
-/** A payment's `notifyUrl` (SPEC §4.5), when the object has one. */
+/** A payment's `notifyUrl` (docs/webhooks.md#what-is-sent), when the object has one. */
 function notifyUrlOf(object: Record<string, unknown> | undefined): string | null {
   const value = object?.notifyUrl;
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
 /**
- * DESIGN §5: the notifyUrl an event goes to: the one it was recorded for (a refund's events, to
+ * docs/webhooks.md#what-is-sent: the notifyUrl an event goes to: the one it was recorded for (a refund's events, to
  * its payment's), else its object's own (a payment's events).
  */
 function eventNotifyUrl(recordedFor: string | null, object: Record<string, unknown> | undefined): string | null {
@@ -133,7 +133,7 @@ export function createWebhookDeliveryService({
    */
   const dynamicEndpointExists = new Set<string>();
 
-  /** DESIGN §5 targets: subscribed enabled static endpoints, then the notifyUrl if any. */
+  /** docs/webhooks.md#what-is-sent targets: subscribed enabled static endpoints, then the notifyUrl if any. */
   async function currentTargets(
     source: Queryable,
     merchant: MerchantScope,
@@ -231,7 +231,7 @@ export function createWebhookDeliveryService({
   return {
     /**
      * events.onRecorded: plans the deliveries of an event inside the transaction that records it
-     * (DESIGN §4 outbox), so they exist exactly when the event does: the answer is the statement
+     * (docs/architecture.md#the-request-path outbox), so they exist exactly when the event does: the answer is the statement
      * that writes them, run as part of the event's own insert.
      */
     async plan(tx: Queryable, event: RecordedEvent): Promise<Statement> {
@@ -262,7 +262,7 @@ export function createWebhookDeliveryService({
     },
 
     /**
-     * Sends an event again (DESIGN §5 "resent by hand"): new deliveries with the same bodies, to
+     * Sends an event again (docs/webhooks.md#what-is-sent "resent by hand"): new deliveries with the same bodies, to
      * every current target of the event, or to one endpoint. Earlier deliveries keep their log.
      */
     async resend(merchant: MerchantContext, eventId: string, input: ResendEventBody): Promise<Page<WebhookDelivery>> {
@@ -305,7 +305,7 @@ export function createWebhookDeliveryService({
       return { data: rows.map(toWebhookDelivery), hasMore };
     },
 
-    /** Every attempt of every delivery of the event, first first (DESIGN §2: events with their attempts). */
+    /** Every attempt of every delivery of the event, first first (docs/api.md#requests: events with their attempts). */
     async listEventAttempts(merchant: MerchantContext, eventId: string): Promise<Page<WebhookAttempt>> {
       await loadEvent(merchant, eventId);
       const rows = await queries.selectEventAttempts(db, merchant.merchantId, merchant.mode, eventId, maxEventAttempts);
@@ -313,7 +313,7 @@ export function createWebhookDeliveryService({
     },
 
     /**
-     * Sends one delivery again by hand (DESIGN §5: a given-up delivery "can be resent by hand"): a
+     * Sends one delivery again by hand (docs/webhooks.md#what-is-sent: a given-up delivery "can be resent by hand"): a
      * new delivery of the same kind with the same body, signed with the endpoint's current token,
      * to the endpoint's current url (a notifyUrl delivery to the same notifyUrl).
      */
@@ -371,7 +371,7 @@ export function createWebhookDeliveryService({
       return toWebhookDelivery(await requireDelivery(merchant, id));
     },
 
-    /** Every attempt of the delivery, first first (DESIGN §5: each attempt is a row to read back). */
+    /** Every attempt of the delivery, first first (docs/webhooks.md#acknowledgement-and-retries: each attempt is a row to read back). */
     async listAttempts(merchant: MerchantContext, id: string): Promise<Page<WebhookAttempt>> {
       const delivery = await requireDelivery(merchant, id);
       const rows = await queries.selectAttempts(db, delivery.id);

@@ -5,7 +5,7 @@ import type { buildConnector } from 'undici';
 import type { EgressProxy } from './settings.js';
 
 /*
- * DESIGN §15: how a delivery's connection leaves this host — from one of the fixed source
+ * docs/webhooks.md#sending-addresses-allow-lists: how a delivery's connection leaves this host — from one of the fixed source
  * addresses (in turn), and through the egress proxy when there is one. The destination's address
  * is chosen (and, in production, judged by the SSRF rules) by the caller before anything here
  * runs, and the proxy is asked to CONNECT to that address itself, never to the host name: the

@@ -3,7 +3,7 @@ import { envelope, ok } from '../../http/envelope.js';
 import type { App } from '../../http/server.js';
 import { SendingAddresses, sendingAddressesView } from './sending-addresses.js';
 
-/** GET /webhook_endpoints/sending_addresses (DESIGN §15): private key, like the endpoints themselves. */
+/** GET /webhook_endpoints/sending_addresses (docs/webhooks.md#sending-addresses-allow-lists): private key, like the endpoints themselves. */
 export function sendingAddressRoutes(sendingAddresses: readonly string[]) {
   const view = sendingAddressesView(sendingAddresses);
   return (app: App) => {
@@ -14,9 +14,9 @@ export function sendingAddressRoutes(sendingAddresses: readonly string[]) {
           tags: ['Webhook endpoints'],
           summary: 'Retrieve the sending addresses',
           description:
-            'The addresses webhook deliveries come from, for a firewall allow-list (SPEC §6.1.5). ' +
+            'The addresses webhook deliveries come from, for a firewall allow-list (docs/webhooks.md#sending-addresses-allow-lists). ' +
             '`fixed: false` means the operator has not fixed them: verify signatures instead of allow-listing.',
-          // No parameters: an unknown one is refused, as everywhere (DESIGN §2).
+          // No parameters: an unknown one is refused, as everywhere (docs/api.md#requests).
           querystring: Type.Object({}, { additionalProperties: false }),
           response: { 200: envelope(SendingAddresses) },
         },

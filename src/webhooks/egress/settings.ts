@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 
 /*
- * DESIGN §15: the settings that fix where webhook deliveries leave from. Parsed here, as plain
+ * docs/webhooks.md#sending-addresses-allow-lists: the settings that fix where webhook deliveries leave from. Parsed here, as plain
  * functions of the raw values, and called by src/config.ts (which alone reads the environment).
  * A message names the setting and the rule, never a proxy password.
  */

@@ -1,5 +1,5 @@
 /**
- * The webhook endpoints as the delivery engine reads them (DESIGN §5, SPEC §6.1, §6.4): the static
+ * The webhook endpoints as the delivery engine reads them (docs/webhooks.md#what-is-sent, docs/webhooks.md#acknowledgement-and-retries, docs/webhooks.md#what-is-sent): the static
  * endpoints an event goes to, the merchant's dynamic endpoint (created on first use) that signs
  * notifyUrl deliveries, the endpoints' tokens and the merchant's legacy key. The API's side of the
  * endpoints (create, update, reveal, roll) is service.ts, which hands these on as its own.
@@ -33,7 +33,7 @@ export function createEngineReads({ db, clock, vault }: { db: Db; clock: Clock; 
       url: null,
       description: null,
       enabled_events: [allEvents],
-      // DESIGN §12: opt-in for new merchants; the insert takes the merchant's own default (0160).
+      // docs/decisions/0014-legacy-opt-in-and-sequence.md: opt-in for new merchants; the insert takes the merchant's own default (0160).
       legacy_notifications: false,
       status: 'enabled',
       signature_case: 'upper',
@@ -97,7 +97,7 @@ export function createEngineReads({ db, clock, vault }: { db: Db; clock: Clock; 
       return new Map(rows.map((row) => [row.id, row]));
     },
 
-    /** The merchant's legacy signing key (SPEC §6.4), created on first use (race-safe). */
+    /** The merchant's legacy signing key (docs/webhooks.md#what-is-sent), created on first use (race-safe). */
     async legacyKeyFor(merchantId: string, source: Queryable = db): Promise<string> {
       const cached = legacyKeys.get(merchantId);
       if (cached !== undefined) return cached;

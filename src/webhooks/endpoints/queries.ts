@@ -14,7 +14,7 @@ export interface WebhookEndpointRow {
   legacy_notifications: boolean;
   status: 'enabled' | 'disabled';
   signature_case: 'upper' | 'lower';
-  /** DESIGN §12: SPEC §6.3 headers (`moneycollect`) or Standard Webhooks headers (`standard`). */
+  /** docs/webhooks.md#standard-webhooks-format: docs/webhooks.md#what-is-sent headers (`moneycollect`) or Standard Webhooks headers (`standard`). */
   format: WebhookFormat;
   /** docs/decisions/0026: `ed25519` (standard format only) signs `v1a,` with the key pair whose public half is public_key. */
   signature_algorithm: SignatureAlgorithm;
@@ -201,7 +201,7 @@ export async function selectWebhookEndpointPage(db: Queryable, merchantId: strin
   );
 }
 
-/** SPEC §6.1.1 / DESIGN §5: the merchant's enabled static endpoints subscribed to `eventType`. */
+/** docs/webhooks.md#what-is-sent / docs/webhooks.md#what-is-sent: the merchant's enabled static endpoints subscribed to `eventType`. */
 export async function selectTargets(
   db: Queryable,
   merchantId: string,
@@ -260,7 +260,7 @@ export function selectTokenCiphertextsByIds(db: Queryable, ids: readonly string[
 }
 
 /**
- * A roll: the new token, and the one it replaces kept until `previousExpiresAt` (DESIGN §12 grace
+ * A roll: the new token, and the one it replaces kept until `previousExpiresAt` (docs/webhooks.md#standard-webhooks-format grace
  * period), or dropped at once when that is null; `signatureAlgorithm` and `publicKey` are the new
  * token's (docs/decisions/0026: a roll may change the algorithm). Answers the endpoint's format and
  * whether it rolled, undefined when there is no such endpoint. The format is checked in the same

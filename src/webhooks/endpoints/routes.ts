@@ -23,7 +23,7 @@ function noStore(reply: FastifyReply): void {
   reply.header('Cache-Control', 'no-store');
 }
 
-// SPEC §5.4 / DESIGN §7: webhooks are for Owner, Administrator and Developer. The private API key
+// docs/dashboard.md#roles / docs/dashboard.md#roles: webhooks are for Owner, Administrator and Developer. The private API key
 // is the merchant's server acting for them; a public key is refused before these handlers run.
 export function webhookEndpointRoutes(webhookEndpoints: WebhookEndpointService) {
   return (app: App) => {
@@ -89,7 +89,7 @@ export function webhookEndpointRoutes(webhookEndpoints: WebhookEndpointService) 
       },
       async (request) => ok(await webhookEndpoints.delete(merchantOf(request), request.params.id)),
     );
-    // DESIGN §2: GET reads, so the reveal is a GET; POST is kept for clients that post it.
+    // docs/api.md#operations: GET reads, so the reveal is a GET; POST is kept for clients that post it.
     for (const method of ['GET', 'POST'] as const) {
       app.route({
         method,
@@ -97,7 +97,8 @@ export function webhookEndpointRoutes(webhookEndpoints: WebhookEndpointService) 
         config: { idempotent: false },
         schema: {
           tags,
-          description: "Answers the endpoint's current token (SPEC §5.3). Every reveal is written to the audit log.",
+          description:
+            "Answers the endpoint's current token (docs/webhooks.md#endpoints-and-tokens). Every reveal is written to the audit log.",
           params: WebhookEndpointParams,
           response: { 200: envelope(WebhookEndpointToken) },
         },
@@ -115,9 +116,9 @@ export function webhookEndpointRoutes(webhookEndpoints: WebhookEndpointService) 
         schema: {
           tags,
           description:
-            'Replaces the token (SPEC §5.3): the old one stops signing at once, including retries of earlier ' +
+            'Replaces the token (docs/webhooks.md#endpoints-and-tokens): the old one stops signing at once, including retries of earlier ' +
             'deliveries; or, for a standard-format endpoint with expiresInSeconds (up to 24 h), after that grace ' +
-            'period, both signing meanwhile (DESIGN §12). Written to the audit log.',
+            'period, both signing meanwhile (docs/webhooks.md). Written to the audit log.',
           params: WebhookEndpointParams,
           body: Type.Optional(RollTokenBody),
           response: { 200: envelope(RolledWebhookEndpointToken) },

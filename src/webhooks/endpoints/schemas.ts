@@ -9,15 +9,15 @@ export const allEvents = '*';
 
 export { endpointStatuses, type EndpointStatus } from '../health/states.js';
 
-// DESIGN §12: either name of a SPEC §6.2 code, in any letter case, or '*'; stored (and answered) as
-// SPEC §6.2 writes the code. An unknown name is refused by the service with a "did you mean".
+// docs/webhooks.md#endpoints-and-tokens: either name of a docs/webhooks.md#event-codes code, in any letter case, or '*'; stored (and answered) as
+// docs/webhooks.md#event-codes writes the code. An unknown name is refused by the service with a "did you mean".
 const enabledEvents = (defaultNote: string) =>
   Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
     minItems: 1,
     maxItems: 32,
     description:
-      'Event codes of SPEC §6.2 by either name (`payment.succeeded` or `endpoint_payment.payment_succeeded`), ' +
-      'in any letter case, or `["*"]` for all; answered as SPEC §6.2 writes them (e.g. `Invoice.sent`). Each ' +
+      'Event codes of docs/webhooks.md#event-codes by either name (`payment.succeeded` or `endpoint_payment.payment_succeeded`), ' +
+      'in any letter case, or `["*"]` for all; answered as docs/webhooks.md#event-codes writes them (e.g. `Invoice.sent`). Each ' +
       `event is sent as its endpoint_ notification (and the legacy kind when legacyNotifications is on).${defaultNote}`,
   });
 
@@ -25,7 +25,7 @@ const Description = Type.String({ maxLength: 500, description: 'May be empty' })
 const legacyNotifications = (defaultNote: string) =>
   Type.Boolean({
     description:
-      'Whether the legacy notification (plain event code, signed with the legacy key, SPEC §6.4) is also sent ' +
+      'Whether the legacy notification (plain event code, signed with the legacy key, docs/webhooks.md#what-is-sent) is also sent ' +
       `to this endpoint.${defaultNote}`,
   });
 
@@ -33,7 +33,7 @@ export const signatureCases = ['upper', 'lower'] as const;
 const signatureCase = (defaultNote: string) =>
   Type.Enum(signatureCases, {
     description:
-      "The letter case of the hex `Signature` header (DESIGN §5): `upper` as SPEC §6.3's sample and the provider's " +
+      "The letter case of the hex `Signature` header (docs/webhooks.md#what-is-sent): `upper` as the sample (docs/webhooks.md#what-is-sent) and the provider's " +
       "PHP SDK, `lower` for verifiers that compare case-sensitively with lower-case hex (the provider's Java SDK, " +
       `Webhook.constructEvent).${defaultNote}`,
   });
@@ -41,8 +41,8 @@ const signatureCase = (defaultNote: string) =>
 const format = (defaultNote: string) =>
   Type.Enum(webhookFormats, {
     description:
-      'How notifications are signed (DESIGN §12): `moneycollect`, the `Request-Time` and `Signature` headers of ' +
-      'SPEC §6.3; `standard`, Standard Webhooks (`webhook-id` = the event id, `webhook-timestamp` = Unix seconds, ' +
+      'How notifications are signed (docs/webhooks.md#standard-webhooks-format): `moneycollect`, the `Request-Time` and `Signature` headers of ' +
+      'docs/webhooks.md#what-is-sent; `standard`, Standard Webhooks (`webhook-id` = the event id, `webhook-timestamp` = Unix seconds, ' +
       '`webhook-signature` = `v1,` + base64 HMAC-SHA256 over `id.timestamp.body`), verifiable with any Standard ' +
       'Webhooks library. The token (`whsec_…`) is the same in both: a change of format keeps it. The legacy kind ' +
       `is always sent in the moneycollect format.${defaultNote}`,
@@ -64,7 +64,7 @@ export const CreateWebhookEndpointBody = Type.Object(
     enabledEvents: Type.Optional(enabledEvents(' Default `["*"]`.')),
     legacyNotifications: Type.Optional(
       legacyNotifications(
-        ' Default false (DESIGN §12: opt-in; endpoints created before that change keep the value they had).',
+        ' Default false (docs/decisions/0014-legacy-opt-in-and-sequence.md: opt-in; endpoints created before that change keep the value they had).',
       ),
     ),
     signatureCase: Type.Optional(signatureCase(' Default `upper`.')),
@@ -152,7 +152,7 @@ export type WebhookEndpoint = Static<typeof WebhookEndpoint>;
 const Token = Type.String({
   pattern: '^(whsec_[A-Za-z0-9]{48}|whpk_[A-Za-z0-9+/]{43}=)$',
   description:
-    'The webhook token (SPEC §5.3): the HMAC-SHA256 key of the `Signature` header, used as the whole text, prefix ' +
+    'The webhook token (docs/webhooks.md#endpoints-and-tokens): the HMAC-SHA256 key of the `Signature` header, used as the whole text, prefix ' +
     'included. For an ed25519 endpoint (docs/decisions/0026), its public key `whpk_…`: the secret key is never shown',
 });
 
@@ -165,7 +165,7 @@ export type WebhookEndpointWithToken = Static<typeof WebhookEndpointWithToken>;
 export const WebhookEndpointToken = Type.Object({ token: Token });
 export type WebhookEndpointToken = Static<typeof WebhookEndpointToken>;
 
-/** DESIGN §12: a roll may keep the old token signing beside the new one for up to 24 hours. */
+/** docs/webhooks.md#standard-webhooks-format: a roll may keep the old token signing beside the new one for up to 24 hours. */
 export const maxRollGraceSeconds = 24 * 60 * 60;
 
 export const RollTokenBody = Type.Object(

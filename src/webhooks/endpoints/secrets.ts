@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { generateEd25519KeyPair, type SignatureAlgorithm } from '../signature.js';
 
 /*
- * The secrets of webhook endpoints (SPEC §5.3, DESIGN §5, docs/decisions/0026): tokens and the
+ * The secrets of webhook endpoints (docs/webhooks.md#endpoints-and-tokens, docs/webhooks.md#what-is-sent, docs/decisions/0026): tokens and the
  * merchant's legacy key are random base62 text with a prefix; an ed25519 endpoint's secret is a key
  * pair. They are stored encrypted by the vault (the endpoint service does that).
  */

@@ -23,20 +23,20 @@ import { newSigningSecret } from './secrets.js';
 import { createEngineReads, type MerchantScope } from './engine-reads.js';
 
 /*
- * Webhook endpoints and their secrets (SPEC §5.3, §6.1; DESIGN §5):
+ * Webhook endpoints and their secrets (docs/webhooks.md#endpoints-and-tokens, docs/webhooks.md#acknowledgement-and-retries; docs/webhooks.md#what-is-sent):
  * - a static endpoint is configured by the merchant (url, subscribed events, legacy on/off);
  * - each merchant and mode has one dynamic endpoint, created on first use, whose token signs
  *   deliveries to a payment's notifyUrl; it has no url and cannot be deleted;
  * - tokens are random, stored encrypted by the vault with the endpoint id as context (they must
  *   be revealable, so they cannot be hashed), answered only by create, reveal and roll; every
  *   reveal and roll writes an audit_log row;
- * - the merchant's legacy key signs the plain-code notifications (SPEC §6.4); it is never shown.
+ * - the merchant's legacy key signs the plain-code notifications (docs/webhooks.md#what-is-sent); it is never shown.
  */
 
 const ed25519NeedsStandard =
   'ed25519 signatures are a Standard Webhooks option (`v1a,` in webhook-signature): the endpoint needs format standard';
 
-/** Who acts, for audit_log: the merchant API key stands for an Owner, Administrator or Developer (DESIGN §7). */
+/** Who acts, for audit_log: the merchant API key stands for an Owner, Administrator or Developer (docs/dashboard.md#roles). */
 export interface Actor {
   /** The X-TraceId of the request, so that an audit row leads to the request's log lines. */
   traceId: string;
@@ -60,11 +60,11 @@ export interface WebhookEndpointServiceDeps {
 
 /**
  * Told after a roll has committed: the endpoint's new token, as stored (encrypted), and when the
- * token it replaced stops signing (a grace period, DESIGN §12), or null when it stopped at once.
+ * token it replaced stops signing (a grace period, docs/webhooks.md#standard-webhooks-format), or null when it stopped at once.
  */
 export type TokenRolledListener = (endpointId: string, ciphertext: string, previous: PreviousToken | null) => void;
 
-/** The token a roll replaced, still signing until `expiresAt` (DESIGN §12 grace period), as stored. */
+/** The token a roll replaced, still signing until `expiresAt` (docs/webhooks.md#standard-webhooks-format grace period), as stored. */
 export interface PreviousToken {
   ciphertext: string;
   expiresAt: Date;
@@ -87,7 +87,7 @@ export function createWebhookEndpointService({
     return row;
   }
 
-  /** Refuses, naming `field`, a URL webhooks may not be sent to (DESIGN §5; production rules). */
+  /** Refuses, naming `field`, a URL webhooks may not be sent to (docs/webhooks.md#what-is-sent; production rules). */
   async function requireAllowedUrl(url: string, field = 'url'): Promise<void> {
     const verdict = await checkWebhookUrl(url, { production, allowPrivate, lookup, field });
     if (!verdict.ok) {
@@ -181,7 +181,7 @@ export function createWebhookEndpointService({
           changes.enabledEvents === undefined ? current.enabled_events : normalizeEnabledEvents(changes.enabledEvents),
         legacy_notifications: changes.legacyNotifications ?? current.legacy_notifications,
         signature_case: changes.signatureCase ?? current.signature_case,
-        // DESIGN §12: the token is kept; it is a valid Standard Webhooks secret as it is.
+        // docs/webhooks.md#standard-webhooks-format: the token is kept; it is a valid Standard Webhooks secret as it is.
         format: changes.format ?? current.format,
         status: changes.status ?? current.status,
       };
@@ -221,7 +221,7 @@ export function createWebhookEndpointService({
       return { id, deleted: true };
     },
 
-    /** SPEC §5.3 reveal, audit-logged (DESIGN §5): the row is written before the token is answered. */
+    /** docs/webhooks.md#endpoints-and-tokens reveal, audit-logged (docs/webhooks.md#what-is-sent): the row is written before the token is answered. */
     async revealToken(merchant: MerchantContext, id: string, actor: Actor): Promise<WebhookEndpointToken> {
       const stored = await queries.selectTokenCiphertext(db, merchant.merchantId, merchant.mode, id);
       if (stored === undefined) throw notFound('webhook endpoint', id);
@@ -232,7 +232,7 @@ export function createWebhookEndpointService({
     },
 
     /**
-     * SPEC §5.3: a compromised token is replaced. The old one stops at once: this process's
+     * docs/webhooks.md#endpoints-and-tokens: a compromised token is replaced. The old one stops at once: this process's
      * delivery engine is told after the commit (onTokenRolled), also for the notifications it has
      * already claimed; other processes read the new token with their next claim or token refresh.
      */
@@ -268,8 +268,8 @@ export function createWebhookEndpointService({
           throw invalidField('signatureAlgorithm', ed25519NeedsStandard, 'standard_format_only');
         }
         if (!result.rolled) {
-          // DESIGN §12: only the standard format carries two signatures at once (webhook-signature);
-          // SPEC §6.3's Signature header holds one, so a moneycollect roll is a cut-over.
+          // docs/webhooks.md#standard-webhooks-format: only the standard format carries two signatures at once (webhook-signature);
+          // the Signature (docs/webhooks.md#what-is-sent) header holds one, so a moneycollect roll is a cut-over.
           throw invalidField(
             'expiresInSeconds',
             'expiresInSeconds needs an endpoint in the standard format: the moneycollect Signature header carries one ' +

@@ -1,5 +1,5 @@
 /**
- * A webhook endpoint as answered (SPEC §5.3; health from DESIGN §12) and its subscribed events
+ * A webhook endpoint as answered (docs/webhooks.md#endpoints-and-tokens; health from docs/webhooks.md#endpoint-health) and its subscribed events
  * as stored: the row-to-answer mapping and the input rule the service applies on create and update.
  */
 import { invalidField } from '../../http/errors.js';
@@ -34,7 +34,7 @@ export function toWebhookEndpoint(row: WebhookEndpointRow): WebhookEndpoint {
 
 /**
  * '*' stands for every type, so it absorbs the rest; either name of a code, in any letter case,
- * stands for the code as SPEC §6.2 writes it (DESIGN §12); a code listed twice counts once.
+ * stands for the code as docs/webhooks.md#event-codes writes it (docs/webhooks.md); a code listed twice counts once.
  */
 export function normalizeEnabledEvents(events: readonly string[] | undefined): string[] {
   if (events === undefined || events.includes(allEvents)) return [allEvents];

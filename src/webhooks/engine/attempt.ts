@@ -19,15 +19,15 @@ export interface AttemptRequest {
   endpointState: 'enabled' | 'disabled' | 'deleted';
   url: string;
   body: string;
-  /** The endpoint's hex letter case for the Signature header (DESIGN §5). */
+  /** The endpoint's hex letter case for the Signature header (docs/webhooks.md#what-is-sent). */
   signatureCase: SignatureCase;
   /** The attempt's time: its Request-Time header. */
   attemptedAt: Date;
   /** The signing key: the endpoint's newest token, or the merchant's legacy key for the legacy kind. */
   signingKey: () => Promise<string>;
   /**
-   * DESIGN §12: `standard` sends Standard Webhooks headers (the endpoint kind only; the legacy kind
-   * is always sent as SPEC §6.3 writes). Default `moneycollect`.
+   * docs/decisions/0014-legacy-opt-in-and-sequence.md: `standard` sends Standard Webhooks headers (the endpoint kind only; the legacy kind
+   * is always sent as docs/webhooks.md#what-is-sent writes). Default `moneycollect`.
    */
   format?: WebhookFormat;
   /** The event id: `webhook-id` in the standard format. */
@@ -38,7 +38,7 @@ export interface AttemptRequest {
 
 /** How an attempt ended. */
 export interface AttemptResult {
-  /** SPEC §6.1.2 / DESIGN §5: delivered, a 2xx answer whose body is `success`. */
+  /** docs/webhooks.md#acknowledgement-and-retries / docs/webhooks.md#acknowledgement-and-retries: delivered, a 2xx answer whose body is `success`. */
   succeeded: boolean;
   /** Not sent and not to be tried again, whatever the retry schedule says (endpoint disabled or deleted). */
   giveUp: boolean;
@@ -76,7 +76,7 @@ export async function attemptDelivery(httpClient: WebhookHttpClient, request: At
   return classifyAnswer(outcome, outcome.durationMs);
 }
 
-/** SPEC §6.3 with DESIGN §5's capitalisations, which PHP verifiers read case-sensitively. */
+/** docs/webhooks.md#what-is-sent with the capitalisations (docs/webhooks.md#acknowledgement-and-retries), which PHP verifiers read case-sensitively. */
 function moneycollectHeaders(request: AttemptRequest, signingKey: string): Record<string, string> {
   const requestTime = formatRequestTime(request.attemptedAt);
   return {
@@ -86,7 +86,7 @@ function moneycollectHeaders(request: AttemptRequest, signingKey: string): Recor
   };
 }
 
-/** Standard Webhooks (DESIGN §12): the event id, Unix seconds, and one `v1,` signature per signing token. */
+/** Standard Webhooks (docs/webhooks.md#standard-webhooks-format): the event id, Unix seconds, and one `v1,` signature per signing token. */
 function standardHeaders(request: AttemptRequest, signingKeys: readonly string[]): Record<string, string> {
   const messageId = request.eventId ?? '';
   const timestamp = Math.floor(request.attemptedAt.getTime() / 1000);
@@ -98,7 +98,7 @@ function standardHeaders(request: AttemptRequest, signingKeys: readonly string[]
   };
 }
 
-/** SPEC §6.1.2 / DESIGN §5: delivered only when a 2xx answer says `success`; anything else fails. */
+/** docs/webhooks.md#acknowledgement-and-retries / docs/webhooks.md#acknowledgement-and-retries: delivered only when a 2xx answer says `success`; anything else fails. */
 export function classifyAnswer(outcome: WebhookPostOutcome, durationMs: number): AttemptResult {
   if (!outcome.ok) return { ...notSent, durationMs, error: outcome.error };
   const is2xx = outcome.status >= 200 && outcome.status < 300;

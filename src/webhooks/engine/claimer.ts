@@ -4,7 +4,7 @@ import * as queries from './queries.js';
 
 /*
  * The claimer: takes due deliveries from the database under a lease, in batches, and hands leases
- * back. Any number of claimers, in any number of processes, may share one database (DESIGN §1):
+ * back. Any number of claimers, in any number of processes, may share one database (docs/architecture.md#what-tessera-is):
  * claims use FOR UPDATE SKIP LOCKED, and a lease keeps a claimed delivery from being claimed again
  * until it runs out. It keeps no state: the scheduler says how much room it has and for which
  * targets.

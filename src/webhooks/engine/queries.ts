@@ -4,7 +4,7 @@ import type { DeliveryKind, DeliveryStatus } from '../deliveries/schemas.js';
 import type { WebhookFormat } from '../signature.js';
 
 /*
- * The engine's statements on webhook_deliveries and webhook_attempts (DESIGN §5): claim due
+ * The engine's statements on webhook_deliveries and webhook_attempts (docs/webhooks.md#acknowledgement-and-retries): claim due
  * deliveries under a lease, record attempts, hand leases back. The delivery log's own statements
  * (planning, lists, resend) are in ../deliveries/queries.ts.
  */
@@ -28,16 +28,16 @@ export interface ClaimedDelivery {
    * tokens compares it to tell a rolled token without another statement.
    */
   token_ciphertext: string;
-  /** The endpoint's hex letter case for the Signature header (DESIGN §5), read with each claim. */
+  /** The endpoint's hex letter case for the Signature header (docs/webhooks.md#acknowledgement-and-retries), read with each claim. */
   signature_case: 'upper' | 'lower';
-  /** The event's id: Standard Webhooks' `webhook-id` (DESIGN §12). */
+  /** The event's id: Standard Webhooks' `webhook-id` (docs/webhooks.md#standard-webhooks-format). */
   event_id: string;
-  /** The endpoint's format (DESIGN §12), read with each claim. */
+  /** The endpoint's format (docs/webhooks.md#standard-webhooks-format), read with each claim. */
   format: WebhookFormat;
   /** During a roll's grace period (standard format): the replaced token, as stored, and its expiry. */
   previous_token_ciphertext: string | null;
   previous_token_expires_at: Date | null;
-  /** Test-mode fast-forward: each wait of the retry schedule is divided by this (1: as SPEC §6.1). */
+  /** Test-mode fast-forward: each wait of the retry schedule is divided by this (1: as docs/webhooks.md#acknowledgement-and-retries). */
   time_factor: number;
 }
 
@@ -91,7 +91,7 @@ export async function anyDeliveryDue(db: Queryable, now: Date): Promise<boolean>
 }
 
 /**
- * Claims due deliveries of any target for one worker (DESIGN §5). FOR UPDATE SKIP LOCKED makes
+ * Claims due deliveries of any target for one worker (docs/webhooks.md#acknowledgement-and-retries). FOR UPDATE SKIP LOCKED makes
  * concurrent workers on one PostgreSQL take disjoint rows, and the lease (locked_until) keeps a
  * claimed row from being claimed again until it runs out: each attempt is made once while its
  * worker lives, and again after the lease when the worker died mid-delivery (at-least-once).

@@ -6,7 +6,7 @@ import type { Leased } from './claimer.js';
 import * as queries from './queries.js';
 
 /*
- * The recorder: turns an attempt's result into its row and the delivery's next state (SPEC §6.1's
+ * The recorder: turns an attempt's result into its row and the delivery's next state (docs/webhooks.md#acknowledgement-and-retries's
  * retry schedule), and writes them under the attempt's lease, many attempts in one statement
  * (group commit).
  */
@@ -17,8 +17,7 @@ const recordBatchSize = 500;
 const maxUnrecorded = 2 * recordBatchSize;
 
 /**
- * The attempt that follows attempt `attemptNumber` when it failed: a time, or null to give up. SPEC
- * §6.1: each delay of `retryDelaysSeconds` counts from the previous attempt, and there is one
+ * The attempt that follows attempt `attemptNumber` when it failed: a time, or null to give up. docs/webhooks.md#acknowledgement-and-retries: each delay of `retryDelaysSeconds` counts from the previous attempt, and there is one
  * attempt more than delays. A fast-forwarded test delivery (timeFactor > 1) waits each delay
  * divided by its factor.
  */

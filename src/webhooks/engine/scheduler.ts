@@ -25,7 +25,7 @@ export interface DeliverySchedulerOptions {
   logger: FastifyBaseLogger;
   webhookEndpoints: TokenSource;
   httpClient: WebhookHttpClient;
-  /** SPEC §6.1: the delays of the follow-ups, each after the previous attempt; one attempt more than delays. */
+  /** docs/webhooks.md#acknowledgement-and-retries: the delays of the follow-ups, each after the previous attempt; one attempt more than delays. */
   retryDelaysSeconds: readonly number[];
   /** The client's deadline for one attempt; the lease is this plus a margin. */
   timeoutMs: number;
@@ -115,7 +115,7 @@ export function createDeliveryScheduler(options: DeliverySchedulerOptions) {
       signatureCase: delivery.signature_case,
       attemptedAt,
       signingKey: () => tokens.signingKeyOf(delivery),
-      // DESIGN §12: the legacy kind is always sent as SPEC §6.3 writes, whatever the endpoint's format.
+      // docs/decisions/0014-legacy-opt-in-and-sequence.md: the legacy kind is always sent as docs/webhooks.md#what-is-sent writes, whatever the endpoint's format.
       format: delivery.kind === 'legacy' ? 'moneycollect' : delivery.format,
       eventId: delivery.event_id,
       previousSigningKey: () => tokens.previousKeyOf(delivery, attemptedAt),

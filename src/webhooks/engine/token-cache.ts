@@ -5,17 +5,17 @@ import type { ClaimedDelivery } from './queries.js';
  * The newest stored (encrypted) token known for each endpoint, and when it was learnt. Every claim
  * reads the current one with its deliveries, and a roll in this process is told at once (rolled). An
  * attempt is signed with the newest, not with the one its delivery was claimed with, so a rolled
- * token also signs the notifications claimed before the roll (DESIGN §5: the old token stops
+ * token also signs the notifications claimed before the roll (docs/webhooks.md#acknowledgement-and-retries: the old token stops
  * working at once).
  *
- * On PostgreSQL another process may roll a token (DESIGN §11: an attempt that starts after the
+ * On PostgreSQL another process may roll a token (docs/operations.md#topology: an attempt that starts after the
  * roll's answer is signed with the new token, whichever process sends it): each attempt's token is
  * read again by a read that starts after the attempt did. The attempts that start while one such
  * read is under way share the next one, so a busy process makes about one read per database round
  * trip, whatever its number of attempts. PGlite's database belongs to this process: its rolls are
  * all told.
  *
- * With the newest token comes the one it replaced when the roll gave a grace period (DESIGN §12,
+ * With the newest token comes the one it replaced when the roll gave a grace period (docs/webhooks.md#standard-webhooks-format,
  * standard format): it signs too, beside the newest, until its expiry.
  *
  * `learnt` orders what is known: a number taken when a claim or read starts (startLearning), or

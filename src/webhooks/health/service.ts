@@ -11,7 +11,7 @@ import * as queries from './queries.js';
 import { endpointHealths, endpointStates, type EndpointHealth } from './states.js';
 
 /*
- * Endpoint health (issue 20, DESIGN §12, docs/decisions/0016): the delivery engine keeps each
+ * Endpoint health (issue 20, docs/webhooks.md#endpoint-health, docs/decisions/0016): the delivery engine keeps each
  * endpoint's failing_since and last_error with every group of attempts; this service
  * - sweeps (a periodic task of the job runner, every minute, in any number of processes): disables
  *   static endpoints failing for TESSERA_ENDPOINT_DISABLE_AFTER_SECONDS, and claims the alerts due
@@ -29,7 +29,7 @@ export const healthSweepEveryMs = 60 * 1000;
 export const failingMailJob = 'webhook_endpoint.failing_mail';
 export const disabledMailJob = 'webhook_endpoint.disabled_mail';
 
-/** SPEC §5.4 / DESIGN §7: the roles that see and operate webhooks are the ones told about them. */
+/** docs/dashboard.md#roles / docs/dashboard.md#roles: the roles that see and operate webhooks are the ones told about them. */
 const toldRoles: readonly Role[] = ['owner', 'administrator', 'developer'];
 
 export interface EndpointHealthDeps {

@@ -1,7 +1,7 @@
 import { defineStateTable } from '../../state-table.js';
 
 /*
- * An endpoint's status and health (issue 20, DESIGN §12, docs/decisions/0016). `status` is what
+ * An endpoint's status and health (issue 20, docs/webhooks.md#endpoint-health, docs/decisions/0016). `status` is what
  * the merchant or Tessera set (enabled | disabled); `health` is what the delivery engine saw:
  * healthy, failing (every attempt since failingSince has failed), or disabled.
  */

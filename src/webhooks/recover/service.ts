@@ -11,7 +11,7 @@ import * as queries from './queries.js';
 import type { RecoverBody, Recovery } from './schemas.js';
 
 /*
- * Recover (issue 20 item 4, DESIGN §12, docs/decisions/0017): sends an endpoint, oldest first,
+ * Recover (issue 20 item 4, docs/webhooks.md#recover, docs/decisions/0017): sends an endpoint, oldest first,
  * every event of a window that it has not acknowledged (no delivery of the event to it succeeded):
  * the events it missed while failing, and those made while it was disabled (never planned for it).
  * - Events still being retried to it are not sent twice: their pending deliveries are sent again.
@@ -142,7 +142,7 @@ async function chainPage(
   return { events: counted, created: rows.length, rescheduled: links.length };
 }
 
-/** DESIGN §5: the notifyUrl an event was sent to (recorded with it, or its payment's own). */
+/** docs/webhooks.md#what-is-sent: the notifyUrl an event was sent to (recorded with it, or its payment's own). */
 function notifyUrlOf(event: queries.UnacknowledgedEvent): string | null {
   if (event.notify_url) return event.notify_url;
   const data = (JSON.parse(event.body) as { data?: { notifyUrl?: unknown } }).data;
