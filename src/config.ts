@@ -341,7 +341,7 @@ export function loadConfig(env: Source = process.env, argv: readonly string[] = 
 }
 
 /**
- * docs/webhooks.md#acknowledgement-and-retries: the retry schedule is docs/webhooks.md#acknowledgement-and-retries's; a comma list of seconds replaces it for tests only,
+ * docs/webhooks.md#acknowledgement-and-retries: the retry schedule stated there; a comma list of seconds replaces it for tests only,
  * so production refuses it. Any number of follow-ups (0–50); a delivery is given up after the last.
  */
 function retryDelays(source: Source, nodeEnv: Config['nodeEnv']): readonly number[] {

@@ -32,7 +32,7 @@ const exponents: Readonly<Record<string, number>> = {
   UZS: 2, VED: 2, VES: 2, WST: 2, XCD: 2, XCG: 2, YER: 2, ZAR: 2, ZMW: 2, ZWG: 2,
 };
 
-/** The largest amount accepted: 12 digits of minor units (DESIGN leaves bounds open; see docs/api.md). */
+/** The largest amount accepted: 12 digits of minor units (docs/api.md#limits). */
 export const maxAmountDigits = 12;
 export const maxAmount = 10n ** BigInt(maxAmountDigits) - 1n;
 

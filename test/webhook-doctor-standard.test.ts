@@ -77,7 +77,11 @@ describe(`webhook doctor, Standard Webhooks headers (${databaseKind})`, () => {
     assert.equal(report.verifies, true, JSON.stringify(report));
     assert.deepEqual(codes(report), ['verifies']);
     assert.match(report.findings[0]!.message, /webhook-timestamp is within 5 minutes/);
-    assert.equal(finding(report, 'rolled_tokens_not_kept'), undefined, 'that note is for the SPEC headers');
+    assert.equal(
+      finding(report, 'rolled_tokens_not_kept'),
+      undefined,
+      'that note is for the moneycollect format (Request-Time and Signature headers)',
+    );
     // What a receiver keying the HMAC with the token's text (prefix included) would compute.
     const signed = `${sent.headers['webhook-id']}.${sent.headers['webhook-timestamp']}.${sent.body}`;
     const wrong = createHmac('sha256', endpoint.token).update(signed).digest('base64').slice(0, 12);

@@ -62,7 +62,7 @@ describe(`webhook delivery fast-forward (${databaseKind})`, () => {
     assert.equal(ended.body.data.attempts, 13);
     const attempts = (await merchant.call('GET', `/webhook_deliveries/${target.id}/attempts`)).body.data.data;
     assert.equal(attempts.length, 13);
-    // From the second attempt (made at once on fast-forward), each wait is SPEC's divided by the factor.
+    // From the second attempt (made at once on fast-forward), each wait is the schedule's (docs/webhooks.md#acknowledgement-and-retries) divided by the factor.
     for (let index = 2; index < attempts.length; index++) {
       const waited = Date.parse(attempts[index].attemptedAt) - Date.parse(attempts[index - 1].attemptedAt);
       const expected = Math.ceil((specRetryDelaysSeconds[index - 1]! * 1000) / factor);

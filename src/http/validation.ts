@@ -141,7 +141,7 @@ function describe(
       rule = 'is required';
       break;
     case 'additionalProperties':
-      // A card number sent as a field name is named generically, never echoed (SPEC: card data
+      // A card number sent as a field name is named generically, never echoed (docs/security.md: card data
       // appears in no error message).
       if (looksLikeCardNumber(String(params.additionalProperty))) {
         param ||= httpPart === 'body' ? 'body' : (httpPart ?? 'request');

@@ -38,7 +38,7 @@ export type WebhookFormat = (typeof webhookFormats)[number];
 const standardSecretPrefix = 'whsec_';
 
 /**
- * Standard Webhooks (https://www.standardwebhooks.com, docs/webhooks.md#standard-webhooks-format): the secret `whsec_<base64>`
+ * Standard Webhooks (docs/webhooks.md#standard-webhooks-format): the secret `whsec_<base64>`
  * keys the HMAC with the bytes its base64 part decodes to. An endpoint token is `whsec_` and 48
  * base62 characters, all of them base64 characters (48 = 36 bytes, no padding), so the token a
  * merchant already has is a valid Standard Webhooks secret as it is: changing an endpoint's format

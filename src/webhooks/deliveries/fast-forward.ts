@@ -17,7 +17,7 @@ import { toWebhookDelivery } from './service.js';
  */
 
 export const defaultTimeFactor = 3600;
-/** At most: a day's waits in 2.5 s; docs/webhooks.md#acknowledgement-and-retries's 25 hours in about a second. */
+/** At most: a day's waits in 2.5 s; the schedule's 25 hours (docs/webhooks.md#acknowledgement-and-retries) in about a second. */
 export const maxTimeFactor = 86_400;
 
 export const FastForwardBody = Type.Object(

@@ -6,8 +6,8 @@ import type { Leased } from './claimer.js';
 import * as queries from './queries.js';
 
 /*
- * The recorder: turns an attempt's result into its row and the delivery's next state (docs/webhooks.md#acknowledgement-and-retries's
- * retry schedule), and writes them under the attempt's lease, many attempts in one statement
+ * The recorder: turns an attempt's result into its row and the delivery's next state (the retry schedule of
+ * docs/webhooks.md#acknowledgement-and-retries), and writes them under the attempt's lease, many attempts in one statement
  * (group commit).
  */
 

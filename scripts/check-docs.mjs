@@ -1,0 +1,145 @@
+#!/usr/bin/env node
+// The repository stands alone (docs/decisions/0048-repository-stands-alone.md), checked by
+// `npm run lint`:
+// - no file cites a document that is not in the repository: the words of the outside contract and
+//   decisions files, in capitals, appear nowhere in src/, test/, bench/, scripts/, sdk/, ops/, docs/
+//   or the README;
+// - no link in the README or docs/ leaves the repository, and every link inside it reaches a file
+//   (and, for a Markdown file, a heading) that exists;
+// - every path of a docs/ Markdown file (with its #heading) or of the README a code comment cites
+//   exists, so a renamed heading is caught where it is cited;
+// - no code comment points at documentation on another host.
+// Prints each finding as file:line and exits 1 when there is any.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+const root = process.cwd();
+const findings = [];
+const report = (file, line, message) => findings.push(`${file}:${line}: ${message}`);
+
+const tracked = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+  encoding: 'utf8',
+})
+  .split('\0')
+  .filter(Boolean)
+  .filter((file) => existsSync(file));
+const inScope = (file) =>
+  (/^(src|test|bench|scripts|sdk|ops|docs)\//.test(file) || file === 'README.md') &&
+  !/^sdk\/(dist|src\/generated)\/|^test\/fixtures\/|\.(png|jpe?g|gif|ico|wasm|tar|gz)$/.test(file);
+const files = tracked.filter(inScope);
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to dashes, repeats numbered. */
+function anchorsOf(markdown) {
+  const anchors = new Set();
+  const seen = new Map();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+    const heading = !fenced && /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!heading) continue;
+    const base = heading[1]
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .trim()
+      .replace(/\s/g, '-');
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    anchors.add(count === 0 ? base : `${base}-${count}`);
+  }
+  return anchors;
+}
+
+const anchorCache = new Map();
+function hasAnchor(file, anchor) {
+  if (!anchorCache.has(file)) anchorCache.set(file, anchorsOf(readFileSync(file, 'utf8')));
+  return anchorCache.get(file).has(anchor);
+}
+
+/** Whether `target` (a path from the root, with an optional #anchor) exists; why not, otherwise. */
+function missing(target) {
+  const [file, anchor] = target.split('#');
+  const resolved = file === '' ? undefined : path.normalize(file);
+  if (resolved !== undefined && (resolved.startsWith('..') || !existsSync(path.join(root, resolved)))) {
+    return `${file} is not in the repository`;
+  }
+  if (anchor && resolved?.endsWith('.md') && statSync(resolved).isFile() && !hasAnchor(resolved, anchor)) {
+    return `${resolved} has no heading #${anchor}`;
+  }
+  return undefined;
+}
+
+// Built from parts so that this file does not find itself.
+const outsideCitation = new RegExp(
+  `\\b(${['SP', 'EC'].join('')}|${['DES', 'IGN'].join('')}|${['STY', 'LE'].join('')})\\b`,
+);
+
+for (const file of files) {
+  const text = readFileSync(file, 'utf8');
+  const lines = text.split('\n');
+  const markdown = file.endsWith('.md');
+  let fenced = false;
+  lines.forEach((line, index) => {
+    const at = index + 1;
+    if (outsideCitation.test(line)) {
+      report(file, at, 'cites a document outside the repository: cite the docs/ section or decision that states it');
+    }
+    if (markdown) {
+      if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+      if (fenced) return;
+      const prose = line.replace(/`[^`]*`/g, '');
+      const links = [
+        ...[...prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1]),
+        ...[...prose.matchAll(/<(https?:\/\/[^>\s]+)>/g)].map((m) => m[1]),
+        ...[...prose.matchAll(/\b(?:href|src)="([^"]+)"/g)].map((m) => m[1]),
+      ];
+      for (const link of links) {
+        if (/^[a-z][a-z0-9+.-]*:|^\/\//i.test(link)) {
+          report(file, at, `links outside the repository: ${link}`);
+          continue;
+        }
+        const target = link.startsWith('#')
+          ? `${file}${link}`
+          : path.join(path.dirname(file), decodeURI(link.split('#')[0])) +
+            (link.includes('#') ? `#${link.split('#')[1]}` : '');
+        const why = missing(target);
+        if (why) report(file, at, `broken link ${link}: ${why}`);
+      }
+      return;
+    }
+    // Code: the documents its comments cite must exist, and no comment sends the reader elsewhere.
+    for (const match of line.matchAll(/\b((?:docs\/[\w./-]+\.md|README\.md)(?:#[\w-]+)?)/g)) {
+      const why = missing(match[1]);
+      if (why) report(file, at, `cites ${match[1]}: ${why}`);
+    }
+    const comment = /^\s*(\/\/|\/?\*|--|#)|\s\/\/\s/.test(line);
+    if (comment) {
+      for (const match of line.replace(/`[^`]*`/g, '').matchAll(/https?:\/\/([a-z0-9.-]+)/gi)) {
+        const host = match[1].toLowerCase();
+        const ours =
+          /^(localhost|127\.0\.0\.1|0\.0\.0\.0)$|^[\d.]+$|^0x[\da-f.x]+$/.test(host) ||
+          /(^|\.)(example|invalid|test|internal|local|localhost)$/.test(host) ||
+          /^example\.(com|org|net)$/.test(host) ||
+          /(^|\.)(stripe\.com|adyen\.com|adyenpayments\.com)$/.test(host);
+        if (!ours) report(file, at, `a comment links outside the repository: ${match[0]}`);
+      }
+    }
+  });
+}
+
+// Every decision has its row in the index, with its status.
+const index = readFileSync('docs/decisions/README.md', 'utf8');
+for (const file of files.filter((name) => /^docs\/decisions\/\d{4}-.*\.md$/.test(name))) {
+  if (!index.includes(`](${path.basename(file)})`)) report(file, 1, 'has no row in docs/decisions/README.md');
+}
+
+if (findings.length > 0) {
+  console.error(findings.join('\n'));
+  console.error(
+    `\n${findings.length} finding(s): the repository must stand alone (docs/decisions/0048-repository-stands-alone.md).`,
+  );
+  process.exitCode = 1;
+} else {
+  console.log(`docs check: ${files.length} files, every citation and link stays in the repository`);
+}
