@@ -1,6 +1,6 @@
 /**
  * `npm run bench:connector`: the connector's own overhead per payment against the sandbox
- * (docs/performance.md, "Processor connectors"; issue 42 asks for under 10 %). One service on
+ * (docs/performance.md#processor-connectors; issue 42 asks for under 10 %). One service on
  * PGlite, two merchants: one on the built-in sandbox, one on a test-mode Stripe processor account
  * whose processor is the stand-in for Stripe (test/helpers/stripe-stand-in.ts), answering at once
  * in this process. The same confirmed one-off payments are sent to each in alternated phases;

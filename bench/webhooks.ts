@@ -1,7 +1,7 @@
 /**
  * `npm run bench:webhooks`: the webhook engine (issue 3), on PGlite and then on PostgreSQL, beside
  * bare signed POSTs from undici to the same receiver measured in the same run. See
- * docs/performance.md ("Webhook engine").
+ * docs/performance.md#the-webhook-engine).
  *
  *   npm run bench:webhooks                      both databases, one run
  *   npm run bench:webhooks -- --only postgres   one database (pglite | postgres)

@@ -3,7 +3,7 @@
 // in a second or two, and points their imports of src/ at dist/, which `npm run build` compiled
 // with tsc from the same sources. A test process then loads plain JavaScript instead of compiling
 // every module through tsx's loader on its start (about 2–3 s of CPU per test file, and again in
-// each PGlite worker; docs/performance.md, "Test suite time"). The layout keeps every file at the
+// each PGlite worker; docs/performance.md#test-suite-time). The layout keeps every file at the
 // depth of its source (.test-dist/helpers/x.js for test/helpers/x.ts), so that relative paths to
 // scripts/ and to files read from the repository stay the same. Single files still run from the
 // sources: `node --import tsx --test test/FILE.test.ts`.
@@ -94,7 +94,7 @@ console.log(
 /*
  * Each test file is then bundled with what it imports of dist/ and test/helpers/, and with
  * TypeBox, whose 374 modules cost a test process about 300 ms of CPU to load one by one (the
- * service's 400 modules another 80 ms; docs/performance.md, "One module graph per test file"). The
+ * service's 400 modules another 80 ms; docs/performance.md#test-suite-time). The
  * code shared by the files goes into chunks (.test-dist/chunks/), so each is written once. The
  * other packages stay imports of node_modules, as the service loads them. Every bundled module's
  * `import.meta.url` becomes the address of the file it was (dist/x.js, .test-dist/helpers/x.js),
@@ -114,8 +114,7 @@ async function bundleTestFiles() {
 /*
  * The `tessera` the tests start as a process (test/helpers/cli-process.ts), bundled the same way
  * from dist/cli/index.js into .test-dist/tessera/: a `tessera start` then loads a few files instead
- * of some 1,250 modules, about 0.3 s of CPU less per start (docs/performance.md, "A bundled tessera
- * for the spawned services"). It is dist/'s code: each module keeps the address of its dist/ file,
+ * of some 1,250 modules, about 0.3 s of CPU less per start (docs/performance.md#test-suite-time). It is dist/'s code: each module keeps the address of its dist/ file,
  * so the PGlite worker, the migrations and the static files are dist/'s own.
  */
 async function bundleCli() {

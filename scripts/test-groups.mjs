@@ -1,7 +1,7 @@
 // What `npm test` runs, and in how many processes (called by scripts/test-build.mjs). A test
 // process costs about 2 s of CPU before its first test (Node, the bundled service, a PGlite
 // worker with the migrated template) and its code runs cold; six small files in one process took
-// a third less CPU than six processes (docs/performance.md, "Test files that share a process").
+// a third less CPU than six processes (docs/performance.md#test-suite-time).
 // So the files that test the service in-process (startTestApp, HTTP through `inject`, nothing
 // spawned) run several to a process, one after another, each with its own Tessera and database
 // as before; a file that starts processes or a browser, or has hooks for the whole process

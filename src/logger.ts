@@ -42,7 +42,7 @@ export async function prettyDestination(
   output: { write(text: string): unknown } = process.stdout,
 ): Promise<DestinationStream> {
   // Loaded only for a terminal: a service that writes JSON lines (production, tests, any pipe)
-  // does not pay for its import at every start (docs/performance.md, "What a start loads").
+  // does not pay for its import at every start (docs/performance.md#test-suite-time).
   const { prettyFactory } = await import('pino-pretty');
   const format = prettyFactory({ colorize, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' });
   return { write: (line: string) => output.write(format(line)) };

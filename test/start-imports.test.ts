@@ -9,7 +9,7 @@ import { databaseKind, migratedStorage, storeIndependent, type TestStorage } fro
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 
 /**
- * What a start loads (docs/performance.md, "What a start loads"): the packages that only some
+ * What a start loads (docs/performance.md#test-suite-time): the packages that only some
  * requests need — e-mail, the webhook client, readable terminal logs, password hashing and, on
  * PostgreSQL, PGlite — are imported at their first use, not by every start. Which packages the
  * started process imported is written by a module hook preloaded into it (fixtures/record-imports.mjs).

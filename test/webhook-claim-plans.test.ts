@@ -7,7 +7,7 @@ import { captureStatements, sqlLiteral } from './helpers/plan-capture.js';
 import { openPlanDatabase } from './helpers/plan-seed.js';
 
 /*
- * Issue 19 (docs/performance.md, "Webhook drain and the tail"): the engine's lease writes, planned
+ * Issue 19 (docs/performance.md#the-webhook-engine): the engine's lease writes, planned
  * as PostgreSQL plans them once the table has statistics and a backlog, as in a drain.
  *
  * - A refill claim joined its UPDATE to the CTE of picked rows, and with statistics the planner

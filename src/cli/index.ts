@@ -47,7 +47,7 @@ and deliveries commands call the merchant API with a merchant's private key: --u
 /*
  * The service's modules (main.js, the database) are imported by the commands that run it: the
  * commands that call a running service load only their HTTP client, and start in a fraction of the
- * time (docs/performance.md, "Test suite time").
+ * time (docs/performance.md#test-suite-time).
  */
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

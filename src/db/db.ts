@@ -120,7 +120,7 @@ async function openPglite(
   let lite: PgliteConnection;
   try {
     // Loaded here, not with this module: PGlite's row parsers come with it, and a process on
-    // PostgreSQL does not load PGlite (docs/performance.md, "What a start loads").
+    // PostgreSQL does not load PGlite (docs/performance.md#test-suite-time).
     const { connectPgliteWorker } = await import('./pglite-connection.js');
     lite = await connectPgliteWorker(dataDir, options);
   } catch (err) {

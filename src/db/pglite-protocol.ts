@@ -15,7 +15,7 @@ import { serialize } from 'pg-protocol';
 // by `pg`'s own serializer (pg-protocol), which writes into pooled Buffers with Node's native
 // string encoding; PGlite's port of it grows a fresh ArrayBuffer per message and counts each
 // string's UTF-8 length character by character, which cost the main thread about a tenth of its
-// time per payment (docs/performance.md, "PGlite: the messages written by pg-protocol").
+// time per payment (docs/decisions/0020-pglite-prepared-statements.md).
 const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as {
   prepareValue(value: unknown): string | Buffer | null;
 };

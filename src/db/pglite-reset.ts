@@ -7,7 +7,7 @@ import type { PGlite } from '@electric-sql/pglite';
  * TESSERA_TEST_PGLITE_TEMPLATE, which a production Tessera refuses) is put back to the template's
  * state when its Tessera closes, so that the test process's next Tessera takes it instead of loading
  * the template again (0.7–1.1 s of CPU for the 42 MB tar and PostgreSQL's start, against about 0.1 s
- * for this; docs/performance.md, "One PGlite per test process").
+ * for this; docs/performance.md#test-suite-time).
  *
  * Put back means: the session's state dropped (DISCARD ALL: prepared statements, LISTEN, advisory
  * locks, temporary tables, settings), every table but the migrations' emptied with its sequences

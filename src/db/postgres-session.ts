@@ -11,7 +11,7 @@ import type pg from 'pg';
  * 100–270 ms on the benchmark's machine, which alone set the p99 of a 20-second phase at half the
  * maximum rate. 256 kB (PostgreSQL's default for its checkpointer) asks the kernel to start
  * writing every 256 kB a session writes, so the write-back is spread out. Measured in alternated
- * pairs (docs/performance.md, "The PostgreSQL tail: the kernel's write-back"): a shorter tail and
+ * pairs (docs/decisions/0036-postgres-sessions-write-back-as-they-go.md): a shorter tail and
  * no loss of throughput. An operator's own value, 0 included, is kept: the session's value is
  * changed only while it is PostgreSQL's built-in default (set nowhere: not in the server's
  * configuration, for the database or the role, nor in the connection URL's `options`).

@@ -8,8 +8,7 @@
  *
  * What is compiled is kept for the whole process, not only for the server that made it: a process
  * that builds several servers (the tests build one or more per file, several files per process)
- * compiles each schema once (docs/performance.md, "Route schemas compiled once per process, not
- * once per server"); validation.ts does the same for validators.
+ * compiles each schema once (docs/performance.md#test-suite-time); validation.ts does the same for validators.
  */
 import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
 

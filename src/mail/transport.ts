@@ -69,7 +69,7 @@ export function createMailTransport({
       : { kind: 'files', folder };
 
   // nodemailer is loaded with the first message, not at every start: most starts send none, and its
-  // import is a tenth of a start's CPU (docs/performance.md, "What a start loads"). The SMTP URL was
+  // import is a tenth of a start's CPU (docs/performance.md#test-suite-time). The SMTP URL was
   // checked with the configuration, so nothing that could fail a start waits until then.
   let transporter: Promise<Transporter> | undefined;
   const transporterOf = () =>

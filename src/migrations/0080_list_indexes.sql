@@ -1,4 +1,4 @@
--- Flat cost (issue 13, docs/performance.md "Flat cost"): every list filter has an index that
+-- Flat cost (issue 13, docs/performance.md#lists-at-any-size): every list filter has an index that
 -- holds, in the list's order (created_at DESC, id DESC), exactly the rows of one filter value of
 -- one merchant in one mode, so a page reads its rows and no others.
 --

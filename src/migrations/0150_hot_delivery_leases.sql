@@ -1,5 +1,5 @@
 -- tessera:no-transaction
--- Issue 19 (docs/performance.md, "Webhook drain and the tail"): a claim writes only locked_until and
+-- Issue 19 (docs/performance.md#the-webhook-engine): a claim writes only locked_until and
 -- locked_by, and a hand-back only locked_until. While an index names either column (as its key or
 -- in its predicate) every such write is a full new row version entered in every index it matches
 -- (ten of webhook_deliveries' eleven for a pending row). Without that index, and with room left on

@@ -77,7 +77,7 @@ export function sameSecret(a: string, b: string): boolean {
 
 /**
  * Argon2 (a native module) is loaded with the first password checked or set, not at every start
- * (docs/performance.md, "What a start loads"). With it comes the hash that verify() runs against
+ * (docs/performance.md#test-suite-time). With it comes the hash that verify() runs against
  * when the e-mail is unknown, so that the answer takes as long: a sign-in waits for both before it
  * looks the member up, so the first one of a process is as slow for an unknown e-mail as for a known.
  */

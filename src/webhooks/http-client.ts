@@ -91,7 +91,7 @@ export function createWebhookHttpClient({
   };
   // undici is loaded with the first attempt, not at every start: a process that sends nothing (a
   // worker without endpoints, a start that only serves the API) does not pay for its import, about
-  // a sixth of a start's CPU (docs/performance.md, "What a start loads"). An attempt's deadline and
+  // a sixth of a start's CPU (docs/performance.md#test-suite-time). An attempt's deadline and
   // its `durationMs` run from when it is sent, so neither counts the loading.
   let agent: Agent | undefined;
   let loading: Promise<Agent> | undefined;

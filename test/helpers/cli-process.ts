@@ -22,8 +22,7 @@ const compiledIsCurrent = !stale(
 /**
  * A spawned service lives seconds: PGlite's WebAssembly is compiled by V8's baseline compiler only
  * (Liftoff), as in the test processes themselves (`npm test`), since optimizing its hot functions in
- * the background costs such a process more CPU than it saves (docs/performance.md, "Test suite
- * time"). The service run by users keeps V8's defaults.
+ * the background costs such a process more CPU than it saves (docs/performance.md#test-suite-time). The service run by users keeps V8's defaults.
  */
 const cliArgs = ['--liftoff-only', ...(compiledIsCurrent ? [compiledCli()] : ['--import', 'tsx', 'src/cli/index.ts'])];
 

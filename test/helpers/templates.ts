@@ -1,6 +1,6 @@
 /**
  * Migrated databases to copy, so that a test's new database does not run initdb and every
- * migration again (docs/performance.md, "Test suite time"). Each is made once per set of
+ * migration again (docs/performance.md#test-suite-time). Each is made once per set of
  * migrations, by whichever test process asks first, and named by a hash of the migrations (and,
  * for PGlite, of its version), so that a changed or added migration makes a new one:
  * - PGlite: a tar of a migrated data folder (PGlite's dumpDataDir) in the system's temporary

@@ -82,7 +82,7 @@ export interface PendingDelivery {
  * each event (webhook_deliveries_event; `OFFSET 0` keeps the endpoint and status out of the index
  * choice): with them among the conditions, a planner without statistics read every pending delivery
  * of the endpoint for each page, and a second recover of 20,000 events took 17 s
- * (docs/performance.md, "Recover of a large window").
+ * (docs/performance.md#recover-of-a-large-window).
  */
 export async function selectPendingDeliveries(
   db: Queryable,
