@@ -17,7 +17,7 @@ import { signedInOwner } from './helpers/dashboard.js';
 import { runCli } from './helpers/cli-process.js';
 import { squidMissing, startSquid, type Squid } from './helpers/squid.js';
 
-// docs/webhooks.md#sending-addresses-allow-lists / docs/webhooks.md#sending-addresses-allow-lists: where webhook deliveries leave from, and what merchants are told.
+// docs/webhooks.md#sending-addresses-allow-lists: where webhook deliveries leave from, and what merchants are told.
 
 /** Each answer closes its connection, so that every delivery opens a new one (and Squid logs each tunnel). */
 const closeEach = () => ({ status: 200, body: 'success', headers: { connection: 'close' } });

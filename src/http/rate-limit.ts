@@ -5,7 +5,7 @@
  * both; when either is empty it is refused with 429 `rate_limited` and `Retry-After`, and takes
  * nothing. Private keys are not limited here.
  *
- * The buckets live in the database (docs/operations.md#health, docs/decisions/0011-shared-rate-limits.md), taken
+ * The buckets live in the database (docs/decisions/0011-shared-rate-limits.md), taken
  * from by one statement (the function tessera_take_tokens, migration 0101), so that any number of
  * processes on one PostgreSQL allow what one process does, and a restart refills nothing. When the
  * database cannot be asked, the request is refused with 503 `service_unavailable`: a limit that

@@ -1,4 +1,4 @@
--- Rate limits shared by every process (docs/operations.md#health, docs/decisions/0011): the token buckets of the
+-- Rate limits shared by every process (docs/decisions/0011-shared-rate-limits.md): the token buckets of the
 -- public-key routes and the hosted forms live here, so that N processes allow what one does.
 -- A bucket holds `tokens` as of `updated_at` and refills at its capacity per minute.
 CREATE TABLE rate_limit_buckets (

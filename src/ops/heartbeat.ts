@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../db/db.js';
 
 /**
- * Process heartbeats (docs/decisions/0010-process-heartbeats.md, docs/decisions/0010-process-heartbeats.md). Each process has a
+ * Process heartbeats (docs/decisions/0010-process-heartbeats.md). Each process has a
  * row in tessera_processes that it refreshes every `beatEveryMs`; a claim it makes (a delivery
  * lease, a job lease, an Idempotency-Key) names it. A process whose row has not been refreshed for
  * `staleAfterMs` is taken to be dead: at each beat, every live process releases the claims of the

@@ -1,5 +1,5 @@
 /**
- * Recurring series (docs/api.md#recurring-series, docs/api.md#recurring-series) as existing clients send them in `recurring`:
+ * Recurring series (docs/api.md#recurring-series) as existing clients send them in `recurring`:
  * `{initial: true}` is the storing payment that starts a series (as setupFutureUsage=on);
  * `{initial: false, relationPaymentId}` is a merchant-initiated follow-up on the customer and
  * payment method of an earlier succeeded payment of the same merchant and mode. A series only

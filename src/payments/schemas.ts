@@ -69,7 +69,7 @@ const LineItem = Type.Object(
   { additionalProperties: false },
 );
 
-/** docs/api.md#recurring-series, docs/api.md#recurring-series; the rules are in recurring.ts. */
+/** docs/api.md#recurring-series; the rules are in recurring.ts. */
 const Recurring = Type.Object(
   {
     initial: Type.Optional(

@@ -2,7 +2,7 @@ import { distance as levenshtein } from 'fastest-levenshtein';
 import { eventTypes, type EventType } from '../events/schemas.js';
 
 /**
- * docs/webhooks.md#what-is-sent / docs/webhooks.md#what-is-sent: the `type` of the endpoint notification, `endpoint_<group>.<group>_<action>`
+ * docs/webhooks.md#what-is-sent: the `type` of the endpoint notification, `endpoint_<group>.<group>_<action>`
  * for the event code `<group>.<action>` (payment.succeeded → endpoint_payment.payment_succeeded,
  * refund.pending → endpoint_refund.refund_pending).
  *

@@ -37,7 +37,7 @@ export interface WebhookHttpClient {
 }
 
 export interface WebhookHttpClientOptions {
-  /** docs/webhooks.md#acknowledgement-and-retries / docs/webhooks.md#acknowledgement-and-retries: an attempt that has not been fully answered within this time fails. */
+  /** docs/webhooks.md#acknowledgement-and-retries: an attempt that has not been fully answered within this time fails. */
   timeoutMs: number;
   /**
    * NODE_ENV=production: connect only to public addresses. The address is checked when the name

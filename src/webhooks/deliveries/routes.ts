@@ -19,7 +19,7 @@ async function emptyBodyIsEmptyObject(request: FastifyRequest): Promise<void> {
   if (request.body === undefined || request.body === null) request.body = {};
 }
 
-// docs/dashboard.md#roles / docs/dashboard.md#roles: like endpoints, deliveries are for Owner, Administrator and Developer;
+// docs/dashboard.md#roles: like endpoints, deliveries are for Owner, Administrator and Developer;
 // the private key acts for them and a public key is refused before these handlers run.
 export function webhookDeliveryRoutes(deliveries: WebhookDeliveryService) {
   return (app: App) => {

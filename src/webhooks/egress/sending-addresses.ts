@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 
 /*
- * docs/webhooks.md#sending-addresses-allow-lists / docs/webhooks.md#sending-addresses-allow-lists: the addresses a merchant's allow-list should let in. They are the
+ * docs/webhooks.md#sending-addresses-allow-lists: the addresses a merchant's allow-list should let in. They are the
  * operator's word (TESSERA_WEBHOOK_SENDING_ADDRESSES: the proxy's or the hosts' public
  * addresses), shown the same way by the API, the dashboard and the go-live check.
  */

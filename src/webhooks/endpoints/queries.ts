@@ -201,7 +201,7 @@ export async function selectWebhookEndpointPage(db: Queryable, merchantId: strin
   );
 }
 
-/** docs/webhooks.md#what-is-sent / docs/webhooks.md#what-is-sent: the merchant's enabled static endpoints subscribed to `eventType`. */
+/** docs/webhooks.md#what-is-sent: the merchant's enabled static endpoints subscribed to `eventType`. */
 export async function selectTargets(
   db: Queryable,
   merchantId: string,

@@ -23,7 +23,7 @@ function noStore(reply: FastifyReply): void {
   reply.header('Cache-Control', 'no-store');
 }
 
-// docs/dashboard.md#roles / docs/dashboard.md#roles: webhooks are for Owner, Administrator and Developer. The private API key
+// docs/dashboard.md#roles: webhooks are for Owner, Administrator and Developer. The private API key
 // is the merchant's server acting for them; a public key is refused before these handlers run.
 export function webhookEndpointRoutes(webhookEndpoints: WebhookEndpointService) {
   return (app: App) => {

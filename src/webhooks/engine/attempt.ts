@@ -38,7 +38,7 @@ export interface AttemptRequest {
 
 /** How an attempt ended. */
 export interface AttemptResult {
-  /** docs/webhooks.md#acknowledgement-and-retries / docs/webhooks.md#acknowledgement-and-retries: delivered, a 2xx answer whose body is `success`. */
+  /** docs/webhooks.md#acknowledgement-and-retries: delivered, a 2xx answer whose body is `success`. */
   succeeded: boolean;
   /** Not sent and not to be tried again, whatever the retry schedule says (endpoint disabled or deleted). */
   giveUp: boolean;
@@ -98,7 +98,7 @@ function standardHeaders(request: AttemptRequest, signingKeys: readonly string[]
   };
 }
 
-/** docs/webhooks.md#acknowledgement-and-retries / docs/webhooks.md#acknowledgement-and-retries: delivered only when a 2xx answer says `success`; anything else fails. */
+/** docs/webhooks.md#acknowledgement-and-retries: delivered only when a 2xx answer says `success`; anything else fails. */
 export function classifyAnswer(outcome: WebhookPostOutcome, durationMs: number): AttemptResult {
   if (!outcome.ok) return { ...notSent, durationMs, error: outcome.error };
   const is2xx = outcome.status >= 200 && outcome.status < 300;

@@ -29,7 +29,7 @@ export const healthSweepEveryMs = 60 * 1000;
 export const failingMailJob = 'webhook_endpoint.failing_mail';
 export const disabledMailJob = 'webhook_endpoint.disabled_mail';
 
-/** docs/dashboard.md#roles / docs/dashboard.md#roles: the roles that see and operate webhooks are the ones told about them. */
+/** docs/dashboard.md#roles: the roles that see and operate webhooks are the ones told about them. */
 const toldRoles: readonly Role[] = ['owner', 'administrator', 'developer'];
 
 export interface EndpointHealthDeps {

@@ -5,7 +5,7 @@ import { WebhookEndpointParams } from '../endpoints/schemas.js';
 import { RecoverBody, Recovery } from './schemas.js';
 import type { RecoveryService } from './service.js';
 
-// docs/dashboard.md#roles / docs/dashboard.md#roles: like every webhook operation, for Owner, Administrator and Developer; the
+// docs/dashboard.md#roles: like every webhook operation, for Owner, Administrator and Developer; the
 // private key acts for them. Written to the audit log.
 export function recoverRoutes(recovery: RecoveryService) {
   return (app: App) => {
