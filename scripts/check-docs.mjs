@@ -51,6 +51,22 @@ function anchorsOf(markdown) {
   return anchors;
 }
 
+const headingCache = new Map();
+/** The text of every heading of a Markdown file, code spans unwrapped. */
+function headingsOf(file) {
+  if (!headingCache.has(file)) {
+    const text = readFileSync(file, 'utf8');
+    headingCache.set(
+      file,
+      text
+        .split('\n')
+        .filter((line) => /^#{1,6}\s/.test(line))
+        .map((line) => line.replace(/^#+\s+/, '').replace(/`/g, '')),
+    );
+  }
+  return headingCache.get(file);
+}
+
 const anchorCache = new Map();
 function hasAnchor(file, anchor) {
   if (!anchorCache.has(file)) anchorCache.set(file, anchorsOf(readFileSync(file, 'utf8')));
@@ -112,6 +128,15 @@ for (const file of files) {
     for (const match of line.matchAll(/\b((?:docs\/[\w./-]+\.md|README\.md)(?:#[\w-]+)?)/g)) {
       const why = missing(match[1]);
       if (why) report(file, at, `cites ${match[1]}: ${why}`);
+    }
+    // The older form, a Markdown path, a comma and a heading in quotes: the heading must still exist
+    // (its text may be cut short).
+    for (const match of line.matchAll(/\b(docs\/[\w./-]+\.md|README\.md),? "([^"]+)"/g)) {
+      if (!existsSync(match[1])) continue;
+      const wanted = match[2].replace(/`/g, '');
+      if (!headingsOf(match[1]).some((heading) => heading.startsWith(wanted))) {
+        report(file, at, `cites ${match[1]}, "${match[2]}": no heading starts so`);
+      }
     }
     const comment = /^\s*(\/\/|\/?\*|--|#)|\s\/\/\s/.test(line);
     if (comment) {

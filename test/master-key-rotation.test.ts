@@ -1,5 +1,5 @@
 /**
- * `tessera vault rotate-master-key` (docs/operations.md, "Master key"): through the CLI against a
+ * `tessera vault rotate-master-key` (docs/operations.md#key-and-secret-rotation, "Master key"): through the CLI against a
  * running service, every data key and the derivation seed are re-wrapped under the new master
  * key; cards still decrypt and keep their fingerprints, clients secrets do not change, and the old
  * key alone no longer opens the vault.

@@ -205,7 +205,7 @@ async function openPglite(
   };
 }
 
-/** How long a statement waits for a connection (docs/operations.md "Database outages"). */
+/** How long a statement waits for a connection (docs/operations.md#health, "Database outage"). */
 const connectTimeoutMs = 5000;
 
 const ignoreError = () => {};
