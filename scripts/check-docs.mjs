@@ -8,6 +8,8 @@
 //   (and, for a Markdown file, a heading) that exists;
 // - every path of a docs/ Markdown file (with its #heading) or of the README a code comment cites
 //   exists, so a renamed heading is caught where it is cited;
+// - docs/performance.md stays a reference of at most 400 lines; every decision has a row in the index;
+//   every folder is named in the README's Layout and in docs/architecture.md;
 // - no code comment points at documentation on another host.
 // Prints each finding as file:line and exits 1 when there is any.
 import { execFileSync } from 'node:child_process';
@@ -187,6 +189,16 @@ for (const [file, section] of layouts) {
       report(file, 1, `its layout does not name the folder ${folder}/`);
     }
   }
+}
+
+// docs/performance.md is a reference, not a log: the latest figure of each goal, history in git.
+const performanceLines = readFileSync('docs/performance.md', 'utf8').split('\n').length;
+if (performanceLines > 400) {
+  report(
+    'docs/performance.md',
+    401,
+    `${performanceLines} lines: replace figures rather than add dated sections (at most 400)`,
+  );
 }
 
 if (findings.length > 0) {
