@@ -319,7 +319,7 @@ export function ratioTable(all: RatioFigures[]): string[] {
   const bigRows = all.find((figures) => figures.growth)?.growth?.bigRows ?? Number.NaN;
   return [
     '',
-    '== Issue 13 ratios (each beside its denominator, same run)',
+    '== Ratios of issues 13 and 42 (each beside its denominator, same run)',
     ...rows.map(line),
     ...(floors.length ? ['', 'floors:', ...floors] : []),
     ...all.flatMap((figures) =>
