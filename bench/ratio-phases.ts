@@ -1,4 +1,8 @@
-/** Issue 13: the phases of `npm run bench` with processes of their own (floor, growth, webhook drain). */
+/**
+ * Issues 13 and 42: the phases of `npm run bench` with processes of their own (floor, growth,
+ * webhook drain, connector overhead).
+ */
+import { connectorPhase } from './connector-phase.js';
 import { runGrowth } from './growth.js';
 import type { Cleanup, ChildServer } from './processes.js';
 import { pgliteFloor, postgresFloor, webhookRatio, type RatioFigures } from './ratios.js';
@@ -41,5 +45,9 @@ export async function ratioPhases(cleanup: Cleanup, settings: Settings, figures:
       deliveries: settings.webhookDeliveries,
       databaseServerUrl: settings.databaseServerUrl,
     });
+  }
+  if (settings.phases.has('connector')) {
+    progress(`connector overhead, ${settings.connectorRounds} round(s) (bench/connector-phase.ts)`);
+    figures.connector = await connectorPhase(cleanup, { ...settings, rounds: settings.connectorRounds }, backend);
   }
 }

@@ -14,6 +14,7 @@ import type { Backend } from './settings.js';
 import { postgresTicks, processTicks } from './cpu.js';
 import { Cleanup, childEnv, createDatabase, makeTempDir, repoRoot } from './processes.js';
 import type { GrowthResult } from './growth.js';
+import { connectorGoal, connectorNames, type ConnectorFigures } from './connector-phase.js';
 
 export const ratioGoals = {
   mitOverFloor: 0.5,
@@ -190,10 +191,23 @@ export interface RatioFigures {
   half?: { offered: number; answered: number; p50Ms: number; p99Ms: number };
   webhooks?: WebhookRatio;
   growth?: GrowthResult;
+  connector?: ConnectorFigures;
 }
 
 const fixed = (value: number, digits: number) =>
   Number.isFinite(value) ? value.toFixed(digits).replace(/\B(?=(\d{3})+(?!\d))/g, ',') : '–';
+
+function connectorLines(connector: ConnectorFigures): string[] {
+  return [
+    ...connector.rows.map((row) => `  ${row}`),
+    ...connectorNames.map((name) => {
+      const ratio = connector.ratios[name];
+      const withDatabase =
+        ratio.cpuWithDatabase === null ? '' : `, with PostgreSQL's ${fixed(ratio.cpuWithDatabase, 2)}`;
+      return `  ${name} ÷ sandbox: payments/s ${fixed(ratio.rps, 2)}, CPU ${fixed(ratio.cpu, 2)}${withDatabase} (rounds, payments/s/CPU: ${ratio.each})`;
+    }),
+  ];
+}
 
 /** One row per ratio: figure, denominator, ratio, goal, met. */
 export function ratioTable(all: RatioFigures[]): string[] {
@@ -277,6 +291,18 @@ export function ratioTable(all: RatioFigures[]): string[] {
         verdict(kept && ratio <= ratioGoals.p99OverP50) + (kept ? '' : ` (${fixed(answered, 0)}/s answered)`),
       ]);
     }
+    for (const name of figures.connector ? connectorNames : []) {
+      const ratio = figures.connector!.ratios[name];
+      rows.push([
+        store,
+        `${name} ÷ sandbox, service CPU/payment (${figures.connector!.rounds} rounds)`,
+        `${fixed(ratio.cpuMs, 3)} ms`,
+        `${fixed(ratio.sandboxCpuMs, 3)} ms`,
+        fixed(ratio.cpu, 2),
+        `≤ ${connectorGoal}`,
+        verdict(ratio.cpu <= connectorGoal),
+      ]);
+    }
   }
   const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
   const line = (row: string[]) =>
@@ -293,9 +319,12 @@ export function ratioTable(all: RatioFigures[]): string[] {
   const bigRows = all.find((figures) => figures.growth)?.growth?.bigRows ?? Number.NaN;
   return [
     '',
-    '== Issue 13 ratios (each beside its denominator, same run)',
+    '== Ratios of issues 13 and 42 (each beside its denominator, same run)',
     ...rows.map(line),
     ...(floors.length ? ['', 'floors:', ...floors] : []),
+    ...all.flatMap((figures) =>
+      figures.connector ? ['', `connector phases (${figures.backend}):`, ...connectorLines(figures.connector)] : [],
+    ),
     ...(plans.length ? ['', `growth: plans at ${fixed(bigRows, 0)} rows (EXPLAIN ANALYZE):`, ...plans] : []),
   ];
 }

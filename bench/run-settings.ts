@@ -3,7 +3,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { backendsAndRuns, positiveInteger } from './settings.js';
 
-export type PhaseKey = 'storing' | 'mit' | 'refund' | 'rate' | 'half' | 'bare' | 'floor' | 'growth' | 'webhooks';
+export type PhaseKey =
+  'storing' | 'mit' | 'refund' | 'rate' | 'half' | 'bare' | 'floor' | 'growth' | 'webhooks' | 'connector';
 /** The phases that load the service with payments (the others have processes of their own). */
 export const paymentPhases: PhaseKey[] = ['storing', 'mit', 'refund', 'rate', 'half', 'bare'];
 
@@ -21,7 +22,7 @@ export function readSettings() {
   });
   const quick = values.quick === true;
   const { backends, runs } = backendsAndRuns(values);
-  const allPhases: PhaseKey[] = [...paymentPhases, 'floor', 'growth', 'webhooks'];
+  const allPhases: PhaseKey[] = [...paymentPhases, 'floor', 'growth', 'webhooks', 'connector'];
   const phases = values.phases === undefined ? allPhases : (values.phases.split(',') as PhaseKey[]);
   for (const phase of phases) {
     if (!allPhases.includes(phase)) throw new Error(`--phases takes a list of ${allPhases.join(', ')}`);
@@ -46,6 +47,8 @@ export function readSettings() {
     growthRequests: quick ? 20 : 200,
     webhookDeliveries: positiveInteger('BENCH_WEBHOOK_DELIVERIES', quick ? 1000 : 20_000, 100),
     storingPayments,
+    // Rounds of the connector phase (sandbox, Stripe, Adyen in a rotated order each).
+    connectorRounds: positiveInteger('BENCH_CONNECTOR_ROUNDS', quick ? 1 : 3),
     databaseServerUrl: process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
     // Setup (pairs, warm-up) takes about as long again as the phases; the watchdog allows a lot more.
     timeoutS: positiveInteger(
@@ -67,4 +70,5 @@ export const phaseNames: Record<PhaseKey, (settings: Settings) => string> = {
   floor: () => 'database floor',
   growth: () => 'growth',
   webhooks: () => 'webhook drain',
+  connector: () => 'connector overhead',
 };

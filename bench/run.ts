@@ -6,7 +6,7 @@
  *   npm run bench -- --only pglite     one database (pglite | postgres)
  *   npm run bench -- --runs 3          three runs per database; the summary shows medians
  *   npm run bench -- --phases mit      only some phases (storing, mit, refund, rate, half, bare,
- *                                      floor, growth, webhooks; all by default)
+ *                                      floor, growth, webhooks, connector; all by default)
  *   npm run bench -- --quick           a smoke run: 3 s phases, small floors, a 20,000-row growth
  *   npm run bench -- --growth-rows N   the big size of the growth phase (1,000,000)
  *   npm run bench -- --cpu-prof DIR    V8 CPU profile of the service, plus each phase's time window
@@ -14,7 +14,7 @@
  *   npm run bench -- --json FILE       every figure, machine-readable
  *
  * Environment: BENCH_DURATION_SECONDS (10), BENCH_CONNECTIONS (32), BENCH_RATE (1000),
- * BENCH_WARMUP_SECONDS (3), BENCH_STORING_PAYMENTS (per run; default: what the warm-up says
+ * BENCH_WARMUP_SECONDS (3), BENCH_CONNECTOR_ROUNDS (3: rounds of sandbox, Stripe and Adyen payments), BENCH_STORING_PAYMENTS (per run; default: what the warm-up says
  * fills BENCH_DURATION_SECONDS), BENCH_DATABASE_URL (postgres://postgres@127.0.0.1:5432/postgres),
  * BENCH_TIMEOUT_SECONDS (a watchdog for the whole run; default from the settings),
  * BENCH_SERVICE_NODE_FLAGS (Node or V8 flags for the service alone, e.g. "--trace-gc"),

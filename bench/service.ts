@@ -23,7 +23,11 @@ export interface Store {
 }
 
 /** A fresh data folder (PGlite) or database (PostgreSQL), removed or dropped by the cleanup. */
-export async function newStore(cleanup: Cleanup, settings: Settings, backend: Backend): Promise<Store> {
+export async function newStore(
+  cleanup: Cleanup,
+  settings: Pick<Settings, 'databaseServerUrl'>,
+  backend: Backend,
+): Promise<Store> {
   return {
     backend,
     dataDir: await makeTempDir(cleanup, `tessera-bench-${backend}-`),
@@ -35,16 +39,24 @@ export async function newStore(cleanup: Cleanup, settings: Settings, backend: Ba
 
 export async function startService(
   cleanup: Cleanup,
-  settings: Settings,
+  settings: Pick<Settings, 'databaseServerUrl' | 'cpuProfDir'>,
   backend: Backend,
   existing?: Store,
+  /** The connector phase's service: other settings (NODE_ENV) and a profile of its own name. */
+  overrides: { env?: Record<string, string>; profileName?: string } = {},
 ): Promise<{ service: ChildServer; adminKey: string }> {
   const store = existing ?? (await newStore(cleanup, settings, backend));
   const { dataDir, databaseUrl, adminKey } = store;
   const port = await freePort();
   const profileArgs =
     settings.cpuProfDir && !existing
-      ? ['--cpu-prof', '--cpu-prof-dir', settings.cpuProfDir, '--cpu-prof-name', `service-${backend}.cpuprofile`]
+      ? [
+          '--cpu-prof',
+          '--cpu-prof-dir',
+          settings.cpuProfDir,
+          '--cpu-prof-name',
+          overrides.profileName ?? `service-${backend}.cpuprofile`,
+        ]
       : [];
   // BENCH_SERVICE_NODE_FLAGS: V8 or Node flags for the service alone (e.g. "--trace-gc"), to compare
   // settings without editing anything.
@@ -67,6 +79,7 @@ export async function startService(
       TESSERA_WEBHOOK_DISPATCHER: process.env.TESSERA_WEBHOOK_DISPATCHER,
       // So that /metrics can be read during a run (its upkeep's timings beside a phase's latencies).
       TESSERA_METRICS_TOKEN: process.env.TESSERA_METRICS_TOKEN,
+      ...overrides.env,
     }),
     port,
     logFile: path.join(dataDir, 'service.log'),

@@ -98,7 +98,7 @@ export async function confirmPayment(
   const current = await loadPayment(ctx.db, merchant, id);
   requireStatus(current, 'confirm');
   // A live payment created while its account was enabled is not sent once the account is disabled.
-  await ctx.processors.forNewAuthorization(current);
+  const processor = await ctx.processors.forNewAuthorization(current);
   const requested: queries.PaymentRow = {
     ...current,
     payment_method_id: input.paymentMethod ?? current.payment_method_id,
@@ -118,7 +118,7 @@ export async function confirmPayment(
     payment_method_id: next.payment_method_id,
     details: withMethodDetails(next, method).details,
   });
-  return ctx.view.toPayment(await authorize(ctx, claimed, method, threeDSecureFor(claimed)));
+  return ctx.view.toPayment(await authorize(ctx, claimed, method, threeDSecureFor(claimed), 'claimed_row', processor));
 }
 
 /** docs/api.md#states: the full amount of a pre-authorization. */

@@ -7,7 +7,7 @@ import { isUniqueViolation } from '../db/errors.js';
 import type { Queryable } from '../db/db.js';
 import type { EventType } from '../events/schemas.js';
 import type { PaymentMethodForPayment } from '../payment-methods/service.js';
-import type { AuthorizeOutcome, AuthorizeRequest, ThreeDSecureState } from '../processor/processor.js';
+import type { AuthorizeOutcome, AuthorizeRequest, Processor, ThreeDSecureState } from '../processor/processor.js';
 import type { PaymentContext } from './context.js';
 import { sessionAlreadyPaying } from './checkout-hook.js';
 import { duplicateOrder } from './fields.js';
@@ -243,7 +243,8 @@ function newRowRefusal(caught: unknown, row: queries.PaymentRow): unknown {
  * Asks the processor, outside any transaction (a slow processor must not hold a connection or
  * a lock), then records its answer in one transaction: the payment's new state, the binding,
  * the event and any follow-up job. For a claimed_row target, `row` is in processing, claimed by
- * the caller; for a new_row target it is not written yet.
+ * the caller; for a new_row target it is not written yet. `resolved`: the payment's processor,
+ * when the caller has it already.
  */
 export async function authorize(
   ctx: AuthorizeContext,
@@ -251,8 +252,11 @@ export async function authorize(
   method: PaymentMethodForPayment,
   threeDSecure: ThreeDSecureState,
   target: AuthorizationTarget = 'claimed_row',
+  resolved: Processor | null = null,
 ): Promise<queries.PaymentRow> {
-  const processor = await ctx.processors.of(row);
+  // The caller that has just resolved the processor (forNewAuthorization) passes it on, so that
+  // its account is not read twice in one request (docs/decisions/0051-connector-overhead.md).
+  const processor = resolved ?? (await ctx.processors.of(row));
   let outcome: AuthorizeOutcome;
   try {
     outcome = await processor.authorize(requestOf(row, method, threeDSecure, ctx.view.processorReturnUrl(row.id)));

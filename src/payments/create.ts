@@ -147,9 +147,9 @@ async function createNew(
   // Refuses a live payment while the merchant has no enabled live account, before anything is written.
   const processor = await ctx.processors.forNewAuthorization(row);
   if (confirm && method !== null && processor.statelessAuthorize) {
-    return ctx.view.toPayment(await authorize(ctx, row, method, threeDSecureFor(row), 'new_row'));
+    return ctx.view.toPayment(await authorize(ctx, row, method, threeDSecureFor(row), 'new_row', processor));
   }
   await insertNew(ctx.db, row);
   if (!confirm || method === null) return ctx.view.toPayment(row);
-  return ctx.view.toPayment(await authorize(ctx, row, method, threeDSecureFor(row)));
+  return ctx.view.toPayment(await authorize(ctx, row, method, threeDSecureFor(row), 'claimed_row', processor));
 }

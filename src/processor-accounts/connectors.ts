@@ -55,10 +55,14 @@ export function createProcessorRegistry({
   const instrumentedSandbox = instrument(sandbox, observe);
   const built = new Map<string, { version: number; connector: LiveProcessor }>();
 
-  async function connectorOf(row: queries.ProcessorAccountRow): Promise<LiveProcessor> {
-    const version = row.updated_at.getTime();
+  function cachedConnector(row: queries.AccountVersionRow): LiveProcessor | null {
     const cached = built.get(row.id);
-    if (cached && cached.version === version) return cached.connector;
+    return cached && cached.version === row.updated_at.getTime() ? cached.connector : null;
+  }
+
+  async function connectorOf(row: queries.ProcessorAccountRow): Promise<LiveProcessor> {
+    const known = cachedConnector(row);
+    if (known) return known;
     const credentials = JSON.parse(
       await vault.decrypt(row.credentials_encrypted, processorAccountContext(row.id)),
     ) as Credentials;
@@ -68,8 +72,25 @@ export function createProcessorRegistry({
       factories[row.processor]({ mode: row.mode, credentials, baseUrl, timeoutMs, clock }),
       observe,
     );
-    built.set(row.id, { version, connector });
+    built.set(row.id, { version: row.updated_at.getTime(), connector });
     return connector;
+  }
+
+  /**
+   * The account's status and version are read at every payment (a disable or new credentials in
+   * another process count at once); its sealed credentials only when that version has no
+   * connector here yet (docs/decisions/0051-connector-overhead.md).
+   */
+  async function accountOf(accountId: string, check: (row: queries.AccountVersionRow) => void) {
+    const version = await queries.selectAccountVersion(db, accountId);
+    if (!version) throw new Error(`Processor account ${accountId} is missing`);
+    check(version);
+    const known = cachedConnector(version);
+    if (known) return known;
+    const row = await queries.selectAccount(db, accountId);
+    if (!row) throw new Error(`Processor account ${accountId} is missing`);
+    check(row);
+    return connectorOf(row);
   }
 
   return {
@@ -79,16 +100,13 @@ export function createProcessorRegistry({
         if (payment.mode === 'live') throw noLiveProcessor();
         return instrumentedSandbox;
       }
-      const row = await queries.selectAccount(db, payment.processor_account_id);
-      if (!row) throw new Error(`Processor account ${payment.processor_account_id} is missing`);
-      return connectorOf(row);
+      return accountOf(payment.processor_account_id, () => {});
     },
     async forNewAuthorization(payment) {
       if (payment.processor_account_id === null) return this.of(payment);
-      const row = await queries.selectAccount(db, payment.processor_account_id);
-      if (!row) throw new Error(`Processor account ${payment.processor_account_id} is missing`);
-      if (row.status !== 'enabled' && row.mode === 'live') throw noLiveProcessor();
-      return connectorOf(row);
+      return accountOf(payment.processor_account_id, (row) => {
+        if (row.status !== 'enabled' && row.mode === 'live') throw noLiveProcessor();
+      });
     },
     async account(accountId) {
       const row = await queries.selectAccount(db, accountId);

@@ -43,6 +43,17 @@ export async function selectAccount(db: Queryable, id: string): Promise<Processo
   return row;
 }
 
+/** What a payment needs to know of its account each time: whether it may be used, and its version. */
+export type AccountVersionRow = Pick<ProcessorAccountRow, 'id' | 'mode' | 'status' | 'updated_at'>;
+
+export async function selectAccountVersion(db: Queryable, id: string): Promise<AccountVersionRow | undefined> {
+  const [row] = await db.query<AccountVersionRow>(
+    'SELECT id, mode, status, updated_at FROM processor_accounts WHERE id = $1',
+    [id],
+  );
+  return row;
+}
+
 export async function selectAccountsOfMerchant(db: Queryable, merchantId: string): Promise<ProcessorAccountRow[]> {
   return db.query<ProcessorAccountRow>(
     `SELECT ${columns} FROM processor_accounts WHERE merchant_id = $1 ORDER BY created_at, id`,

@@ -34,7 +34,6 @@ export interface AdyenProcessorOptions {
   hmacKey: string;
   baseUrl?: string;
   timeoutMs: number;
-  fetch?: typeof fetch;
 }
 
 /**
@@ -62,11 +61,10 @@ export function createAdyenProcessor({
   hmacKey,
   baseUrl = adyenTestBaseUrl,
   timeoutMs,
-  fetch,
 }: AdyenProcessorOptions): LiveProcessor {
   const problem = adyenCredentialsProblem({ apiKey, merchantAccount, hmacKey });
   if (problem) throw new Error(`The Adyen credentials' ${problem.field} ${problem.message}`);
-  const client = createAdyenClient({ apiKey, baseUrl, timeoutMs, fetch });
+  const client = createAdyenClient({ apiKey, baseUrl, timeoutMs });
   const account = { merchantAccount };
 
   return {

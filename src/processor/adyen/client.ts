@@ -4,13 +4,14 @@
  * an unknown outcome returns Adyen's first answer instead of moving money twice.
  */
 
+import { Pool } from 'undici';
+
 /** What the connector needs to reach one Adyen account. */
 export interface AdyenClientOptions {
   apiKey: string;
   /** The Checkout API's root including its version, e.g. `https://checkout-test.adyen.com/v71`. */
   baseUrl: string;
   timeoutMs: number;
-  fetch?: typeof fetch;
 }
 
 /**
@@ -49,20 +50,24 @@ export interface AdyenClient {
   post(path: string, body: Record<string, unknown>, idempotencyKey: string): Promise<AdyenAnswer>;
 }
 
-export function createAdyenClient({
-  apiKey,
-  baseUrl,
-  timeoutMs,
-  fetch: send = fetch,
-}: AdyenClientOptions): AdyenClient {
-  const root = baseUrl.replace(/\/+$/, '');
+/**
+ * One connection pool per client, and one client per account and version (the registry keeps
+ * them, docs/processors.md): connections to Adyen are kept alive between payments, and a request
+ * costs no WHATWG fetch machinery (docs/decisions/0051-connector-overhead.md). The processor
+ * timeout bounds the connection, the wait for the answer's head and each pause in its body.
+ */
+export function createAdyenClient({ apiKey, baseUrl, timeoutMs }: AdyenClientOptions): AdyenClient {
+  const root = new URL(baseUrl.replace(/\/+$/, ''));
+  const prefix = root.pathname === '/' ? '' : root.pathname;
+  const pool = new Pool(root.origin, { connect: { timeout: timeoutMs }, keepAliveTimeout: 4_000 });
   return {
     async post(path, body, idempotencyKey) {
       const operation = `Adyen POST ${path}`;
-      let response: Response;
+      let status: number;
       let text: string;
       try {
-        response = await send(`${root}${path}`, {
+        const response = await pool.request({
+          path: `${prefix}${path}`,
           method: 'POST',
           headers: {
             'content-type': 'application/json',
@@ -71,29 +76,31 @@ export function createAdyenClient({
             'idempotency-key': idempotencyKey,
           },
           body: JSON.stringify(body),
-          signal: AbortSignal.timeout(timeoutMs),
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
         });
-        text = await response.text();
+        status = response.statusCode;
+        text = await response.body.text();
       } catch (err) {
         // A timeout, a refused or reset connection: the request may or may not have reached Adyen.
         throw new AdyenRequestFailed(`${operation} failed without an answer (${failureName(err)})`, null, null);
       }
       const parsed = parseObject(text);
-      if (response.status < 200 || response.status > 299) {
+      if (status < 200 || status > 299) {
         // Adyen's ServiceError: {status, errorCode, message, errorType, pspReference}. Only the
         // status and the code are kept: the message may repeat what was sent.
         const errorCode = typeof parsed?.errorCode === 'string' ? parsed.errorCode : null;
         const errorType = typeof parsed?.errorType === 'string' ? ` ${parsed.errorType}` : '';
         throw new AdyenRequestFailed(
-          `${operation} answered HTTP ${response.status}${errorType} (errorCode ${errorCode ?? 'none'})`,
-          response.status,
+          `${operation} answered HTTP ${status}${errorType} (errorCode ${errorCode ?? 'none'})`,
+          status,
           errorCode,
         );
       }
       if (parsed === null) {
         throw new AdyenRequestFailed(
-          `${operation} answered HTTP ${response.status} with a body that is not a JSON object`,
-          response.status,
+          `${operation} answered HTTP ${status} with a body that is not a JSON object`,
+          status,
           null,
         );
       }
@@ -111,10 +118,14 @@ function parseObject(text: string): AdyenAnswer | null {
   }
 }
 
+const timeoutCodes = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
 /** The kind of failure only (TimeoutError, a socket error's code): an error's message may quote the URL. */
 function failureName(err: unknown): string {
   if (!(err instanceof Error)) return 'unknown error';
+  const own = (err as { code?: unknown }).code;
   const cause = (err as { cause?: { code?: unknown } }).cause;
-  const code = typeof cause?.code === 'string' ? `: ${cause.code}` : '';
-  return `${err.name}${code}`;
+  const code = typeof own === 'string' ? own : typeof cause?.code === 'string' ? cause.code : null;
+  if (code !== null && timeoutCodes.has(code)) return `TimeoutError: ${code}`;
+  return code === null ? err.name : `${err.name}: ${code}`;
 }

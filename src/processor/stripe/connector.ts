@@ -20,7 +20,7 @@ import type {
   RefundRequest,
   RefundSettlement,
 } from '../processor.js';
-import { createStripeClient, stripeFailure } from './client.js';
+import { createStripeClient, stripeFailure, withoutCallSite } from './client.js';
 import { parseStripeNotification } from './notifications.js';
 import {
   authorizeOutcomeOf,
@@ -73,9 +73,11 @@ export function createStripeProcessor(options: StripeProcessorOptions): LiveProc
       const params = createParamsOf(request);
       let intent: Stripe.PaymentIntent;
       try {
-        intent = await stripe.paymentIntents.create(params as unknown as Stripe.PaymentIntentCreateParams, {
-          idempotencyKey: request.idempotencyKey,
-        });
+        intent = await withoutCallSite(() =>
+          stripe.paymentIntents.create(params as unknown as Stripe.PaymentIntentCreateParams, {
+            idempotencyKey: request.idempotencyKey,
+          }),
+        );
       } catch (caught) {
         const decline = declineOf(caught);
         if (decline !== null) return decline;
@@ -91,10 +93,8 @@ export function createStripeProcessor(options: StripeProcessorOptions): LiveProc
       if (reference === null) throw new Error('A Stripe redirect always has its PaymentIntent as the reference');
       let intent: Stripe.PaymentIntent;
       try {
-        intent = await stripe.paymentIntents.retrieve(
-          reference,
-          { expand },
-          { idempotencyKey: request.idempotencyKey },
+        intent = await withoutCallSite(() =>
+          stripe.paymentIntents.retrieve(reference, { expand }, { idempotencyKey: request.idempotencyKey }),
         );
       } catch (caught) {
         throw stripeFailure('completeRedirect', caught);
@@ -110,10 +110,12 @@ export function createStripeProcessor(options: StripeProcessorOptions): LiveProc
     async capture(request: CaptureRequest): Promise<CaptureOutcome> {
       let intent: Stripe.PaymentIntent;
       try {
-        intent = await stripe.paymentIntents.capture(
-          request.paymentReference,
-          { amount_to_capture: amountOf(request.amount) },
-          { idempotencyKey: request.idempotencyKey },
+        intent = await withoutCallSite(() =>
+          stripe.paymentIntents.capture(
+            request.paymentReference,
+            { amount_to_capture: amountOf(request.amount) },
+            { idempotencyKey: request.idempotencyKey },
+          ),
         );
       } catch (caught) {
         // A card or request error is Stripe's definite "no" (e.g. the hold expired).
@@ -132,7 +134,9 @@ export function createStripeProcessor(options: StripeProcessorOptions): LiveProc
 
     async cancel(request: CancelRequest): Promise<void> {
       try {
-        await stripe.paymentIntents.cancel(request.paymentReference, {}, { idempotencyKey: request.idempotencyKey });
+        await withoutCallSite(() =>
+          stripe.paymentIntents.cancel(request.paymentReference, {}, { idempotencyKey: request.idempotencyKey }),
+        );
       } catch (caught) {
         // Canceled already (by an earlier attempt whose answer was lost): the hold is released.
         if (caught instanceof Stripe.errors.StripeInvalidRequestError && caught.payment_intent?.status === 'canceled') {
@@ -145,13 +149,15 @@ export function createStripeProcessor(options: StripeProcessorOptions): LiveProc
     async refund(request: RefundRequest): Promise<RefundOutcome> {
       let refund: Stripe.Refund;
       try {
-        refund = await stripe.refunds.create(
-          {
-            payment_intent: request.paymentReference,
-            amount: amountOf(request.amount),
-            metadata: { tessera_refund_id: request.refundId, tessera_payment_id: request.paymentId },
-          },
-          { idempotencyKey: request.idempotencyKey },
+        refund = await withoutCallSite(() =>
+          stripe.refunds.create(
+            {
+              payment_intent: request.paymentReference,
+              amount: amountOf(request.amount),
+              metadata: { tessera_refund_id: request.refundId, tessera_payment_id: request.paymentId },
+            },
+            { idempotencyKey: request.idempotencyKey },
+          ),
         );
       } catch (caught) {
         // Stripe refused the refund itself (more than is left, a disputed charge): it is final.
@@ -169,7 +175,7 @@ export function createStripeProcessor(options: StripeProcessorOptions): LiveProc
     async resolveRefund(refundReference: string): Promise<RefundSettlement> {
       let refund: Stripe.Refund;
       try {
-        refund = await stripe.refunds.retrieve(refundReference);
+        refund = await withoutCallSite(() => stripe.refunds.retrieve(refundReference));
       } catch (caught) {
         throw stripeFailure('resolveRefund', caught);
       }
