@@ -10,7 +10,7 @@
  */
 
 import type { Queryable } from '../db/db.js';
-import type { MerchantContext } from '../http/auth.js';
+import type { MerchantContext } from '../core/merchant-context.js';
 import { authorize } from './authorize.js';
 import type { PaymentContext } from './context.js';
 import { newPaymentRow } from './create.js';

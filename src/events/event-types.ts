@@ -1,5 +1,5 @@
 import { distance as levenshtein } from 'fastest-levenshtein';
-import { eventTypes, type EventType } from '../events/schemas.js';
+import { eventTypes, type EventType } from './schemas.js';
 
 /**
  * SPEC §6.4 / DESIGN §5: the `type` of the endpoint notification, `endpoint_<group>.<group>_<action>`
