@@ -1,5 +1,5 @@
 /**
- * The one closed catalog of error codes (docs/api.md, Errors) and the domain error every service
+ * The one closed catalog of error codes (docs/api.md, Error catalog) and the domain error every service
  * throws. A code names what went wrong; its kind says what sort of failure it is, in the domain's
  * own terms. Nothing here knows of HTTP: the edge maps each kind to a status and the error to the
  * response envelope (src/http/error-status.ts; docs/decisions/0046-layers.md).

@@ -1,4 +1,4 @@
-/** One page of a list, newest first (docs/api.md, Pagination): the list answers `{data: […], hasMore}`. */
+/** One page of a list, newest first (docs/api.md, Lists): the list answers `{data: […], hasMore}`. */
 export interface Page<T> {
   data: T[];
   hasMore: boolean;

@@ -3,7 +3,6 @@
  * OpenAPI document, and the mapping of any thrown error to a status and body, card numbers masked.
  */
 import type { FastifyError } from 'fastify';
-import { PageRequestError } from '../db/pagination.js';
 import { maskCardNumbers } from '../redact.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { DomainError, type ErrorCode } from '../core/errors.js';
@@ -66,9 +65,6 @@ export interface ErrorBody {
 export function toErrorResponse(error: FastifyError | DomainError | Error): { status: number; body: ErrorBody } {
   if (error instanceof DomainError) {
     return { status: statusOf(error), body: { code: error.code, msg: error.message, data: error.details } };
-  }
-  if (error instanceof PageRequestError) {
-    return { status: 400, body: { code: 'invalid_request', msg: error.message, data: { param: error.param } } };
   }
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {

@@ -4,7 +4,7 @@ import { DomainError } from '../core/errors.js';
 /**
  * The card-number guard on request bodies (docs/decisions/0045-card-numbers-in-free-text.md): every
  * text value of a body that passed its schema is free text unless its schema says
- * `notFreeText` (common-schemas.ts: the card number itself, and identifiers the merchant owns: `orderNo`,
+ * `notFreeText` (src/core/common-schemas.ts: the card number itself, and identifiers the merchant owns: `orderNo`,
  * `merchantUserId`). A field added later is guarded without anyone remembering to; only an
  * exemption has to be written down.
  */

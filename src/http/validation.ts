@@ -42,7 +42,7 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
     let validate: ValidateFunction | undefined;
     return (data: unknown) => {
       validate ??= (body ? bodyAjv : parameterAjv).compile(schema as object);
-      if (!validate(data)) return { error: toApiError(validate, httpPart) };
+      if (!validate(data)) return { error: toDomainError(validate, httpPart) };
       // A body's free text holds no card number (docs/decisions/0045-card-numbers-in-free-text.md).
       const cardNumber = body ? cardNumberInFreeText(schema, data) : undefined;
       return cardNumber ? { error: cardNumber } : { value: data };
@@ -50,7 +50,7 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   });
 };
 
-function toApiError(validate: ValidateFunction, httpPart: string | undefined): Error {
+function toDomainError(validate: ValidateFunction, httpPart: string | undefined): Error {
   const errors = validate.errors ?? [];
   // With anyOf (e.g. an amount that is a digit string or an integer) the anyOf error itself,
   // reported last, carries the rule; the branch errors before it would only confuse.

@@ -42,7 +42,7 @@ export type InvoiceClaim = (tx: Queryable, paymentId: string) => Promise<void>;
 
 /**
  * Creates and authorizes the payment of an invoice. The rules of DESIGN §3 apply as to any payment
- * (a MIT needs the MIT capability and a bound card) and are thrown as ApiErrors before anything
+ * (a MIT needs the MIT capability and a bound card) and are thrown as DomainErrors before anything
  * is written. The payment is inserted (claimed, in processing) with the invoice's claim in one
  * transaction, then authorized: never the one-write path, since the claim must exist before the
  * processor is asked.
