@@ -20,7 +20,7 @@ export default {
       name: 'no-circular',
       severity: 'error',
       comment:
-        'No module imports itself through others. A circle made only by a type import is left to the folder rule ' +
+        'No module imports itself through others. A circle one of whose links is a type import is left to the folder rule ' +
         '(it vanishes when compiled: src/shopper/translations import the type of the messages they fill).',
       from: {},
       to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
