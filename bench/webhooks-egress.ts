@@ -14,7 +14,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { createTessera } from '../src/app.js';
+import { createTessera } from '../src/composition/app.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/logger.js';
 import { startSquid, squidBinary } from '../test/helpers/squid.js';

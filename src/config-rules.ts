@@ -4,7 +4,7 @@
  * the command line's (cli/client-config.ts).
  */
 import path from 'node:path';
-import { EgressSettingError } from './webhooks/egress/settings.js';
+import { EgressSettingError } from './config-egress.js';
 
 export type Source = Record<string, string | undefined>;
 
@@ -12,7 +12,7 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** The egress settings' own rules (src/webhooks/egress/settings.ts), refused like any other setting. */
+/** The egress settings' own rules (src/config-egress.ts), refused like any other setting. */
 export function egressSetting<T>(parse: () => T): T {
   try {
     return parse();
@@ -21,6 +21,9 @@ export function egressSetting<T>(parse: () => T): T {
     throw err;
   }
 }
+
+/** The default of TESSERA_PGLITE_CHECKPOINT_WAL_MB: a checkpoint once 64 MB of WAL were written since the last. */
+export const defaultCheckpointWalMb = 64;
 
 export const defaultMailFrom = 'Tessera <no-reply@localhost>';
 

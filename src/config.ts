@@ -1,9 +1,9 @@
 import path from 'node:path';
-import { defaultCheckpointWalMb } from './db/pglite-checkpointer.js';
 import {
   blankToUndefined,
   ConfigError,
   dataDirectory,
+  defaultCheckpointWalMb,
   egressSetting,
   integer,
   mailFrom,
@@ -13,12 +13,7 @@ import {
   trustProxy,
   type Source,
 } from './config-rules.js';
-import {
-  parseSendingAddresses,
-  parseSourceAddresses,
-  parseWebhookProxy,
-  type EgressProxy,
-} from './webhooks/egress/settings.js';
+import { parseSendingAddresses, parseSourceAddresses, parseWebhookProxy, type EgressProxy } from './config-egress.js';
 
 /** Every setting of the service, parsed once at start-up and frozen (README.md#running-it). */
 export interface Config {

@@ -319,6 +319,36 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
     }
   });
 
+  test('the error catalog gives every code the status of its kind (docs/decisions/0046-layers.md)', async () => {
+    const merchant = await documentAt('/api/services/v1/openapi.json');
+    const intro = (merchant as unknown as { info: { description: string } }).info.description;
+    const listed = new Map(
+      [...intro.matchAll(/^\| `([a-z_]+)` \| (\d{3}) \|/gm)].map((match) => [match[1]!, Number(match[2])]),
+    );
+    const expected: Record<string, number> = {
+      invalid_request: 400,
+      idempotency_error: 400,
+      payment_method_not_bound: 400,
+      payment_method_bound_elsewhere: 400,
+      duplicate_order: 400,
+      invalid_state: 400,
+      amount_too_large: 400,
+      authentication_error: 401,
+      permission_denied: 403,
+      tokenization_not_enabled: 403,
+      mit_not_enabled: 403,
+      resource_missing: 404,
+      endpoint_disabled: 409,
+      no_live_processor: 409,
+      processor_account_exists: 409,
+      bank_account_missing: 409,
+      rate_limited: 429,
+      internal_error: 500,
+      service_unavailable: 503,
+    };
+    assert.deepEqual(Object.fromEntries(listed), expected);
+  });
+
   test('answers an unknown route with the envelope and 404 resource_missing', async () => {
     const merchant = await ctx.merchant();
     const response = await merchant.call('GET', '/no_such_thing');

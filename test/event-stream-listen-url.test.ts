@@ -9,7 +9,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConfigError } from '../src/config-rules.js';
 import { loadConfig } from '../src/config.js';
-import { createTessera } from '../src/app.js';
+import { createTessera } from '../src/composition/app.js';
 import { createLogger } from '../src/logger.js';
 import { createSandboxProcessor } from '../src/processor/sandbox.js';
 import { probeTimeoutMs } from '../src/events/feed.js';

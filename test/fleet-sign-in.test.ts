@@ -142,7 +142,7 @@ describe(
     });
     after(async () => ctx.close());
 
-    // What each `tessera start` outside production does (src/main.ts): the first start on a database
+    // What each `tessera start` outside production does (src/composition/main.ts): the first start on a database
     // adds the sandbox merchant's Owner. Two at once both found none; one of them failed to start.
     test('both get a sign-in link, for the same one Owner', async () => {
       const merchant = await ctx.merchant();

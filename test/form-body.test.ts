@@ -1,14 +1,14 @@
 /** Form bodies as the provider's clients write them (docs/api.md#compatibility-with-existing-clients): the parser on its own. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ApiError } from '../src/http/errors.js';
+import { DomainError } from '../src/core/errors.js';
 import { formKeyPath, parseFormBody } from '../src/http/form-body.js';
 
 function refusal(text: string): { param: string | undefined; message: string } {
   try {
     parseFormBody(text);
   } catch (err) {
-    assert.ok(err instanceof ApiError);
+    assert.ok(err instanceof DomainError);
     return { param: err.details?.param, message: err.message };
   }
   assert.fail(`${text} was accepted`);

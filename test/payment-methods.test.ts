@@ -1,7 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { MerchantContext } from '../src/http/auth.js';
-import { ApiError } from '../src/http/errors.js';
+import type { MerchantContext } from '../src/core/merchant-context.js';
+import { DomainError } from '../src/core/errors.js';
 import { databaseKind, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 
 const timestampForm = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -748,7 +748,7 @@ describe(`payment methods (${databaseKind})`, () => {
     await assert.rejects(
       ctx.tessera.paymentMethods.loadForPayment(ctx.tessera.db, contextOf(stranger), method.id),
       (err: unknown) =>
-        err instanceof ApiError && err.code === 'resource_missing' && err.details?.param === 'paymentMethod',
+        err instanceof DomainError && err.code === 'resource_missing' && err.details?.param === 'paymentMethod',
     );
   });
 

@@ -4,7 +4,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTessera, type Tessera } from '../src/app.js';
+import { createTessera, type Tessera } from '../src/composition/app.js';
 import { createLogger } from '../src/logger.js';
 import { databaseKind, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 import { signedInOwner } from './helpers/dashboard.js';

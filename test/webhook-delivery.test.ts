@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { after, afterEach, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTessera, type Tessera } from '../src/app.js';
+import { createTessera, type Tessera } from '../src/composition/app.js';
 import { defaultWebhookRetryDelaysSeconds, loadConfig } from '../src/config.js';
 import { canonicalJson } from '../src/events/canonical-json.js';
 import { createLogger } from '../src/logger.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { loadConfig } from '../src/config.js';
 import { createWebhookHttpClient } from '../src/webhooks/http-client.js';
-import { parseWebhookProxy } from '../src/webhooks/egress/settings.js';
+import { parseWebhookProxy } from '../src/config-egress.js';
 import {
   databaseKind,
   payWithTestCard,

@@ -2,8 +2,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { hashKey } from '../src/http/auth.js';
+import { hashKey } from '../src/core/merchant-context.js';
 import { createIdempotency } from '../src/http/idempotency.js';
+import { idempotencySealer } from '../src/vault/secrets-at-rest.js';
+import { beatEveryMs, staleAfterMs } from '../src/ops/heartbeat.js';
 import { buildServer, type App } from '../src/http/server.js';
 import { webhookEndpointRoutes } from '../src/webhooks/endpoints/routes.js';
 import { createWebhookEndpointService, type WebhookEndpointService } from '../src/webhooks/endpoints/service.js';
@@ -671,7 +673,12 @@ describe(`webhook endpoints (${databaseKind})`, () => {
         logger: ctx.tessera.logger,
         keys: ctx.tessera.merchants.keyLookup,
         operatorKeyHash: hashKey(ctx.operatorKey),
-        idempotency: createIdempotency({ db: ctx.tessera.db, clock: ctx.clock, sealer: ctx.tessera.vault }),
+        idempotency: createIdempotency({
+          db: ctx.tessera.db,
+          clock: ctx.clock,
+          sealer: idempotencySealer(ctx.tessera.vault),
+          liveness: { staleAfterMs, beatEveryMs },
+        }),
         merchantRoutes: [webhookEndpointRoutes(production)],
         operatorRoutes: [],
         publicRoutes: [],

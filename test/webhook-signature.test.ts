@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { canonicalJson } from '../src/events/canonical-json.js';
 import { formatRequestTime, signWebhook } from '../src/webhooks/signature.js';
-import { endpointEventType, endpointEventTypes } from '../src/webhooks/event-types.js';
+import { endpointEventType, endpointEventTypes } from '../src/events/event-types.js';
 import { verifyWebhook, WebhookVerificationError, type WebhookVerificationReason } from '../sdk/verify-webhook.js';
 import { phpReencode } from './helpers/receiver.js';
 

@@ -5,7 +5,6 @@
  */
 import { readFileSync } from 'node:fs';
 import type { FastifyReply } from 'fastify';
-import { hashKey, type KeyLookup } from '../http/auth.js';
 import type { App } from '../http/server.js';
 import type { MerchantService } from '../merchants/service.js';
 import { isOrigin } from '../merchants/origins.js';
@@ -14,6 +13,7 @@ import { shopperLocale, type ShopperLocale } from '../shopper/locales.js';
 import { translate } from '../shopper/messages.js';
 import { formatMoney } from '../shopper/format.js';
 import { cardFrameHeaders, renderCardFrame, renderRefusedFrame, type FrameAncestors } from './frame-page.js';
+import { hashKey, type KeyLookup } from '../core/merchant-context.js';
 
 export interface CardJsDeps {
   keys: KeyLookup;

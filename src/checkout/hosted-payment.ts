@@ -16,8 +16,8 @@
  */
 import type { Db } from '../db/db.js';
 import type { Clock } from '../clock.js';
-import type { MerchantContext } from '../http/auth.js';
-import { ApiError } from '../http/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import { DomainError } from '../core/errors.js';
 import { isId } from '../ids.js';
 import { withQueryParameters } from '../return-url.js';
 import type { MerchantService } from '../merchants/service.js';
@@ -123,7 +123,7 @@ async function cardMethod(deps: HostedCheckoutDeps, merchant: MerchantContext, c
       billingDetails: { firstName: card.firstName, ...(card.lastName ? { lastName: card.lastName } : {}) },
     });
   } catch (err) {
-    const refusal = err instanceof ApiError ? cardRefusal(err) : null;
+    const refusal = err instanceof DomainError ? cardRefusal(err) : null;
     if (!refusal) throw err;
     return refusal;
   }
@@ -192,7 +192,7 @@ export async function payOnCheckoutPage(
     return await settle(deps, row, payment);
   } catch (err) {
     await queries.releaseSession(deps.db, id);
-    if (!(err instanceof ApiError)) throw err;
+    if (!(err instanceof DomainError)) throw err;
     // Another payment of the session went through meanwhile (this one was refused): the shop hears of that one.
     const paid = await paidOrPageAgain(deps, id);
     if (paid.location !== `/checkout/${id}`) return paid;
@@ -218,7 +218,7 @@ async function abandon(deps: HostedCheckoutDeps, merchant: MerchantContext, paym
     await deps.payments.cancel(merchant, paymentId, { cancellationReason: 'abandoned' });
     return null;
   } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
+    if (!(err instanceof DomainError)) throw err;
     const payment = await deps.payments.retrieve(merchant, paymentId);
     return ['succeeded', 'requires_capture', 'processing'].includes(payment.status) ? payment : null;
   }

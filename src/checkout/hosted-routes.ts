@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { markDatabaseUnavailable, unavailableRetryAfterSeconds } from '../http/error-responses.js';
+import { statusOfThrown } from '../http/error-status.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import type { App } from '../http/server.js';
 import { shopperLocale, type ShopperLocale } from '../shopper/locales.js';
@@ -66,9 +67,9 @@ export function hostedCheckoutRoutes(deps: HostedCheckoutDeps, limiter?: RateLim
         (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
       );
       // A shopper's browser gets a page, never the API's JSON envelope; the log line carries no form field.
-      scope.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+      scope.setErrorHandler((error: Error, request, reply) => {
         const locale = shopperLocale(null, acceptLanguage(request));
-        if ((error.statusCode ?? 500) < 500) return sendMessage(reply, 400, locale, 'badRequestTitle', 'badRequest');
+        if (statusOfThrown(error) < 500) return sendMessage(reply, 400, locale, 'badRequestTitle', 'badRequest');
         // A database outage is the database's state, not a bug: 503 and a retry, as the API answers.
         if (markDatabaseUnavailable(error, request, reply, 'hosted checkout page')) {
           return sendMessage(reply, 503, locale, 'unavailableTitle', 'unavailable');

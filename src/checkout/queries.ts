@@ -1,7 +1,7 @@
 import { ownRowCondition, selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
 import { listFilter, selectPage, type PageRequest } from '../db/pagination.js';
-import type { ShippingOut } from '../http/common-schemas.js';
+import type { ShippingOut } from '../core/common-schemas.js';
 import type { BillingDetailsOut } from '../payment-methods/schemas.js';
 import type { LineItemOut } from '../payments/payment-object.js';
 import type { Transition } from '../state-table.js';

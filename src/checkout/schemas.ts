@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery } from '../http/envelope.js';
-import { Email, Nullable, ShippingOut, Timestamp, emptyIsAbsent } from '../http/common-schemas.js';
+import { Email, Nullable, ShippingOut, Timestamp, emptyIsAbsent } from '../core/common-schemas.js';
 import { BillingDetails, BillingDetailsOut } from '../payment-methods/schemas.js';
 import { CreatePaymentBody } from '../payments/schemas.js';
 import { LineItemOut } from '../payments/payment-object.js';

@@ -1,14 +1,14 @@
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
 import type { CustomerService } from '../customers/service.js';
-import type { MerchantContext } from '../http/auth.js';
-import type { Page } from '../http/envelope.js';
-import { ApiError, invalidField, notFound } from '../http/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import type { Page } from '../core/page.js';
+import { DomainError, invalidField, notFound } from '../core/errors.js';
+import { normalizeShipping } from '../core/common-schemas.js';
 import { newId } from '../ids.js';
 import type { JobRunner } from '../jobs/runner.js';
 import type { CheckoutPayment } from '../payments/checkout-hook.js';
 import type { PaymentService } from '../payments/service.js';
-import { normalizeShipping } from '../http/common-schemas.js';
 import { normalizeBillingDetails } from '../payment-methods/service.js';
 import { normalizeLineItems, parseCurrencyField } from '../payments/fields.js';
 import { parseAmount } from '../money.js';
@@ -78,7 +78,7 @@ export function toCheckoutSession(deps: Pick<CheckoutDeps, 'publicUrl'>, row: qu
 function checkStoring(merchant: MerchantContext, input: CreateCheckoutSessionBody): void {
   if (input.setupFutureUsage !== 'on') return;
   if (!merchant.tokenizationEnabled) {
-    throw new ApiError(
+    throw new DomainError(
       'tokenization_not_enabled',
       'Tokenization is not enabled for this merchant; ask your account manager to enable it',
       { param: 'setupFutureUsage' },
@@ -239,7 +239,7 @@ export function createCheckoutService(deps: CheckoutDeps) {
       const row = await queries.expireOwnSession(db, merchant.merchantId, merchant.mode, id, expire, clock.now());
       if (row) return toCheckoutSession(deps, row);
       const now = await load(merchant, id);
-      throw new ApiError('invalid_state', `The checkout session is ${now.status}; only an open one can be expired`);
+      throw new DomainError('invalid_state', `The checkout session is ${now.status}; only an open one can be expired`);
     },
   };
 }

@@ -1,6 +1,6 @@
 import { ConfigError } from '../config-rules.js';
 import type { EventType } from '../events/schemas.js';
-import { exactEventCode, resolveEventCode, unknownEventCodeHint } from '../webhooks/event-types.js';
+import { exactEventCode, resolveEventCode, unknownEventCodeHint } from '../events/event-types.js';
 
 /**
  * An event code given on the command line (docs/webhooks.md). Where the API takes the code too

@@ -55,7 +55,7 @@ async function main(argv: string[]): Promise<number> {
     case 'start':
     case 'worker': {
       const config = loadConfig(process.env, rest);
-      const { start, startWorker } = await import('../main.js');
+      const { start, startWorker } = await import('../composition/main.js');
       const tessera = await (command === 'start' ? start(config) : startWorker(config));
       let stopping = false;
       const stop = (signal: string) => {

@@ -4,7 +4,7 @@ import { ConfigError } from '../config-rules.js';
 import { merchantCall } from './client.js';
 import type { EventType } from '../events/schemas.js';
 import { cliEventCode } from './event-codes.js';
-import { endpointEventType } from '../webhooks/event-types.js';
+import { endpointEventType } from '../events/event-types.js';
 
 /**
  * `tessera trigger <event code>` (issue 12): makes the event happen for real, through the merchant

@@ -1,7 +1,7 @@
 import { ownRowCondition, selectOwnRowById } from '../db/by-id.js';
 import type { Queryable } from '../db/db.js';
 import { listFilter, selectPage, type PageRequest, type CreatedRange } from '../db/pagination.js';
-import type { AddressOut, ShippingOut } from '../http/common-schemas.js';
+import type { AddressOut, ShippingOut } from '../core/common-schemas.js';
 
 /** The customer with id $1 of merchant $2 in mode $3, by its primary key (db/by-id.ts). */
 const ownCustomer = ownRowCondition('customers', '$1', '$2', '$3');

@@ -12,7 +12,7 @@ import {
   Shipping,
   ShippingOut,
   Timestamp,
-} from '../http/common-schemas.js';
+} from '../core/common-schemas.js';
 
 const customerFields = {
   address: Type.Optional(Address),

@@ -2,10 +2,10 @@ import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
 import { isUniqueViolation } from '../db/errors.js';
 import type { PageRequest } from '../db/pagination.js';
-import type { MerchantContext } from '../http/auth.js';
-import { createdBounds, normalizeAddress, normalizeShipping } from '../http/common-schemas.js';
-import { ApiError, notFound } from '../http/errors.js';
-import type { Page } from '../http/envelope.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import { createdBounds, normalizeAddress, normalizeShipping } from '../core/common-schemas.js';
+import { DomainError, notFound } from '../core/errors.js';
+import type { Page } from '../core/page.js';
 import { newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './queries.js';
@@ -32,14 +32,14 @@ export function toCustomer(row: queries.CustomerRow): Customer {
 }
 
 const merchantUserIdTaken = () =>
-  new ApiError('invalid_request', 'merchantUserId is already used by another customer of this merchant', {
+  new DomainError('invalid_request', 'merchantUserId is already used by another customer of this merchant', {
     param: 'merchantUserId',
     rule: 'unique',
   });
 
 /** resource_missing for a customer id that names no live customer of the merchant. */
-export function customerMissing(id: string, param = 'customerId'): ApiError {
-  return new ApiError('resource_missing', `No such customer: '${/^cus_\d{19}$/.test(id) ? id : '…'}'`, { param });
+export function customerMissing(id: string, param = 'customerId'): DomainError {
+  return new DomainError('resource_missing', `No such customer: '${/^cus_\d{19}$/.test(id) ? id : '…'}'`, { param });
 }
 
 export function createCustomerService({

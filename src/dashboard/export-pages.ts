@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
 import type { App } from '../http/server.js';
-import { ApiError } from '../http/errors.js';
-import type { Page } from '../http/envelope.js';
+import { DomainError } from '../core/errors.js';
+import type { Page } from '../core/page.js';
 import { ListCustomersQuery } from '../customers/schemas.js';
-import { csvLine } from './csv.js';
+import { csvLine } from '../csv.js';
 import { paymentQuery } from './payment-search.js';
 import { invoiceQuery, refundQuery } from './list-queries.js';
 import { page, type DashboardDeps, type PageContext } from './kit.js';
@@ -103,7 +103,7 @@ export function exportPages(app: App, deps: DashboardDeps): void {
       } catch (err) {
         // The payment filters refuse a field with a plain error naming it: answered as the API would.
         const { field, message } = err as { field?: string; message?: string };
-        if (field) throw new ApiError('invalid_request', message ?? `${field} is not valid`, { param: field });
+        if (field) throw new DomainError('invalid_request', message ?? `${field} is not valid`, { param: field });
         throw err;
       }
       await deps.team.audit(ctx.actor, `export.${name}`, null);

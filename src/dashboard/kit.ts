@@ -5,8 +5,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../http/errors.js';
-import type { MerchantContext } from '../http/auth.js';
+import { DomainError } from '../core/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
 import type { App } from '../http/server.js';
 import type { Permission } from '../team/permissions.js';
 import type { Actor, SessionView, TeamService } from '../team/service.js';
@@ -131,7 +131,7 @@ export function list(form: Record<string, string | string[]>, name: string): str
 
 /** The API's refusal of a field (`data.param`), to be shown beside it; anything else is thrown on. */
 export function fieldErrors(err: unknown, fallbackField = 'form'): FieldErrors {
-  if (err instanceof ApiError && (err.code === 'invalid_request' || err.status === 400)) {
+  if (err instanceof DomainError && err.kind === 'invalid_request') {
     const param = typeof err.details?.param === 'string' ? err.details.param : fallbackField;
     return { [param]: err.message };
   }

@@ -1,7 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../http/server.js';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import { markDatabaseUnavailable } from '../http/error-responses.js';
+import { statusOfThrown } from '../http/error-status.js';
 import { sameSecret } from '../team/service.js';
 import { html, type SafeHtml } from './html.js';
 import { dashboardBase, layout } from './layout.js';
@@ -73,19 +74,19 @@ export function dashboardRoutes(deps: DashboardDeps) {
           const given = text((request.body ?? {}) as Record<string, string>, '_csrf');
           const expected = request.dashboardSession?.csrfToken ?? cookiesOf(request)[formCookie] ?? '';
           if (!expected || !sameSecret(given, expected))
-            throw new ApiError('permission_denied', 'This form has expired: reload the page and send it again', {
+            throw new DomainError('permission_denied', 'This form has expired: reload the page and send it again', {
               param: '_csrf',
             });
         });
         dashboard.setErrorHandler((error, request, reply) => {
-          if (error instanceof ApiError && error.code === 'permission_denied')
+          if (error instanceof DomainError && error.code === 'permission_denied')
             return html200(reply, errorPage(request, 403, 'Not allowed', error.message), 403);
-          if (error instanceof ApiError && error.code === 'resource_missing')
+          if (error instanceof DomainError && error.code === 'resource_missing')
             return html200(reply, errorPage(request, 404, 'Not found', error.message), 404);
-          if (error instanceof ApiError && error.status === 400)
+          if (error instanceof DomainError && error.kind === 'invalid_request')
             return html200(reply, errorPage(request, 400, 'Not valid', error.message), 400);
-          const status = (error as { statusCode?: number }).statusCode;
-          if (status && status >= 400 && status < 500)
+          const status = statusOfThrown(error);
+          if (status >= 400 && status < 500)
             return html200(reply, errorPage(request, 400, 'Not valid', 'The request is not valid'), 400);
           // A database outage is the database's state, not a bug: 503 and a retry, as the API answers.
           if (markDatabaseUnavailable(error, request, reply, 'dashboard')) {

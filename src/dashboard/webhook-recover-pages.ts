@@ -1,5 +1,6 @@
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { App } from '../http/server.js';
+import { statusOf } from '../http/error-status.js';
 import type { WebhookEndpoint } from '../webhooks/endpoints/schemas.js';
 import { RecoverBody, type Recovery } from '../webhooks/recover/schemas.js';
 import { html, type SafeHtml } from './html.js';
@@ -122,8 +123,8 @@ export function webhookRecoverPages(
       return detailPage(ctx, id, { result, values });
     } catch (err) {
       // Disabled meanwhile (409): said above the form, like any refusal.
-      if (err instanceof ApiError && err.code === 'endpoint_disabled') {
-        ctx.reply.code(err.status);
+      if (err instanceof DomainError && err.code === 'endpoint_disabled') {
+        ctx.reply.code(statusOf(err));
         return detailPage(ctx, id, { values, errors: { form: err.message } });
       }
       ctx.reply.code(400);

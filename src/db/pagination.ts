@@ -1,19 +1,11 @@
+import { invalidField } from '../core/errors.js';
 import type { Queryable } from './db.js';
 
-/**
- * A page request the list cannot answer (both cursors, or a cursor naming no object of the
- * list): the caller's mistake, which the HTTP layer answers as 400 invalid_request naming
- * `param` (src/http/error-responses.ts). The database layer knows nothing of HTTP.
+/*
+ * A page request the list cannot answer (both cursors, or a cursor naming no object of the list)
+ * is the caller's mistake: a domain error naming the cursor (src/core/errors.ts), which the edge
+ * answers as 400 invalid_request.
  */
-export class PageRequestError extends Error {
-  override readonly name = 'PageRequestError';
-  constructor(
-    message: string,
-    readonly param: 'startingAfter' | 'endingBefore',
-  ) {
-    super(message);
-  }
-}
 
 export interface PageRequest {
   limit?: number;
@@ -35,7 +27,7 @@ export async function selectPage<Row extends { id: string }>(
   const params = [...query.params];
   const where = [...query.where];
   if (page.startingAfter !== undefined && page.endingBefore !== undefined) {
-    throw new PageRequestError('Send startingAfter or endingBefore, not both', 'startingAfter');
+    throw invalidField('startingAfter', 'Send startingAfter or endingBefore, not both');
   }
   const cursorId = page.startingAfter ?? page.endingBefore;
   const forward = page.endingBefore === undefined;
@@ -49,7 +41,7 @@ export async function selectPage<Row extends { id: string }>(
       [...params, cursorId],
     );
     const param = forward ? 'startingAfter' : 'endingBefore';
-    if (!cursor) throw new PageRequestError(`${param} names no object of this list`, param);
+    if (!cursor) throw invalidField(param, `${param} names no object of this list`);
     params.push(cursor.created_at, cursorId);
     // (created_at, id) < (a, b), written so that created_at has a bound of its own: a row
     // comparison's selectivity is guessed so small without statistics that the planner expects

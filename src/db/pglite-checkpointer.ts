@@ -34,9 +34,6 @@ export interface CheckpointStats {
   writeAheadSeconds: number;
 }
 
-/** The default of TESSERA_PGLITE_CHECKPOINT_WAL_MB: a checkpoint once 64 MB of WAL were written since the last. */
-export const defaultCheckpointWalMb = 64;
-
 /** How often, at most, the WAL written is looked at (one small query). */
 const checkEveryMs = 1000;
 /** Buffers written ahead at a time (a few milliseconds), and how often. */

@@ -10,7 +10,7 @@ import {
   type ArrayType,
   type Reply,
 } from './pglite-protocol.js';
-import { defaultCheckpointWalMb } from './pglite-checkpointer.js';
+import { defaultCheckpointWalMb } from '../config-rules.js';
 import type {
   PgliteReply,
   PgliteRequest,

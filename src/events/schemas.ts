@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery } from '../http/envelope.js';
-import { Timestamp } from '../http/common-schemas.js';
+import { Timestamp } from '../core/common-schemas.js';
 
 /** docs/webhooks.md#event-codes, written exactly as the spec writes them (three invoice codes start upper case), and the payouts'. */
 export const eventTypes = [

@@ -1,12 +1,12 @@
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
 import type { Statement } from '../db/held-statements.js';
-import type { MerchantContext } from '../http/auth.js';
-import { notFound } from '../http/errors.js';
-import type { Page } from '../http/envelope.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import { notFound } from '../core/errors.js';
+import type { Page } from '../core/page.js';
 import { newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
-import { resolveEventCode } from '../webhooks/event-types.js';
+import { resolveEventCode } from './event-types.js';
 import { canonicalJson } from './canonical-json.js';
 import * as queries from './queries.js';
 import type { Event, EventType, ListEventsQuery } from './schemas.js';

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from './errors.js';
+import { DomainError } from '../core/errors.js';
 
 // fatal: a byte sequence that is not UTF-8 is refused rather than replaced by U+FFFD, which would
 // store something other than what the caller sent.
@@ -15,14 +15,14 @@ export function bodyText(request: FastifyRequest, body: Buffer): string {
     .trim()
     .toLowerCase();
   if (encoding !== 'identity' && encoding !== '') {
-    throw new ApiError('invalid_request', 'Content-Encoding is not supported: send the body uncompressed', {
+    throw new DomainError('invalid_request', 'Content-Encoding is not supported: send the body uncompressed', {
       param: 'Content-Encoding',
       rule: 'encoding',
     });
   }
   const charset = /;\s*charset\s*=\s*"?([^";\s]*)"?/i.exec(request.headers['content-type'] ?? '')?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new ApiError('invalid_request', 'Content-Type charset must be utf-8', {
+    throw new DomainError('invalid_request', 'Content-Type charset must be utf-8', {
       param: 'Content-Type',
       rule: 'charset',
     });
@@ -30,6 +30,6 @@ export function bodyText(request: FastifyRequest, body: Buffer): string {
   try {
     return strictUtf8.decode(body);
   } catch {
-    throw new ApiError('invalid_request', 'The request body is not valid UTF-8', { param: 'body', rule: 'utf8' });
+    throw new DomainError('invalid_request', 'The request body is not valid UTF-8', { param: 'body', rule: 'utf8' });
   }
 }

@@ -34,8 +34,3 @@ export const ListQuery = {
   startingAfter: Type.Optional(Type.String({ maxLength: 64 })),
   endingBefore: Type.Optional(Type.String({ maxLength: 64 })),
 };
-
-export interface Page<T> {
-  data: T[];
-  hasMore: boolean;
-}

@@ -3,10 +3,10 @@
  * OpenAPI document, and the mapping of any thrown error to a status and body, card numbers masked.
  */
 import type { FastifyError } from 'fastify';
-import { PageRequestError } from '../db/pagination.js';
 import { maskCardNumbers } from '../redact.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { ApiError, errorStatus, type ErrorCode } from './errors.js';
+import { DomainError, type ErrorCode } from '../core/errors.js';
+import { statusOf, statusOfCode } from './error-status.js';
 
 const errorResponse = (description: string) => ({ description, $ref: 'ErrorEnvelope#' });
 
@@ -62,12 +62,9 @@ export interface ErrorBody {
   data: { param?: string; [key: string]: unknown } | null;
 }
 
-export function toErrorResponse(error: FastifyError | ApiError | Error): { status: number; body: ErrorBody } {
-  if (error instanceof ApiError) {
-    return { status: error.status, body: { code: error.code, msg: error.message, data: error.details } };
-  }
-  if (error instanceof PageRequestError) {
-    return { status: 400, body: { code: 'invalid_request', msg: error.message, data: { param: error.param } } };
+export function toErrorResponse(error: FastifyError | DomainError | Error): { status: number; body: ErrorBody } {
+  if (error instanceof DomainError) {
+    return { status: statusOf(error), body: { code: error.code, msg: error.message, data: error.details } };
   }
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {
@@ -89,12 +86,12 @@ export function toErrorResponse(error: FastifyError | ApiError | Error): { statu
   }
   if (isDatabaseUnavailable(error)) {
     return {
-      status: errorStatus.service_unavailable,
+      status: statusOfCode('service_unavailable'),
       body: serviceUnavailableBody('The service cannot reach its database just now; nothing was done. Retry shortly.'),
     };
   }
   return {
-    status: errorStatus.internal_error,
+    status: statusOfCode('internal_error'),
     body: {
       code: 'internal_error',
       msg: "An internal error occurred; it has been logged with this request's X-TraceId",

@@ -7,7 +7,7 @@
  * JSON body would have been, so the same schema validates it.
  */
 
-import { invalidField } from './errors.js';
+import { invalidField } from '../core/errors.js';
 import { maxNestingDepth } from './validation.js';
 
 /** Far above any list of the API (lineItems ≤ 100): a larger index is an attack, not a request. */

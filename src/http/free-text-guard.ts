@@ -1,10 +1,10 @@
 import { cardNumberInFreeTextMessage, containsCardNumber } from '../card-numbers.js';
-import { ApiError } from './errors.js';
+import { DomainError } from '../core/errors.js';
 
 /**
  * The card-number guard on request bodies (docs/decisions/0045-card-numbers-in-free-text.md): every
  * text value of a body that passed its schema is free text unless its schema says
- * `notFreeText` (common-schemas.ts: the card number itself, and identifiers the merchant owns: `orderNo`,
+ * `notFreeText` (src/core/common-schemas.ts: the card number itself, and identifiers the merchant owns: `orderNo`,
  * `merchantUserId`). A field added later is guarded without anyone remembering to; only an
  * exemption has to be written down.
  */
@@ -62,7 +62,7 @@ function findIn(schema: SchemaNode | undefined, value: unknown): Array<string | 
 }
 
 /** The first free-text value (or key) of a body that passed its schema holding a card number, as a refusal naming it. */
-export function cardNumberInFreeText(schema: unknown, data: unknown): ApiError | undefined {
+export function cardNumberInFreeText(schema: unknown, data: unknown): DomainError | undefined {
   const found = findIn(schema as SchemaNode, data);
   if (!found) return undefined;
   const param = found
@@ -74,6 +74,6 @@ export function cardNumberInFreeText(schema: unknown, data: unknown): ApiError |
   return refusal(param || 'body');
 }
 
-function refusal(param: string): ApiError {
-  return new ApiError('invalid_request', cardNumberInFreeTextMessage(param), { param, rule: 'card_number' });
+function refusal(param: string): DomainError {
+  return new DomainError('invalid_request', cardNumberInFreeTextMessage(param), { param, rule: 'card_number' });
 }

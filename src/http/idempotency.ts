@@ -3,10 +3,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/db.js';
 import { newId, type IdPrefix } from '../ids.js';
-import { idempotencyContext } from '../vault/secrets-at-rest.js';
-import { beatEveryMs, staleAfterMs } from '../ops/heartbeat.js';
-import { ApiError } from './errors.js';
-import type { MerchantContext } from './auth.js';
+import { DomainError } from '../core/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import type { ReservedId } from '../core/reserved-id.js';
 
 export const idempotencyWindowMs = 24 * 60 * 60 * 1000;
 
@@ -37,10 +36,29 @@ export const defaultLeaseMs = 60_000;
  * reusing the object id the first attempt reserved (reserveObjectId), so that what the first
  * attempt created is answered instead of created twice.
  */
-/** Stored answers can hold personal data and secrets (webhook tokens): they are kept encrypted. */
+/** Whose key a stored answer belongs to: its seal is bound to all three. */
+export interface KeyOwner {
+  merchantId: string;
+  mode: string;
+  key: string;
+}
+
+/**
+ * Stored answers can hold personal data and secrets (webhook tokens): they are kept encrypted,
+ * each bound to its owner (the vault's idempotencySealer, src/vault/secrets-at-rest.ts).
+ */
 export interface ResponseSealer {
-  encrypt(plaintext: string, context: string): string;
-  decrypt(ciphertext: string, context: string): Promise<string>;
+  seal(plaintext: string, owner: KeyOwner): string;
+  open(ciphertext: string, owner: KeyOwner): Promise<string>;
+}
+
+/**
+ * The heartbeat's liveness rule (src/ops/heartbeat.ts): a process that has not beaten for
+ * `staleAfterMs` is dead, and each beats every `beatEveryMs`.
+ */
+export interface Liveness {
+  staleAfterMs: number;
+  beatEveryMs: number;
 }
 
 export function createIdempotency({
@@ -50,21 +68,27 @@ export function createIdempotency({
   leaseMs = defaultLeaseMs,
   answerDelayMs = 0,
   processId = null,
+  liveness,
 }: {
   db: Queryable;
   clock: Clock;
   sealer: ResponseSealer;
   leaseMs?: number;
   /**
-   * This process's heartbeat id (ops/heartbeat.ts), written with each claim: a claim whose process
-   * stopped beating is taken over at once, not after the lease. Without it, the lease alone.
+   * This process's heartbeat id (src/ops/heartbeat.ts), written with each claim: a claim whose
+   * process stopped beating is taken over at once, not after the lease. Without it, the lease alone.
    */
   processId?: string | null;
+  liveness: Liveness;
   /** Tests only: a pause between the effect and storing the answer, to kill the process there. */
   answerDelayMs?: number;
 }) {
-  const contextOf = (merchant: MerchantContext, key: string) =>
-    idempotencyContext(merchant.merchantId, merchant.mode, key);
+  const ownerOf = (merchant: MerchantContext, key: string): KeyOwner => ({
+    merchantId: merchant.merchantId,
+    mode: merchant.mode,
+    key,
+  });
+  const { staleAfterMs, beatEveryMs } = liveness;
   const claims = new WeakMap<FastifyRequest, Claim>();
   // A claim is taken over once its lease ends or its process has missed its heartbeats.
   const retryAfterSeconds = Math.ceil(Math.min(leaseMs, processId ? staleAfterMs + beatEveryMs : leaseMs) / 1000);
@@ -74,7 +98,7 @@ export function createIdempotency({
     if (request.method !== 'POST' || header === undefined) return false;
     const key = Array.isArray(header) ? header[0] : header;
     if (!key || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
-      throw new ApiError(
+      throw new DomainError(
         'invalid_request',
         'Idempotency-Key must be 1 to 255 printable ASCII characters without spaces',
         {
@@ -128,19 +152,19 @@ export function createIdempotency({
       [merchant.merchantId, merchant.mode, key],
     );
     if (!existing) {
-      throw new ApiError('idempotency_error', 'This Idempotency-Key was released while the request arrived; retry', {
+      throw new DomainError('idempotency_error', 'This Idempotency-Key was released while the request arrived; retry', {
         param: 'Idempotency-Key',
       });
     }
     if (existing.request_hash !== requestHash) {
-      throw new ApiError(
+      throw new DomainError(
         'idempotency_error',
         'This Idempotency-Key was already used with a different request; use a new key for a new request',
         { param: 'Idempotency-Key' },
       );
     }
     if (existing.status_code === null || existing.response_body === null) {
-      throw new ApiError(
+      throw new DomainError(
         'idempotency_error',
         `A request with this Idempotency-Key is still being processed; retry after ${retryAfterSeconds} seconds`,
         { param: 'Idempotency-Key' },
@@ -150,7 +174,7 @@ export function createIdempotency({
       .code(existing.status_code)
       .header('Idempotent-Replayed', 'true')
       .type('application/json; charset=utf-8')
-      .send(await sealer.decrypt(existing.response_body, contextOf(merchant, key)));
+      .send(await sealer.open(existing.response_body, ownerOf(merchant, key)));
     return true;
   }
 
@@ -187,7 +211,7 @@ export function createIdempotency({
     }
     await db.query(
       'UPDATE idempotency_keys SET status_code = $4, response_body = $5 WHERE merchant_id = $1 AND mode = $2 AND key = $3',
-      [...where, statusCode, sealer.encrypt(payload, contextOf(claim.merchant, claim.key))],
+      [...where, statusCode, sealer.seal(payload, ownerOf(claim.merchant, claim.key))],
     );
   }
 
@@ -202,12 +226,6 @@ export function createIdempotency({
 }
 
 export type Idempotency = ReturnType<typeof createIdempotency>;
-
-/** An object id for a request to create with; `earlier` when an attempt that died reserved it. */
-export interface ReservedId {
-  id: string;
-  earlier: boolean;
-}
 
 /** JSON with object keys sorted: the same body with its fields in another order is the same request. */
 function sortedJson(value: unknown): string {

@@ -4,10 +4,11 @@
  * so that a first integration needs no other page. test/api-reference.test.ts checks that every
  * test card of docs/api.md is listed here too.
  */
-import { errorStatus } from './errors.js';
+import type { ErrorCode } from '../core/errors.js';
+import { codeStatuses } from './error-status.js';
 
 /** What each code of the closed catalog (docs/api.md#error-catalog) means to the caller. */
-const errorMeanings: Record<keyof typeof errorStatus, string> = {
+const errorMeanings: Record<ErrorCode, string> = {
   invalid_request:
     'A field breaks its rule, is unknown (the closest known name is suggested) or is missing; `data.param` names it',
   idempotency_error: 'The `Idempotency-Key` was used with another body',
@@ -33,12 +34,12 @@ const errorMeanings: Record<keyof typeof errorStatus, string> = {
     'The database or the rate limit store cannot be reached, or the process is stopping; nothing was done: retry after `Retry-After`',
 };
 
-const errorCatalog = Object.entries(errorStatus)
-  .map(([code, status]) => `| \`${code}\` | ${status} | ${errorMeanings[code as keyof typeof errorStatus]} |`)
+const errorCatalog = codeStatuses
+  .map(([code, status]) => `| \`${code}\` | ${status} | ${errorMeanings[code]} |`)
   .join('\n');
 
 /** "400, 401, … or 503": every HTTP status of the catalogue below, from it, so the two cannot disagree. */
-const errorStatuses = [...new Set(Object.values(errorStatus))].sort((a, b) => a - b);
+const errorStatuses = [...new Set(codeStatuses.map(([, status]) => status))].sort((a, b) => a - b);
 const errorStatusList = `${errorStatuses.slice(0, -1).join(', ')} or ${errorStatuses.at(-1)}`;
 
 /**

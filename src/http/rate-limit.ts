@@ -15,8 +15,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/db.js';
-import { bearerToken, hashKey, type MerchantContext } from './auth.js';
-import { ApiError } from './errors.js';
+import { bearerToken } from './auth.js';
+import { hashKey, type MerchantContext } from '../core/merchant-context.js';
+import { DomainError } from '../core/errors.js';
 
 export interface PublicKeyLimits {
   /** Requests one public key may make per minute (and at once, after a quiet minute). */
@@ -47,7 +48,7 @@ export function createRateLimiter(db: Queryable, clock: Clock, limits: PublicKey
         );
         waitMs = Number(row!.wait_ms);
       } catch (err) {
-        throw new ApiError(
+        throw new DomainError(
           'service_unavailable',
           'The rate limit cannot be checked right now (its store does not answer), so the request was not run; retry shortly',
           null,
@@ -85,7 +86,7 @@ export async function limitPublicKeyRequest(
   const decision = await limiter.take([`key:${hashKey(bearerToken(request))}`, `address:${request.ip}`]);
   if (decision.allowed) return;
   reply.header('Retry-After', String(decision.retryAfterSeconds));
-  throw new ApiError(
+  throw new DomainError(
     'rate_limited',
     `Too many requests with a public key from this key or address; retry after ${decision.retryAfterSeconds} seconds`,
     { retryAfter: decision.retryAfterSeconds },

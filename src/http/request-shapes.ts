@@ -19,7 +19,7 @@
  */
 
 import type { FastifyRequest } from 'fastify';
-import { invalidField } from './errors.js';
+import { invalidField } from '../core/errors.js';
 
 /** The subset of JSON Schema the route schemas (TypeBox) are written in. */
 interface Schema {

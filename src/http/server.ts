@@ -8,7 +8,9 @@ import Fastify, {
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import swagger from '@fastify/swagger';
-import { ApiError, errorStatus } from './errors.js';
+import { DomainError } from '../core/errors.js';
+import { statusOfCode } from './error-status.js';
+import type { KeyLookup, MerchantContext } from '../core/merchant-context.js';
 import {
   errorResponses,
   rateLimitedResponse,
@@ -17,7 +19,7 @@ import {
   withoutCardNumbers,
   type ErrorBody,
 } from './error-responses.js';
-import { authenticateMerchant, authenticateOperator, type KeyLookup, type MerchantContext } from './auth.js';
+import { authenticateMerchant, authenticateOperator } from './auth.js';
 import type { Idempotency } from './idempotency.js';
 import { dropNulls, findUnacceptableValue, validatorCompiler } from './validation.js';
 import { lazySerializerFactory } from './lazy-compilers.js';
@@ -27,8 +29,7 @@ import { isEmptyBody, shapeRequest } from './request-shapes.js';
 import { answerPreflights, allowOrigin, type PublicRoutes } from './cors.js';
 import { limitPublicKeyRequest, type RateLimiter } from './rate-limit.js';
 import { Type } from 'typebox';
-import type { ApiRequestRecord } from '../request-logs/service.js';
-import { logApiRequests } from './request-log.js';
+import { logApiRequests, type ApiRequestRecord } from './request-log.js';
 import { maskCardNumbers } from '../redact.js';
 import { answerClientError } from './client-errors.js';
 import { bodyText } from './body-text.js';
@@ -96,7 +97,7 @@ export interface ServerOptions {
 
 /** The `request.merchant` of a route behind merchant authentication. */
 export function merchantOf(request: FastifyRequest): MerchantContext {
-  if (!request.merchant) throw new ApiError('authentication_error', 'Missing API key');
+  if (!request.merchant) throw new DomainError('authentication_error', 'Missing API key');
   return request.merchant;
 }
 
@@ -125,7 +126,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
         : { code: 'invalid_request', msg: 'The request path is not a valid URL', data: { param: 'path' } };
       request.log.info({ code: body.code, reason: error.code }, 'request refused');
       void (reply as FastifyReply)
-        .code(errorStatus[body.code])
+        .code(statusOfCode(body.code))
         .header('X-TraceId', request.id)
         .type('application/json; charset=utf-8')
         .send(JSON.stringify(body));
@@ -161,7 +162,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     if (request.url.startsWith('/api/') || request.url.startsWith('/admin/')) reply.header('Cache-Control', 'no-store');
     if (options.isStopping() && !request.url.startsWith('/health')) {
       void reply.header('Connection', 'close');
-      throw new ApiError('service_unavailable', 'The service is stopping; retry, another process will answer');
+      throw new DomainError('service_unavailable', 'The service is stopping; retry, another process will answer');
     }
   });
   // A connection kept alive would hold the stopping server open: each answer given while it
@@ -192,7 +193,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     ] as const) {
       const unacceptable = findUnacceptableValue(value, part);
       if (unacceptable) {
-        throw new ApiError('invalid_request', unacceptable.message, {
+        throw new DomainError('invalid_request', unacceptable.message, {
           param: unacceptable.param,
           rule: unacceptable.rule,
         });
@@ -206,9 +207,9 @@ export async function buildServer(options: ServerOptions): Promise<App> {
     if (api) shapeRequest(request);
   });
 
-  app.setErrorHandler((error: FastifyError | ApiError | Error, request, reply) => {
+  app.setErrorHandler((error: FastifyError | DomainError | Error, request, reply) => {
     const { status, body } = withoutCardNumbers(toErrorResponse(error));
-    if (status === errorStatus.service_unavailable) {
+    if (status === statusOfCode('service_unavailable')) {
       // An outage is logged once per request, without a stack: it is the database's state, not a bug.
       request.log.warn(
         { code: body.code, reason: (error as { code?: string }).code ?? error.message },
@@ -217,7 +218,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       void reply.header('Retry-After', String(unavailableRetryAfterSeconds));
     } else if (status >= 500) request.log.error({ err: error }, 'request failed');
     else {
-      const detail = error instanceof ApiError ? error.logDetail : undefined;
+      const detail = error instanceof DomainError ? error.logDetail : undefined;
       request.log.info({ code: body.code, param: body.data?.param, detail }, 'request refused');
     }
     return reply.code(status).type('application/json; charset=utf-8').send(body);
@@ -320,7 +321,7 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       api.addHook('onRequest', async (request, reply) => {
         const merchant = await authenticateMerchant(request, options.keys);
         if (merchant.keyKind === 'public' && !request.routeOptions.config.publicKeyAllowed) {
-          throw new ApiError(
+          throw new DomainError(
             'permission_denied',
             'A public key can only create and read payment methods, and confirm or read a payment with its clientSecret; use a private key',
           );

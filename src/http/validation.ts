@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import { ApiError } from './errors.js';
+import { DomainError } from '../core/errors.js';
 import { madeOnce } from './lazy-compilers.js';
 import { looksLikeCardNumber } from '../redact.js';
 import { editDistance } from './edit-distance.js';
@@ -42,7 +42,7 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
     let validate: ValidateFunction | undefined;
     return (data: unknown) => {
       validate ??= (body ? bodyAjv : parameterAjv).compile(schema as object);
-      if (!validate(data)) return { error: toApiError(validate, httpPart) };
+      if (!validate(data)) return { error: toDomainError(validate, httpPart) };
       // A body's free text holds no card number (docs/decisions/0045-card-numbers-in-free-text.md).
       const cardNumber = body ? cardNumberInFreeText(schema, data) : undefined;
       return cardNumber ? { error: cardNumber } : { value: data };
@@ -50,16 +50,16 @@ export const validatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, http
   });
 };
 
-function toApiError(validate: ValidateFunction, httpPart: string | undefined): Error {
+function toDomainError(validate: ValidateFunction, httpPart: string | undefined): Error {
   const errors = validate.errors ?? [];
   // With anyOf (e.g. an amount that is a digit string or an integer) the anyOf error itself,
   // reported last, carries the rule; the branch errors before it would only confuse.
   const error = errors.find((candidate) => candidate.keyword === 'anyOf' || candidate.keyword === 'oneOf') ?? errors[0];
-  if (!error) return new ApiError('invalid_request', 'The request is not valid');
+  if (!error) return new DomainError('invalid_request', 'The request is not valid');
   const unknown = error.keyword === 'required' ? unknownFieldBeside(error) : undefined;
   if (unknown !== undefined) return unknown;
   const { param, message, suggestion } = describe(error, httpPart);
-  return new ApiError('invalid_request', message, {
+  return new DomainError('invalid_request', message, {
     param,
     rule: error.keyword,
     ...(suggestion === undefined ? {} : { suggestion }),
@@ -96,7 +96,7 @@ export function closestField(name: string, known: readonly string[]): string | u
  * the missing field (fewest edits, the first sent on a tie) is named instead, with the field it
  * was meant to be.
  */
-function unknownFieldBeside(error: ErrorObject): ApiError | undefined {
+function unknownFieldBeside(error: ErrorObject): DomainError | undefined {
   const schema = error.parentSchema as ObjectSchema | undefined;
   const data: unknown = error.data;
   if (!schema?.properties || schema.additionalProperties !== false) return undefined;
@@ -111,7 +111,7 @@ function unknownFieldBeside(error: ErrorObject): ApiError | undefined {
   const param = parent ? `${parent}.${name}` : name;
   if (looksLikeCardNumber(name)) {
     const at = parent || 'body';
-    return new ApiError('invalid_request', `${at} has an unknown field whose name looks like a card number`, {
+    return new DomainError('invalid_request', `${at} has an unknown field whose name looks like a card number`, {
       param: at,
       rule: 'additionalProperties',
     });
@@ -119,7 +119,7 @@ function unknownFieldBeside(error: ErrorObject): ApiError | undefined {
   const suggestion = closestField(name, known);
   const missingParam = parent ? `${parent}.${missing}` : missing;
   const hint = suggestion === undefined ? '' : `: did you mean ${suggestion}?`;
-  return new ApiError('invalid_request', `${param} is not a recognized field${hint} (${missingParam} is required)`, {
+  return new DomainError('invalid_request', `${param} is not a recognized field${hint} (${missingParam} is required)`, {
     param,
     rule: 'additionalProperties',
     ...(suggestion === undefined ? {} : { suggestion }),

@@ -3,8 +3,8 @@
  * open), send (the e-mail with the hosted page), void and mark_uncollectible. Which event each
  * emits is written beside it and in docs/api.md.
  */
-import type { MerchantContext } from '../http/auth.js';
-import { ApiError, invalidField, notFound } from '../http/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import { DomainError, invalidField, notFound } from '../core/errors.js';
 import { collectJobKind } from './collection.js';
 import { invoiceEmail } from './invoice-email.js';
 import { formatInvoiceNumber, numberPrefixOf } from './line-items.js';
@@ -84,7 +84,7 @@ export async function sendInvoice(deps: InvoiceDeps, merchant: MerchantContext, 
   const current = await loadInvoice(deps.db, merchant, id);
   requireStatus(current, 'send');
   if (current.collection_method !== 'send_invoice') {
-    throw new ApiError(
+    throw new DomainError(
       'invalid_state',
       'Only a send_invoice invoice is e-mailed; this one is charged automatically (collectionMethod charge_automatically)',
       { param: 'id', collectionMethod: current.collection_method },
@@ -92,7 +92,7 @@ export async function sendInvoice(deps: InvoiceDeps, merchant: MerchantContext, 
   }
   const customer = await deps.customers.require(deps.db, merchant, current.customer_id);
   if (!customer.email) {
-    throw new ApiError(
+    throw new DomainError(
       'invalid_state',
       `The customer ${customer.id} has no e-mail address; add one with POST /customers/${customer.id}/update`,
       { param: 'customerId' },
@@ -110,7 +110,7 @@ export async function sendInvoice(deps: InvoiceDeps, merchant: MerchantContext, 
   } catch (err) {
     const { code, message: reason } = err as { code?: string; message?: string };
     deps.logger.error({ invoiceId: current.id, code, reason }, 'invoice e-mail could not be sent');
-    throw new ApiError('internal_error', 'The invoice e-mail could not be sent: the mail server did not take it', {
+    throw new DomainError('internal_error', 'The invoice e-mail could not be sent: the mail server did not take it', {
       param: 'id',
     });
   }

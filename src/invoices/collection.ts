@@ -12,8 +12,8 @@
  */
 import type { Queryable } from '../db/db.js';
 import type { RecordedEvent } from '../events/service.js';
-import { ApiError } from '../http/errors.js';
-import type { MerchantContext } from '../http/auth.js';
+import { DomainError } from '../core/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
 import type { InvoiceClaim, InvoicePaymentEnd } from '../payments/service.js';
 import { checkPaymentMethod } from './editing.js';
 import * as queries from './queries.js';
@@ -150,7 +150,7 @@ async function attemptMit(
     );
   } catch (err) {
     // docs/api.md#tokenization-rules refusals of the charge itself (mit_not_enabled, payment_method_not_bound, a detached card).
-    if (!(err instanceof ApiError)) throw err;
+    if (!(err instanceof DomainError)) throw err;
     await recordUnstartedAttempt(deps, row.id, { code: err.code, message: err.message });
   }
 }

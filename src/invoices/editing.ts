@@ -4,8 +4,8 @@
  * and due date may change.
  */
 import type { Queryable } from '../db/db.js';
-import type { MerchantContext } from '../http/auth.js';
-import { ApiError, invalidField, notFound } from '../http/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import { DomainError, invalidField, notFound } from '../core/errors.js';
 import { newId } from '../ids.js';
 import { normalizeCurrency } from '../money.js';
 import { parseLineItems, parseMetadata } from './line-items.js';
@@ -80,20 +80,20 @@ export async function checkPaymentMethod(
   customerId: string,
 ): Promise<void> {
   const method = await deps.paymentMethods.retrieve(merchant, paymentMethodId).catch((err: unknown) => {
-    if (err instanceof ApiError && err.code === 'resource_missing') {
-      throw new ApiError('resource_missing', err.message, { param: 'paymentMethod' });
+    if (err instanceof DomainError && err.code === 'resource_missing') {
+      throw new DomainError('resource_missing', err.message, { param: 'paymentMethod' });
     }
     throw err;
   });
   if (method.customerId === null) {
-    throw new ApiError(
+    throw new DomainError(
       'payment_method_not_bound',
       'The payment method is not bound to a customer; an invoice is charged with a card bound to its customer by a storing payment',
       { param: 'paymentMethod' },
     );
   }
   if (method.customerId !== customerId) {
-    throw new ApiError('payment_method_bound_elsewhere', 'The payment method belongs to another customer', {
+    throw new DomainError('payment_method_bound_elsewhere', 'The payment method belongs to another customer', {
       param: 'paymentMethod',
     });
   }
@@ -197,7 +197,7 @@ async function draftChanges(
 function openChanges(current: queries.InvoiceRow, input: UpdateInvoiceBody, now: Date): queries.InvoiceChanges {
   for (const field of Object.keys(input)) {
     if (!(openInvoiceFields as readonly string[]).includes(field)) {
-      throw new ApiError(
+      throw new DomainError(
         'invalid_state',
         `${field} cannot change once the invoice is ${current.status}; only ${openInvoiceFields.join(', ')} can`,
         { param: field, status: current.status },

@@ -8,8 +8,8 @@
  * Card data never leaves this function except into the vault: a refused form is shown again with
  * a message beside each field and the number and security code left empty, and nothing here logs.
  */
-import type { MerchantContext } from '../http/auth.js';
-import { ApiError } from '../http/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import { DomainError } from '../core/errors.js';
 import { isId } from '../ids.js';
 import { claimFor } from './collection.js';
 import { cardRefusal, readCardForm, type CardField, type CardForm, type CardFormState } from '../shopper/card-form.js';
@@ -43,7 +43,7 @@ async function cardMethod(
       billingDetails: { firstName: card.firstName, ...(card.lastName ? { lastName: card.lastName } : {}) },
     });
   } catch (err) {
-    const refusal = err instanceof ApiError ? cardRefusal(err) : null;
+    const refusal = err instanceof DomainError ? cardRefusal(err) : null;
     if (!refusal) throw err;
     return refusal;
   }
@@ -92,7 +92,7 @@ export async function payOnHostedPage(
   } catch (err) {
     // Another post won the claim: the page shows that payment.
     if (err instanceof InvoiceConflict) return page;
-    if (!(err instanceof ApiError)) throw err;
+    if (!(err instanceof DomainError)) throw err;
     return { kind: 'refused', row, state: { errors: { form: 'paymentFailed' } } };
   }
   // Paid, or declined: the page shows which (a decline with its reason).

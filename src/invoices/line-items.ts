@@ -2,7 +2,7 @@
  * The pure rules of an invoice's contents: line items as sent → as stored, their total in minor
  * units (bigint, never a float: docs/api.md#responses), and the number prefix taken from a merchant's name.
  */
-import { invalidField } from '../http/errors.js';
+import { invalidField } from '../core/errors.js';
 import { maxAmount, maxAmountDigits, parseAmount } from '../money.js';
 import type { StoredLineItem } from './queries.js';
 import type { CreateInvoiceBody } from './schemas.js';

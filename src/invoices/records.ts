@@ -9,8 +9,8 @@ import type { CustomerService } from '../customers/service.js';
 import type { Db, Queryable } from '../db/db.js';
 import type { EventType } from '../events/schemas.js';
 import type { EventService, RecordedEvent } from '../events/service.js';
-import type { MerchantContext } from '../http/auth.js';
-import { ApiError, notFound } from '../http/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import { DomainError, notFound } from '../core/errors.js';
 import type { JobRunner } from '../jobs/runner.js';
 import type { MailTransport } from '../mail/transport.js';
 import type { MerchantService } from '../merchants/service.js';
@@ -71,9 +71,9 @@ const verbs: Record<InvoiceOperation, string> = {
 export function invalidState(
   status: InvoiceStatus,
   ...operations: [InvoiceOperation, ...InvoiceOperation[]]
-): ApiError {
+): DomainError {
   const allowed = [...new Set(operations.flatMap((operation) => invoiceStates.startsFrom(operation)))].join(' or ');
-  return new ApiError(
+  return new DomainError(
     'invalid_state',
     `The invoice cannot be ${verbs[operations[0]]} because its status is ${status}; it must be ${allowed}`,
     { param: 'id', status },
@@ -179,7 +179,7 @@ export async function merchantContextOf(
 }
 
 export const paymentInProgress = (paymentId: string) =>
-  new ApiError(
+  new DomainError(
     'invalid_state',
     `A payment of this invoice (${paymentId}) is under way and may still succeed; wait until it has finished or been canceled`,
     { param: 'id', paymentId },

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { envelope, listOf, ok } from '../http/envelope.js';
 import { markDatabaseUnavailable, unavailableRetryAfterSeconds } from '../http/error-responses.js';
+import { statusOfThrown } from '../http/error-status.js';
 import { merchantOf, type App } from '../http/server.js';
 import { shopperLocale } from '../shopper/locales.js';
 import type { ShopperBrand } from '../shopper/page.js';
@@ -155,9 +156,9 @@ export function hostedInvoiceRoutes(invoices: InvoiceService, limiter?: RateLimi
         (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
       );
       // A customer's browser gets a page, never the API's JSON envelope; the log line carries no form field.
-      scope.setErrorHandler((error: Error & { statusCode?: number }, request, reply) => {
+      scope.setErrorHandler((error: Error, request, reply) => {
         const locale = localeOf(request);
-        if ((error.statusCode ?? 500) < 500) {
+        if (statusOfThrown(error) < 500) {
           return sendPage(reply, 400, renderInvoiceMessage(locale, 'badRequestTitle', 'badRequest'));
         }
         // A database outage is the database's state, not a bug: 503 and a retry, as the API answers.

@@ -1,6 +1,6 @@
-import type { MerchantContext } from '../http/auth.js';
-import type { Page } from '../http/envelope.js';
-import { createdBounds } from '../http/common-schemas.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import type { Page } from '../core/page.js';
+import { createdBounds } from '../core/common-schemas.js';
 import { isId } from '../ids.js';
 import type { Queryable } from '../db/db.js';
 import type { RecordedEvent } from '../events/service.js';
@@ -72,7 +72,7 @@ export function createInvoiceService(deps: InvoiceDeps) {
     markUncollectible: (merchant: MerchantContext, id: string) => markUncollectible(deps, merchant, id),
     pay: (merchant: MerchantContext, id: string, input: PayInvoiceBody) => payInvoice(deps, merchant, id, input),
 
-    /** The payments hook (src/payments/invoice-hook.ts), bound in app.ts. */
+    /** The payments hook (src/payments/invoice-hook.ts), bound in src/composition/services.ts. */
     paymentEnded: (tx: Queryable, recorded: RecordedEvent[], end: InvoicePaymentEnd) =>
       paymentEnded(deps, tx, recorded, end),
 

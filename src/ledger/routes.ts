@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { envelope, listOf, ok } from '../http/envelope.js';
 import { merchantOf, type App } from '../http/server.js';
-import { createdBounds } from '../http/common-schemas.js';
+import { createdBounds } from '../core/common-schemas.js';
 import {
   Balance,
   BalanceSummary,

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery } from '../http/envelope.js';
-import { CreatedFilters, Nullable, Timestamp } from '../http/common-schemas.js';
+import { CreatedFilters, Nullable, Timestamp } from '../core/common-schemas.js';
 import { balanceTransactionTypes } from './queries.js';
 
 const Currency = Type.String({ pattern: '^[A-Z]{3}$', examples: ['USD'] });

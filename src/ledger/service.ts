@@ -6,9 +6,9 @@
 
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
-import type { MerchantContext } from '../http/auth.js';
-import { ApiError, notFound } from '../http/errors.js';
-import type { Page } from '../http/envelope.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import { DomainError, notFound } from '../core/errors.js';
+import type { Page } from '../core/page.js';
 import { newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
 import { scheduledFee, type FeeLine } from './fees.js';
@@ -233,7 +233,7 @@ export function createLedgerService({ db, clock }: { db: Db; clock: Clock }) {
     /** A period [from, to): opening balance + activity by reporting category = closing balance. */
     async summary(merchant: MerchantScope, from: Date, to: Date): Promise<BalanceSummary> {
       if (to.getTime() <= from.getTime()) {
-        throw new ApiError('invalid_request', 'to must be later than from', { param: 'to', rule: 'after_from' });
+        throw new DomainError('invalid_request', 'to must be later than from', { param: 'to', rule: 'after_from' });
       }
       const opening = await queries.selectNetsBefore(db, merchant.merchantId, merchant.mode, from);
       const activity = await queries.selectActivity(db, merchant.merchantId, merchant.mode, from, to);

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Nullable } from '../http/common-schemas.js';
+import { Nullable } from '../core/common-schemas.js';
 import { payoutIntervals } from './finance-queries.js';
 
 export const weekdays = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;

@@ -4,7 +4,7 @@
  */
 
 import type { Queryable } from '../db/db.js';
-import { invalidField } from '../http/errors.js';
+import { invalidField } from '../core/errors.js';
 import { normalizeCurrency } from '../money.js';
 import type { Vault } from '../vault/vault.js';
 import { bankAccountContext } from '../vault/secrets-at-rest.js';

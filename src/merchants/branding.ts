@@ -3,7 +3,7 @@
  * pages and in a Content-Security-Policy (img-src), so each is held to a narrow form: a colour is
  * exactly `#rrggbb`, a logo an https URL without credentials.
  */
-import { invalidField } from '../http/errors.js';
+import { invalidField } from '../core/errors.js';
 
 const colorForm = /^#[0-9a-fA-F]{6}$/;
 

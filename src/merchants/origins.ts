@@ -3,7 +3,7 @@
  * is an origin exactly as a browser names it (`https://shop.example`, `http://127.0.0.1:8080`):
  * scheme, host and port only, so that it can be written as such into a CSP frame-ancestors list.
  */
-import { invalidField } from '../http/errors.js';
+import { invalidField } from '../core/errors.js';
 
 export const maxWebsiteOrigins = 20;
 

@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/db.js';
-import type { MerchantContext } from '../http/auth.js';
+import type { MerchantContext } from '../core/merchant-context.js';
 
 export interface MerchantRow {
   id: string;

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { envelope, ok } from '../http/envelope.js';
 import type { App } from '../http/server.js';
-import { invalidField } from '../http/errors.js';
+import { invalidField } from '../core/errors.js';
 import {
   CreateMerchantBody,
   Merchant,

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/db.js';
-import { hashKey } from '../http/auth.js';
+import { hashKey } from '../core/merchant-context.js';
 import { sandboxKeysContext } from '../vault/secrets-at-rest.js';
 import type { Vault } from '../vault/vault.js';
 import type { MerchantService } from './service.js';

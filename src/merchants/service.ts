@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
-import { hashKey, type KeyLookup, type MerchantContext } from '../http/auth.js';
-import { ApiError, notFound } from '../http/errors.js';
+import { hashKey, type KeyLookup, type MerchantContext } from '../core/merchant-context.js';
+import { DomainError, notFound } from '../core/errors.js';
 import { newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './queries.js';
@@ -186,7 +186,7 @@ export function createMerchantService({ db, clock, vault }: { db: Db; clock: Clo
       // Asked before the transaction: on PGlite a second query beside an open transaction waits for it.
       if (mode === 'live' && !(await liveAllowed())) {
         if (!(await queries.selectMerchant(db, id))) throw notFound('merchant', id);
-        throw new ApiError(
+        throw new DomainError(
           'no_live_processor',
           'Live keys need an enabled live processor account: connect one first (POST /admin/v1/merchants/{id}/processor_accounts/create)',
         );

@@ -1,8 +1,9 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { bearerToken, hashKey } from '../http/auth.js';
+import { bearerToken } from '../http/auth.js';
 import type { Health, HealthReport } from './health.js';
 import type { Metrics } from './metrics.js';
+import { hashKey } from '../core/merchant-context.js';
 
 export interface OpsRouteOptions {
   health: Health;

@@ -11,7 +11,7 @@ import {
   Phone,
   RepeatedPathId,
   Timestamp,
-} from '../http/common-schemas.js';
+} from '../core/common-schemas.js';
 
 /** docs/api.md#payment-methods: the card number is digits only; spaces and dashes are the merchant's page to strip. */
 const CardNumber = Type.String({

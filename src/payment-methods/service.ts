@@ -2,10 +2,10 @@ import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
 import type { PageRequest } from '../db/pagination.js';
 import { customerMissing, type CustomerService } from '../customers/service.js';
-import type { MerchantContext } from '../http/auth.js';
-import { normalizeAddress, type AddressOut } from '../http/common-schemas.js';
-import type { Page } from '../http/envelope.js';
-import { ApiError, invalidField, notFound } from '../http/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import { normalizeAddress, type AddressOut } from '../core/common-schemas.js';
+import type { Page } from '../core/page.js';
+import { DomainError, invalidField, notFound } from '../core/errors.js';
 import { isId, newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
 import type { Vault } from '../vault/vault.js';
@@ -101,7 +101,7 @@ function denull(address: AddressOut | null): Partial<Record<keyof AddressOut, st
 }
 
 const detachedState = (id: string) =>
-  new ApiError(
+  new DomainError(
     'invalid_state',
     `The payment method ${isId('pm', id) ? `'${id}' ` : ''}is detached and can no longer be used, attached or updated`,
     { param: 'id', state: 'detached' },
@@ -131,7 +131,7 @@ export function createPaymentMethodService({
   function refuseAttach(row: queries.PaymentMethodRow, customerId: string): void {
     if (row.detached_at) throw detachedState(row.id);
     if (row.customer_id !== null && row.customer_id !== customerId) {
-      throw new ApiError(
+      throw new DomainError(
         'payment_method_bound_elsewhere',
         'The payment method is already attached to another customer; create a new payment method for this customer',
         { param: 'id' },
@@ -231,7 +231,7 @@ export function createPaymentMethodService({
       if (latest.customer_id === customerId) return toPaymentMethod(latest);
       // Still unattached, so the customer was deleted meanwhile: this answers it as missing.
       await customers.require(db, merchant, customerId);
-      throw new ApiError('invalid_state', 'The payment method changed while it was being attached; retry', {
+      throw new DomainError('invalid_state', 'The payment method changed while it was being attached; retry', {
         param: 'id',
       });
     },
@@ -247,7 +247,7 @@ export function createPaymentMethodService({
       const refuse = (row: queries.PaymentMethodRow) => {
         if (row.detached_at) throw detachedState(row.id);
         if (row.customer_id === null) {
-          throw new ApiError(
+          throw new DomainError(
             'invalid_state',
             'The payment method is not attached to a customer, so it cannot be detached',
             {
@@ -261,7 +261,7 @@ export function createPaymentMethodService({
       const detached = await queries.detachPaymentMethod(db, merchant.merchantId, merchant.mode, id, clock.now());
       if (detached) return toPaymentMethod(detached);
       refuse(await load(db, merchant, id));
-      throw new ApiError('invalid_state', 'The payment method changed while it was being detached; retry', {
+      throw new DomainError('invalid_state', 'The payment method changed while it was being detached; retry', {
         param: 'id',
       });
     },
@@ -332,7 +332,7 @@ export function createPaymentMethodService({
       );
       if (customerId !== null && !customerExists) throw customerMissing(customerId);
       if (!row) {
-        throw new ApiError(
+        throw new DomainError(
           'resource_missing',
           isId('pm', id) ? `No such payment method: '${id}'` : 'No such payment method',
           { param: 'paymentMethod' },

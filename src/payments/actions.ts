@@ -1,7 +1,7 @@
 /** The merchant's actions on an existing payment: update, confirm, capture, cancel (docs/api.md#states). */
 
 import { isUniqueViolation } from '../db/errors.js';
-import type { MerchantContext } from '../http/auth.js';
+import type { MerchantContext } from '../core/merchant-context.js';
 import type { CaptureOutcome } from '../processor/processor.js';
 import { authorize } from './authorize.js';
 import type { PaymentContext } from './context.js';

@@ -6,7 +6,7 @@
  */
 
 import type { Queryable } from '../db/db.js';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { EventType } from '../events/schemas.js';
 import type * as queries from './queries.js';
 
@@ -34,8 +34,8 @@ export function checkoutPayment(type: EventType, row: queries.PaymentRow): Check
  * docs/checkout.md: of a session's payments, one at most may still go through (the unique index
  * payments_checkout_session); a second is refused when it is written.
  */
-export function sessionAlreadyPaying(): ApiError {
-  return new ApiError(
+export function sessionAlreadyPaying(): DomainError {
+  return new DomainError(
     'invalid_state',
     'This checkout session has already been paid, or another payment of it is under way',
     { param: 'checkoutSession' },

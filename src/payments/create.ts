@@ -2,8 +2,8 @@
 
 import type { Queryable } from '../db/db.js';
 import { isUniqueViolation } from '../db/errors.js';
-import type { MerchantContext } from '../http/auth.js';
-import type { ReservedId } from '../http/idempotency.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import type { ReservedId } from '../core/reserved-id.js';
 import { newId } from '../ids.js';
 import { authorize } from './authorize.js';
 import { sessionAlreadyPaying } from './checkout-hook.js';

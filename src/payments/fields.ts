@@ -1,7 +1,7 @@
 /** Request fields as the payment stores them: parsed, normalized, or refused naming the field. */
 
-import { normalizeShipping } from '../http/common-schemas.js';
-import { ApiError, invalidField } from '../http/errors.js';
+import { normalizeShipping } from '../core/common-schemas.js';
+import { DomainError, invalidField } from '../core/errors.js';
 import { normalizeCurrency, parseAmount } from '../money.js';
 import type { PaymentDetails } from './queries.js';
 import type { CreatePaymentBody } from './schemas.js';
@@ -11,7 +11,7 @@ export const paymentMethodRequired = () =>
   invalidField('paymentMethod', 'paymentMethod is required to confirm a payment', 'required');
 
 export const duplicateOrder = (orderNo: string) =>
-  new ApiError(
+  new DomainError(
     'duplicate_order',
     `orderNo '${orderNo}' is already used by a payment that has not failed or been canceled`,
     { param: 'orderNo' },

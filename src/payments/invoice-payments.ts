@@ -10,7 +10,7 @@
  */
 
 import type { Queryable } from '../db/db.js';
-import type { MerchantContext } from '../http/auth.js';
+import type { MerchantContext } from '../core/merchant-context.js';
 import { authorize } from './authorize.js';
 import type { PaymentContext } from './context.js';
 import { newPaymentRow } from './create.js';
@@ -42,7 +42,7 @@ export type InvoiceClaim = (tx: Queryable, paymentId: string) => Promise<void>;
 
 /**
  * Creates and authorizes the payment of an invoice. The rules of docs/api.md#tokenization-rules apply as to any payment
- * (a MIT needs the MIT capability and a bound card) and are thrown as ApiErrors before anything
+ * (a MIT needs the MIT capability and a bound card) and are thrown as DomainErrors before anything
  * is written. The payment is inserted (claimed, in processing) with the invoice's claim in one
  * transaction, then authorized: never the one-write path, since the claim must exist before the
  * processor is asked.

@@ -5,7 +5,7 @@
  */
 
 import type { EventType } from '../events/schemas.js';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { PaymentContext } from './context.js';
 import { approvedChanges, authorize, failClaimed } from './authorize.js';
 import { expiredCancellationReason, interruptedAuthorizationAfterMs, jobKinds } from './job-kinds.js';
@@ -132,7 +132,7 @@ export async function resumeInterruptedAuthorizations(ctx: PaymentContext): Prom
     try {
       checkMethod(claimed, method);
     } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
+      if (!(err instanceof DomainError)) throw err;
       // The method changed meanwhile (detached, bound to someone else): the payment fails with the reason.
       await failClaimed(ctx, claimed, err);
       resumed++;

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { CreatedFilters } from '../http/common-schemas.js';
+import { CreatedFilters } from '../core/common-schemas.js';
 import { ListQuery } from '../http/envelope.js';
 import { cancellationReasons } from './schemas.js';
 

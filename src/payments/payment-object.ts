@@ -3,7 +3,7 @@
  * schemas.ts. Webhook bodies carry the same object plus `actionStatus`.
  */
 import { Type, type Static } from 'typebox';
-import { Nullable, ShippingOut, Timestamp } from '../http/common-schemas.js';
+import { Nullable, ShippingOut, Timestamp } from '../core/common-schemas.js';
 import { displayStatuses, paymentStatuses } from './states.js';
 
 const Digits = Type.String({ pattern: '^\\d+$', description: 'Minor units', examples: ['1999'] });

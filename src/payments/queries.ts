@@ -9,7 +9,7 @@ import {
   type CreatedRange,
   type StatusCounts,
 } from '../db/pagination.js';
-import type { ShippingOut } from '../http/common-schemas.js';
+import type { ShippingOut } from '../core/common-schemas.js';
 import type { Transition } from '../state-table.js';
 import type { LineItemOut, PaymentMethodDetails, RecurringOut } from './payment-object.js';
 import type { PaymentStatus } from './states.js';

@@ -8,8 +8,8 @@
  */
 
 import type { Queryable } from '../db/db.js';
-import type { MerchantContext } from '../http/auth.js';
-import { invalidField } from '../http/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import { invalidField } from '../core/errors.js';
 import * as queries from './queries.js';
 import type { RecurringOut } from './payment-object.js';
 

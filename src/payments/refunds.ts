@@ -6,7 +6,7 @@ import type { ProcessedBy } from '../processor/processor.js';
  */
 
 import type { Queryable } from '../db/db.js';
-import type { MerchantContext } from '../http/auth.js';
+import type { MerchantContext } from '../core/merchant-context.js';
 import * as queries from './queries.js';
 import { finishRefundAmount, reserveRefundAmount } from './refund-queries.js';
 import { paymentStates } from './states.js';

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { envelope, listOf, ok } from '../http/envelope.js';
-import { ApiError, invalidField } from '../http/errors.js';
+import { DomainError, invalidField } from '../core/errors.js';
 import type { Idempotency } from '../http/idempotency.js';
 import { randomHex } from '../ids.js';
 import { withQueryParameters } from '../return-url.js';
@@ -40,7 +40,7 @@ function clientSecretForPublicKey(payments: PaymentService) {
     const given = request.headers.clientsecret;
     const { id } = request.params as { id: string };
     if (typeof given !== 'string' || !payments.clientSecretMatches(id, given)) {
-      throw new ApiError(
+      throw new DomainError(
         'permission_denied',
         "A public key needs the payment's client secret in the clientSecret header",
         { param: 'clientSecret' },

@@ -1,8 +1,8 @@
 /** docs/api.md#tokenization-rules: the rules a payment must meet before it may be authorized, and how its card is used. */
 
 import type { Queryable } from '../db/db.js';
-import type { MerchantContext } from '../http/auth.js';
-import { ApiError, invalidField } from '../http/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import { DomainError, invalidField } from '../core/errors.js';
 import type { PaymentMethodForPayment } from '../payment-methods/service.js';
 import type { PaymentInitiator, ThreeDSecureState } from '../processor/processor.js';
 import type { PaymentContext } from './context.js';
@@ -70,13 +70,13 @@ export async function requireAllowedNotifyUrl(
  */
 export function checkMethod(usage: Usage, method: PaymentMethodForPayment): void {
   if (method.detachedAt !== null) {
-    throw new ApiError('invalid_state', 'The payment method is detached and can no longer be used for payments', {
+    throw new DomainError('invalid_state', 'The payment method is detached and can no longer be used for payments', {
       param: 'paymentMethod',
       state: 'detached',
     });
   }
   if (method.customerId !== null && method.customerId !== usage.customer_id) {
-    throw new ApiError(
+    throw new DomainError(
       'payment_method_bound_elsewhere',
       usage.customer_id === null
         ? 'The payment method belongs to a customer; send that customerId with it'
@@ -86,7 +86,7 @@ export function checkMethod(usage: Usage, method: PaymentMethodForPayment): void
   }
   const initiator = initiatorOf(usage);
   if ((initiator === 'cit' || initiator === 'mit') && method.storedAt === null) {
-    throw new ApiError(
+    throw new DomainError(
       'payment_method_not_bound',
       `A ${initiator.toUpperCase()} payment needs a customerId and paymentMethod bound by an earlier successful storing payment (setupFutureUsage=on)`,
       { param: 'paymentMethod' },
@@ -100,14 +100,14 @@ function checkUsage(merchant: MerchantContext, usage: Usage): void {
   const storing = usage.setup_future_usage === 'on' || usage.subsequent_initial_type !== null;
   if (storing && !merchant.tokenizationEnabled) {
     const field = usage.subsequent_initial_type !== null ? 'subsequentInitialType' : 'setupFutureUsage';
-    throw new ApiError(
+    throw new DomainError(
       'tokenization_not_enabled',
       'Tokenization is not enabled for this merchant; ask your account manager to enable it',
       { param: field },
     );
   }
   if (initiator === 'mit' && !merchant.mitEnabled) {
-    throw new ApiError(
+    throw new DomainError(
       'mit_not_enabled',
       'Merchant-initiated payments are not enabled for this merchant; ask your account manager to enable them',
       { param: 'subsequentInitialType' },

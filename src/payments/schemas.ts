@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Email, HttpUrl, RepeatedPathId, Shipping, emptyIsAbsent, notFreeText } from '../http/common-schemas.js';
+import { Email, HttpUrl, RepeatedPathId, Shipping, emptyIsAbsent, notFreeText } from '../core/common-schemas.js';
 
 /** docs/api.md#requests: minor units, as a string of digits or a whole number; at most 12 digits. */
 const Amount = Type.Union(

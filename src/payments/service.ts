@@ -7,10 +7,10 @@
  * view.ts (the Payment object).
  */
 
-import type { Page } from '../http/envelope.js';
-import type { MerchantContext } from '../http/auth.js';
-import type { ReservedId } from '../http/idempotency.js';
-import { createdBounds } from '../http/common-schemas.js';
+import type { Page } from '../core/page.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import type { ReservedId } from '../core/reserved-id.js';
+import { createdBounds } from '../core/common-schemas.js';
 import { cancelPayment, capturePayment, confirmPayment, updatePayment } from './actions.js';
 import type { PaymentContext, PaymentServiceDeps } from './context.js';
 import { createPayment } from './create.js';

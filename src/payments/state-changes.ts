@@ -7,8 +7,8 @@
 import type { Queryable } from '../db/db.js';
 import type { RecordedEvent } from '../events/service.js';
 import type { EventType } from '../events/schemas.js';
-import type { MerchantContext } from '../http/auth.js';
-import { ApiError, notFound } from '../http/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import { DomainError, notFound } from '../core/errors.js';
 import type { PaymentContext } from './context.js';
 import { checkoutPayment } from './checkout-hook.js';
 import { invoicePaymentEnd } from './invoice-hook.js';
@@ -40,9 +40,9 @@ const verbs: Record<PaymentOperation, string> = {
   refund: 'refunded',
 };
 
-export function invalidState(status: PaymentStatus, operation: PaymentOperation): ApiError {
+export function invalidState(status: PaymentStatus, operation: PaymentOperation): DomainError {
   const allowed = startsFrom(operation).join(' or ');
-  return new ApiError(
+  return new DomainError(
     'invalid_state',
     `The payment cannot be ${verbs[operation]} because its status is ${status}; it must be ${allowed}`,
     { param: 'id', status },

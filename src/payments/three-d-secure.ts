@@ -1,6 +1,6 @@
 /** The hosted 3-D Secure page's side of a payment: what it shows and the cardholder's answer. */
 
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import { isId } from '../ids.js';
 import type { PaymentMethodForPayment } from '../payment-methods/service.js';
 import { authorize } from './authorize.js';
@@ -75,13 +75,13 @@ export async function challengePage(
 async function methodOrReason(
   ctx: Pick<PaymentContext, 'db' | 'paymentMethods'>,
   row: queries.PaymentRow,
-): Promise<PaymentMethodForPayment | ApiError> {
+): Promise<PaymentMethodForPayment | DomainError> {
   const method = await ctx.paymentMethods.loadForPayment(ctx.db, ownerOf(row), methodIdOf(row));
   try {
     checkMethod(row, method);
     return method;
   } catch (err) {
-    if (!(err instanceof ApiError)) throw err;
+    if (!(err instanceof DomainError)) throw err;
     return err;
   }
 }
@@ -94,7 +94,7 @@ async function failChallenged(
   ctx: PaymentContext,
   row: queries.PaymentRow,
   passed: boolean,
-  reason: ApiError,
+  reason: DomainError,
 ): Promise<queries.PaymentRow> {
   return inTransaction(ctx, async (tx, recorded) => {
     const now = ctx.clock.now();
@@ -153,7 +153,7 @@ export async function completeChallenge(
     return waiting ? answer(waiting, true) : current();
   }
   const method = await methodOrReason(ctx, row);
-  if (method instanceof ApiError) return answer(await failChallenged(ctx, row, passed, method), true);
+  if (method instanceof DomainError) return answer(await failChallenged(ctx, row, passed, method), true);
   const claimed = await changeStatus(
     ctx.db,
     row.id,

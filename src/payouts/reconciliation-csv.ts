@@ -1,4 +1,4 @@
-import { csvCell } from '../dashboard/csv.js';
+import { csvCell } from '../csv.js';
 import { reconciliationColumns, type ReconciliationRow } from './schemas.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery } from '../http/envelope.js';
-import { CreatedFilters, Nullable, Timestamp } from '../http/common-schemas.js';
+import { CreatedFilters, Nullable, Timestamp } from '../core/common-schemas.js';
 import { payoutStatuses } from './states.js';
 
 export const PayoutParams = Type.Object({ id: Type.String({ maxLength: 64 }) });

@@ -12,10 +12,10 @@ import type { Db, Queryable } from '../db/db.js';
 import { failureLevel } from '../db/errors.js';
 import type { EventType } from '../events/schemas.js';
 import type { EventService, RecordedEvent } from '../events/service.js';
-import type { MerchantContext } from '../http/auth.js';
-import { createdBounds } from '../http/common-schemas.js';
-import type { Page } from '../http/envelope.js';
-import { ApiError, invalidField, notFound } from '../http/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import { createdBounds } from '../core/common-schemas.js';
+import type { Page } from '../core/page.js';
+import { DomainError, invalidField, notFound } from '../core/errors.js';
 import { newId } from '../ids.js';
 import type { JobRunner } from '../jobs/runner.js';
 import * as finance from '../ledger/finance-queries.js';
@@ -214,7 +214,7 @@ export function createPayoutService(deps: PayoutServiceDeps) {
         const now = clock.now();
         const settings = await finance.lockFinance(tx, merchant.merchantId, now);
         if (settings.bank_account_last4 === null || settings.bank_currency === null) {
-          throw new ApiError(
+          throw new DomainError(
             'bank_account_missing',
             'The merchant has no bank account to pay out to: ask your account manager to set one (the operator API: POST /admin/v1/merchants/{id}/update with bankAccount)',
             { param: 'currency' },
@@ -228,13 +228,13 @@ export function createPayoutService(deps: PayoutServiceDeps) {
           now,
         );
         if (entries === 0) {
-          throw new ApiError('invalid_request', `There is no balance in ${currency} to pay out`, {
+          throw new DomainError('invalid_request', `There is no balance in ${currency} to pay out`, {
             param: 'currency',
             rule: 'no_balance',
           });
         }
         if (currency !== settings.bank_currency) {
-          throw new ApiError(
+          throw new DomainError(
             'invalid_request',
             `currency must be the bank account's currency, ${settings.bank_currency}`,
             { param: 'currency', rule: 'bank_account_currency' },
@@ -242,7 +242,7 @@ export function createPayoutService(deps: PayoutServiceDeps) {
         }
         if (amount > available) {
           const shown = available < 0n ? 0n : available;
-          throw new ApiError(
+          throw new DomainError(
             'amount_too_large',
             `amount ${amount} is more than the available balance: ${shown} (${currency} minor units)`,
             { param: 'amount', available: shown.toString(), currency },

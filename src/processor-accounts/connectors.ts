@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/db.js';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { ProcessorOutcomeLabel } from '../ops/metrics.js';
 import type { LiveProcessor, Processor, ProcessorRouter } from '../processor/processor.js';
 import type { Vault } from '../vault/vault.js';
@@ -117,7 +117,7 @@ export function createProcessorRegistry({
 }
 
 export const noLiveProcessor = () =>
-  new ApiError(
+  new DomainError(
     'no_live_processor',
     'The merchant has no enabled live processor account, so no live payment can be taken; the operator connects one (docs/processors.md)',
   );

@@ -2,7 +2,7 @@
  * What each processor's credentials must look like (docs/processors.md, Connecting a processor),
  * checked field by field so that an error names the field and the rule and never echoes a value.
  */
-import { invalidField } from '../http/errors.js';
+import { invalidField } from '../core/errors.js';
 import type { ProcessorName } from './schemas.js';
 
 export type Credentials = Record<string, string>;

@@ -6,7 +6,7 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/db.js';
 import { isUniqueViolation } from '../db/errors.js';
-import { ApiError, invalidField, notFound } from '../http/errors.js';
+import { DomainError, invalidField, notFound } from '../core/errors.js';
 import { newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
 import type { Vault } from '../vault/vault.js';
@@ -77,7 +77,7 @@ export function createProcessorAccountService({
   async function refuseSecondEnabled(caught: unknown, merchantId: string, mode: string): Promise<never> {
     if (!isUniqueViolation(caught, 'processor_accounts_enabled')) throw caught;
     const existing = await queries.selectEnabledAccount(db, merchantId, mode as 'test' | 'live');
-    throw new ApiError(
+    throw new DomainError(
       'processor_account_exists',
       `The merchant already has an enabled ${mode} processor account${existing ? ` (${existing.id})` : ''}; disable it first`,
       existing ? { accountId: existing.id } : null,

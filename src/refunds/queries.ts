@@ -8,7 +8,7 @@ import {
   type CreatedRange,
   type StatusCounts,
 } from '../db/pagination.js';
-import type { Metadata } from '../http/common-schemas.js';
+import type { Metadata } from '../core/common-schemas.js';
 import type { Transition } from '../state-table.js';
 import type { RefundReason } from './schemas.js';
 import type { RefundStatus } from './states.js';

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery } from '../http/envelope.js';
-import { Metadata, MetadataOut, Nullable, Timestamp } from '../http/common-schemas.js';
+import { Metadata, MetadataOut, Nullable, Timestamp } from '../core/common-schemas.js';
 import { refundStatuses } from './states.js';
 
 export const refundReasons = ['duplicate', 'fraudulent', 'requested_by_customer', 'other'] as const;

@@ -3,10 +3,10 @@ import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
 import type { EventType } from '../events/schemas.js';
 import type { EventService, RecordedEvent } from '../events/service.js';
-import type { MerchantContext } from '../http/auth.js';
-import { createdBounds, normalizeMetadata } from '../http/common-schemas.js';
-import type { Page } from '../http/envelope.js';
-import { ApiError, invalidField, notFound } from '../http/errors.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import { createdBounds, normalizeMetadata } from '../core/common-schemas.js';
+import type { Page } from '../core/page.js';
+import { DomainError, invalidField, notFound } from '../core/errors.js';
 import { newId } from '../ids.js';
 import type { JobRunner } from '../jobs/runner.js';
 import { normalizeCurrency, parseAmount } from '../money.js';
@@ -127,24 +127,28 @@ export function createRefundService(deps: RefundServiceDeps) {
   }
 
   /** Why no amount could be reserved on the payment; null when it now would fit (it changed meanwhile). */
-  async function refusal(merchant: MerchantScope, paymentId: string, amount: bigint | null): Promise<ApiError | null> {
+  async function refusal(
+    merchant: MerchantScope,
+    paymentId: string,
+    amount: bigint | null,
+  ): Promise<DomainError | null> {
     const payment = await payments.paymentForRefund(db, merchant, paymentId);
     if (!payment) {
-      return new ApiError(
+      return new DomainError(
         'resource_missing',
         /^pt_\d{19}$/.test(paymentId) ? `No such payment: '${paymentId}'` : 'No such payment',
         { param: 'paymentId' },
       );
     }
     if (!payments.refundableStatuses.includes(payment.status)) {
-      return new ApiError(
+      return new DomainError(
         'invalid_state',
         `The payment cannot be refunded because its status is ${payment.status}; it must be ${payments.refundableStatuses.join(' or ')}`,
         { param: 'paymentId', status: payment.status },
       );
     }
     if (payment.amountReceived === 0n) {
-      return new ApiError(
+      return new DomainError(
         'invalid_state',
         'The payment cannot be refunded because it received no money (a zero-amount authorization)',
         { param: 'paymentId', status: payment.status },
@@ -157,7 +161,7 @@ export function createRefundService(deps: RefundServiceDeps) {
       left === 0n
         ? `Nothing is left to refund on the payment: ${payment.amountRefunded} of ${payment.amountReceived} (${payment.currency} minor units) is refunded and ${payment.amountRefundPending} is pending`
         : `amount ${amount} is more than is left to refund on the payment: ${left} (${payment.currency} minor units)`;
-    return new ApiError('amount_too_large', message, {
+    return new DomainError('amount_too_large', message, {
       param: 'amount',
       amountRefundable: left.toString(),
       currency: payment.currency,

@@ -2,14 +2,17 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/db.js';
 import type { PageRequest } from '../db/pagination.js';
-import type { MerchantContext } from '../http/auth.js';
-import type { Page } from '../http/envelope.js';
+import type { MerchantContext } from '../core/merchant-context.js';
+import type { Page } from '../core/page.js';
 import { newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './queries.js';
 import { failureLevel } from '../db/errors.js';
 
-/** What the HTTP layer knows of a finished merchant API request (never its URL, query or body). */
+/**
+ * A finished merchant API request as the edge hands it over (src/http/request-log.ts makes it): never
+ * its URL, query or body.
+ */
 export interface ApiRequestRecord {
   merchant: MerchantContext;
   method: string;

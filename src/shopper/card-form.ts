@@ -5,7 +5,7 @@
  * and security code are never written into a page, not even after a refused form.
  */
 import { containsCardNumber } from '../card-numbers.js';
-import type { ApiError } from '../http/errors.js';
+import type { DomainError } from '../core/errors.js';
 import { escapeHtml } from '../payments/three-d-secure-page.js';
 import type { ShopperLocale } from './locales.js';
 import { browserMessages, translate, type MessageKey } from './messages.js';
@@ -96,7 +96,7 @@ export function readCardForm(form: Record<string, unknown>): { card: CardForm } 
 }
 
 /** The vault's refusal of a card (by the field it names) as the message beside that field. */
-export function cardRefusal(err: ApiError): { field: CardField; message: MessageKey } | null {
+export function cardRefusal(err: DomainError): { field: CardField; message: MessageKey } | null {
   const param = err.details?.param ?? '';
   if (param === 'card.cardNo') {
     return { field: 'cardNo', message: /brand/i.test(err.message) ? 'cardBrandUnsupported' : 'cardNumberInvalid' };

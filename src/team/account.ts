@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
-import { hashKey } from '../http/auth.js';
-import { ApiError, invalidField } from '../http/errors.js';
+import { hashKey } from '../core/merchant-context.js';
+import { DomainError, invalidField } from '../core/errors.js';
 import * as queries from './queries.js';
 import type { Enrolment, TwoFactor } from './two-factor.js';
 
@@ -28,7 +28,7 @@ interface AccountActor {
 export function accountActions({ db, clock, twoFactor, audit, openSession }: AccountDeps) {
   async function self(actor: AccountActor): Promise<queries.MemberRow> {
     const member = await queries.selectMember(db, actor.merchantId, actor.memberId);
-    if (!member) throw new ApiError('resource_missing', 'No such team member', { param: 'id' });
+    if (!member) throw new DomainError('resource_missing', 'No such team member', { param: 'id' });
     return member;
   }
 
@@ -98,7 +98,7 @@ export function accountActions({ db, clock, twoFactor, audit, openSession }: Acc
       const moved = await db.transaction(async (tx) => {
         if (!(await queries.promoteToOwner(tx, actor.merchantId, memberId, clock.now()))) return false;
         if (!(await queries.demoteOwner(tx, actor.merchantId, actor.memberId, clock.now())))
-          throw new ApiError('permission_denied', 'Only the Owner can transfer ownership');
+          throw new DomainError('permission_denied', 'Only the Owner can transfer ownership');
         await audit(actor, 'team.ownership_transferred', memberId, tx);
         return true;
       });

@@ -2,8 +2,8 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
-import { hashKey } from '../http/auth.js';
-import { ApiError, invalidField } from '../http/errors.js';
+import { hashKey } from '../core/merchant-context.js';
+import { DomainError, invalidField } from '../core/errors.js';
 import { newId } from '../ids.js';
 import type { MailTransport } from '../mail/transport.js';
 import { can, roleNames, type Permission, type Role } from './permissions.js';
@@ -77,7 +77,7 @@ export function sameSecret(a: string, b: string): boolean {
 
 /**
  * Argon2 (a native module) is loaded with the first password checked or set, not at every start
- * (docs/performance.md#test-suite-time). With it comes the hash that verify() runs against
+ * (docs/performance.md#test-suite-time, "What a start loads"). With it comes the hash that verify() runs against
  * when the e-mail is unknown, so that the answer takes as long: a sign-in waits for both before it
  * looks the member up, so the first one of a process is as slow for an unknown e-mail as for a known.
  */
@@ -177,12 +177,12 @@ export function createTeamService({ db, clock, mail, publicUrl, vault }: TeamSer
 
   async function manageable(actor: Actor, memberId: string): Promise<queries.MemberRow> {
     const member = await queries.selectMember(db, actor.merchantId, memberId);
-    if (!member) throw new ApiError('resource_missing', 'No such team member', { param: 'id' });
+    if (!member) throw new DomainError('resource_missing', 'No such team member', { param: 'id' });
     // docs/dashboard.md#roles: an Administrator manages the team, but not the Owner; nobody demotes or removes themselves.
     if (member.role === 'owner' && actor.role !== 'owner')
-      throw new ApiError('permission_denied', 'Only the Owner can change the Owner');
+      throw new DomainError('permission_denied', 'Only the Owner can change the Owner');
     if (member.id === actor.memberId)
-      throw new ApiError('permission_denied', 'You cannot change your own role or remove yourself');
+      throw new DomainError('permission_denied', 'You cannot change your own role or remove yourself');
     return member;
   }
 
@@ -375,7 +375,7 @@ export function createTeamService({ db, clock, mail, publicUrl, vault }: TeamSer
     async require(actor: Actor, permission: Permission): Promise<void> {
       if (can(actor.role, permission)) return;
       await audit(actor, `permission.denied:${permission}`, null);
-      throw new ApiError('permission_denied', `Your role (${roleNames[actor.role]}) does not allow this`);
+      throw new DomainError('permission_denied', `Your role (${roleNames[actor.role]}) does not allow this`);
     },
 
     audit,

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/db.js';
-import { hashKey } from '../http/auth.js';
-import { ApiError, invalidField } from '../http/errors.js';
+import { hashKey } from '../core/merchant-context.js';
+import { DomainError, invalidField } from '../core/errors.js';
 import type { Vault } from '../vault/vault.js';
 import * as queries from './queries.js';
 import { teamMemberContext } from '../vault/secrets-at-rest.js';
@@ -76,7 +76,7 @@ export function createTwoFactor({ db, clock, vault, signInWindowMs }: TwoFactorD
 
   const refuse = (result: CodeCheck) => {
     if (result === 'limited')
-      throw new ApiError(
+      throw new DomainError(
         'rate_limited',
         `Too many wrong codes (${maxCodeFailures}): try again in ${signInWindowMs / 60_000} minutes.`,
         { param: 'code' },

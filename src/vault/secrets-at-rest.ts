@@ -21,6 +21,23 @@ export const teamMemberContext = (memberId: string) => `team_member:${memberId}`
 export const idempotencyContext = (merchantId: string, mode: string, key: string) =>
   `idempotency:${merchantId}:${mode}:${key}`;
 
+/**
+ * The sealer of stored Idempotency-Key answers (src/http/idempotency.ts): the vault's cipher with
+ * each answer bound to its merchant, mode and key.
+ */
+export function idempotencySealer(cipher: {
+  encrypt(plaintext: string, context: string): string;
+  decrypt(ciphertext: string, context: string): Promise<string>;
+}) {
+  type Owner = { merchantId: string; mode: string; key: string };
+  return {
+    seal: (plaintext: string, owner: Owner) =>
+      cipher.encrypt(plaintext, idempotencyContext(owner.merchantId, owner.mode, owner.key)),
+    open: (ciphertext: string, owner: Owner) =>
+      cipher.decrypt(ciphertext, idempotencyContext(owner.merchantId, owner.mode, owner.key)),
+  };
+}
+
 /** The development sandbox merchant's keys (`tessera start` outside production). */
 export const sandboxKeysContext = (merchantId: string) => `sandbox:${merchantId}`;
 

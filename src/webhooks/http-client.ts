@@ -4,7 +4,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import type { Agent, buildConnector, Dispatcher } from 'undici';
 import { refusedAddressKind, type AddressPolicy } from './url-safety.js';
 import { connectThroughProxy, EgressProxyError, sourceAddressRotation } from './egress/connector.js';
-import type { EgressProxy } from './egress/settings.js';
+import type { EgressProxy } from '../config-egress.js';
 
 /*
  * The webhook HTTP client (Svix's `webhook_http_client`): one POST per attempt, no redirects

@@ -14,7 +14,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { manualClock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { createTessera, type Tessera } from '../../src/app.js';
+import { createTessera, type Tessera } from '../../src/composition/app.js';
 import { createLogger } from '../../src/logger.js';
 import type { Processor } from '../../src/processor/processor.js';
 import { createSandboxProcessor } from '../../src/processor/sandbox.js';

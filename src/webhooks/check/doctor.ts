@@ -1,11 +1,11 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/db.js';
 import { canonicalJson } from '../../events/canonical-json.js';
-import type { MerchantContext } from '../../http/auth.js';
-import { ApiError } from '../../http/errors.js';
+import type { MerchantContext } from '../../core/merchant-context.js';
+import { DomainError } from '../../core/errors.js';
 import { isoTimestamp } from '../../time.js';
 import * as queries from './queries.js';
-import { endpointBodyOf } from '../deliveries/bodies.js';
+import { endpointBodyOf } from '../../events/endpoint-body.js';
 import type { DoctorBody, DoctorFinding, DoctorReport } from './doctor-schemas.js';
 import { hasStandardHeaders, standardFindings } from './doctor-standard.js';
 import { bodyChanged, findHeader, headerPairs, hmacHex, parsed, type Candidate, type Key } from './doctor-kit.js';
@@ -163,7 +163,7 @@ export function createWebhookDoctor({ db, clock, webhookEndpoints }: WebhookDoct
       const keys = await keysOf(merchant, input);
       if (input.endpointId !== undefined) {
         await webhookEndpoints.retrieve(merchant, input.endpointId).catch(() => {
-          throw new ApiError('resource_missing', 'No such webhook endpoint', { param: 'endpointId' });
+          throw new DomainError('resource_missing', 'No such webhook endpoint', { param: 'endpointId' });
         });
       }
       const intended: Key | undefined =

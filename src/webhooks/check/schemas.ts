@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery } from '../../http/envelope.js';
-import { HttpUrl, Timestamp } from '../../http/common-schemas.js';
+import { HttpUrl, Timestamp } from '../../core/common-schemas.js';
 import { SendingAddresses } from '../egress/sending-addresses.js';
 
 /** The cases of a go-live check, in the order they are sent (docs/webhooks.md#go-live-check, issue 12). */

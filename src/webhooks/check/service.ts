@@ -1,9 +1,9 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/db.js';
 import { canonicalJson } from '../../events/canonical-json.js';
-import type { MerchantContext } from '../../http/auth.js';
-import type { Page } from '../../http/envelope.js';
-import { invalidField } from '../../http/errors.js';
+import type { MerchantContext } from '../../core/merchant-context.js';
+import type { Page } from '../../core/page.js';
+import { invalidField } from '../../core/errors.js';
 import { newId } from '../../ids.js';
 import { isoTimestamp } from '../../time.js';
 import * as queries from './queries.js';

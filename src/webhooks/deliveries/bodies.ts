@@ -1,5 +1,4 @@
-import { canonicalJson } from '../../events/canonical-json.js';
-import { endpointEventType } from '../event-types.js';
+import { endpointBodyOf } from '../../events/endpoint-body.js';
 import type { DeliveryKind } from './schemas.js';
 
 /*
@@ -10,31 +9,7 @@ import type { DeliveryKind } from './schemas.js';
  * stored before keeps the bytes it was stored with.
  */
 
-/**
- * The endpoint kind's body: the stored event with `type` in its `endpoint_` form; the same id,
- * created and data, in the same canonical form.
- */
-export function endpointBodyOf(eventBody: string, eventType?: string): string {
-  const replaced = eventType === undefined ? undefined : withEndpointType(eventBody, eventType);
-  if (replaced !== undefined) return replaced;
-  const event = JSON.parse(eventBody) as { type: string } & Record<string, unknown>;
-  return canonicalJson({ ...event, type: endpointEventType(event.type) });
-}
-
 /** A delivery's body made from its event's stored body and code. */
 export function deliveryBodyOf(kind: DeliveryKind, eventBody: string, eventType: string): string {
   return kind === 'endpoint' ? endpointBodyOf(eventBody, eventType) : eventBody;
-}
-
-/**
- * The stored body begins {"id":"evt_…","apiVersion":"v1","type":"<code>",: replacing that one
- * member gives the same bytes as re-encoding the whole event, without parsing it. Undefined when
- * the text does not begin so (a body stored by an older version).
- */
-export function withEndpointType(text: string, eventType: string): string | undefined {
-  const member = `,"type":${JSON.stringify(eventType)},`;
-  const at = text.indexOf(member);
-  if (at <= 0 || at >= 64) return undefined;
-  const replaced = `,"type":${JSON.stringify(endpointEventType(eventType))},`;
-  return text.slice(0, at) + replaced + text.slice(at + member.length);
 }

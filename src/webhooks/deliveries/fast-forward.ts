@@ -1,12 +1,9 @@
 import { Type, type Static } from 'typebox';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/db.js';
-import type { MerchantContext } from '../../http/auth.js';
-import { envelope, ok } from '../../http/envelope.js';
-import { ApiError, notFound } from '../../http/errors.js';
-import { merchantOf, type App } from '../../http/server.js';
+import type { MerchantContext } from '../../core/merchant-context.js';
+import { DomainError, notFound } from '../../core/errors.js';
 import * as queries from './queries.js';
-import { DeliveryParams, WebhookDelivery } from './schemas.js';
 import { toWebhookDelivery } from './service.js';
 
 /*
@@ -40,7 +37,7 @@ export function createFastForward({ db, clock, wake }: { db: Db; clock: Clock; w
   return {
     async fastForward(merchant: MerchantContext, id: string, input: FastForwardBody) {
       if (merchant.mode !== 'test') {
-        throw new ApiError(
+        throw new DomainError(
           'permission_denied',
           'fast_forward is for test mode only: live deliveries keep the docs/webhooks.md#acknowledgement-and-retries schedule',
           { param: 'id', rule: 'test_mode_only' },
@@ -61,7 +58,7 @@ export function createFastForward({ db, clock, wake }: { db: Db; clock: Clock; w
       const current = await queries.selectDelivery(db, merchant.merchantId, merchant.mode, id);
       if (!current) throw notFound('webhook delivery', id);
       if (!row) {
-        throw new ApiError(
+        throw new DomainError(
           'invalid_state',
           `Only a pending delivery can be fast-forwarded; this one has ${current.status} (resend it to start again)`,
           { param: 'id' },
@@ -73,29 +70,4 @@ export function createFastForward({ db, clock, wake }: { db: Db; clock: Clock; w
   };
 }
 
-export function fastForwardRoutes(service: ReturnType<typeof createFastForward>) {
-  return (app: App) => {
-    app.post(
-      '/webhook_deliveries/:id/fast_forward',
-      {
-        preValidation: async (request) => {
-          if (request.body === undefined || request.body === null) request.body = {};
-        },
-        schema: {
-          tags: ['Webhook deliveries'],
-          description:
-            "Test mode only (live: 403 permission_denied, rule test_mode_only): runs the pending delivery's " +
-            'remaining retry schedule compressed, each wait divided by `factor` (default 3600, 1 to 86400), so ' +
-            'that all 13 attempts and the give-up can be watched (GET /webhook_deliveries/{id}/attempts). The ' +
-            'next attempt falls due at once, except for a recovered delivery still waiting for the one before it ' +
-            '(nextAttemptAt null): it keeps its place, and its later waits are divided. A delivery that succeeded ' +
-            'or was given up: invalid_state.',
-          params: DeliveryParams,
-          body: FastForwardBody,
-          response: { 200: envelope(WebhookDelivery) },
-        },
-      },
-      async (request) => ok(await service.fastForward(merchantOf(request), request.params.id, request.body)),
-    );
-  };
-}
+export type FastForward = ReturnType<typeof createFastForward>;

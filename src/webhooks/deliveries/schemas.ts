@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { ListQuery } from '../../http/envelope.js';
-import { Nullable, Timestamp } from '../../http/common-schemas.js';
+import { Nullable, Timestamp } from '../../core/common-schemas.js';
 
 export const deliveryKinds = ['endpoint', 'legacy'] as const;
 export type DeliveryKind = (typeof deliveryKinds)[number];

@@ -2,13 +2,14 @@ import type { Clock } from '../../clock.js';
 import type { Db, Queryable } from '../../db/db.js';
 import type { Statement } from '../../db/held-statements.js';
 import type { RecordedEvent } from '../../events/service.js';
-import type { MerchantContext } from '../../http/auth.js';
-import type { Page } from '../../http/envelope.js';
-import { ApiError, invalidField, notFound } from '../../http/errors.js';
+import type { MerchantContext } from '../../core/merchant-context.js';
+import type { Page } from '../../core/page.js';
+import { DomainError, invalidField, notFound } from '../../core/errors.js';
 import { newId, randomBelow9e18 } from '../../ids.js';
 import { isoTimestamp } from '../../time.js';
 import * as queries from './queries.js';
-import { deliveryBodyOf, withEndpointType } from './bodies.js';
+import { deliveryBodyOf } from './bodies.js';
+import { withEndpointType } from '../../events/endpoint-body.js';
 import type {
   DeliveryKind,
   ListDeliveriesQuery,
@@ -18,7 +19,7 @@ import type {
   WebhookDelivery,
 } from './schemas.js';
 import type { WebhookEndpointService } from '../endpoints/service.js';
-import { endpointEventType } from '../event-types.js';
+import { endpointEventType } from '../../events/event-types.js';
 
 /*
  * The planning half of the webhook engine (docs/webhooks.md, docs/webhooks.md#what-is-sent) and the delivery log API.
@@ -208,13 +209,13 @@ export function createWebhookDeliveryService({
   /** The one target of a resend to `endpointId`, sent whether or not it is subscribed to the event type. */
   async function targetOf(merchant: MerchantContext, event: StoredEvent, endpointId: string): Promise<Target> {
     const endpoint = await webhookEndpoints.retrieve(merchant, endpointId).catch((err: unknown) => {
-      if (err instanceof ApiError && err.code === 'resource_missing') {
-        throw new ApiError('resource_missing', err.message, { param: 'endpointId' });
+      if (err instanceof DomainError && err.code === 'resource_missing') {
+        throw new DomainError('resource_missing', err.message, { param: 'endpointId' });
       }
       throw err;
     });
     if (endpoint.status !== 'enabled') {
-      throw new ApiError('invalid_state', 'The webhook endpoint is disabled; enable it before resending to it', {
+      throw new DomainError('invalid_state', 'The webhook endpoint is disabled; enable it before resending to it', {
         param: 'endpointId',
       });
     }
@@ -321,13 +322,13 @@ export function createWebhookDeliveryService({
       const original = await queries.selectDeliveryToResend(db, merchant.merchantId, merchant.mode, id);
       if (!original) throw notFound('webhook delivery', id);
       const endpoint = await webhookEndpoints.retrieve(merchant, original.endpoint_id).catch((err: unknown) => {
-        if (err instanceof ApiError && err.code === 'resource_missing') {
-          throw new ApiError('invalid_state', 'The webhook endpoint of this delivery was deleted', { param: 'id' });
+        if (err instanceof DomainError && err.code === 'resource_missing') {
+          throw new DomainError('invalid_state', 'The webhook endpoint of this delivery was deleted', { param: 'id' });
         }
         throw err;
       });
       if (endpoint.status !== 'enabled') {
-        throw new ApiError('invalid_state', 'The webhook endpoint is disabled; enable it before resending to it', {
+        throw new DomainError('invalid_state', 'The webhook endpoint is disabled; enable it before resending to it', {
           param: 'id',
         });
       }

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import { createServer, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import type { buildConnector } from 'undici';
-import type { EgressProxy } from './settings.js';
+import type { EgressProxy } from '../../config-egress.js';
 
 /*
  * docs/webhooks.md#sending-addresses-allow-lists: how a delivery's connection leaves this host — from one of the fixed source

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { ListQuery } from '../../http/envelope.js';
-import { HttpUrl, Nullable, Timestamp } from '../../http/common-schemas.js';
+import { HttpUrl, Nullable, Timestamp } from '../../core/common-schemas.js';
 import { disabledReasons, endpointHealths, endpointStatuses } from '../health/states.js';
 import { signatureAlgorithms, webhookFormats } from '../signature.js';
 

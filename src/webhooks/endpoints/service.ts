@@ -1,8 +1,8 @@
 import type { Clock } from '../../clock.js';
 import type { Db, Queryable } from '../../db/db.js';
-import type { MerchantContext } from '../../http/auth.js';
-import type { Page } from '../../http/envelope.js';
-import { ApiError, invalidField, notFound } from '../../http/errors.js';
+import type { MerchantContext } from '../../core/merchant-context.js';
+import type { Page } from '../../core/page.js';
+import { DomainError, invalidField, notFound } from '../../core/errors.js';
 import { newId } from '../../ids.js';
 import { isoTimestamp } from '../../time.js';
 import type { Vault } from '../../vault/vault.js';
@@ -91,7 +91,7 @@ export function createWebhookEndpointService({
   async function requireAllowedUrl(url: string, field = 'url'): Promise<void> {
     const verdict = await checkWebhookUrl(url, { production, allowPrivate, lookup, field });
     if (!verdict.ok) {
-      throw new ApiError('invalid_request', verdict.message, { param: field, rule: verdict.reason }, verdict.detail);
+      throw new DomainError('invalid_request', verdict.message, { param: field, rule: verdict.reason }, verdict.detail);
     }
   }
 
@@ -210,7 +210,7 @@ export function createWebhookEndpointService({
     async delete(merchant: MerchantContext, id: string): Promise<{ id: string; deleted: true }> {
       const current = await load(db, merchant, id);
       if (current.kind === 'dynamic') {
-        throw new ApiError(
+        throw new DomainError(
           'invalid_state',
           "The dynamic endpoint cannot be deleted: it signs the deliveries to payments' notifyUrl",
           { param: 'id' },

@@ -2,9 +2,9 @@
  * A webhook endpoint as answered (docs/webhooks.md#endpoints-and-tokens; health from docs/webhooks.md#endpoint-health) and its subscribed events
  * as stored: the row-to-answer mapping and the input rule the service applies on create and update.
  */
-import { invalidField } from '../../http/errors.js';
+import { invalidField } from '../../core/errors.js';
 import { isoTimestamp } from '../../time.js';
-import { resolveEventCode, unknownEventCodeHint } from '../event-types.js';
+import { resolveEventCode, unknownEventCodeHint } from '../../events/event-types.js';
 import { endpointHealth } from '../health/states.js';
 import type { WebhookEndpointRow } from './queries.js';
 import { allEvents, type WebhookEndpoint } from './schemas.js';

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../clock.js';
 import type { Db, Queryable } from '../../db/db.js';
-import type { MerchantContext } from '../../http/auth.js';
+import type { MerchantContext } from '../../core/merchant-context.js';
 import type { JobRunner } from '../../jobs/runner.js';
 import type { MailTransport } from '../../mail/transport.js';
 import type { Role } from '../../team/permissions.js';

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Timestamp } from '../../http/common-schemas.js';
+import { Timestamp } from '../../core/common-schemas.js';
 
 const WindowBound = (description: string) =>
   Type.String({

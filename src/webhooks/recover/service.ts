@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { Db, Queryable } from '../../db/db.js';
-import type { MerchantContext } from '../../http/auth.js';
-import { ApiError, invalidField } from '../../http/errors.js';
+import type { MerchantContext } from '../../core/merchant-context.js';
+import { DomainError, invalidField } from '../../core/errors.js';
 import { newId } from '../../ids.js';
 import { isoTimestamp } from '../../time.js';
 import { deliveryBodyOf } from '../deliveries/bodies.js';
@@ -189,7 +189,7 @@ export function createRecoveryService(deps: RecoveryDeps) {
       const now = clock.now();
       const endpoint = await deps.webhookEndpoints.retrieve(merchant, endpointId);
       if (endpoint.status !== 'enabled') {
-        throw new ApiError(
+        throw new DomainError(
           'endpoint_disabled',
           'The webhook endpoint is disabled: enable it first (POST /webhook_endpoints/{id}/update with status ' +
             '"enabled"), then recover what it missed',

@@ -1,5 +1,5 @@
 import { distance as levenshtein } from 'fastest-levenshtein';
-import { eventTypes, type EventType } from '../events/schemas.js';
+import { eventTypes, type EventType } from './schemas.js';
 
 /**
  * docs/webhooks.md#what-is-sent: the `type` of the endpoint notification, `endpoint_<group>.<group>_<action>`

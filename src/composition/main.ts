@@ -2,10 +2,10 @@ import { createServer } from 'node:net';
 import path from 'node:path';
 import Fastify, { LogController, type FastifyBaseLogger } from 'fastify';
 import { createTessera, type Tessera } from './app.js';
-import { type Config } from './config.js';
-import { ConfigError } from './config-rules.js';
-import { apiBasePath } from './http/server.js';
-import { sandboxMerchant, writeSandboxFile, type SandboxKeys } from './merchants/sandbox.js';
+import { type Config } from '../config.js';
+import { ConfigError } from '../config-rules.js';
+import { apiBasePath } from '../http/server.js';
+import { sandboxMerchant, writeSandboxFile, type SandboxKeys } from '../merchants/sandbox.js';
 
 /**
  * `tessera start`: the service, its background jobs, and — outside production — a ready sandbox

@@ -1,65 +1,67 @@
 import type { Logger } from 'pino';
-import { systemClock, type Clock } from './clock.js';
-import { colorWanted, logFormat, type Config } from './config.js';
-import { ConfigError } from './config-rules.js';
-import { openDb, type Db } from './db/db.js';
-import { knownMigrations, migrate, schemaStatus, SchemaVersionError, refuseNewerSchema } from './db/migrate.js';
-import { createHealth, type Health, type Phase } from './ops/health.js';
-import { createDatabaseGauges } from './ops/gauges.js';
-import { createMetrics, type Metrics } from './ops/metrics.js';
-import { opsRoutes } from './ops/routes.js';
-import { hashKey } from './http/auth.js';
-import { createIdempotency } from './http/idempotency.js';
-import { createRateLimiter } from './http/rate-limit.js';
-import { buildServer, type App } from './http/server.js';
-import { trackConnections } from './http/connections.js';
-import { createLogger, prettyDestination } from './logger.js';
-import { resolveAdminKey, resolveMasterKey } from './secrets.js';
-import { createJobRunner, type JobRunner } from './jobs/runner.js';
-import { openVault, type Vault } from './vault/vault.js';
-import { registerProcess, type Heartbeat } from './ops/heartbeat.js';
-import { vaultRoutes } from './vault/routes.js';
-import { auditRoutes } from './audit/routes.js';
-import type { Processor } from './processor/processor.js';
-import type { MerchantService } from './merchants/service.js';
-import { merchantRoutes } from './merchants/routes.js';
-import { processorAccountRoutes, processorWebhookRoutes } from './processor-accounts/routes.js';
-import type { CustomerService } from './customers/service.js';
-import { customerRoutes } from './customers/routes.js';
-import type { CheckoutService } from './checkout/service.js';
-import { checkoutRoutes } from './checkout/routes.js';
-import { hostedCheckoutRoutes } from './checkout/hosted-routes.js';
-import { cardJsRoutes } from './cardjs/routes.js';
-import type { PaymentMethodService } from './payment-methods/service.js';
-import { paymentMethodRoutes } from './payment-methods/routes.js';
-import type { PaymentService } from './payments/service.js';
-import { paymentRoutes, threeDSecureRoutes } from './payments/routes.js';
-import type { RefundService } from './refunds/service.js';
-import { refundRoutes } from './refunds/routes.js';
-import { ledgerRoutes } from './ledger/routes.js';
-import { payoutRoutes } from './payouts/routes.js';
-import type { EventService } from './events/service.js';
-import { eventRoutes } from './events/routes.js';
-import { eventStreamRoutes } from './events/stream.js';
-import type { WebhookEndpointService } from './webhooks/endpoints/service.js';
-import { webhookEndpointRoutes } from './webhooks/endpoints/routes.js';
-import type { WebhookDeliveryService } from './webhooks/deliveries/service.js';
-import { webhookDeliveryRoutes } from './webhooks/deliveries/routes.js';
-import type { DeliveryScheduler } from './webhooks/engine/scheduler.js';
-import { checkSourceAddresses } from './webhooks/egress/connector.js';
-import { sendingAddressRoutes } from './webhooks/egress/routes.js';
-import { sendingAddressesView } from './webhooks/egress/sending-addresses.js';
-import { webhookCheckRoutes } from './webhooks/check/routes.js';
-import { createWebhookDoctor } from './webhooks/check/doctor.js';
-import { createFastForward, fastForwardRoutes } from './webhooks/deliveries/fast-forward.js';
-import type { MailTransport } from './mail/transport.js';
-import type { InvoiceService } from './invoices/service.js';
-import { hostedInvoiceRoutes, invoiceRoutes } from './invoices/routes.js';
-import type { TeamService } from './team/service.js';
-import { dashboardRoutes } from './dashboard/routes.js';
-import type { RequestLogService } from './request-logs/service.js';
-import type { EndpointHealthService } from './webhooks/health/service.js';
-import { recoverRoutes } from './webhooks/recover/routes.js';
+import { systemClock, type Clock } from '../clock.js';
+import { colorWanted, logFormat, type Config } from '../config.js';
+import { ConfigError } from '../config-rules.js';
+import { openDb, type Db } from '../db/db.js';
+import { knownMigrations, migrate, schemaStatus, SchemaVersionError, refuseNewerSchema } from '../db/migrate.js';
+import { createHealth, type Health, type Phase } from '../ops/health.js';
+import { createDatabaseGauges } from '../ops/gauges.js';
+import { createMetrics, type Metrics } from '../ops/metrics.js';
+import { opsRoutes } from '../ops/routes.js';
+import { hashKey } from '../core/merchant-context.js';
+import { createIdempotency } from '../http/idempotency.js';
+import { createRateLimiter } from '../http/rate-limit.js';
+import { buildServer, type App } from '../http/server.js';
+import { trackConnections } from '../http/connections.js';
+import { createLogger, prettyDestination } from '../logger.js';
+import { resolveAdminKey, resolveMasterKey } from '../secrets.js';
+import { createJobRunner, type JobRunner } from '../jobs/runner.js';
+import { openVault, type Vault } from '../vault/vault.js';
+import { beatEveryMs, registerProcess, staleAfterMs, type Heartbeat } from '../ops/heartbeat.js';
+import { vaultRoutes } from '../vault/routes.js';
+import { idempotencySealer } from '../vault/secrets-at-rest.js';
+import { auditRoutes } from '../audit/routes.js';
+import type { Processor } from '../processor/processor.js';
+import type { MerchantService } from '../merchants/service.js';
+import { merchantRoutes } from '../merchants/routes.js';
+import { processorAccountRoutes, processorWebhookRoutes } from '../processor-accounts/routes.js';
+import type { CustomerService } from '../customers/service.js';
+import { customerRoutes } from '../customers/routes.js';
+import type { CheckoutService } from '../checkout/service.js';
+import { checkoutRoutes } from '../checkout/routes.js';
+import { hostedCheckoutRoutes } from '../checkout/hosted-routes.js';
+import { cardJsRoutes } from '../cardjs/routes.js';
+import type { PaymentMethodService } from '../payment-methods/service.js';
+import { paymentMethodRoutes } from '../payment-methods/routes.js';
+import type { PaymentService } from '../payments/service.js';
+import { paymentRoutes, threeDSecureRoutes } from '../payments/routes.js';
+import type { RefundService } from '../refunds/service.js';
+import { refundRoutes } from '../refunds/routes.js';
+import { ledgerRoutes } from '../ledger/routes.js';
+import { payoutRoutes } from '../payouts/routes.js';
+import type { EventService } from '../events/service.js';
+import { eventRoutes } from '../events/routes.js';
+import { eventStreamRoutes } from '../events/stream-routes.js';
+import type { WebhookEndpointService } from '../webhooks/endpoints/service.js';
+import { webhookEndpointRoutes } from '../webhooks/endpoints/routes.js';
+import type { WebhookDeliveryService } from '../webhooks/deliveries/service.js';
+import { webhookDeliveryRoutes } from '../webhooks/deliveries/routes.js';
+import type { DeliveryScheduler } from '../webhooks/engine/scheduler.js';
+import { checkSourceAddresses } from '../webhooks/egress/connector.js';
+import { sendingAddressRoutes } from '../webhooks/egress/routes.js';
+import { sendingAddressesView } from '../webhooks/egress/sending-addresses.js';
+import { webhookCheckRoutes } from '../webhooks/check/routes.js';
+import { createWebhookDoctor } from '../webhooks/check/doctor.js';
+import { createFastForward } from '../webhooks/deliveries/fast-forward.js';
+import { fastForwardRoutes } from '../webhooks/deliveries/fast-forward-routes.js';
+import type { MailTransport } from '../mail/transport.js';
+import type { InvoiceService } from '../invoices/service.js';
+import { hostedInvoiceRoutes, invoiceRoutes } from '../invoices/routes.js';
+import type { TeamService } from '../team/service.js';
+import { dashboardRoutes } from '../dashboard/routes.js';
+import type { RequestLogService } from '../request-logs/service.js';
+import type { EndpointHealthService } from '../webhooks/health/service.js';
+import { recoverRoutes } from '../webhooks/recover/routes.js';
 import { createServices, type Services } from './services.js';
 
 export interface Tessera {
@@ -185,10 +187,11 @@ export async function createTessera({
     const idempotency = createIdempotency({
       db,
       clock,
-      sealer: vault,
+      sealer: idempotencySealer(vault),
       leaseMs: config.idempotencyLeaseMs,
       answerDelayMs: config.testAnswerDelayMs,
       processId,
+      liveness: { staleAfterMs, beatEveryMs },
     });
     jobs.every(10 * 60 * 1000, () => idempotency.purgeExpired());
 

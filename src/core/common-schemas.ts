@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { ApiError } from './errors.js';
+import { DomainError } from './errors.js';
 
 /** Schemas shared by several resources (docs/api.md#customers Address and the like). */
 
@@ -146,10 +146,14 @@ export function normalizeMetadata(value: object | undefined, param = 'metadata')
   const keys = Object.keys(metadata);
   for (const key of keys) {
     if (key.length === 0 || key.length > metadataLimits.keyLength) {
-      throw new ApiError('invalid_request', `${param} keys must be 1 to ${metadataLimits.keyLength} characters long`, {
-        param,
-        rule: 'key_length',
-      });
+      throw new DomainError(
+        'invalid_request',
+        `${param} keys must be 1 to ${metadataLimits.keyLength} characters long`,
+        {
+          param,
+          rule: 'key_length',
+        },
+      );
     }
   }
   return keys.length === 0 ? null : metadata;

@@ -3,45 +3,45 @@
  * its database and its HTTP server. app.ts opens the database, builds these, then serves them.
  */
 import type { Logger } from 'pino';
-import type { Clock } from './clock.js';
-import type { Config } from './config.js';
-import type { Db } from './db/db.js';
-import type { JobRunner } from './jobs/runner.js';
-import type { Metrics } from './ops/metrics.js';
-import type { Heartbeat } from './ops/heartbeat.js';
-import type { Vault } from './vault/vault.js';
-import type { Processor } from './processor/processor.js';
-import { createSandboxProcessor } from './processor/sandbox.js';
-import { connectorFactories } from './processor-accounts/factories.js';
-import { createProcessorRegistry } from './processor-accounts/connectors.js';
-import { createProcessorAccountService } from './processor-accounts/service.js';
-import { createNotificationReceiver } from './processor-accounts/notifications.js';
-import { createMerchantService } from './merchants/service.js';
-import { createCustomerService } from './customers/service.js';
-import { createCheckoutService, type CheckoutService } from './checkout/service.js';
-import { createPaymentMethodService, type PaymentMethodService } from './payment-methods/service.js';
-import { createPaymentService } from './payments/service.js';
-import { createRefundService } from './refunds/service.js';
-import { createEventService } from './events/service.js';
-import { createEventFeed } from './events/feed.js';
-import { createWebhookEndpointService } from './webhooks/endpoints/service.js';
-import { createWebhookDeliveryService } from './webhooks/deliveries/service.js';
-import { createDeliveryScheduler } from './webhooks/engine/scheduler.js';
-import { createWebhookHttpClient } from './webhooks/http-client.js';
-import { createWebhookCheckService } from './webhooks/check/service.js';
-import { createMailTransport } from './mail/transport.js';
-import { createInvoiceService, type InvoiceService } from './invoices/service.js';
-import { createTeamService } from './team/service.js';
-import { createRetention } from './retention/service.js';
-import { createRequestLogService } from './request-logs/service.js';
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db/db.js';
+import type { JobRunner } from '../jobs/runner.js';
+import type { Metrics } from '../ops/metrics.js';
+import type { Heartbeat } from '../ops/heartbeat.js';
+import type { Vault } from '../vault/vault.js';
+import type { Processor } from '../processor/processor.js';
+import { createSandboxProcessor } from '../processor/sandbox.js';
+import { connectorFactories } from '../processor-accounts/factories.js';
+import { createProcessorRegistry } from '../processor-accounts/connectors.js';
+import { createProcessorAccountService } from '../processor-accounts/service.js';
+import { createNotificationReceiver } from '../processor-accounts/notifications.js';
+import { createMerchantService } from '../merchants/service.js';
+import { createCustomerService } from '../customers/service.js';
+import { createCheckoutService, type CheckoutService } from '../checkout/service.js';
+import { createPaymentMethodService, type PaymentMethodService } from '../payment-methods/service.js';
+import { createPaymentService } from '../payments/service.js';
+import { createRefundService } from '../refunds/service.js';
+import { createEventService } from '../events/service.js';
+import { createEventFeed } from '../events/feed.js';
+import { createWebhookEndpointService } from '../webhooks/endpoints/service.js';
+import { createWebhookDeliveryService } from '../webhooks/deliveries/service.js';
+import { createDeliveryScheduler } from '../webhooks/engine/scheduler.js';
+import { createWebhookHttpClient } from '../webhooks/http-client.js';
+import { createWebhookCheckService } from '../webhooks/check/service.js';
+import { createMailTransport } from '../mail/transport.js';
+import { createInvoiceService, type InvoiceService } from '../invoices/service.js';
+import { createTeamService } from '../team/service.js';
+import { createRetention } from '../retention/service.js';
+import { createRequestLogService } from '../request-logs/service.js';
 import {
   createEndpointHealthService,
   healthSweepEveryMs,
   type EndpointHealthService,
-} from './webhooks/health/service.js';
-import { createRecoveryService } from './webhooks/recover/service.js';
-import { createLedgerService } from './ledger/service.js';
-import { createPayoutService } from './payouts/service.js';
+} from '../webhooks/health/service.js';
+import { createRecoveryService } from '../webhooks/recover/service.js';
+import { createLedgerService } from '../ledger/service.js';
+import { createPayoutService } from '../payouts/service.js';
 
 export interface ServiceDeps {
   db: Db;

@@ -1,9 +1,9 @@
 import type { FastifyReply } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { invalidField } from '../http/errors.js';
+import { invalidField } from '../core/errors.js';
 import { merchantOf, type App } from '../http/server.js';
-import { endpointBodyOf } from '../webhooks/deliveries/bodies.js';
-import { resolveEventCode, unknownEventCodeHint } from '../webhooks/event-types.js';
+import { endpointBodyOf } from './endpoint-body.js';
+import { resolveEventCode, unknownEventCodeHint } from './event-types.js';
 import type { EventFeed, StreamedEvent } from './feed.js';
 
 /**
