@@ -102,7 +102,8 @@ interface OpenAttribute {
   start: number;
 }
 
-const attributeOpening = /\s([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(["']?)([^"'<>=]*)$/;
+/** An attribute left open at the end of a piece: `name="text`, `name='text` or `name=text`. */
+const attributeOpening = /(?:^|\s)([a-zA-Z_:][-a-zA-Z0-9_:.]*)\s*=\s*(?:(")([^"]*)|(')([^']*)|()([^\s"'<>=`]*))$/;
 
 /**
  * The attribute a static piece leaves open (`… href="/pay?x=` → href, `"`), or null when the piece
@@ -116,10 +117,10 @@ function openedAttribute(piece: string, output: string): OpenAttribute | null {
   if (lastClose !== -1 && lastOpen < lastClose) return null;
   const opening = attributeOpening.exec(piece);
   if (!opening) return null;
-  const [, name, quote, already] = opening;
-  // An unquoted value that already has text: the interpolation would be glued to it (`a=b${x}`).
-  if (quote === '' && already !== '') throw new Error(`html: the value of ${name} must be quoted`);
-  return { name: name!.toLowerCase(), quote: quote as OpenAttribute['quote'], start: output.length - already!.length };
+  const name = opening[1]!.toLowerCase();
+  const quote = (opening[2] ?? opening[4] ?? '') as OpenAttribute['quote'];
+  const already = opening[3] ?? opening[5] ?? opening[7] ?? '';
+  return { name, quote, start: output.length - already.length };
 }
 
 /** Where a quoted attribute value closes in a static piece (-1 when it stays open). */
@@ -158,15 +159,19 @@ export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Saf
     if (open && /^on/.test(open.name)) throw new Error(`html: nothing may be interpolated into ${open.name}`);
     const rendered = render(values[index]);
     if (open && open.quote === '') {
-      // An unquoted attribute: the value quoted here, checked when it is a URL.
-      const quoted = urlAttributes.has(open.name) && !isSafeUrl(attributeValue(rendered)) ? refusedUrl : rendered;
-      output += `"${quoted}"`;
+      // An unquoted attribute (`a=${x}`, `a=b${x}`): the value quoted here, so that a space in it
+      // cannot start another attribute, and checked when it is a URL.
+      const value = output.slice(open.start) + rendered;
+      const checked = urlAttributes.has(open.name) && !isSafeUrl(attributeValue(value)) ? refusedUrl : value;
+      output = `${output.slice(0, open.start)}"${checked}"`;
       open = null;
     } else {
       output += rendered;
     }
   }
-  if (open && open.quote !== '') throw new Error(`html: the value of ${open.name} is not closed`);
+  // A fragment that ends inside a quoted value (its end is written by another template): the URL
+  // is checked as far as it goes, which is where its scheme is.
+  if (open && open.quote !== '' && urlAttributes.has(open.name)) output = checkedUrlValue(output, open);
   return new SafeHtml(kitToken, output);
 }
 
