@@ -132,9 +132,9 @@ export function renderCardForm(view: CardFormView): SafeHtml {
       aria-describedby="${extraDescribedBy}${name}-live"${
         message ? html` aria-invalid="true"` : ''
       }${firstWrong === name ? html` autofocus` : ''}`,
-      error: html`<div class="field-error" id="${name}-live" aria-live="polite">
-        ${message ? html`<p class="error" id="${name}-error">${t(message)}</p>` : ''}
-      </div>`,
+      // Written on one line: the region must stay :empty (hidden) while it holds no message.
+      // prettier-ignore
+      error: html`<div class="field-error" id="${name}-live" aria-live="polite">${message ? html`<p class="error" id="${name}-error">${t(message)}</p>` : ''}</div>`,
     };
   };
   const cardNo = field('cardNo');
