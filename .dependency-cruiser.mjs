@@ -7,6 +7,7 @@
  *   db/            connection, migrator, pagination: imports the kernel and core only
  *   domains        customers/, payments/, webhooks/…: services and queries never import http/;
  *                  a domain's routes.ts, *-routes.ts, schemas.ts and *-schemas.ts are its edge
+ *   web/           the one HTML kit (docs/decisions/0047-one-html-kit.md): imports core and the kernel only
  *   http/          server, auth, envelope, the status of each error kind: imports no domain
  *   dashboard/, cli/, composition/ (the wiring: config → db → services → server and workers)
  */
@@ -28,12 +29,9 @@ export default {
     {
       name: 'no-folder-circular',
       severity: 'error',
-      comment:
-        'No folder imports itself through other folders. The one known exception, payments ↔ shopper ' +
-        '(escapeHtml in src/payments/three-d-secure-page.ts), goes away with the one HTML kit ' +
-        '(docs/decisions/0047): then drop the pathNot.',
+      comment: 'No folder imports itself through other folders.',
       scope: 'folder',
-      from: { pathNot: '^src/(payments|shopper)$' },
+      from: {},
       to: { circular: true },
     },
     {
@@ -68,13 +66,20 @@ export default {
       to: { path: '^src/http/' },
     },
     {
+      name: 'web-kit-is-a-leaf',
+      severity: 'error',
+      comment: 'src/web/ is the one HTML kit every page and e-mail builds on: it imports core/ and the kernel only.',
+      from: { path: '^src/web/' },
+      to: { path: '^src/[^/]+/', pathNot: '^src/(web|core)/' },
+    },
+    {
       name: 'http-imports-no-domain',
       severity: 'error',
       comment:
-        'src/http/ is the edge every domain’s routes build on: it imports core/, db/ and the kernel, never a domain ' +
+        'src/http/ is the edge every domain’s routes build on: it imports core/, db/, web/ (the HTML kit) and the kernel, never a domain ' +
         '(what it needs from one, the composition root passes in).',
       from: { path: '^src/http/' },
-      to: { path: '^src/[^/]+/', pathNot: '^src/(http|core|db)/' },
+      to: { path: '^src/[^/]+/', pathNot: '^src/(http|core|db|web)/' },
     },
   ],
   options: {

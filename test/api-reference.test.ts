@@ -235,7 +235,7 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
     const response = await injectRaw(ctx, { method: 'GET', url: '/docs/' });
     assert.equal(response.statusCode, 200);
     assert.match(String(response.headers['content-type']), /text\/html/);
-    assert.match(response.body, /<redoc spec-url="\/api\/services\/v1\/openapi\.json"/);
+    assert.match(response.body, /<redoc\s+spec-url="\/api\/services\/v1\/openapi\.json"/);
     // Every address the page names is of this origin: no CDN, no font host.
     assert.deepEqual(response.body.match(/(?:src|href)="(?!\/)[^"]*"|https?:\/\//g), null);
     const script = await injectRaw(ctx, { method: 'GET', url: '/docs/redoc.standalone.js' });

@@ -1,14 +1,15 @@
 /**
- * docs/checkout.md and issue 14: the hosted checkout page cannot be framed and runs no script at all, in
+ * docs/checkout.md and issue 14: the hosted checkout page cannot be framed and runs no script but its own, in
  * every state it is answered in; its form may lead only to Tessera and to the shop's returnUrl.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { databaseKind, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { assertInert, assertScriptsUnderNonce } from './helpers/page-safety.js';
 
 type Headers = Record<string, string | string[] | number | undefined>;
 
-function assertLockedDown(headers: Headers, formAction: string) {
+function assertLockedDown(headers: Headers, formAction: string, body: string) {
   assert.equal(headers['x-frame-options'], 'DENY');
   const csp = String(headers['content-security-policy']);
   const directives = new Map(
@@ -18,10 +19,11 @@ function assertLockedDown(headers: Headers, formAction: string) {
     }),
   );
   assert.equal(directives.get('frame-ancestors'), "'none'");
-  // Scripts of Tessera's origin only: no inline script, no other origin, no eval.
+  // Scripts only under the page's nonce (docs/decisions/0047): no inline script, no other origin, no eval.
   assert.equal(directives.get('default-src'), "'none'");
-  assert.equal(directives.get('script-src'), "'self'");
-  assert.doesNotMatch(csp, /unsafe-eval|script-src-elem|script-src-attr/);
+  assertScriptsUnderNonce(headers, body);
+  assertInert(body);
+  assert.doesNotMatch(csp, /unsafe-eval|unsafe-inline'? *;? *script/);
   assert.equal(directives.get('form-action'), formAction);
   assert.equal(directives.get('base-uri'), "'none'");
   assert.equal(headers['cache-control'], 'no-store');
@@ -63,11 +65,11 @@ describe(`hosted checkout page headers (${databaseKind})`, () => {
     const id = await session();
     const page = await get(`/checkout/${id}`);
     assert.equal(page.statusCode, 200);
-    assertLockedDown(page.headers, "'self' https://shop.example:8443");
+    assertLockedDown(page.headers, "'self' https://shop.example:8443", page.body);
     // Only Tessera's own card scripts, as files: nothing inline, no event handler, no javascript: link.
-    assert.deepEqual(page.body.match(/<script[^>]*>/g), [
-      '<script src="/js/v1/card-input.js">',
-      '<script src="/js/v1/hosted-form.js">',
+    assert.deepEqual(assertScriptsUnderNonce(page.headers, page.body), [
+      '/js/v1/card-input.js',
+      '/js/v1/hosted-form.js',
     ]);
     assert.doesNotMatch(page.body, /<script[^>]*>[^<]|\son[a-z]+=|javascript:/i);
   });
@@ -76,22 +78,22 @@ describe(`hosted checkout page headers (${databaseKind})`, () => {
     const id = await session();
     const refused = await post(id, { ...card('4242424242424241') });
     assert.equal(refused.statusCode, 400);
-    assertLockedDown(refused.headers, "'self' https://shop.example:8443");
+    assertLockedDown(refused.headers, "'self' https://shop.example:8443", refused.body);
     const declined = await post(id, card('4000000000000002'));
     assert.equal(declined.statusCode, 200);
     assert.match(declined.body, /id="declined"/);
-    assertLockedDown(declined.headers, "'self' https://shop.example:8443");
+    assertLockedDown(declined.headers, "'self' https://shop.example:8443", declined.body);
   });
 
   test('a page of no session, and a paid one, are locked down too', async () => {
     const missing = await get('/checkout/cs_0000000000000000001');
     assert.equal(missing.statusCode, 404);
-    assertLockedDown(missing.headers, "'self'");
+    assertLockedDown(missing.headers, "'self'", missing.body);
     const id = await session('https://shop.example/done');
     const paid = await post(id, card('4242424242424242'));
     assert.equal(paid.statusCode, 303);
     const after = await get(`/checkout/${id}`);
     assert.match(after.body, /has been paid/);
-    assertLockedDown(after.headers, "'self' https://shop.example");
+    assertLockedDown(after.headers, "'self' https://shop.example", after.body);
   });
 });

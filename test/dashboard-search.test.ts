@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { assertScriptsUnderNonce } from './helpers/page-safety.js';
 import { after, before, describe, it } from 'node:test';
 import { startTestApp, type TestContext } from './helpers/harness.js';
 import { dashboardClient, signedInOwner, type DashboardClient } from './helpers/dashboard.js';
@@ -108,8 +109,8 @@ describe('dashboard: payments search and the home figures (issue 11)', () => {
     assert.match(home.body, new RegExp(`<title>${today}: 100\\.00 USD</title>`));
     assert.equal((home.body.match(/<rect class="bar"/g) ?? []).length, 90, '30 days × 3 charts');
     assert.match(home.body, new RegExp(`<td[^>]*>${today}</td>\\s*<td[^>]*class="num">100\\.00 USD</td>`));
-    // No inline script (docs/decisions/0005): the one script is the dashboard's own file.
-    assert.deepEqual(home.body.match(/<script[^>]*>/g), ['<script src="/dashboard/assets/dashboard.js" defer>']);
+    // No inline script (docs/decisions/0005, 0047): the one script is the dashboard's own file, under the page's nonce.
+    assert.deepEqual(assertScriptsUnderNonce(home.headers, home.body), ['/dashboard/assets/dashboard.js']);
   });
 
   it('moves the figures to the day they belong to as days pass, and drops days older than 30', async () => {

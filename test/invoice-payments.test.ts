@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { assertScriptsUnderNonce } from './helpers/page-safety.js';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
 import { collectJobKind, retryDelaysDays } from '../src/invoices/collection.js';
 import { databaseKind, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
@@ -391,9 +392,9 @@ describe(`invoice payments (${databaseKind})`, () => {
     assert.match(luhn.body, /id="cardNo-error"/);
     assert.ok(!luhn.body.includes(badLuhn) && !luhn.body.includes('4242 4242 4242 4241'));
     assert.match(String(luhn.headers['content-security-policy']), /form-action 'self'/);
-    assert.deepEqual(luhn.body.match(/<script[^>]*>/g), [
-      '<script src="/js/v1/card-input.js">',
-      '<script src="/js/v1/hosted-form.js">',
+    assert.deepEqual(assertScriptsUnderNonce(luhn.headers, luhn.body), [
+      '/js/v1/card-input.js',
+      '/js/v1/hosted-form.js',
     ]);
   });
 

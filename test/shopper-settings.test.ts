@@ -74,7 +74,7 @@ describe(`shopper language and branding (${databaseKind})`, () => {
     const created = await session({});
     const page = await injectRaw(ctx, { method: 'GET', url: new URL(created.body.data.url).pathname });
     assert.match(page.body, /--brand:#ffcc00;--on-brand:#000000/);
-    assert.match(page.body, /<img src="https:\/\/cdn\.shop\.example\/logo\.png" alt="">/);
+    assert.match(page.body, /<img src="https:\/\/cdn\.shop\.example\/logo\.png" alt="" \/>/);
     assert.match(String(page.headers['content-security-policy']), /img-src https:\/\/cdn\.shop\.example(;|$)/);
 
     const cleared = await updateMerchant({ brandColor: '', logoUrl: '' });

@@ -12,7 +12,12 @@ import { normalizeCurrency, parseAmount } from '../money.js';
 import { shopperLocale, type ShopperLocale } from '../shopper/locales.js';
 import { translate } from '../shopper/messages.js';
 import { formatMoney } from '../shopper/format.js';
-import { cardFrameHeaders, renderCardFrame, renderRefusedFrame, type FrameAncestors } from './frame-page.js';
+import {
+  cardFrameHeaders,
+  renderCardFrame,
+  renderRefusedFrame,
+  type FrameAncestors,
+} from '../shopper/card-frame-page.js';
 import { hashKey, type KeyLookup } from '../core/merchant-context.js';
 
 export interface CardJsDeps {
@@ -57,8 +62,10 @@ export function cardJsRoutes(deps: CardJsDeps) {
     return { any: false, origins: websiteOrigins };
   }
 
-  const refused = (reply: FastifyReply, status: number, ancestors: FrameAncestors, message: string) =>
-    reply.code(status).headers(cardFrameHeaders(ancestors)).send(renderRefusedFrame(message));
+  const refused = (reply: FastifyReply, status: number, ancestors: FrameAncestors, message: string) => {
+    const page = renderRefusedFrame(message);
+    return reply.code(status).headers(cardFrameHeaders(page, ancestors)).send(page.text);
+  };
 
   return (app: App) => {
     app.get('/js/v1/tessera.js', { schema: { hide: true } }, async (_request, reply) =>
@@ -103,9 +110,8 @@ export function cardJsRoutes(deps: CardJsDeps) {
       const locale = shopperLocale(text(query.locale), request.headers['accept-language']);
       const pay = payLabelOf(locale, text(query.amount), text(query.currency));
       if ('refused' in pay) return refused(reply, 400, ancestors, pay.refused);
-      return reply
-        .headers(cardFrameHeaders(ancestors))
-        .send(renderCardFrame({ locale, publicKey: key, parentOrigin, frameId, payLabel: pay.label }));
+      const page = renderCardFrame({ locale, publicKey: key, parentOrigin, frameId, payLabel: pay.label });
+      return reply.headers(cardFrameHeaders(page, ancestors)).send(page.text);
     });
   };
 }

@@ -27,7 +27,7 @@ import type { Payment } from '../payments/payment-object.js';
 import type { PaymentService } from '../payments/service.js';
 import { cardRefusal, readCardForm, type CardForm, type CardFormState } from '../shopper/card-form.js';
 import { declineMessageKey, type MessageKey } from '../shopper/messages.js';
-import type { CheckoutPageView } from './hosted-page.js';
+import type { CheckoutPageView } from '../shopper/checkout-page.js';
 import * as queries from './queries.js';
 
 export interface HostedCheckoutDeps {
@@ -39,9 +39,12 @@ export interface HostedCheckoutDeps {
   publicUrl: () => string;
 }
 
+/** The page's view with the session's whole row (the page reads part of it). */
+export type SessionPageView = CheckoutPageView & { session: queries.CheckoutSessionRow };
+
 export type HostedCheckoutResult =
   | { kind: 'not_found' }
-  | { kind: 'page'; status: number; view: CheckoutPageView; state?: CardFormState }
+  | { kind: 'page'; status: number; view: SessionPageView; state?: CardFormState }
   | { kind: 'redirect'; location: string };
 
 /** How long a form post holds the session, and a payment awaiting 3-D Secure. */
@@ -71,7 +74,7 @@ export async function checkoutPage(
   deps: HostedCheckoutDeps,
   id: string,
   declined?: MessageKey,
-): Promise<CheckoutPageView | null> {
+): Promise<SessionPageView | null> {
   if (!isId('cs', id)) return null;
   const row = await queries.selectSessionById(deps.db, id);
   if (!row) return null;

@@ -5,7 +5,7 @@ import type { RateLimiter } from '../http/rate-limit.js';
 import type { App } from '../http/server.js';
 import { shopperLocale, type ShopperLocale } from '../shopper/locales.js';
 import type { MessageKey } from '../shopper/messages.js';
-import { checkoutPageHeaders, renderCheckoutMessage, renderCheckoutPage } from './hosted-page.js';
+import { checkoutPageHeaders, renderCheckoutMessage, renderCheckoutPage } from '../shopper/checkout-page.js';
 import {
   checkoutPage,
   payOnCheckoutPage,
@@ -25,10 +25,8 @@ function sendMessage(
   text: MessageKey,
   values?: Record<string, string>,
 ) {
-  return reply
-    .code(status)
-    .headers(checkoutPageHeaders(null))
-    .send(renderCheckoutMessage(locale, title, text, values));
+  const page = renderCheckoutMessage(locale, title, text, values);
+  return reply.code(status).headers(checkoutPageHeaders(page, null)).send(page.text);
 }
 
 const notFound = (reply: FastifyReply, request: FastifyRequest) =>
@@ -41,10 +39,11 @@ function answer(request: FastifyRequest, reply: FastifyReply, result: HostedChec
     case 'page': {
       const { session, brand } = result.view;
       const locale = shopperLocale(session.details.locale, acceptLanguage(request));
+      const page = renderCheckoutPage(locale, result.view, result.state);
       return reply
         .code(result.status)
-        .headers(checkoutPageHeaders(brand, session.details.returnUrl))
-        .send(renderCheckoutPage(locale, result.view, result.state));
+        .headers(checkoutPageHeaders(page, brand, session.details.returnUrl))
+        .send(page.text);
     }
     case 'redirect':
       return reply.code(303).header('cache-control', 'no-store').redirect(result.location, 303);

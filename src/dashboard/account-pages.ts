@@ -1,7 +1,7 @@
 import type { App } from '../http/server.js';
 import { roleNames } from '../team/permissions.js';
 import type { Enrolment } from '../team/two-factor.js';
-import { html } from './html.js';
+import { html } from '../web/html.js';
 import { csrfField, field, formError, layout, select, type FieldErrors } from './layout.js';
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
 

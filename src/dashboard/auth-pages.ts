@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../http/server.js';
 import { maxFailuresPerAccount, signInWindowMs } from '../team/service.js';
-import { html } from './html.js';
+import { html } from '../web/html.js';
 import { field, formError, layout, type FieldErrors } from './layout.js';
 import {
   anonymousFormToken,

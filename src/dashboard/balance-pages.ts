@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import type { App } from '../http/server.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { layout, table, when } from './layout.js';
 import { page, type DashboardDeps } from './kit.js';
 import { reconciliationCsv } from '../payouts/reconciliation-csv.js';

@@ -1,4 +1,4 @@
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 
 export interface Bar {
   /** The x-axis label: a day, YYYY-MM-DD. */

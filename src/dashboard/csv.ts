@@ -1,5 +1,5 @@
 import { can } from '../team/permissions.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import type { PageContext } from './kit.js';
 
 /** The "Export CSV" link of a list page, with the list's current filters; only for roles that may export. */

@@ -1,6 +1,6 @@
 import type { App } from '../http/server.js';
 import { ListCustomersQuery } from '../customers/schemas.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { field, formError, layout, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, type DashboardDeps } from './kit.js';
 import { given, validated } from './validate.js';

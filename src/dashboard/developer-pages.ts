@@ -2,7 +2,7 @@ import type { App } from '../http/server.js';
 import { CreateWebhookEndpointBody, UpdateWebhookEndpointBody, signatureCases } from '../webhooks/endpoints/schemas.js';
 import type { WebhookEndpoint } from '../webhooks/endpoints/schemas.js';
 import type { WebhookDelivery } from '../webhooks/deliveries/schemas.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, shownAgain, validated } from './validate.js';

@@ -1,7 +1,7 @@
 import type { App } from '../http/server.js';
 import { ListEventsQuery } from '../events/schemas.js';
 import { deliveryBadge, emptyState } from './ui.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { field, formError, layout, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, type DashboardDeps } from './kit.js';
 import { given, validated } from './validate.js';

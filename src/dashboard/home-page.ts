@@ -2,7 +2,7 @@ import type { App } from '../http/server.js';
 import type { DaySummary } from '../payments/daily-summary.js';
 import { can } from '../team/permissions.js';
 import { barChart } from './chart.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { layout, money, table, when } from './layout.js';
 import { page, type DashboardDeps } from './kit.js';
 import { comparison, deliveryBadge, emptyState, waitsForPreviousDelivery } from './ui.js';

@@ -3,7 +3,7 @@ import { CreateInvoiceBody, collectionMethods } from '../invoices/schemas.js';
 import { invoiceStatuses } from '../invoices/states.js';
 import { normalizeCurrency } from '../money.js';
 import { can } from '../team/permissions.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { csrfField, field, formError, layout, money, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, shownAgain, validated } from './validate.js';

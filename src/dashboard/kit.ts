@@ -28,7 +28,7 @@ import type { InvoiceService } from '../invoices/service.js';
 import type { ProcessorAccountService } from '../processor-accounts/service.js';
 import type { SendingAddresses } from '../webhooks/egress/sending-addresses.js';
 import type { Clock } from '../clock.js';
-import type { SafeHtml } from './html.js';
+import { scriptSource, type SafeHtml } from '../web/html.js';
 import { dashboardBase, type FieldErrors } from './layout.js';
 
 export interface DashboardDeps {
@@ -138,8 +138,20 @@ export function fieldErrors(err: unknown, fallbackField = 'form'): FieldErrors {
   throw err;
 }
 
+/**
+ * docs/decisions/0005, 0047: no framing, forms only to this origin, and scripts only under the
+ * page's own nonce (a page without one runs none).
+ */
+export function dashboardPolicy(page: SafeHtml | null): string {
+  return `default-src 'self'; script-src ${scriptSource(page)}; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'; object-src 'none'`;
+}
+
 export function html200(reply: FastifyReply, page: SafeHtml, status = 200): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').send(page.text);
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('content-security-policy', dashboardPolicy(page))
+    .send(page.text);
 }
 
 export function redirect(reply: FastifyReply, path: string): FastifyReply {

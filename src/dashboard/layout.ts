@@ -1,7 +1,15 @@
 import type { SessionView } from '../team/service.js';
 import { can, roleNames, type Permission } from '../team/permissions.js';
 import { formatAmount } from '../money.js';
-import { escapeHtml, html, SafeHtml, type HtmlValue } from './html.js';
+import {
+  html,
+  htmlDocument,
+  labelCells,
+  script,
+  type HtmlDocument,
+  type HtmlValue,
+  type SafeHtml,
+} from '../web/html.js';
 
 export const dashboardBase = '/dashboard';
 
@@ -35,31 +43,34 @@ export function csrfField(token: string): SafeHtml {
   return html`<input type="hidden" name="_csrf" value="${token}" />`;
 }
 
-export function layout(options: PageOptions, body: HtmlValue): SafeHtml {
+export function layout(options: PageOptions, body: HtmlValue): HtmlDocument {
   const { session } = options;
-  return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>${options.title} · Tessera dashboard</title>
-        <link rel="stylesheet" href="${dashboardBase}/assets/dashboard.css" />
-        <script src="${dashboardBase}/assets/dashboard.js" defer></script>
-      </head>
-      <body class="${session ? 'signed-in' : 'signed-out'}">
-        <a class="skip" href="#content">Skip to content</a>
-        ${session ? topBar(session) : html`<header class="top"><span class="brand">Tessera</span></header>`}
-        <div class="frame">
-          ${session ? sideNavigation(session, options.current) : ''}
-          <main id="content" tabindex="-1">
-            <div aria-live="polite" role="status" class="live">
-              ${options.notice ? html`<p class="notice">${options.notice}</p>` : ''}
+  return htmlDocument(
+    (nonce) =>
+      html`<!doctype html>
+        <html lang="en">
+          <head>
+            <meta charset="utf-8" />
+            <meta name="viewport" content="width=device-width, initial-scale=1" />
+            <title>${options.title} · Tessera dashboard</title>
+            <link rel="stylesheet" href="${dashboardBase}/assets/dashboard.css" />
+            ${script(`${dashboardBase}/assets/dashboard.js`, nonce, { defer: true })}
+          </head>
+          <body class="${session ? 'signed-in' : 'signed-out'}">
+            <a class="skip" href="#content">Skip to content</a>
+            ${session ? topBar(session) : html`<header class="top"><span class="brand">Tessera</span></header>`}
+            <div class="frame">
+              ${session ? sideNavigation(session, options.current) : ''}
+              <main id="content" tabindex="-1">
+                <div aria-live="polite" role="status" class="live">
+                  ${options.notice ? html`<p class="notice">${options.notice}</p>` : ''}
+                </div>
+                ${body}
+              </main>
             </div>
-            ${body}
-          </main>
-        </div>
-      </body>
-    </html>`;
+          </body>
+        </html>`,
+  );
 }
 
 function navigationLinks(session: SessionView, current: string | undefined): SafeHtml[] {
@@ -180,9 +191,8 @@ export function formError(errors: FieldErrors | undefined): SafeHtml | '' {
 
 /**
  * A list as a table; at phone widths each row becomes a stacked card whose cells carry their
- * column's name (the `data-label` the stylesheet shows), so nothing scrolls sideways. The labels
- * are added here to every row's cells in order: rows are `html` output, in which a literal `<td`
- * can only be markup (text is escaped), so pages keep writing plain `<tr><td>…` rows.
+ * column's name (the `data-label` the stylesheet shows, added by the kit's labelCells), so nothing
+ * scrolls sideways; pages keep writing plain `<tr><td>…` rows.
  */
 export function table(
   headers: readonly string[],
@@ -191,17 +201,7 @@ export function table(
   caption?: string,
 ): SafeHtml {
   if (rows.length === 0) return typeof empty === 'string' ? html`<p class="empty">${empty}</p>` : empty;
-  const labelled = rows.map((row) => {
-    let cell = 0;
-    return new SafeHtml(
-      row.text
-        .replace(/<tr\b/g, () => ((cell = 0), '<tr'))
-        .replace(/<td\b/g, () => {
-          const header = headers[cell++] ?? '';
-          return `<td data-label="${escapeHtml(header)}"`;
-        }),
-    );
-  });
+  const labelled = labelCells(rows, headers);
   return html`<div class="table-wrap">
     <table class="list">
       ${

@@ -4,7 +4,7 @@
  * and invoices lists build them from here, so they read and refuse the same way.
  */
 import { currencyExponent, maxAmountDigits, normalizeCurrency } from '../money.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { field, type FieldErrors } from './layout.js';
 import { dateRanges, emptyState, statusTabs, statusWords, type StatusTab } from './ui.js';
 

@@ -2,7 +2,7 @@ import type { App } from '../http/server.js';
 import { CreateRefundBody, refundReasons } from '../refunds/schemas.js';
 import { paymentStatuses } from '../payments/states.js';
 import { can } from '../team/permissions.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, shownAgain, validated } from './validate.js';

@@ -1,6 +1,6 @@
 import type { ProcessorAccount } from '../processor-accounts/schemas.js';
 import { can } from '../team/permissions.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { table, when } from './layout.js';
 import type { DashboardDeps, PageContext } from './kit.js';
 import { statusBadge } from './ui.js';

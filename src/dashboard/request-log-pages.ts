@@ -1,6 +1,6 @@
 import type { App } from '../http/server.js';
 import type { PageRequest } from '../db/pagination.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, type DashboardDeps } from './kit.js';
 import { emptyState } from './ui.js';

@@ -4,9 +4,9 @@ import { DomainError } from '../core/errors.js';
 import { markDatabaseUnavailable } from '../http/error-responses.js';
 import { statusOfThrown } from '../http/error-status.js';
 import { sameSecret } from '../team/service.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { dashboardBase, layout } from './layout.js';
-import { cookiesOf, formCookie, html200, sessionCookie, text, type DashboardDeps } from './kit.js';
+import { cookiesOf, dashboardPolicy, formCookie, html200, sessionCookie, text, type DashboardDeps } from './kit.js';
 import { script, stylesheet } from './assets.js';
 import { authPages } from './auth-pages.js';
 import { developerPages } from './developer-pages.js';
@@ -23,10 +23,9 @@ import { invoicePages } from './invoice-pages.js';
 import { homePage } from './home-page.js';
 import { settingsPages } from './settings-pages.js';
 
-/** docs/decisions/0005: no inline script, no framing, forms only to this origin. */
+/** docs/decisions/0005: every answer's headers; a page's own policy adds its script nonce (html200). */
 const securityHeaders = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'; object-src 'none'",
+  'content-security-policy': dashboardPolicy(null),
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',

@@ -1,5 +1,5 @@
 import type { SendingAddresses } from '../webhooks/egress/sending-addresses.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 
 /** docs/webhooks.md#sending-addresses-allow-lists: the addresses webhooks come from, for a merchant's firewall allow-list. */
 export function sendingAddressesSection(view: SendingAddresses): SafeHtml {

@@ -1,5 +1,5 @@
 import type { App } from '../http/server.js';
-import { html } from './html.js';
+import { html } from '../web/html.js';
 import { csrfField, formError, layout, type FieldErrors } from './layout.js';
 import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './kit.js';
 import { processorAccountsSection } from './processor-accounts-section.js';

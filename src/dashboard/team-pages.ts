@@ -1,7 +1,7 @@
 import type { App } from '../http/server.js';
 import { can, isRole, roleNames, roles } from '../team/permissions.js';
 import { invalidField } from '../core/errors.js';
-import { html } from './html.js';
+import { html } from '../web/html.js';
 import { csrfField, field, formError, layout, select, table, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, redirect, text, type DashboardDeps, type PageContext } from './kit.js';
 import { emptyState } from './ui.js';

@@ -5,7 +5,7 @@
  * gets the phone layout and the accessibility of the others for free.
  */
 import { formatAmount } from '../money.js';
-import { html, type HtmlValue, type SafeHtml } from './html.js';
+import { html, type HtmlValue, type SafeHtml } from '../web/html.js';
 
 /** How a status reads at a glance: the badge's colour class. The word is always written too. */
 export type Tone = 'good' | 'bad' | 'warn' | 'info' | 'neutral';

@@ -3,7 +3,7 @@ import type { App } from '../http/server.js';
 import { statusOf } from '../http/error-status.js';
 import type { WebhookEndpoint } from '../webhooks/endpoints/schemas.js';
 import { RecoverBody, type Recovery } from '../webhooks/recover/schemas.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { csrfField, field, formError, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';

@@ -1,7 +1,7 @@
 import type { App } from '../http/server.js';
 import type { WebhookEndpoint } from '../webhooks/endpoints/schemas.js';
 import { RollTokenBody } from '../webhooks/endpoints/schemas.js';
-import { html, type SafeHtml } from './html.js';
+import { html, type SafeHtml } from '../web/html.js';
 import { csrfField, formError, select, when, type FieldErrors } from './layout.js';
 import { fieldErrors, page, text, type DashboardDeps, type PageContext } from './kit.js';
 import { given, validated } from './validate.js';

@@ -1,4 +1,4 @@
-import { distance as levenshtein } from 'fastest-levenshtein';
+import { editDistance } from '../edit-distance.js';
 import { eventTypes, type EventType } from './schemas.js';
 
 /**
@@ -48,7 +48,7 @@ export function closestEventCode(name: string): EventType | undefined {
   const wanted = name.trim().toLowerCase();
   let best: { code: EventType; distance: number } | undefined;
   for (const [known, code] of codesByName) {
-    const distance = levenshtein(wanted, known);
+    const distance = editDistance(wanted, known);
     if (!best || distance < best.distance) best = { code, distance };
   }
   // Within a third of the name's length: `payment.faild` → payment.failed, not `refund.pending` for `x`.

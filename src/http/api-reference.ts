@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { html, htmlDocument, script, scriptSource, styleText, type HtmlDocument } from '../web/html.js';
 import { apiBasePath, type App } from './app-types.js';
 
 const bundlePath = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
@@ -26,7 +27,7 @@ const theme = {
  * What Redoc's theme cannot set: its small headings' color, and its code samples wrapped rather
  * than boxes that scroll sideways, which a keyboard could not reach (Redoc makes them no focus stop).
  */
-const referenceStyle = `body { margin: 0; }
+const referenceStyle = styleText`body { margin: 0; }
 redoc h5 { color: #50585d !important; }
 redoc pre { white-space: pre-wrap !important; word-break: break-all; overflow: visible !important; }`;
 
@@ -43,25 +44,37 @@ new MutationObserver(() => {
 }).observe(document.documentElement, { childList: true, subtree: true });
 `;
 
-/** The page: the bundle and the document, both from this origin; options as Redoc reads them. */
-function referencePage(): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Tessera API reference</title>
-<style>${referenceStyle}</style>
-</head>
-<body>
-<redoc spec-url="${apiBasePath}/openapi.json" required-props-first="true" expand-responses="200"
-  path-in-middle-panel="true" hide-hostname="true" json-sample-expand-level="3"
-  theme='${JSON.stringify(theme)}'></redoc>
-<script src="${referencePath}/labels.js"></script>
-<script src="${referencePath}/redoc.standalone.js"></script>
-</body>
-</html>
-`;
+/**
+ * The page: the bundle and the document, both from this origin; options as Redoc reads them. Its
+ * scripts run under the page's nonce (docs/decisions/0047-one-html-kit.md).
+ */
+function referencePage(): HtmlDocument {
+  return htmlDocument(
+    (nonce) =>
+      html`<!doctype html>
+        <html lang="en">
+          <head>
+            <meta charset="utf-8" />
+            <meta name="viewport" content="width=device-width, initial-scale=1" />
+            <title>Tessera API reference</title>
+            <style>
+              ${referenceStyle}
+            </style>
+          </head>
+          <body>
+            <redoc
+              spec-url="${apiBasePath}/openapi.json"
+              required-props-first="true"
+              expand-responses="200"
+              path-in-middle-panel="true"
+              hide-hostname="true"
+              json-sample-expand-level="3"
+              theme="${JSON.stringify(theme)}"
+            ></redoc>
+            ${script(`${referencePath}/labels.js`, nonce)} ${script(`${referencePath}/redoc.standalone.js`, nonce)}
+          </body>
+        </html> `,
+  );
 }
 
 /**
@@ -69,29 +82,32 @@ function referencePage(): string {
  * from cdn.redoc.ly that no option removes: this keeps the browser from asking for it (Redoc then
  * drops the image and keeps the text link), so that the reference is the same offline.
  */
-const referencePolicy = [
-  "default-src 'self'",
-  // Redoc's styles are inserted at run time (styled-components); its search runs in a blob: worker.
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data:",
-  "worker-src 'self' blob:",
-  "frame-ancestors 'none'",
-  "form-action 'none'",
-  "base-uri 'none'",
-].join('; ');
+const referencePolicy = (page: HtmlDocument) =>
+  [
+    "default-src 'self'",
+    `script-src ${scriptSource(page)}`,
+    // Redoc's styles are inserted at run time (styled-components); its search runs in a blob: worker.
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "worker-src 'self' blob:",
+    "frame-ancestors 'none'",
+    "form-action 'none'",
+    "base-uri 'none'",
+  ].join('; ');
 
 /** Registers /docs, its scripts and /docs/json (the merchant document, as at /api/services/v1/openapi.json). */
 export function registerApiReference(app: App, document: () => unknown): void {
   // Read once, on first use: 0.9 MB that every visit of /docs would otherwise read from disk.
   let bundle: Buffer | undefined;
-  const page = referencePage();
   const hide = { schema: { hide: true } };
-  const sendPage = async (_request: unknown, reply: import('fastify').FastifyReply) =>
-    reply
+  const sendPage = async (_request: unknown, reply: import('fastify').FastifyReply) => {
+    const page = referencePage();
+    return reply
       .type('text/html; charset=utf-8')
       .header('cache-control', 'no-cache')
-      .header('content-security-policy', referencePolicy)
-      .send(page);
+      .header('content-security-policy', referencePolicy(page))
+      .send(page.text);
+  };
   app.get(referencePath, hide, sendPage);
   app.get(`${referencePath}/redoc.standalone.js`, hide, async (_request, reply) => {
     bundle ??= readFileSync(bundlePath);

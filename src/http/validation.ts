@@ -4,7 +4,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { DomainError } from '../core/errors.js';
 import { madeOnce } from './lazy-compilers.js';
 import { looksLikeCardNumber } from '../redact.js';
-import { editDistance } from './edit-distance.js';
+import { editDistance } from '../edit-distance.js';
 import { cardNumberInFreeText } from './free-text-guard.js';
 
 /**

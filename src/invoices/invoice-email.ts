@@ -1,11 +1,11 @@
 /**
  * The e-mail that sends an invoice to its customer (send_invoice): who bills, how much, when it
- * is due, and the link to the hosted invoice page, in plain text and in HTML. Everything from the
- * merchant is escaped in the HTML part.
+ * is due, and the link to the hosted invoice page, in plain text and in HTML. The HTML part is
+ * written with the one HTML kit (src/web/html.ts): everything from the merchant is escaped.
  */
 import type { MailMessage } from '../mail/transport.js';
 import { formatAmount } from '../money.js';
-import { escapeHtml } from '../payments/three-d-secure-page.js';
+import { html } from '../web/html.js';
 import type { InvoiceRow } from './queries.js';
 
 export interface InvoiceEmailView {
@@ -37,20 +37,23 @@ export function invoiceEmail(view: InvoiceEmailView): MailMessage {
     '',
     'Anyone with this link can see the invoice and pay it; please do not forward it.',
   ];
-  const html = `<!doctype html>
-<html lang="en"><body style="font-family: system-ui, sans-serif; color: #1f2933">
-<p>${escapeHtml(view.merchantName)} has sent you invoice <strong>${escapeHtml(number)}</strong>.</p>
-<p>Amount due: <strong>${escapeHtml(amount)}</strong>${due ? `<br>Due: ${escapeHtml(due)}` : ''}</p>
-${invoice.description ? `<p>${escapeHtml(invoice.description)}</p>` : ''}
-<p><a href="${escapeHtml(view.hostedInvoiceUrl)}">See and pay the invoice</a></p>
-<p style="color: #616e7c; font-size: 0.875rem">Anyone with this link can see the invoice and pay it; please do not forward it.</p>
-</body></html>
-`;
+  const body = html`<!doctype html>
+    <html lang="en">
+      <body style="font-family: system-ui, sans-serif; color: #1f2933">
+        <p>${view.merchantName} has sent you invoice <strong>${number}</strong>.</p>
+        <p>Amount due: <strong>${amount}</strong>${due ? html`<br />Due: ${due}` : ''}</p>
+        ${invoice.description ? html`<p>${invoice.description}</p>` : ''}
+        <p><a href="${view.hostedInvoiceUrl}">See and pay the invoice</a></p>
+        <p style="color: #616e7c; font-size: 0.875rem">
+          Anyone with this link can see the invoice and pay it; please do not forward it.
+        </p>
+      </body>
+    </html> `;
   return {
     to: view.to,
     // One line whatever the merchant's name holds: a header ends at a line break.
     subject: `Invoice ${number} from ${view.merchantName}`.replace(/\s+/g, ' '),
     text: `${lines.join('\n')}\n`,
-    html,
+    html: body.text,
   };
 }

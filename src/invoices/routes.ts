@@ -5,7 +5,8 @@ import { statusOfThrown } from '../http/error-status.js';
 import { merchantOf, type App } from '../http/server.js';
 import { shopperLocale } from '../shopper/locales.js';
 import type { ShopperBrand } from '../shopper/page.js';
-import { invoicePageHeaders, renderInvoiceMessage, renderInvoicePage } from './hosted-page.js';
+import type { SafeHtml } from '../web/html.js';
+import { invoicePageHeaders, renderInvoiceMessage, renderInvoicePage } from '../shopper/invoice-page.js';
 import {
   CreateInvoiceBody,
   DeletedInvoice,
@@ -136,8 +137,8 @@ export function invoiceRoutes(invoices: InvoiceService) {
 /** The customer's browser languages decide the page's (an invoice has no locale of its own). */
 const localeOf = (request: FastifyRequest) => shopperLocale(null, request.headers['accept-language']);
 
-function sendPage(reply: FastifyReply, status: number, html: string, brand: ShopperBrand | null = null) {
-  return reply.code(status).headers(invoicePageHeaders(brand)).send(html);
+function sendPage(reply: FastifyReply, status: number, page: SafeHtml, brand: ShopperBrand | null = null) {
+  return reply.code(status).headers(invoicePageHeaders(page, brand)).send(page.text);
 }
 
 const text = (value: unknown): string => (typeof value === 'string' ? value : '');

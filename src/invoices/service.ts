@@ -8,7 +8,7 @@ import type { InvoicePaymentEnd } from '../payments/service.js';
 import { finalizeInvoice, markUncollectible, sendInvoice, voidInvoice } from './actions.js';
 import { collectInvoice, collectJobKind, payInvoice, paymentEnded } from './collection.js';
 import { createInvoice, deleteInvoice, updateInvoice } from './editing.js';
-import type { HostedInvoiceView } from './hosted-page.js';
+import type { HostedInvoiceView } from '../shopper/invoice-page.js';
 import { paymentUnderWay, payOnHostedPage } from './hosted-payment.js';
 import { lineTotal } from './line-items.js';
 import * as queries from './queries.js';

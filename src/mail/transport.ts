@@ -18,7 +18,7 @@ export interface MailMessage {
   to: string;
   subject: string;
   text: string;
-  /** An HTML alternative of `text`; every merchant- or customer-supplied part already escaped. */
+  /** An HTML alternative of `text`, written with the one HTML kit (src/web/html.ts). */
   html?: string;
 }
 

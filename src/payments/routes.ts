@@ -26,7 +26,7 @@ import {
   renderChallengePage,
   renderNotFoundPage,
   renderResultPage,
-} from './three-d-secure-page.js';
+} from '../shopper/three-d-secure-page.js';
 
 const tags = ['Payments'];
 

@@ -12,7 +12,7 @@ import { checkMethod, methodIdOf } from './rules.js';
 import type { Payment } from './payment-object.js';
 import { change, changeStatus, inTransaction, ownerOf, record, StateConflict } from './state-changes.js';
 import { paymentStates, type PaymentStatus } from './states.js';
-import type { ChallengeView } from './three-d-secure-page.js';
+import type { ChallengeView } from '../shopper/three-d-secure-page.js';
 
 export interface CompletedChallenge {
   payment: Payment;

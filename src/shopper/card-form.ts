@@ -6,7 +6,7 @@
  */
 import { containsCardNumber } from '../card-numbers.js';
 import type { DomainError } from '../core/errors.js';
-import { escapeHtml } from '../payments/three-d-secure-page.js';
+import { html, type SafeHtml } from '../web/html.js';
 import type { ShopperLocale } from './locales.js';
 import { browserMessages, translate, type MessageKey } from './messages.js';
 
@@ -121,49 +121,93 @@ export interface CardFormView {
  * writes while the shopper types is read out (aria-live), and one the server wrote is tied to its
  * field (aria-describedby) and focused first (autofocus).
  */
-export function renderCardForm(view: CardFormView): string {
+export function renderCardForm(view: CardFormView): SafeHtml {
   const { locale, state } = view;
-  const t = (key: MessageKey) => escapeHtml(translate(locale, key));
+  const t = (key: MessageKey) => translate(locale, key);
   const firstWrong = (['cardNo', 'expiry', 'securityCode', 'name'] as const).find((field) => state?.errors[field]);
   const field = (name: CardField, extraDescribedBy = '') => {
     const message = state?.errors[name];
-    const invalid = message ? ' aria-invalid="true"' : '';
-    const focus = firstWrong === name ? ' autofocus' : '';
-    const describedBy = `${extraDescribedBy}${name}-live`;
     return {
-      attributes: `id="${name}" name="${name}" aria-describedby="${describedBy}"${invalid}${focus}`,
-      error: `<div class="field-error" id="${name}-live" aria-live="polite">${
-        message ? `<p class="error" id="${name}-error">${t(message)}</p>` : ''
-      }</div>`,
+      attributes: html`id="${name}" name="${name}"
+      aria-describedby="${extraDescribedBy}${name}-live"${
+        message ? html` aria-invalid="true"` : ''
+      }${firstWrong === name ? html` autofocus` : ''}`,
+      // Written on one line: the region must stay :empty (hidden) while it holds no message.
+      // prettier-ignore
+      error: html`<div class="field-error" id="${name}-live" aria-live="polite">${message ? html`<p class="error" id="${name}-error">${t(message)}</p>` : ''}</div>`,
     };
   };
   const cardNo = field('cardNo');
   const expiry = field('expiry');
   const securityCode = field('securityCode', 'securityCode-hint ');
   const name = field('name');
-  const hidden = Object.entries(view.hidden ?? {})
-    .map(([key, value]) => `<input type="hidden" name="${escapeHtml(key)}" value="${escapeHtml(value)}">`)
-    .join('');
+  const hidden = Object.entries(view.hidden ?? {}).map(
+    ([key, value]) => html`<input type="hidden" name="${key}" value="${value}" />`,
+  );
   const formError = state?.errors.form
-    ? `<p class="error" id="form-error" role="alert">${t(state.errors.form)}</p>`
+    ? html`<p class="error" id="form-error" role="alert">${t(state.errors.form)}</p>`
     : '';
-  const messages = escapeHtml(JSON.stringify(browserMessages(locale)));
-  return `${formError}
-<form method="post" action="${escapeHtml(view.action)}" autocomplete="on" data-card-form data-messages="${messages}">
-${hidden}<div class="field"><label for="cardNo">${t('cardNumber')}</label>
-<div class="number"><input ${cardNo.attributes} type="text" inputmode="numeric" autocomplete="cc-number" maxlength="23" spellcheck="false" required>
-<span class="brand" id="card-brand" aria-live="polite" data-label="${t('cardBrand')}"></span></div>
-${cardNo.error}</div>
-<div class="row"><div class="field"><label for="expiry">${t('expiry')}</label>
-<input ${expiry.attributes} type="text" inputmode="numeric" autocomplete="cc-exp" maxlength="7" placeholder="${t('expiryPlaceholder')}" required value="${escapeHtml(state?.expiry ?? '')}">
-${expiry.error}</div>
-<div class="field"><label for="securityCode">${t('securityCode')}</label>
-<input ${securityCode.attributes} type="text" inputmode="numeric" autocomplete="cc-csc" maxlength="4" required>
-<span class="hint" id="securityCode-hint">${t('securityCodeHint')}</span>
-${securityCode.error}</div></div>
-<div class="field"><label for="name">${t('nameOnCard')}</label>
-<input ${name.attributes} type="text" autocomplete="cc-name" maxlength="100" required value="${escapeHtml(state?.name ?? '')}">
-${name.error}</div>
-<button type="submit" id="pay">${escapeHtml(view.payLabel)}</button>
-</form>`;
+  const messages = JSON.stringify(browserMessages(locale));
+  return html`${formError}
+    <form method="post" action="${view.action}" autocomplete="on" data-card-form data-messages="${messages}">
+      ${hidden}
+      <div class="field">
+        <label for="cardNo">${t('cardNumber')}</label>
+        <div class="number">
+          <input
+            ${cardNo.attributes}
+            type="text"
+            inputmode="numeric"
+            autocomplete="cc-number"
+            maxlength="23"
+            spellcheck="false"
+            required
+          />
+          <span class="brand" id="card-brand" aria-live="polite" data-label="${t('cardBrand')}"></span>
+        </div>
+        ${cardNo.error}
+      </div>
+      <div class="row">
+        <div class="field">
+          <label for="expiry">${t('expiry')}</label>
+          <input
+            ${expiry.attributes}
+            type="text"
+            inputmode="numeric"
+            autocomplete="cc-exp"
+            maxlength="7"
+            placeholder="${t('expiryPlaceholder')}"
+            required
+            value="${state?.expiry ?? ''}"
+          />
+          ${expiry.error}
+        </div>
+        <div class="field">
+          <label for="securityCode">${t('securityCode')}</label>
+          <input
+            ${securityCode.attributes}
+            type="text"
+            inputmode="numeric"
+            autocomplete="cc-csc"
+            maxlength="4"
+            required
+          />
+          <span class="hint" id="securityCode-hint">${t('securityCodeHint')}</span>
+          ${securityCode.error}
+        </div>
+      </div>
+      <div class="field">
+        <label for="name">${t('nameOnCard')}</label>
+        <input
+          ${name.attributes}
+          type="text"
+          autocomplete="cc-name"
+          maxlength="100"
+          required
+          value="${state?.name ?? ''}"
+        />
+        ${name.error}
+      </div>
+      <button type="submit" id="pay">${view.payLabel}</button>
+    </form>`;
 }

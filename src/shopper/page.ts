@@ -1,10 +1,11 @@
 /**
  * The frame of every page a shopper sees on Tessera (hosted checkout, hosted invoice): the
  * language and its direction, the merchant's name, logo and brand colour, the style, and the
- * card scripts, which are files of this origin (CSP `script-src 'self'`, never inline). Without
- * script the pages work the same, checked by the server (progressive enhancement).
+ * card scripts, which are files of this origin run under the page's nonce (never inline:
+ * docs/decisions/0025, 0047). Without script the pages work the same, checked by the server
+ * (progressive enhancement). Written with the one HTML kit (src/web/html.ts).
  */
-import { escapeHtml } from '../payments/three-d-secure-page.js';
+import { html, htmlDocument, script, scriptSource, styleText, type HtmlDocument, type SafeHtml } from '../web/html.js';
 import { textDirection, type ShopperLocale } from './locales.js';
 
 /** What the merchant set in the dashboard's Settings: how its pages look to its shoppers. */
@@ -36,7 +37,7 @@ export function textOn(hex: string): '#ffffff' | '#000000' {
   return 1.05 / (light + 0.05) >= (light + 0.05) / 0.05 ? '#ffffff' : '#000000';
 }
 
-const css = `*{box-sizing:border-box}
+const css = styleText`*{box-sizing:border-box}
 body{font:16px/1.5 system-ui,-apple-system,'Segoe UI',sans-serif;background:#f4f5f7;color:#1f2933;margin:0}
 main{max-width:34rem;margin:2rem auto;background:#fff;border-radius:8px;padding:2rem;box-shadow:0 1px 3px rgba(0,0,0,.12);border-top:4px solid var(--brand)}
 @media (max-width:40rem){main{margin:0;border-radius:0;padding:1.25rem;min-height:100vh}}
@@ -75,9 +76,9 @@ a{color:#1a4f9c}
 .secure{color:#52606d;font-size:.8rem;text-align:center;margin:1rem 0 0}`;
 
 /** The merchant's colour where it is safe (an exact `#rrggbb`), else Tessera's blue. */
-function brandStyle(brand: ShopperBrand): string {
+function brandStyle(brand: ShopperBrand): SafeHtml {
   const color = brand.brandColor && brandColorForm.test(brand.brandColor) ? brand.brandColor : '#1f5fbf';
-  return `:root{--brand:${color};--on-brand:${textOn(color)}}`;
+  return html`:root{--brand:${color};--on-brand:${textOn(color)}}`;
 }
 
 /** The logo's origin for CSP img-src, or null when there is none (or it is not https). */
@@ -95,38 +96,52 @@ export interface ShopperPageOptions {
   locale: ShopperLocale;
   title: string;
   brand: ShopperBrand;
-  body: string;
+  body: SafeHtml;
   /** Load the card scripts (pages with a card form). */
   cardScripts?: boolean;
 }
 
-export function shopperPage(options: ShopperPageOptions): string {
+export function shopperPage(options: ShopperPageOptions): HtmlDocument {
   const { locale, brand } = options;
-  const logo = logoOrigin(brand) ? `<img src="${escapeHtml(brand.logoUrl!)}" alt="">` : '';
-  const scripts = options.cardScripts
-    ? '\n<script src="/js/v1/card-input.js"></script>\n<script src="/js/v1/hosted-form.js"></script>'
-    : '';
-  return `<!doctype html>
-<html lang="${locale}" dir="${textDirection(locale)}">
-<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>${escapeHtml(options.title)}</title>
-<style>${brandStyle(brand)}
-${css}</style></head>
-<body><main>
-<header>${logo}<h1>${escapeHtml(brand.name)}</h1></header>
-${options.body}
-</main>${scripts}
-</body>
-</html>
-`;
+  const logo = logoOrigin(brand) ? html`<img src="${brand.logoUrl}" alt="" />` : '';
+  return htmlDocument(
+    (nonce) =>
+      html`<!doctype html>
+        <html lang="${locale}" dir="${textDirection(locale)}">
+          <head>
+            <meta charset="utf-8" />
+            <meta name="viewport" content="width=device-width, initial-scale=1" />
+            <meta name="robots" content="noindex" />
+            <title>${options.title}</title>
+            <style>
+              ${brandStyle(brand)}
+              ${css}
+            </style>
+          </head>
+          <body>
+            <main>
+              <header>
+                ${logo}
+                <h1>${brand.name}</h1>
+              </header>
+              ${options.body}
+            </main>
+            ${options.cardScripts ? ['\n', script('/js/v1/card-input.js', nonce), '\n', script('/js/v1/hosted-form.js', nonce)] : ''}
+          </body>
+        </html> `,
+  );
 }
 
 /**
  * Headers of every shopper page: nothing cached, no referrer (the address holds a token), no
- * framing (clickjacking), scripts of this origin only, images only from the merchant's logo, and
- * forms posted where `formAction` says.
+ * framing (clickjacking), scripts only under the page's nonce, images only from the merchant's
+ * logo, and forms posted where `formAction` says.
  */
-export function shopperPageHeaders(brand: ShopperBrand | null, formAction: string): Record<string, string> {
+export function shopperPageHeaders(
+  page: SafeHtml,
+  brand: ShopperBrand | null,
+  formAction: string,
+): Record<string, string> {
   const logo = brand ? logoOrigin(brand) : null;
   return {
     'content-type': 'text/html; charset=utf-8',
@@ -136,7 +151,7 @@ export function shopperPageHeaders(brand: ShopperBrand | null, formAction: strin
     'x-frame-options': 'DENY',
     'content-security-policy': [
       "default-src 'none'",
-      "script-src 'self'",
+      `script-src ${scriptSource(page)}`,
       "style-src 'unsafe-inline'",
       ...(logo ? [`img-src ${logo}`] : []),
       `form-action ${formAction}`,

@@ -4,9 +4,17 @@
  */
 import type { TestContext } from './harness.js';
 
+/** A page as the member's browser received it. */
+export interface DashboardAnswer {
+  status: number;
+  body: string;
+  location?: string;
+  headers: Record<string, string | string[] | number | undefined>;
+}
+
 export interface DashboardClient {
-  get(path: string): Promise<{ status: number; body: string; location?: string }>;
-  post(path: string, fields?: Record<string, string>): Promise<{ status: number; body: string; location?: string }>;
+  get(path: string): Promise<DashboardAnswer>;
+  post(path: string, fields?: Record<string, string>): Promise<DashboardAnswer>;
   cookies: Map<string, string>;
 }
 
@@ -37,6 +45,7 @@ export function dashboardClient(ctx: TestContext): DashboardClient {
       status: response.statusCode,
       body: response.body,
       location: response.headers.location as string | undefined,
+      headers: response.headers,
     };
   }
   return { get: (path) => send('GET', path), post: (path, fields = {}) => send('POST', path, fields), cookies };

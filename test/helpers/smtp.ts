@@ -99,12 +99,12 @@ export function mailHeader(raw: string, name: string): string | undefined {
 }
 
 /**
- * The text/plain part of a raw message, decoded (quoted-printable or base64), so that a test can
- * read a long link that the encoding wrapped.
+ * The text/plain part (or another, by its content type) of a raw message, decoded
+ * (quoted-printable or base64), so that a test can read a long link that the encoding wrapped.
  */
-export function mailText(raw: string): string {
+export function mailText(raw: string, contentType: 'text/plain' | 'text/html' = 'text/plain'): string {
   const parts = raw.split(/\r?\n--[^\r\n]+\r?\n/);
-  const part = parts.find((candidate) => /content-type:\s*text\/plain/i.test(candidate)) ?? raw;
+  const part = parts.find((candidate) => new RegExp(`content-type:\\s*${contentType}`, 'i').test(candidate)) ?? raw;
   const [head = '', ...rest] = part.split(/\r?\n\r?\n/);
   const body = rest.join('\n\n');
   if (/content-transfer-encoding:\s*base64/i.test(head))
