@@ -42,6 +42,8 @@ import {
 import { createRecoveryService } from './webhooks/recover/service.js';
 import { createLedgerService } from './ledger/service.js';
 import { createPayoutService } from './payouts/service.js';
+import { createDisputeService } from './disputes/service.js';
+import { createFileService } from './files/service.js';
 
 export interface ServiceDeps {
   db: Db;
@@ -220,6 +222,15 @@ export function createServices({
     jobs,
     followUpDelayMs: config.sandboxFollowUpDelayMs,
   });
+  const disputes = createDisputeService({
+    db,
+    clock,
+    events,
+    jobs,
+    processors,
+    followUpDelayMs: config.sandboxFollowUpDelayMs,
+  });
+  const files = createFileService({ db, clock });
   // The payout schedule (docs/balances.md): automatic payouts fall due by the UTC day.
   jobs.every(60 * 1000, () => payouts.runSchedule());
   const mail = createMailTransport({
@@ -300,6 +311,8 @@ export function createServices({
     refunds,
     ledger,
     payouts,
+    disputes,
+    files,
     events,
     eventFeed,
     webhookEndpoints,
