@@ -261,11 +261,12 @@ describe('endpoint event types (SPEC §6.4)', () => {
     assert.equal(endpointEventType('refund.pending'), 'endpoint_refund.refund_pending');
     assert.equal(endpointEventType('invoice.payment_succeeds'), 'endpoint_invoice.invoice_payment_succeeds');
     assert.equal(endpointEventType('Invoice.sent'), 'endpoint_Invoice.Invoice_sent');
-    // DESIGN §17 adds the four payout codes to SPEC §6.2's fifteen.
+    // DESIGN §17 adds the four payout codes to SPEC §6.2's fifteen, docs/disputes.md five dispute codes.
     assert.equal(endpointEventType('payout.paid'), 'endpoint_payout.payout_paid');
-    assert.equal(endpointEventTypes.length, 19);
+    assert.equal(endpointEventType('dispute.funds_withdrawn'), 'endpoint_dispute.dispute_funds_withdrawn');
+    assert.equal(endpointEventTypes.length, 24);
     const forms = new Set(endpointEventTypes.map(([, form]) => form));
-    assert.equal(forms.size, 19, 'one-to-one');
+    assert.equal(forms.size, 24, 'one-to-one');
     for (const [code, form] of endpointEventTypes) {
       assert.match(form, /^endpoint_([A-Za-z]+)\.\1_[a-z_]+$/, code);
     }

@@ -19,6 +19,8 @@ export function fileRoutes(files: FileService) {
         '/files',
         {
           schema: {
+            // Out of the JSON reference and the SDK (docs/disputes.md, Evidence files: multipart and bytes).
+            hide: true,
             tags,
             description:
               '`multipart/form-data` with `purpose=dispute_evidence` and `file`: a PDF, PNG or JPEG (judged by its bytes) of at most 5 MB, for dispute evidence.',
@@ -57,7 +59,13 @@ export function fileRoutes(files: FileService) {
     app.get(
       '/files/:id',
       {
-        schema: { tags, description: 'A file by its id.', params: FileParams, response: { 200: envelope(FileObject) } },
+        schema: {
+          hide: true,
+          tags,
+          description: 'A file by its id.',
+          params: FileParams,
+          response: { 200: envelope(FileObject) },
+        },
       },
       async (request) => ok(await files.retrieve(merchantOf(request), request.params.id)),
     );
@@ -65,6 +73,7 @@ export function fileRoutes(files: FileService) {
       '/files/:id/contents',
       {
         schema: {
+          hide: true,
           tags,
           description: "The file's bytes, to the merchant that uploaded it only (404 to anyone else).",
           params: FileParams,
