@@ -203,6 +203,14 @@ export function createServices({
     payments: payments.refundLedger,
     onRefundRecorded: (tx, type, row) => ledger.refundRecorded(tx, type, row),
   });
+  const disputes = createDisputeService({
+    db,
+    clock,
+    events,
+    jobs,
+    processors,
+    followUpDelayMs: config.sandboxFollowUpDelayMs,
+  });
   const processorNotifications = createNotificationReceiver({
     db,
     clock,
@@ -212,6 +220,7 @@ export function createServices({
       authorisation: (...args) => payments.applyAuthorizationNotice(...args),
       capture: (...args) => payments.applyCaptureNotice(...args),
       refund: (...args) => refunds.applyRefundNotice(...args),
+      dispute: (...args) => disputes.applyNotice(...args),
     },
   });
   const payouts = createPayoutService({
@@ -220,14 +229,6 @@ export function createServices({
     logger: log,
     events,
     jobs,
-    followUpDelayMs: config.sandboxFollowUpDelayMs,
-  });
-  const disputes = createDisputeService({
-    db,
-    clock,
-    events,
-    jobs,
-    processors,
     followUpDelayMs: config.sandboxFollowUpDelayMs,
   });
   const files = createFileService({ db, clock });

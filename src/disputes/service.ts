@@ -16,6 +16,7 @@ import { selectPaymentById } from '../payments/queries.js';
 import type { ProcessorRegistry } from '../processor-accounts/connectors.js';
 import { isoTimestamp } from '../time.js';
 import { createDisputeLifecycle, toDispute } from './lifecycle.js';
+import { applyDisputeNotice, type DisputeNotice } from './notices.js';
 import * as queries from './queries.js';
 import {
   evidenceFileFields,
@@ -162,6 +163,11 @@ export function createDisputeService(deps: DisputeServiceDeps) {
   return {
     lifecycle,
     inTransaction,
+
+    /** A live processor's dispute notification (docs/disputes.md, Live), in one transaction. */
+    applyNotice(accountId: string, notice: DisputeNotice): Promise<'applied' | 'ignored'> {
+      return inTransaction((tx, recorded) => applyDisputeNotice({ lifecycle, clock }, tx, recorded, accountId, notice));
+    },
 
     async retrieve(merchant: MerchantScope, id: string): Promise<Dispute> {
       const [dispute] = await view(db, [await load(db, merchant, id)]);

@@ -246,6 +246,10 @@ export type ProcessorNotification =
       processorReference: string;
       /** The processor's own name of the dispute's step (e.g. NOTIFICATION_OF_CHARGEBACK, charge.dispute.created). */
       step: string;
+      /** The processor's reference of the dispute itself (Stripe's du_…; Adyen's: the payment's pspReference). */
+      disputeReference: string;
+      /** The dispute's status as the processor gives it (Stripe's `status`), when it does. */
+      processorStatus: string | null;
       amount: bigint;
       currency: string;
       reasonCode: string | null;
