@@ -102,7 +102,7 @@ export async function applyDisputeNotice(
   }
   if (step.withdraw && row.stage !== 'inquiry') await lifecycle.withdraw(tx, recorded, row, now);
   if (step.status === 'won' || step.status === 'lost' || step.status === 'warning_closed') {
-    row = (await lifecycle.close(tx, recorded, row, step.status, now)) ?? row;
+    await lifecycle.close(tx, recorded, row, step.status, now);
   } else if (step.reinstate) {
     await lifecycle.reinstate(tx, recorded, row, now);
   }
