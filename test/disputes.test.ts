@@ -219,6 +219,12 @@ describe(`disputes (${databaseKind})`, () => {
     });
     assert.equal(tooMuch.status, 400, tooMuch.raw);
     assert.match(tooMuch.body.msg, /150000 characters/);
+    // Evidence is free text: a card number in it is refused (docs/decisions/0045-card-numbers-in-free-text.md).
+    const card = await merchant.call('POST', `/disputes/${dispute!.id}/update`, {
+      evidence: { uncategorizedText: 'paid with 4242 4242 4242 4242' },
+    });
+    assert.equal(card.status, 400, card.raw);
+    assert.doesNotMatch(card.raw, /4242 4242/);
     const other = await ctx.merchant();
     const foreign = JSON.parse((await upload(other, pdf)).body).data;
     const named = await merchant.call('POST', `/disputes/${dispute!.id}/update`, {
