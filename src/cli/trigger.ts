@@ -95,8 +95,22 @@ async function openInvoice(call: Call, options: { bound?: boolean } = {}): Promi
  */
 const answeredDisputeEvents = ['dispute.updated', 'dispute.closed', 'dispute.funds_reinstated'] as const;
 type TriggeredType = Exclude<EventType, `payout.${string}` | (typeof answeredDisputeEvents)[number]>;
-const disputeLater =
-  'follows in a few seconds: the dispute opens after TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS (GET /disputes?paymentId=…)';
+const disputeWaitMs = 30_000;
+
+/** A payment with the fraudulent dispute card, and its dispute once it opens (docs/disputes.md, Sandbox). */
+async function disputed(call: Call): Promise<Ids> {
+  const ids = await payment(call, '4000000000000275');
+  const deadline = Date.now() + disputeWaitMs;
+  for (;;) {
+    const page = (await call('GET', `/disputes?paymentId=${ids.payment}`)) as unknown as { data: Answer[] };
+    const dispute = page.data[0];
+    if (dispute) return { ...ids, dispute: dispute.id };
+    if (Date.now() > deadline) {
+      throw new Error(`no dispute opened for ${ids.payment} within ${disputeWaitMs / 1000} s`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
 
 const recipes: Record<TriggeredType, (call: Call) => Promise<Made>> = {
   'payment.succeeded': async (call) => made(await payment(call, '4242424242424242'), 'payment'),
@@ -140,15 +154,10 @@ const recipes: Record<TriggeredType, (call: Call) => Promise<Made>> = {
   },
   // Its customer has no stored card: the attempt fails as payment_method_unavailable.
   'invoice.payment_failed': async (call) => made(await pay(call, await openInvoice(call)), 'invoice'),
-  // docs/disputes.md, Sandbox: the fraudulent card's chargeback opens and withdraws its money.
-  'dispute.created': async (call) => ({
-    ...made(await payment(call, '4000000000000275'), 'payment'),
-    later: disputeLater,
-  }),
-  'dispute.funds_withdrawn': async (call) => ({
-    ...made(await payment(call, '4000000000000275'), 'payment'),
-    later: disputeLater,
-  }),
+  // docs/disputes.md, Sandbox: the fraudulent card's chargeback opens and withdraws its money
+  // after TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS (3 s by default); the command waits for it.
+  'dispute.created': async (call) => made(await disputed(call), 'dispute'),
+  'dispute.funds_withdrawn': async (call) => made(await disputed(call), 'dispute'),
 };
 
 async function pay(call: Call, ids: Ids): Promise<Ids> {
