@@ -44,6 +44,7 @@ import { createLedgerService } from './ledger/service.js';
 import { createPayoutService } from './payouts/service.js';
 import { createDisputeService } from './disputes/service.js';
 import { createFileService } from './files/service.js';
+import { registerDisputeMail } from './disputes/mail.js';
 
 export interface ServiceDeps {
   db: Db;
@@ -266,6 +267,7 @@ export function createServices({
   });
   late.checkout = checkout;
   const team = createTeamService({ db, clock, mail, vault, publicUrl });
+  registerDisputeMail({ db, logger: log, jobs, mail, members: (merchantId) => team.list(merchantId), publicUrl });
   const endpointHealth = createEndpointHealthService({
     db,
     clock,

@@ -124,6 +124,27 @@ describe(`disputes (${databaseKind})`, () => {
     assert.equal((await other.call('GET', `/disputes/${dispute.id}`)).status, 404);
   });
 
+  test('Owners and Administrators are e-mailed when a dispute opens, and 3 days before dueBy', async () => {
+    const merchant = await ctx.merchant();
+    await ctx.tessera.db.transaction((tx) => ctx.tessera.team.createOwner(tx, merchant.id, 'owner@disputes.test'));
+    const payment = await pay(merchant, '4000000000000275');
+    const mails = () => ctx.tessera.mail.kept().filter((message) => message.to === 'owner@disputes.test');
+    const before = mails().length;
+    await later();
+    // The e-mail is a job of its own, scheduled when the dispute opened.
+    await ctx.runJobs();
+    const [opened] = mails().slice(before);
+    assert.ok(opened, 'an e-mail when the dispute opens');
+    assert.match(opened.subject, /A payment was disputed \(test mode\): fraudulent/);
+    assert.match(opened.raw, new RegExp(payment.id));
+    assert.doesNotMatch(opened.raw, /4000000000000275/);
+    ctx.clock.advance(4 * dayMs + 1000);
+    await ctx.runJobs();
+    const reminder = mails().slice(before)[1];
+    assert.ok(reminder, 'a reminder 3 days before dueBy');
+    assert.match(reminder.subject, /is due in 3 days/);
+  });
+
   test('evidence with winning_evidence wins: the amount comes back, the fee stays', async () => {
     const merchant = await ctx.merchant();
     const payment = await pay(merchant, '4000000000002685');

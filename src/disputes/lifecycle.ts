@@ -8,10 +8,12 @@
 import type { Queryable } from '../db/db.js';
 import type { EventType } from '../events/schemas.js';
 import type { EventService, RecordedEvent } from '../events/service.js';
+import type { JobRunner } from '../jobs/runner.js';
 import { newId } from '../ids.js';
 import { toBalanceTransaction, writeEntry } from '../ledger/service.js';
 import { disputePayment, holdDisputed, releaseDisputed } from '../payments/dispute-queries.js';
 import { isoTimestamp } from '../time.js';
+import { scheduleDisputeMail } from './mail.js';
 import * as queries from './queries.js';
 import { evidenceFileFields, evidenceTextFields, type Dispute, type Evidence } from './schemas.js';
 import { disputeStates, type DisputeReason, type DisputeStage, type DisputeStatus } from './states.js';
@@ -64,7 +66,7 @@ export interface OpenRequest {
   processor?: { accountId: string; reference: string };
 }
 
-export function createDisputeLifecycle({ events }: { events: EventService }) {
+export function createDisputeLifecycle({ events, jobs }: { events: EventService; jobs: JobRunner }) {
   async function record(tx: Queryable, recorded: RecordedEvent[], type: EventType, row: queries.DisputeRow, now: Date) {
     const entries = await queries.selectEntriesOf(tx, [row.id]);
     const owner = { merchantId: row.merchant_id, mode: row.mode as 'test' | 'live' };
@@ -151,6 +153,7 @@ export function createDisputeLifecycle({ events }: { events: EventService }) {
       };
       await queries.insertDispute(tx, row);
       await record(tx, recorded, 'dispute.created', row, now);
+      await scheduleDisputeMail(jobs, tx, row, now);
       if (holds && options.withdrawNow) await withdraw(tx, recorded, row, now);
       return row;
     },

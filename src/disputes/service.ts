@@ -50,7 +50,7 @@ export interface DisputeServiceDeps {
 
 export function createDisputeService(deps: DisputeServiceDeps) {
   const { db, clock, events, jobs, processors, followUpDelayMs } = deps;
-  const lifecycle = createDisputeLifecycle({ events });
+  const lifecycle = createDisputeLifecycle({ events, jobs });
 
   async function inTransaction<T>(work: (tx: Queryable, recorded: RecordedEvent[]) => Promise<T>): Promise<T> {
     const recorded: RecordedEvent[] = [];
