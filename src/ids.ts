@@ -25,7 +25,10 @@ export type IdPrefix =
   | 'pa'
   // A balance transaction and a payout (issue 43, docs/balances.md).
   | 'txn'
-  | 'po';
+  | 'po'
+  // A dispute and an uploaded file (issue 44, docs/disputes.md).
+  | 'dp'
+  | 'file';
 
 const TEN_POW_18 = 10n ** 18n;
 

@@ -207,6 +207,8 @@ describe('Adyen standard notifications', () => {
             paymentId: 'pay_dis',
             processorReference: 'QFQTPCQ8HXSKGK87',
             step: eventCode,
+            disputeReference: 'QFQTPCQ8HXSKGK87',
+            processorStatus: null,
             amount: 4200n,
             currency: 'USD',
             reasonCode: 'Fraud',

@@ -276,6 +276,41 @@ describe(`API reference examples, captured from a real run (${databaseKind})`, (
     assert.equal(payouts.data[0].automatic, true, JSON.stringify(payouts));
     await run('GET /payouts/{id}/reconciliation', { path: `/payouts/${payouts.data[0].id}/reconciliation` });
 
+    // docs/disputes.md, Sandbox: the fraudulent card's chargeback opens after the follow-up delay.
+    const disputedMethod = (
+      await send('POST', {
+        path: '/payment_methods/create',
+        body: { type: 'card', card: { ...card, cardNo: '4000000000000275' } },
+      })
+    ).answer.data;
+    const disputed = (
+      await send('POST', {
+        path: '/payment/create',
+        body: {
+          amount: '4999',
+          currency: 'USD',
+          paymentMethod: disputedMethod.id,
+          confirm: 'true',
+          orderNo: 'order-2001',
+        },
+      })
+    ).answer.data;
+    ctx.clock.advance(3000);
+    await ctx.runJobs();
+    const disputes = await run('GET /disputes', { path: '/disputes', query: { paymentId: disputed.id, limit: '1' } });
+    const dispute = disputes.data[0];
+    await run('GET /disputes/{id}', { path: `/disputes/${dispute.id}` });
+    await run('POST /disputes/{id}/update', {
+      path: `/disputes/${dispute.id}/update`,
+      body: {
+        evidence: {
+          productDescription: 'Walnut desk lamp, shipped 2026-11-20',
+          shippingTrackingNumber: '1Z999AA10123456784',
+        },
+      },
+    });
+    await run('POST /disputes/{id}/accept', { path: `/disputes/${dispute.id}/accept`, body: {} });
+
     const lineItems = [{ description: 'Consulting, March', amount: '150000', quantity: 2 }];
     const invoiceBody = {
       customerId: customer.id,

@@ -44,7 +44,7 @@ describe(`tessera trigger against a started service (${databaseKind})`, { skip: 
       assert.equal(printed.type, type);
       const group = type.split('.')[0]!.toLowerCase();
       const objectId = printed.ids[group === 'payment' ? 'payment' : group]!;
-      assert.match(objectId, /^(pt|re|in)_\d{19}$/);
+      assert.match(objectId, /^(pt|re|in|dp)_\d{19}$/);
       const events = await eventsOf(type, objectId);
       assert.equal(events.length, 1, `${type} of ${objectId}: ${JSON.stringify(events)}`);
       assert.equal(events[0]!.data.id, objectId);

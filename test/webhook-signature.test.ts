@@ -261,11 +261,12 @@ describe('endpoint event types (docs/webhooks.md#what-is-sent)', () => {
     assert.equal(endpointEventType('refund.pending'), 'endpoint_refund.refund_pending');
     assert.equal(endpointEventType('invoice.payment_succeeds'), 'endpoint_invoice.invoice_payment_succeeds');
     assert.equal(endpointEventType('Invoice.sent'), 'endpoint_Invoice.Invoice_sent');
-    // docs/balances.md#payouts adds the four payout codes to the fifteen (docs/webhooks.md#event-codes).
+    // docs/balances.md#payouts adds the four payout codes to the fifteen (docs/webhooks.md#event-codes), docs/disputes.md five dispute codes.
     assert.equal(endpointEventType('payout.paid'), 'endpoint_payout.payout_paid');
-    assert.equal(endpointEventTypes.length, 19);
+    assert.equal(endpointEventType('dispute.funds_withdrawn'), 'endpoint_dispute.dispute_funds_withdrawn');
+    assert.equal(endpointEventTypes.length, 24);
     const forms = new Set(endpointEventTypes.map(([, form]) => form));
-    assert.equal(forms.size, 19, 'one-to-one');
+    assert.equal(forms.size, 24, 'one-to-one');
     for (const [code, form] of endpointEventTypes) {
       assert.match(form, /^endpoint_([A-Za-z]+)\.\1_[a-z_]+$/, code);
     }

@@ -17,6 +17,7 @@ export class Tessera extends TesseraClient {
   readonly balance: Resources['balance'];
   readonly balanceTransactions: Resources['balanceTransactions'];
   readonly payouts: Resources['payouts'];
+  readonly disputes: Resources['disputes'];
   readonly invoices: Resources['invoices'];
   readonly checkoutSessions: Resources['checkoutSessions'];
   readonly events: Resources['events'];
@@ -34,6 +35,7 @@ export class Tessera extends TesseraClient {
     this.balance = bound.balance;
     this.balanceTransactions = bound.balanceTransactions;
     this.payouts = bound.payouts;
+    this.disputes = bound.disputes;
     this.invoices = bound.invoices;
     this.checkoutSessions = bound.checkoutSessions;
     this.events = bound.events;

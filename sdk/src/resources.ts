@@ -124,6 +124,13 @@ export function resources(client: TesseraClient) {
       retrieve: retrieve(client, '/balance_transactions/{id}'),
       list: list(client, '/balance_transactions'),
     },
+    disputes: {
+      retrieve: retrieve(client, '/disputes/{id}'),
+      list: list(client, '/disputes'),
+      /** Stages evidence; `submit: true` sends it. */
+      update: action(client, '/disputes/{id}/update'),
+      accept: action(client, '/disputes/{id}/accept'),
+    },
     payouts: {
       create: create(client, '/payouts/create'),
       retrieve: retrieve(client, '/payouts/{id}'),

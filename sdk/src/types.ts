@@ -45,6 +45,7 @@ export type Refund = ResponseData<'get', '/refunds/{id}'>;
 export type Invoice = ResponseData<'get', '/invoices/{id}'>;
 export type BalanceTransaction = ResponseData<'get', '/balance_transactions/{id}'>;
 export type Payout = ResponseData<'get', '/payouts/{id}'>;
+export type Dispute = ResponseData<'get', '/disputes/{id}'>;
 export type CheckoutSession = ResponseData<'get', '/checkout/session/{id}'>;
 export type WebhookEndpoint = ResponseData<'get', '/webhook_endpoints/{id}'>;
 export type WebhookDelivery = ResponseData<'get', '/webhook_deliveries/{id}'>;
@@ -69,21 +70,28 @@ export type EventCode =
   | 'payout.created'
   | 'payout.paid'
   | 'payout.failed'
-  | 'payout.canceled';
+  | 'payout.canceled'
+  | 'dispute.created'
+  | 'dispute.updated'
+  | 'dispute.closed'
+  | 'dispute.funds_withdrawn'
+  | 'dispute.funds_reinstated';
 
 /** docs/webhooks.md#what-is-sent: the endpoint notification's type, `endpoint_<group>.<group>_<action>` (endpoint_payment.payment_succeeded). */
 export type EndpointEventType<C extends string = EventCode> = C extends `${infer Group}.${infer Action}`
   ? `endpoint_${Group}.${Group}_${Action}`
   : never;
 
-/** The object an event's `data` holds: the payment, refund, payout or invoice as it was when the event happened. */
+/** The object an event's `data` holds: the payment, refund, payout, dispute or invoice as it was when the event happened. */
 export type EventData<C extends EventCode> = C extends `payment.${string}`
   ? Payment
   : C extends `refund.${string}`
     ? Refund
     : C extends `payout.${string}`
       ? Payout
-      : Invoice;
+      : C extends `dispute.${string}`
+        ? Dispute
+        : Invoice;
 
 /**
  * An event as the API lists it (`type` the code) or as a webhook carries it (`type` the endpoint form,

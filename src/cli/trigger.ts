@@ -12,7 +12,8 @@ import { endpointEventType } from '../events/event-types.js';
  * be produced on demand, with the objects it is about.
  */
 export const triggerUsage = `  trigger EVENT [--json]         make EVENT happen through the API with sandbox cards and print the ids
-                                 (payment.*, refund.*, invoice.* and Invoice.*: every docs/webhooks.md#event-codes code)`;
+                                 (payment.*, refund.*, invoice.* and Invoice.*: every docs/webhooks.md#event-codes code;
+                                 dispute.created and dispute.funds_withdrawn)`;
 
 /** The few fields of the API's answers a recipe reads. */
 interface Answer {
@@ -89,9 +90,27 @@ async function openInvoice(call: Call, options: { bound?: boolean } = {}): Promi
 
 /**
  * Payout events are not triggered: a payout needs a bank account, which only the operator sets,
- * and an available balance (docs/balances.md).
+ * and an available balance (docs/balances.md). Of the dispute events, those that follow the
+ * merchant's response are not either: they come from POST /disputes/{id}/update (docs/disputes.md).
  */
-type TriggeredType = Exclude<EventType, `payout.${string}`>;
+const answeredDisputeEvents = ['dispute.updated', 'dispute.closed', 'dispute.funds_reinstated'] as const;
+type TriggeredType = Exclude<EventType, `payout.${string}` | (typeof answeredDisputeEvents)[number]>;
+const disputeWaitMs = 30_000;
+
+/** A payment with the fraudulent dispute card, and its dispute once it opens (docs/disputes.md, Sandbox). */
+async function disputed(call: Call): Promise<Ids> {
+  const ids = await payment(call, '4000000000000275');
+  const deadline = Date.now() + disputeWaitMs;
+  for (;;) {
+    const page = (await call('GET', `/disputes?paymentId=${ids.payment}`)) as unknown as { data: Answer[] };
+    const dispute = page.data[0];
+    if (dispute) return { ...ids, dispute: dispute.id };
+    if (Date.now() > deadline) {
+      throw new Error(`no dispute opened for ${ids.payment} within ${disputeWaitMs / 1000} s`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
 
 const recipes: Record<TriggeredType, (call: Call) => Promise<Made>> = {
   'payment.succeeded': async (call) => made(await payment(call, '4242424242424242'), 'payment'),
@@ -135,6 +154,10 @@ const recipes: Record<TriggeredType, (call: Call) => Promise<Made>> = {
   },
   // Its customer has no stored card: the attempt fails as payment_method_unavailable.
   'invoice.payment_failed': async (call) => made(await pay(call, await openInvoice(call)), 'invoice'),
+  // docs/disputes.md, Sandbox: the fraudulent card's chargeback opens and withdraws its money
+  // after TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS (3 s by default); the command waits for it.
+  'dispute.created': async (call) => made(await disputed(call), 'dispute'),
+  'dispute.funds_withdrawn': async (call) => made(await disputed(call), 'dispute'),
 };
 
 async function pay(call: Call, ids: Ids): Promise<Ids> {
@@ -156,6 +179,11 @@ export async function triggerCommand(argv: string[]): Promise<number> {
   });
   if (positionals[0] === undefined) throw new ConfigError(`trigger takes one of: ${triggerTypes.join(', ')}`);
   const type = cliEventCode('trigger', positionals[0], { exact: true });
+  if ((answeredDisputeEvents as readonly string[]).includes(type)) {
+    throw new ConfigError(
+      `trigger: ${type} is not triggered: it follows the merchant's response to a dispute; trigger dispute.created, then POST /disputes/{id}/update or /accept (docs/disputes.md)`,
+    );
+  }
   if (!Object.hasOwn(recipes, type)) {
     throw new ConfigError(
       `trigger: ${type} is not triggered: a payout needs a bank account set by the operator and an available balance; make one with POST /payouts/create (docs/balances.md)`,

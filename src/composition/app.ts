@@ -39,6 +39,8 @@ import type { RefundService } from '../refunds/service.js';
 import { refundRoutes } from '../refunds/routes.js';
 import { ledgerRoutes } from '../ledger/routes.js';
 import { payoutRoutes } from '../payouts/routes.js';
+import { disputeRoutes } from '../disputes/routes.js';
+import { fileRoutes } from '../files/routes.js';
 import type { EventService } from '../events/service.js';
 import { eventRoutes } from '../events/routes.js';
 import { eventStreamRoutes } from '../events/stream-routes.js';
@@ -217,6 +219,8 @@ export async function createTessera({
       refunds,
       ledger,
       payouts,
+      disputes,
+      files,
       events,
       eventFeed,
       webhookEndpoints,
@@ -255,6 +259,8 @@ export async function createTessera({
         refundRoutes(refunds),
         ledgerRoutes(ledger),
         payoutRoutes(payouts),
+        disputeRoutes(disputes),
+        fileRoutes(files),
         invoiceRoutes(invoices),
         checkoutRoutes(checkout),
         eventStreamRoutes(eventFeed),

@@ -42,6 +42,9 @@ import {
 import { createRecoveryService } from '../webhooks/recover/service.js';
 import { createLedgerService } from '../ledger/service.js';
 import { createPayoutService } from '../payouts/service.js';
+import { createDisputeService } from '../disputes/service.js';
+import { createFileService } from '../files/service.js';
+import { registerDisputeMail } from '../disputes/mail.js';
 
 export interface ServiceDeps {
   db: Db;
@@ -201,6 +204,14 @@ export function createServices({
     payments: payments.refundLedger,
     onRefundRecorded: (tx, type, row) => ledger.refundRecorded(tx, type, row),
   });
+  const disputes = createDisputeService({
+    db,
+    clock,
+    events,
+    jobs,
+    processors,
+    followUpDelayMs: config.sandboxFollowUpDelayMs,
+  });
   const processorNotifications = createNotificationReceiver({
     db,
     clock,
@@ -210,6 +221,7 @@ export function createServices({
       authorisation: (...args) => payments.applyAuthorizationNotice(...args),
       capture: (...args) => payments.applyCaptureNotice(...args),
       refund: (...args) => refunds.applyRefundNotice(...args),
+      dispute: (...args) => disputes.applyNotice(...args),
     },
   });
   const payouts = createPayoutService({
@@ -220,6 +232,7 @@ export function createServices({
     jobs,
     followUpDelayMs: config.sandboxFollowUpDelayMs,
   });
+  const files = createFileService({ db, clock });
   // The payout schedule (docs/balances.md): automatic payouts fall due by the UTC day.
   jobs.every(60 * 1000, () => payouts.runSchedule());
   const mail = createMailTransport({
@@ -254,6 +267,7 @@ export function createServices({
   });
   late.checkout = checkout;
   const team = createTeamService({ db, clock, mail, vault, publicUrl });
+  registerDisputeMail({ db, logger: log, jobs, mail, members: (merchantId) => team.list(merchantId), publicUrl });
   const endpointHealth = createEndpointHealthService({
     db,
     clock,
@@ -300,6 +314,8 @@ export function createServices({
     refunds,
     ledger,
     payouts,
+    disputes,
+    files,
     events,
     eventFeed,
     webhookEndpoints,

@@ -39,6 +39,8 @@ export const errorCatalog = {
   processor_account_exists: 'conflict',
   /** A payout for a merchant without a bank account: the operator sets one first (docs/balances.md). */
   bank_account_missing: 'conflict',
+  /** Evidence or accept on a dispute that no longer takes them (closed, under review, past dueBy): `data` says its state. */
+  dispute_not_open: 'conflict',
   rate_limited: 'rate_limited',
   internal_error: 'internal',
   /** Something the request needs does not answer (the database, the rate limit's store) or the process is stopping: nothing was done; retry (Retry-After). */

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { ListQuery } from '../http/envelope.js';
 import { Timestamp } from '../core/common-schemas.js';
 
-/** docs/webhooks.md#event-codes, written exactly as the spec writes them (three invoice codes start upper case), and the payouts'. */
+/** docs/webhooks.md#event-codes, written exactly as the spec writes them (three invoice codes start upper case), the payouts' and the disputes'. */
 export const eventTypes = [
   'payment.processing',
   'payment.succeeded',
@@ -24,6 +24,12 @@ export const eventTypes = [
   'payout.paid',
   'payout.failed',
   'payout.canceled',
+  // docs/disputes.md, Events.
+  'dispute.created',
+  'dispute.updated',
+  'dispute.closed',
+  'dispute.funds_withdrawn',
+  'dispute.funds_reinstated',
 ] as const;
 export type EventType = (typeof eventTypes)[number];
 

@@ -28,6 +28,8 @@ const errorMeanings: Record<ErrorCode, string> = {
   processor_account_exists:
     'The merchant already has an enabled processor account for that mode; `data.accountId` names it: disable it first',
   bank_account_missing: 'A payout for a merchant without a bank account: the operator sets one first',
+  dispute_not_open:
+    'Evidence or accept on a dispute that takes no response (closed, under review, or past `dueBy`); `data.status` says its state',
   rate_limited: 'Too many public-key requests; retry after `Retry-After` seconds',
   internal_error: "Our fault; logged with the request's `X-TraceId`, which support asks for",
   service_unavailable:

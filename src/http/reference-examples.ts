@@ -26,7 +26,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_2173417092128682895',
+        id: 'cus_2951575917759246478',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -62,13 +62,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /customers/{id}': {
     request: {
-      path: '/customers/cus_2173417092128682895',
+      path: '/customers/cus_2951575917759246478',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_2173417092128682895',
+        id: 'cus_2951575917759246478',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -96,7 +96,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /customers/{id}/update': {
     request: {
-      path: '/customers/cus_2173417092128682895/update',
+      path: '/customers/cus_2951575917759246478/update',
       body: {
         phone: '+1 415 555 0100',
       },
@@ -105,7 +105,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_2173417092128682895',
+        id: 'cus_2951575917759246478',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -156,7 +156,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_1236545154582002485',
+        id: 'pm_6828450161757007776',
         type: 'card',
         billingDetails: {
           address: null,
@@ -173,7 +173,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          fingerprint: 'm0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_',
           last4: '4242',
           tokenType: null,
         },
@@ -215,13 +215,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment_methods/{id}': {
     request: {
-      path: '/payment_methods/pm_1236545154582002485',
+      path: '/payment_methods/pm_6828450161757007776',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_1236545154582002485',
+        id: 'pm_6828450161757007776',
         type: 'card',
         billingDetails: {
           address: null,
@@ -238,7 +238,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          fingerprint: 'm0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_',
           last4: '4242',
           tokenType: null,
         },
@@ -268,29 +268,29 @@ export const capturedExamples: Record<string, CapturedExample> = {
       body: {
         amount: '1999',
         currency: 'USD',
-        customerId: 'cus_2173417092128682895',
-        paymentMethod: 'pm_1236545154582002485',
+        customerId: 'cus_2951575917759246478',
+        paymentMethod: 'pm_6828450161757007776',
         confirm: 'true',
         setupFutureUsage: 'on',
         orderNo: 'order-1001',
-        notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:42391/webhooks/tessera',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_3984917427035103780',
+        id: 'pt_1116316268986784431',
         amount: '1999',
         currency: 'USD',
         confirmationMethod: 'automatic',
-        customerId: 'cus_2173417092128682895',
-        paymentMethod: 'pm_1236545154582002485',
+        customerId: 'cus_2951575917759246478',
+        paymentMethod: 'pm_6828450161757007776',
         description: null,
         ip: null,
         confirm: 'true',
         lineItems: null,
-        notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:42391/webhooks/tessera',
         orderNo: 'order-1001',
         preAuth: 'n',
         receiptEmail: null,
@@ -317,15 +317,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+            fingerprint: 'm0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_',
           },
         },
-        clientSecret: 'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+        clientSecret: 'pt_1116316268986784431_secret_55575a698b1942a82dc16e085e3fe0e0af3097d4945a1d5781445f2083e46cf0',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1999',
         amountCapturable: '0',
         amountRefunded: '0',
+        amountDisputed: '0',
+        disputes: [],
         created: '2026-11-22T12:00:05.000Z',
         riskInfo: {
           riskScore: 10,
@@ -347,12 +349,12 @@ export const capturedExamples: Record<string, CapturedExample> = {
         body: {
           amountt: '1999',
           currency: 'USD',
-          customerId: 'cus_2173417092128682895',
-          paymentMethod: 'pm_1236545154582002485',
+          customerId: 'cus_2951575917759246478',
+          paymentMethod: 'pm_6828450161757007776',
           confirm: 'true',
           setupFutureUsage: 'on',
           orderNo: 'order-1001',
-          notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+          notifyUrl: 'http://127.0.0.1:42391/webhooks/tessera',
         },
       },
       answer: {
@@ -368,23 +370,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment/{id}': {
     request: {
-      path: '/payment/pt_3984917427035103780',
+      path: '/payment/pt_1116316268986784431',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_3984917427035103780',
+        id: 'pt_1116316268986784431',
         amount: '1999',
         currency: 'USD',
         confirmationMethod: 'automatic',
-        customerId: 'cus_2173417092128682895',
-        paymentMethod: 'pm_1236545154582002485',
+        customerId: 'cus_2951575917759246478',
+        paymentMethod: 'pm_6828450161757007776',
         description: null,
         ip: null,
         confirm: 'true',
         lineItems: null,
-        notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:42391/webhooks/tessera',
         orderNo: 'order-1001',
         preAuth: 'n',
         receiptEmail: null,
@@ -411,15 +413,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+            fingerprint: 'm0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_',
           },
         },
-        clientSecret: 'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+        clientSecret: 'pt_1116316268986784431_secret_55575a698b1942a82dc16e085e3fe0e0af3097d4945a1d5781445f2083e46cf0',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1999',
         amountCapturable: '0',
         amountRefunded: '0',
+        amountDisputed: '0',
+        disputes: [],
         created: '2026-11-22T12:00:05.000Z',
         riskInfo: {
           riskScore: 10,
@@ -452,7 +456,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/payment',
       query: {
-        customerId: 'cus_2173417092128682895',
+        customerId: 'cus_2951575917759246478',
         limit: '1',
       },
     },
@@ -462,17 +466,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'pt_3984917427035103780',
+            id: 'pt_1116316268986784431',
             amount: '1999',
             currency: 'USD',
             confirmationMethod: 'automatic',
-            customerId: 'cus_2173417092128682895',
-            paymentMethod: 'pm_1236545154582002485',
+            customerId: 'cus_2951575917759246478',
+            paymentMethod: 'pm_6828450161757007776',
             description: null,
             ip: null,
             confirm: 'true',
             lineItems: null,
-            notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+            notifyUrl: 'http://127.0.0.1:42391/webhooks/tessera',
             orderNo: 'order-1001',
             preAuth: 'n',
             receiptEmail: null,
@@ -499,16 +503,18 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 expMonth: '12',
                 expYear: '2030',
                 country: 'US',
-                fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+                fingerprint: 'm0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_',
               },
             },
             clientSecret:
-              'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+              'pt_1116316268986784431_secret_55575a698b1942a82dc16e085e3fe0e0af3097d4945a1d5781445f2083e46cf0',
             canceledAt: null,
             cancellationReason: null,
             amountReceived: '1999',
             amountCapturable: '0',
             amountRefunded: '0',
+            amountDisputed: '0',
+            disputes: [],
             created: '2026-11-22T12:00:05.000Z',
             riskInfo: {
               riskScore: 10,
@@ -531,7 +537,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment',
         query: {
-          customerId: 'cus_2173417092128682895',
+          customerId: 'cus_2951575917759246478',
           limit: '0',
         },
       },
@@ -547,7 +553,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment_methods/list/{customerId}': {
     request: {
-      path: '/payment_methods/list/cus_2173417092128682895',
+      path: '/payment_methods/list/cus_2951575917759246478',
     },
     answer: {
       code: 'success',
@@ -555,7 +561,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'pm_1236545154582002485',
+            id: 'pm_6828450161757007776',
             type: 'card',
             billingDetails: {
               address: null,
@@ -566,13 +572,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
               description: null,
             },
             created: '2026-11-22T12:00:03.000Z',
-            customerId: 'cus_2173417092128682895',
+            customerId: 'cus_2951575917759246478',
             card: {
               brand: 'visa',
               country: 'US',
               expMonth: '12',
               expYear: '2030',
-              fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+              fingerprint: 'm0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_',
               last4: '4242',
               tokenType: 'network_token',
             },
@@ -612,7 +618,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'cus_2173417092128682895',
+            id: 'cus_2951575917759246478',
             address: null,
             description: null,
             email: 'ada@example.com',
@@ -647,16 +653,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/attach': {
     request: {
-      path: '/payment_methods/pm_5924251515875620070/attach',
+      path: '/payment_methods/pm_8924858431365401079/attach',
       body: {
-        customerId: 'cus_2173417092128682895',
+        customerId: 'cus_2951575917759246478',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_5924251515875620070',
+        id: 'pm_8924858431365401079',
         type: 'card',
         billingDetails: {
           address: null,
@@ -667,13 +673,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
           description: null,
         },
         created: '2026-11-22T12:00:10.000Z',
-        customerId: 'cus_2173417092128682895',
+        customerId: 'cus_2951575917759246478',
         card: {
           brand: 'visa',
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          fingerprint: 'm0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_',
           last4: '4242',
           tokenType: null,
         },
@@ -688,7 +694,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment_methods/pm_1000000000000000001/attach',
         body: {
-          customerId: 'cus_2173417092128682895',
+          customerId: 'cus_2951575917759246478',
         },
       },
       answer: {
@@ -702,7 +708,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/update': {
     request: {
-      path: '/payment_methods/pm_5924251515875620070/update',
+      path: '/payment_methods/pm_8924858431365401079/update',
       body: {
         billingDetails: {
           phone: '+1 415 555 0100',
@@ -713,7 +719,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_5924251515875620070',
+        id: 'pm_8924858431365401079',
         type: 'card',
         billingDetails: {
           address: null,
@@ -724,13 +730,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
           description: null,
         },
         created: '2026-11-22T12:00:10.000Z',
-        customerId: 'cus_2173417092128682895',
+        customerId: 'cus_2951575917759246478',
         card: {
           brand: 'visa',
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          fingerprint: 'm0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_',
           last4: '4242',
           tokenType: null,
         },
@@ -761,14 +767,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/detach': {
     request: {
-      path: '/payment_methods/pm_5924251515875620070/detach',
+      path: '/payment_methods/pm_8924858431365401079/detach',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_5924251515875620070',
+        id: 'pm_8924858431365401079',
         type: 'card',
         billingDetails: {
           address: null,
@@ -785,7 +791,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          fingerprint: 'm0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_',
           last4: '4242',
           tokenType: null,
         },
@@ -812,7 +818,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/update': {
     request: {
-      path: '/payment/pt_6140867273385576478/update',
+      path: '/payment/pt_9008283068403606986/update',
       body: {
         description: 'Order 1002',
       },
@@ -821,7 +827,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_6140867273385576478',
+        id: 'pt_9008283068403606986',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
@@ -851,12 +857,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paymentMethodTypes: ['card'],
         paymentMethodType: 'card',
         paymentMethodDetails: null,
-        clientSecret: 'pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc',
+        clientSecret: 'pt_9008283068403606986_secret_aa37a1e357099458fa555132102abf375c7f7353c206551445541b846ed7d33e',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '0',
         amountCapturable: '0',
         amountRefunded: '0',
+        amountDisputed: '0',
+        disputes: [],
         created: '2026-11-22T12:00:13.000Z',
         riskInfo: null,
         status: 'requires_payment_method',
@@ -887,7 +895,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}': {
     request: {
-      path: '/payment/pt_6140867273385576478',
+      path: '/payment/pt_9008283068403606986',
       body: {
         description: 'Order 1002, gift wrapped',
       },
@@ -896,7 +904,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_6140867273385576478',
+        id: 'pt_9008283068403606986',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
@@ -926,12 +934,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paymentMethodTypes: ['card'],
         paymentMethodType: 'card',
         paymentMethodDetails: null,
-        clientSecret: 'pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc',
+        clientSecret: 'pt_9008283068403606986_secret_aa37a1e357099458fa555132102abf375c7f7353c206551445541b846ed7d33e',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '0',
         amountCapturable: '0',
         amountRefunded: '0',
+        amountDisputed: '0',
+        disputes: [],
         created: '2026-11-22T12:00:13.000Z',
         riskInfo: null,
         status: 'requires_payment_method',
@@ -962,21 +972,21 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/confirm': {
     request: {
-      path: '/payment/pt_6140867273385576478/confirm',
+      path: '/payment/pt_9008283068403606986/confirm',
       body: {
-        paymentMethod: 'pm_6250245195626376526',
+        paymentMethod: 'pm_4226861926514203156',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_6140867273385576478',
+        id: 'pt_9008283068403606986',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_6250245195626376526',
+        paymentMethod: 'pm_4226861926514203156',
         description: 'Order 1002, gift wrapped',
         ip: null,
         confirm: 'false',
@@ -1008,15 +1018,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+            fingerprint: 'm0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_',
           },
         },
-        clientSecret: 'pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc',
+        clientSecret: 'pt_9008283068403606986_secret_aa37a1e357099458fa555132102abf375c7f7353c206551445541b846ed7d33e',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '2500',
         amountCapturable: '0',
         amountRefunded: '0',
+        amountDisputed: '0',
+        disputes: [],
         created: '2026-11-22T12:00:13.000Z',
         riskInfo: {
           riskScore: 10,
@@ -1036,7 +1048,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment/pt_1000000000000000001/confirm',
         body: {
-          paymentMethod: 'pm_6250245195626376526',
+          paymentMethod: 'pm_4226861926514203156',
         },
       },
       answer: {
@@ -1050,19 +1062,19 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/capture': {
     request: {
-      path: '/payment/pt_1005190174557191704/capture',
+      path: '/payment/pt_3686213553197676858/capture',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_1005190174557191704',
+        id: 'pt_3686213553197676858',
         amount: '1500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_5160425743778558060',
+        paymentMethod: 'pm_6987257577504071785',
         description: null,
         ip: null,
         confirm: 'true',
@@ -1094,15 +1106,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+            fingerprint: 'm0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_',
           },
         },
-        clientSecret: 'pt_1005190174557191704_secret_8708d272192845766fd42717663b77b95874164321c5112f568b11036301d794',
+        clientSecret: 'pt_3686213553197676858_secret_6026630c1d95a2983bd3702d22cdb7c516a7de1d252ff6d84a4b195666deca3b',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1500',
         amountCapturable: '0',
         amountRefunded: '0',
+        amountDisputed: '0',
+        disputes: [],
         created: '2026-11-22T12:00:16.000Z',
         riskInfo: {
           riskScore: 10,
@@ -1134,7 +1148,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/cancel': {
     request: {
-      path: '/payment/pt_7223284359094696757/cancel',
+      path: '/payment/pt_4117489408548183648/cancel',
       body: {
         cancellationReason: 'requested_by_customer',
       },
@@ -1143,12 +1157,12 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_7223284359094696757',
+        id: 'pt_4117489408548183648',
         amount: '1500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_9242748753836331076',
+        paymentMethod: 'pm_2352161515278190003',
         description: null,
         ip: null,
         confirm: 'true',
@@ -1180,15 +1194,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+            fingerprint: 'm0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_',
           },
         },
-        clientSecret: 'pt_7223284359094696757_secret_27af2c0cf11d615ce597136dcdf4ea7d898571e02263f9e572c0c1d661ff4cfd',
+        clientSecret: 'pt_4117489408548183648_secret_ec76d0a119f9a0ce73d27e16477642c30408d97b814dfbf7b57ed67c1ed34617',
         canceledAt: '2026-11-22T12:00:17.000Z',
         cancellationReason: 'requested_by_customer',
         amountReceived: '0',
         amountCapturable: '0',
         amountRefunded: '0',
+        amountDisputed: '0',
+        disputes: [],
         created: '2026-11-22T12:00:17.000Z',
         riskInfo: {
           riskScore: 10,
@@ -1224,7 +1240,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/refunds/create',
       body: {
-        paymentId: 'pt_3984917427035103780',
+        paymentId: 'pt_1116316268986784431',
         amount: '500',
         reason: 'requested_by_customer',
       },
@@ -1233,10 +1249,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 're_1474252169021727402',
+        id: 're_4721830665199729191',
         amount: '500',
         currency: 'USD',
-        paymentId: 'pt_3984917427035103780',
+        paymentId: 'pt_1116316268986784431',
         reason: 'requested_by_customer',
         note: null,
         description: null,
@@ -1251,7 +1267,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/refunds/create',
         body: {
-          paymentIdd: 'pt_3984917427035103780',
+          paymentIdd: 'pt_1116316268986784431',
           amount: '500',
           reason: 'requested_by_customer',
         },
@@ -1269,16 +1285,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /refunds/{id}': {
     request: {
-      path: '/refunds/re_1474252169021727402',
+      path: '/refunds/re_4721830665199729191',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 're_1474252169021727402',
+        id: 're_4721830665199729191',
         amount: '500',
         currency: 'USD',
-        paymentId: 'pt_3984917427035103780',
+        paymentId: 'pt_1116316268986784431',
         reason: 'requested_by_customer',
         note: null,
         description: null,
@@ -1315,10 +1331,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 're_1474252169021727402',
+            id: 're_4721830665199729191',
             amount: '500',
             currency: 'USD',
-            paymentId: 'pt_3984917427035103780',
+            paymentId: 'pt_1116316268986784431',
             reason: 'requested_by_customer',
             note: null,
             description: null,
@@ -1403,9 +1419,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'txn_9069787350270875776',
+            id: 'txn_6128992214292969335',
             type: 'payment',
-            source: 'pt_3173230199969200274',
+            source: 'pt_4452438755602788679',
             amount: '5000',
             fee: '175',
             feeDetails: [
@@ -1448,15 +1464,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /balance_transactions/{id}': {
     request: {
-      path: '/balance_transactions/txn_9069787350270875776',
+      path: '/balance_transactions/txn_6128992214292969335',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'txn_9069787350270875776',
+        id: 'txn_6128992214292969335',
         type: 'payment',
-        source: 'pt_3173230199969200274',
+        source: 'pt_4452438755602788679',
         amount: '5000',
         fee: '175',
         feeDetails: [
@@ -1553,7 +1569,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'po_2782785400001610574',
+        id: 'po_3159309948204509699',
         amount: '1000',
         currency: 'USD',
         status: 'in_transit',
@@ -1587,13 +1603,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payouts/{id}': {
     request: {
-      path: '/payouts/po_2782785400001610574',
+      path: '/payouts/po_3159309948204509699',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'po_2782785400001610574',
+        id: 'po_3159309948204509699',
         amount: '1000',
         currency: 'USD',
         status: 'in_transit',
@@ -1632,7 +1648,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'po_4903103069631638429',
+            id: 'po_5221521888436043210',
             amount: '3325',
             currency: 'USD',
             status: 'in_transit',
@@ -1667,14 +1683,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payouts/{id}/reconciliation': {
     request: {
-      path: '/payouts/po_4903103069631638429/reconciliation',
+      path: '/payouts/po_5221521888436043210/reconciliation',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
         payout: {
-          id: 'po_4903103069631638429',
+          id: 'po_5221521888436043210',
           amount: '3325',
           currency: 'USD',
           status: 'in_transit',
@@ -1687,10 +1703,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
         },
         rows: [
           {
-            payoutId: 'po_4903103069631638429',
-            balanceTransactionId: 'txn_3163078016206473852',
+            payoutId: 'po_5221521888436043210',
+            balanceTransactionId: 'txn_4456556513394041273',
             type: 'refund',
-            source: 're_1474252169021727402',
+            source: 're_4721830665199729191',
             orderNo: 'order-1001',
             created: '2026-11-22T12:00:18.000Z',
             availableOn: '2026-11-22T12:00:18.000Z',
@@ -1702,10 +1718,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             last4: '4242',
           },
           {
-            payoutId: 'po_4903103069631638429',
-            balanceTransactionId: 'txn_9069787350270875776',
+            payoutId: 'po_5221521888436043210',
+            balanceTransactionId: 'txn_6128992214292969335',
             type: 'payment',
-            source: 'pt_3173230199969200274',
+            source: 'pt_4452438755602788679',
             orderNo: 'order-1006',
             created: '2026-11-22T12:00:21.000Z',
             availableOn: '2026-11-22T12:00:21.000Z',
@@ -1717,10 +1733,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             last4: '4242',
           },
           {
-            payoutId: 'po_4903103069631638429',
-            balanceTransactionId: 'txn_6919918527549368075',
+            payoutId: 'po_5221521888436043210',
+            balanceTransactionId: 'txn_1699501524645617598',
             type: 'payout',
-            source: 'po_2782785400001610574',
+            source: 'po_3159309948204509699',
             orderNo: null,
             created: '2026-11-22T12:00:26.000Z',
             availableOn: '2026-11-22T12:00:26.000Z',
@@ -1748,11 +1764,379 @@ export const capturedExamples: Record<string, CapturedExample> = {
       },
     },
   },
+  'GET /disputes': {
+    request: {
+      path: '/disputes',
+      query: {
+        paymentId: 'pt_5602823788671277024',
+        limit: '1',
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        data: [
+          {
+            id: 'dp_9633665798516397102',
+            paymentId: 'pt_5602823788671277024',
+            amount: '4999',
+            currency: 'USD',
+            reason: 'fraudulent',
+            networkReasonCode: '10.4',
+            stage: 'chargeback',
+            status: 'needs_response',
+            evidence: {
+              productDescription: null,
+              customerName: null,
+              customerEmailAddress: null,
+              billingAddress: null,
+              shippingAddress: null,
+              shippingCarrier: null,
+              shippingTrackingNumber: null,
+              shippingDate: null,
+              refundPolicyDisclosure: null,
+              refundRefusalExplanation: null,
+              cancellationPolicyDisclosure: null,
+              duplicateChargeExplanation: null,
+              uncategorizedText: null,
+              receipt: null,
+              customerCommunication: null,
+              shippingDocumentation: null,
+              refundPolicy: null,
+              cancellationPolicy: null,
+              serviceDocumentation: null,
+              uncategorizedFile: null,
+            },
+            evidenceDetails: {
+              dueBy: '2026-11-29T12:01:33.000Z',
+              hasEvidence: false,
+              pastDue: false,
+              submissionCount: 0,
+            },
+            isChargeRefundable: false,
+            balanceTransactions: [
+              {
+                id: 'txn_1030281196654983120',
+                type: 'dispute',
+                source: 'dp_9633665798516397102',
+                amount: '-4999',
+                fee: '1500',
+                feeDetails: [
+                  {
+                    type: 'dispute_fee',
+                    amount: '1500',
+                    description: 'Dispute fee',
+                  },
+                ],
+                net: '-6499',
+                currency: 'USD',
+                status: 'available',
+                availableOn: '2026-11-22T12:01:33.000Z',
+                payoutId: null,
+                reportingCategory: 'dispute',
+                created: '2026-11-22T12:01:33.000Z',
+              },
+            ],
+            created: '2026-11-22T12:01:33.000Z',
+          },
+        ],
+        hasMore: false,
+      },
+    },
+    error: {
+      status: 400,
+      request: {
+        path: '/disputes',
+        query: {
+          paymentId: 'pt_5602823788671277024',
+          limit: '0',
+        },
+      },
+      answer: {
+        code: 'invalid_request',
+        msg: 'limit must be at least 1',
+        data: {
+          param: 'limit',
+          rule: 'minimum',
+        },
+      },
+    },
+  },
+  'GET /disputes/{id}': {
+    request: {
+      path: '/disputes/dp_9633665798516397102',
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'dp_9633665798516397102',
+        paymentId: 'pt_5602823788671277024',
+        amount: '4999',
+        currency: 'USD',
+        reason: 'fraudulent',
+        networkReasonCode: '10.4',
+        stage: 'chargeback',
+        status: 'needs_response',
+        evidence: {
+          productDescription: null,
+          customerName: null,
+          customerEmailAddress: null,
+          billingAddress: null,
+          shippingAddress: null,
+          shippingCarrier: null,
+          shippingTrackingNumber: null,
+          shippingDate: null,
+          refundPolicyDisclosure: null,
+          refundRefusalExplanation: null,
+          cancellationPolicyDisclosure: null,
+          duplicateChargeExplanation: null,
+          uncategorizedText: null,
+          receipt: null,
+          customerCommunication: null,
+          shippingDocumentation: null,
+          refundPolicy: null,
+          cancellationPolicy: null,
+          serviceDocumentation: null,
+          uncategorizedFile: null,
+        },
+        evidenceDetails: {
+          dueBy: '2026-11-29T12:01:33.000Z',
+          hasEvidence: false,
+          pastDue: false,
+          submissionCount: 0,
+        },
+        isChargeRefundable: false,
+        balanceTransactions: [
+          {
+            id: 'txn_1030281196654983120',
+            type: 'dispute',
+            source: 'dp_9633665798516397102',
+            amount: '-4999',
+            fee: '1500',
+            feeDetails: [
+              {
+                type: 'dispute_fee',
+                amount: '1500',
+                description: 'Dispute fee',
+              },
+            ],
+            net: '-6499',
+            currency: 'USD',
+            status: 'available',
+            availableOn: '2026-11-22T12:01:33.000Z',
+            payoutId: null,
+            reportingCategory: 'dispute',
+            created: '2026-11-22T12:01:33.000Z',
+          },
+        ],
+        created: '2026-11-22T12:01:33.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/disputes/dp_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such dispute: 'dp_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /disputes/{id}/update': {
+    request: {
+      path: '/disputes/dp_9633665798516397102/update',
+      body: {
+        evidence: {
+          productDescription: 'Walnut desk lamp, shipped 2026-11-20',
+          shippingTrackingNumber: '1Z999AA10123456784',
+        },
+      },
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'dp_9633665798516397102',
+        paymentId: 'pt_5602823788671277024',
+        amount: '4999',
+        currency: 'USD',
+        reason: 'fraudulent',
+        networkReasonCode: '10.4',
+        stage: 'chargeback',
+        status: 'needs_response',
+        evidence: {
+          productDescription: 'Walnut desk lamp, shipped 2026-11-20',
+          customerName: null,
+          customerEmailAddress: null,
+          billingAddress: null,
+          shippingAddress: null,
+          shippingCarrier: null,
+          shippingTrackingNumber: '1Z999AA10123456784',
+          shippingDate: null,
+          refundPolicyDisclosure: null,
+          refundRefusalExplanation: null,
+          cancellationPolicyDisclosure: null,
+          duplicateChargeExplanation: null,
+          uncategorizedText: null,
+          receipt: null,
+          customerCommunication: null,
+          shippingDocumentation: null,
+          refundPolicy: null,
+          cancellationPolicy: null,
+          serviceDocumentation: null,
+          uncategorizedFile: null,
+        },
+        evidenceDetails: {
+          dueBy: '2026-11-29T12:01:33.000Z',
+          hasEvidence: true,
+          pastDue: false,
+          submissionCount: 0,
+        },
+        isChargeRefundable: false,
+        balanceTransactions: [
+          {
+            id: 'txn_1030281196654983120',
+            type: 'dispute',
+            source: 'dp_9633665798516397102',
+            amount: '-4999',
+            fee: '1500',
+            feeDetails: [
+              {
+                type: 'dispute_fee',
+                amount: '1500',
+                description: 'Dispute fee',
+              },
+            ],
+            net: '-6499',
+            currency: 'USD',
+            status: 'available',
+            availableOn: '2026-11-22T12:01:33.000Z',
+            payoutId: null,
+            reportingCategory: 'dispute',
+            created: '2026-11-22T12:01:33.000Z',
+          },
+        ],
+        created: '2026-11-22T12:01:33.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/disputes/dp_1000000000000000001/update',
+        body: {
+          evidence: {
+            productDescription: 'Walnut desk lamp, shipped 2026-11-20',
+            shippingTrackingNumber: '1Z999AA10123456784',
+          },
+        },
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such dispute: 'dp_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /disputes/{id}/accept': {
+    request: {
+      path: '/disputes/dp_9633665798516397102/accept',
+      body: {},
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'dp_9633665798516397102',
+        paymentId: 'pt_5602823788671277024',
+        amount: '4999',
+        currency: 'USD',
+        reason: 'fraudulent',
+        networkReasonCode: '10.4',
+        stage: 'chargeback',
+        status: 'accepted',
+        evidence: {
+          productDescription: 'Walnut desk lamp, shipped 2026-11-20',
+          customerName: null,
+          customerEmailAddress: null,
+          billingAddress: null,
+          shippingAddress: null,
+          shippingCarrier: null,
+          shippingTrackingNumber: '1Z999AA10123456784',
+          shippingDate: null,
+          refundPolicyDisclosure: null,
+          refundRefusalExplanation: null,
+          cancellationPolicyDisclosure: null,
+          duplicateChargeExplanation: null,
+          uncategorizedText: null,
+          receipt: null,
+          customerCommunication: null,
+          shippingDocumentation: null,
+          refundPolicy: null,
+          cancellationPolicy: null,
+          serviceDocumentation: null,
+          uncategorizedFile: null,
+        },
+        evidenceDetails: {
+          dueBy: '2026-11-29T12:01:33.000Z',
+          hasEvidence: true,
+          pastDue: false,
+          submissionCount: 0,
+        },
+        isChargeRefundable: false,
+        balanceTransactions: [
+          {
+            id: 'txn_1030281196654983120',
+            type: 'dispute',
+            source: 'dp_9633665798516397102',
+            amount: '-4999',
+            fee: '1500',
+            feeDetails: [
+              {
+                type: 'dispute_fee',
+                amount: '1500',
+                description: 'Dispute fee',
+              },
+            ],
+            net: '-6499',
+            currency: 'USD',
+            status: 'available',
+            availableOn: '2026-11-22T12:01:33.000Z',
+            payoutId: null,
+            reportingCategory: 'dispute',
+            created: '2026-11-22T12:01:33.000Z',
+          },
+        ],
+        created: '2026-11-22T12:01:33.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/disputes/dp_1000000000000000001/accept',
+        body: {},
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such dispute: 'dp_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
   'POST /invoices/create': {
     request: {
       path: '/invoices/create',
       body: {
-        customerId: 'cus_2173417092128682895',
+        customerId: 'cus_2951575917759246478',
         currency: 'USD',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
@@ -1769,8 +2153,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_2080453917379511557',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_7409670883045340730',
+        customerId: 'cus_2951575917759246478',
         currency: 'USD',
         lineItems: [
           {
@@ -1799,7 +2183,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paidAt: null,
         voidedAt: null,
         markedUncollectibleAt: null,
-        created: '2026-11-22T12:01:30.000Z',
+        created: '2026-11-22T12:01:37.000Z',
       },
     },
     error: {
@@ -1807,7 +2191,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/invoices/create',
         body: {
-          customerIdd: 'cus_2173417092128682895',
+          customerIdd: 'cus_2951575917759246478',
           currency: 'USD',
           collectionMethod: 'send_invoice',
           daysUntilDue: 30,
@@ -1833,14 +2217,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /invoices/{id}': {
     request: {
-      path: '/invoices/in_2080453917379511557',
+      path: '/invoices/in_7409670883045340730',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_2080453917379511557',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_7409670883045340730',
+        customerId: 'cus_2951575917759246478',
         currency: 'USD',
         lineItems: [
           {
@@ -1869,7 +2253,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paidAt: null,
         voidedAt: null,
         markedUncollectibleAt: null,
-        created: '2026-11-22T12:01:30.000Z',
+        created: '2026-11-22T12:01:37.000Z',
       },
     },
     error: {
@@ -1899,8 +2283,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'in_2080453917379511557',
-            customerId: 'cus_2173417092128682895',
+            id: 'in_7409670883045340730',
+            customerId: 'cus_2951575917759246478',
             currency: 'USD',
             lineItems: [
               {
@@ -1929,7 +2313,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             paidAt: null,
             voidedAt: null,
             markedUncollectibleAt: null,
-            created: '2026-11-22T12:01:30.000Z',
+            created: '2026-11-22T12:01:37.000Z',
           },
         ],
         hasMore: false,
@@ -1955,7 +2339,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/update': {
     request: {
-      path: '/invoices/in_2080453917379511557/update',
+      path: '/invoices/in_7409670883045340730/update',
       body: {
         description: 'March work',
       },
@@ -1964,8 +2348,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_2080453917379511557',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_7409670883045340730',
+        customerId: 'cus_2951575917759246478',
         currency: 'USD',
         lineItems: [
           {
@@ -1994,7 +2378,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paidAt: null,
         voidedAt: null,
         markedUncollectibleAt: null,
-        created: '2026-11-22T12:01:30.000Z',
+        created: '2026-11-22T12:01:37.000Z',
       },
     },
     error: {
@@ -2016,15 +2400,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/finalize': {
     request: {
-      path: '/invoices/in_2080453917379511557/finalize',
+      path: '/invoices/in_7409670883045340730/finalize',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_2080453917379511557',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_7409670883045340730',
+        customerId: 'cus_2951575917759246478',
         currency: 'USD',
         lineItems: [
           {
@@ -2039,22 +2423,22 @@ export const capturedExamples: Record<string, CapturedExample> = {
         amountRemaining: '300000',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
-        dueDate: '2026-12-22T12:01:34.000Z',
+        dueDate: '2026-12-22T12:01:41.000Z',
         paymentMethod: null,
         description: 'March work',
         metadata: null,
         status: 'open',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195',
+          'http://127.0.0.1:8080/invoice/in_7409670883045340730?token=53ed408022802cd5eb8229faf9c2aca05076071867cc1d28d3b24666699d975f',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
         lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:01:34.000Z',
+        finalizedAt: '2026-11-22T12:01:41.000Z',
         paidAt: null,
         voidedAt: null,
         markedUncollectibleAt: null,
-        created: '2026-11-22T12:01:30.000Z',
+        created: '2026-11-22T12:01:37.000Z',
       },
     },
     error: {
@@ -2074,15 +2458,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/send': {
     request: {
-      path: '/invoices/in_2080453917379511557/send',
+      path: '/invoices/in_7409670883045340730/send',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_2080453917379511557',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_7409670883045340730',
+        customerId: 'cus_2951575917759246478',
         currency: 'USD',
         lineItems: [
           {
@@ -2097,22 +2481,22 @@ export const capturedExamples: Record<string, CapturedExample> = {
         amountRemaining: '300000',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
-        dueDate: '2026-12-22T12:01:34.000Z',
+        dueDate: '2026-12-22T12:01:41.000Z',
         paymentMethod: null,
         description: 'March work',
         metadata: null,
         status: 'open',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195',
+          'http://127.0.0.1:8080/invoice/in_7409670883045340730?token=53ed408022802cd5eb8229faf9c2aca05076071867cc1d28d3b24666699d975f',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
         lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:01:34.000Z',
+        finalizedAt: '2026-11-22T12:01:41.000Z',
         paidAt: null,
         voidedAt: null,
         markedUncollectibleAt: null,
-        created: '2026-11-22T12:01:30.000Z',
+        created: '2026-11-22T12:01:37.000Z',
       },
     },
     error: {
@@ -2132,15 +2516,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/void': {
     request: {
-      path: '/invoices/in_2080453917379511557/void',
+      path: '/invoices/in_7409670883045340730/void',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_2080453917379511557',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_7409670883045340730',
+        customerId: 'cus_2951575917759246478',
         currency: 'USD',
         lineItems: [
           {
@@ -2155,22 +2539,22 @@ export const capturedExamples: Record<string, CapturedExample> = {
         amountRemaining: '300000',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
-        dueDate: '2026-12-22T12:01:34.000Z',
+        dueDate: '2026-12-22T12:01:41.000Z',
         paymentMethod: null,
         description: 'March work',
         metadata: null,
         status: 'void',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195',
+          'http://127.0.0.1:8080/invoice/in_7409670883045340730?token=53ed408022802cd5eb8229faf9c2aca05076071867cc1d28d3b24666699d975f',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
         lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:01:34.000Z',
+        finalizedAt: '2026-11-22T12:01:41.000Z',
         paidAt: null,
-        voidedAt: '2026-11-22T12:01:36.000Z',
+        voidedAt: '2026-11-22T12:01:43.000Z',
         markedUncollectibleAt: null,
-        created: '2026-11-22T12:01:30.000Z',
+        created: '2026-11-22T12:01:37.000Z',
       },
     },
     error: {
@@ -2190,13 +2574,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /invoices/{id}': {
     request: {
-      path: '/invoices/in_4521812347386522592',
+      path: '/invoices/in_5360290096892628053',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_4521812347386522592',
+        id: 'in_5360290096892628053',
         deleted: true,
       },
     },
@@ -2216,17 +2600,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/pay': {
     request: {
-      path: '/invoices/in_4729873166082633229/pay',
+      path: '/invoices/in_4875657198195850952/pay',
       body: {
-        paymentMethod: 'pm_1236545154582002485',
+        paymentMethod: 'pm_6828450161757007776',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_4729873166082633229',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_4875657198195850952',
+        customerId: 'cus_2951575917759246478',
         currency: 'USD',
         lineItems: [
           {
@@ -2241,22 +2625,22 @@ export const capturedExamples: Record<string, CapturedExample> = {
         amountRemaining: '0',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
-        dueDate: '2026-12-22T12:01:38.000Z',
+        dueDate: '2026-12-22T12:01:45.000Z',
         paymentMethod: null,
         description: null,
         metadata: null,
         status: 'paid',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_4729873166082633229?token=7806e24ff8ce4c7873deb24a4cf81796e6e27daf81a2118287052709536481d2',
-        paymentId: 'pt_1083912140065182391',
+          'http://127.0.0.1:8080/invoice/in_4875657198195850952?token=cae3720fc11e6c697a817161e8806ce14eb70ce9fd460d20fa84a7f723389c61',
+        paymentId: 'pt_2723072941963342942',
         attemptCount: 1,
         nextPaymentAttempt: null,
         lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:01:38.000Z',
-        paidAt: '2026-11-22T12:01:38.000Z',
+        finalizedAt: '2026-11-22T12:01:45.000Z',
+        paidAt: '2026-11-22T12:01:45.000Z',
         voidedAt: null,
         markedUncollectibleAt: null,
-        created: '2026-11-22T12:01:38.000Z',
+        created: '2026-11-22T12:01:45.000Z',
       },
     },
     error: {
@@ -2264,7 +2648,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/invoices/in_1000000000000000001/pay',
         body: {
-          paymentMethod: 'pm_1236545154582002485',
+          paymentMethod: 'pm_6828450161757007776',
         },
       },
       answer: {
@@ -2278,15 +2662,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/mark_uncollectible': {
     request: {
-      path: '/invoices/in_6176083503688092565/mark_uncollectible',
+      path: '/invoices/in_8045362793813444399/mark_uncollectible',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_6176083503688092565',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_8045362793813444399',
+        customerId: 'cus_2951575917759246478',
         currency: 'USD',
         lineItems: [
           {
@@ -2301,22 +2685,22 @@ export const capturedExamples: Record<string, CapturedExample> = {
         amountRemaining: '300000',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
-        dueDate: '2026-12-22T12:01:39.000Z',
+        dueDate: '2026-12-22T12:01:46.000Z',
         paymentMethod: null,
         description: null,
         metadata: null,
         status: 'uncollectible',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_6176083503688092565?token=c62f1fa7d8f9140db54976e06d2f78f996332d81cfdc2461951bcb15a93dea43',
+          'http://127.0.0.1:8080/invoice/in_8045362793813444399?token=18a529f710b446d88b653a03e0a9b0dfa0ae3f47ea7f6867fc6e79c613331052',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
         lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:01:39.000Z',
+        finalizedAt: '2026-11-22T12:01:46.000Z',
         paidAt: null,
         voidedAt: null,
-        markedUncollectibleAt: '2026-11-22T12:01:39.000Z',
-        created: '2026-11-22T12:01:39.000Z',
+        markedUncollectibleAt: '2026-11-22T12:01:46.000Z',
+        created: '2026-11-22T12:01:46.000Z',
       },
     },
     error: {
@@ -2358,8 +2742,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_1178261215192447825',
-        url: 'http://127.0.0.1:8080/checkout/cs_1178261215192447825',
+        id: 'cs_1565039101694214013',
+        url: 'http://127.0.0.1:8080/checkout/cs_1565039101694214013',
         status: 'open',
         amountTotal: '2598',
         currency: 'USD',
@@ -2388,8 +2772,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
         notifyUrl: null,
         locale: 'auto',
         paymentId: null,
-        expiresAt: '2026-11-23T12:01:40.000Z',
-        created: '2026-11-22T12:01:40.000Z',
+        expiresAt: '2026-11-23T12:01:47.000Z',
+        created: '2026-11-22T12:01:47.000Z',
       },
     },
     error: {
@@ -2426,14 +2810,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /checkout/session/{id}': {
     request: {
-      path: '/checkout/session/cs_1178261215192447825',
+      path: '/checkout/session/cs_1565039101694214013',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_1178261215192447825',
-        url: 'http://127.0.0.1:8080/checkout/cs_1178261215192447825',
+        id: 'cs_1565039101694214013',
+        url: 'http://127.0.0.1:8080/checkout/cs_1565039101694214013',
         status: 'open',
         amountTotal: '2598',
         currency: 'USD',
@@ -2462,8 +2846,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
         notifyUrl: null,
         locale: 'auto',
         paymentId: null,
-        expiresAt: '2026-11-23T12:01:40.000Z',
-        created: '2026-11-22T12:01:40.000Z',
+        expiresAt: '2026-11-23T12:01:47.000Z',
+        created: '2026-11-22T12:01:47.000Z',
       },
     },
     error: {
@@ -2493,8 +2877,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'cs_1178261215192447825',
-            url: 'http://127.0.0.1:8080/checkout/cs_1178261215192447825',
+            id: 'cs_1565039101694214013',
+            url: 'http://127.0.0.1:8080/checkout/cs_1565039101694214013',
             status: 'open',
             amountTotal: '2598',
             currency: 'USD',
@@ -2523,8 +2907,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
             notifyUrl: null,
             locale: 'auto',
             paymentId: null,
-            expiresAt: '2026-11-23T12:01:40.000Z',
-            created: '2026-11-22T12:01:40.000Z',
+            expiresAt: '2026-11-23T12:01:47.000Z',
+            created: '2026-11-22T12:01:47.000Z',
           },
         ],
         hasMore: false,
@@ -2550,15 +2934,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /checkout/session/{id}/expire': {
     request: {
-      path: '/checkout/session/cs_1178261215192447825/expire',
+      path: '/checkout/session/cs_1565039101694214013/expire',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_1178261215192447825',
-        url: 'http://127.0.0.1:8080/checkout/cs_1178261215192447825',
+        id: 'cs_1565039101694214013',
+        url: 'http://127.0.0.1:8080/checkout/cs_1565039101694214013',
         status: 'expired',
         amountTotal: '2598',
         currency: 'USD',
@@ -2587,8 +2971,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
         notifyUrl: null,
         locale: 'auto',
         paymentId: null,
-        expiresAt: '2026-11-23T12:01:40.000Z',
-        created: '2026-11-22T12:01:40.000Z',
+        expiresAt: '2026-11-23T12:01:47.000Z',
+        created: '2026-11-22T12:01:47.000Z',
       },
     },
     error: {
@@ -2610,7 +2994,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/webhook_endpoints/create',
       body: {
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        url: 'http://127.0.0.1:42391/webhooks/tessera',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         description: 'Order updates',
       },
@@ -2619,9 +3003,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_6698016131174264803',
+        id: 'we_6422534747592118180',
         kind: 'static',
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        url: 'http://127.0.0.1:42391/webhooks/tessera',
         description: 'Order updates',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
@@ -2635,8 +3019,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
         lastError: null,
         disabledReason: null,
         nextAttemptAt: null,
-        created: '2026-11-22T12:01:44.000Z',
-        token: 'whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO',
+        created: '2026-11-22T12:01:51.000Z',
+        token: 'whsec_jJ4qWppk62VJUcjis8C7QHhHXsrhQoNw5amB2pmXOCCfz92a',
       },
     },
     error: {
@@ -2644,7 +3028,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/webhook_endpoints/create',
         body: {
-          urll: 'http://127.0.0.1:33383/webhooks/tessera',
+          urll: 'http://127.0.0.1:42391/webhooks/tessera',
           enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
           description: 'Order updates',
         },
@@ -2662,15 +3046,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803',
+      path: '/webhook_endpoints/we_6422534747592118180',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_6698016131174264803',
+        id: 'we_6422534747592118180',
         kind: 'static',
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        url: 'http://127.0.0.1:42391/webhooks/tessera',
         description: 'Order updates',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
@@ -2684,7 +3068,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         lastError: null,
         disabledReason: null,
         nextAttemptAt: null,
-        created: '2026-11-22T12:01:44.000Z',
+        created: '2026-11-22T12:01:51.000Z',
       },
     },
     error: {
@@ -2714,9 +3098,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'we_6698016131174264803',
+            id: 'we_6422534747592118180',
             kind: 'static',
-            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            url: 'http://127.0.0.1:42391/webhooks/tessera',
             description: 'Order updates',
             enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
             legacyNotifications: false,
@@ -2730,7 +3114,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             lastError: null,
             disabledReason: null,
             nextAttemptAt: null,
-            created: '2026-11-22T12:01:44.000Z',
+            created: '2026-11-22T12:01:51.000Z',
           },
         ],
         hasMore: true,
@@ -2756,7 +3140,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/update': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803/update',
+      path: '/webhook_endpoints/we_6422534747592118180/update',
       body: {
         description: 'Orders',
       },
@@ -2765,9 +3149,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_6698016131174264803',
+        id: 'we_6422534747592118180',
         kind: 'static',
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        url: 'http://127.0.0.1:42391/webhooks/tessera',
         description: 'Orders',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
@@ -2781,7 +3165,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         lastError: null,
         disabledReason: null,
         nextAttemptAt: null,
-        created: '2026-11-22T12:01:44.000Z',
+        created: '2026-11-22T12:01:51.000Z',
       },
     },
     error: {
@@ -2803,13 +3187,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}/reveal_token': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803/reveal_token',
+      path: '/webhook_endpoints/we_6422534747592118180/reveal_token',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO',
+        token: 'whsec_jJ4qWppk62VJUcjis8C7QHhHXsrhQoNw5amB2pmXOCCfz92a',
       },
     },
     error: {
@@ -2828,14 +3212,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/reveal_token': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803/reveal_token',
+      path: '/webhook_endpoints/we_6422534747592118180/reveal_token',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO',
+        token: 'whsec_jJ4qWppk62VJUcjis8C7QHhHXsrhQoNw5amB2pmXOCCfz92a',
       },
     },
     error: {
@@ -2855,7 +3239,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/roll_token': {
     request: {
-      path: '/webhook_endpoints/we_4991941414004495029/roll_token',
+      path: '/webhook_endpoints/we_9999633220933871152/roll_token',
       body: {
         expiresInSeconds: 3600,
       },
@@ -2864,8 +3248,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_vb4WzZ8iwZkCfF9rypW4nqf3lkwhZ9aZ8bEa3b9dqI6M6nDK',
-        previousTokenExpiresAt: '2026-11-22T13:01:50.000Z',
+        token: 'whsec_eCLS5A6KGYokXnai1kFHTHuYP4uUPBPKeXLP9cvi819cKgkV',
+        previousTokenExpiresAt: '2026-11-22T13:01:57.000Z',
       },
     },
     error: {
@@ -2887,18 +3271,18 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/check': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803/check',
+      path: '/webhook_endpoints/we_6422534747592118180/check',
       body: {
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        url: 'http://127.0.0.1:42391/webhooks/tessera',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'whc_5756067887521210687',
-        endpointId: 'we_6698016131174264803',
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        id: 'whc_1329117231764156939',
+        endpointId: 'we_6422534747592118180',
+        url: 'http://127.0.0.1:42391/webhooks/tessera',
         passed: false,
         cases: [
           {
@@ -2906,7 +3290,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             passed: true,
             reason: 'Answered HTTP 200 success to a correctly signed delivery',
             httpStatus: 200,
-            latencyMs: 24,
+            latencyMs: 30,
           },
           {
             name: 'duplicate',
@@ -2914,7 +3298,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
             httpStatus: 200,
-            latencyMs: 3,
+            latencyMs: 2,
           },
           {
             name: 'bad_signature',
@@ -2922,7 +3306,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 2,
+            latencyMs: 1,
           },
           {
             name: 'stale_request_time',
@@ -2938,7 +3322,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (docs/webhooks.md#what-is-sent: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 1,
+            latencyMs: 5,
           },
           {
             name: 'changed_body',
@@ -2959,12 +3343,12 @@ export const capturedExamples: Record<string, CapturedExample> = {
           {
             name: 'within_timeout',
             passed: true,
-            reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 24 ms)',
+            reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 30 ms)',
             httpStatus: null,
-            latencyMs: 24,
+            latencyMs: 30,
           },
         ],
-        created: '2026-11-22T12:01:51.000Z',
+        created: '2026-11-22T12:01:58.000Z',
         sendingAddresses: {
           object: 'sending_addresses',
           fixed: false,
@@ -2979,7 +3363,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/webhook_endpoints/we_1000000000000000001/check',
         body: {
-          url: 'http://127.0.0.1:33383/webhooks/tessera',
+          url: 'http://127.0.0.1:42391/webhooks/tessera',
         },
       },
       answer: {
@@ -2993,7 +3377,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}/checks': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803/checks',
+      path: '/webhook_endpoints/we_6422534747592118180/checks',
     },
     answer: {
       code: 'success',
@@ -3001,9 +3385,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'whc_5756067887521210687',
-            endpointId: 'we_6698016131174264803',
-            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            id: 'whc_1329117231764156939',
+            endpointId: 'we_6422534747592118180',
+            url: 'http://127.0.0.1:42391/webhooks/tessera',
             passed: false,
             cases: [
               {
@@ -3011,7 +3395,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 passed: true,
                 reason: 'Answered HTTP 200 success to a correctly signed delivery',
                 httpStatus: 200,
-                latencyMs: 24,
+                latencyMs: 30,
               },
               {
                 name: 'duplicate',
@@ -3019,7 +3403,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
                 httpStatus: 200,
-                latencyMs: 3,
+                latencyMs: 2,
               },
               {
                 name: 'bad_signature',
@@ -3027,7 +3411,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 2,
+                latencyMs: 1,
               },
               {
                 name: 'stale_request_time',
@@ -3043,7 +3427,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a correctly signed delivery whose Request-Time is 4 minutes ahead (docs/webhooks.md#what-is-sent: 3 minutes at most; standard format: webhook-timestamp 6 minutes ahead, 5 at most): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 1,
+                latencyMs: 5,
               },
               {
                 name: 'changed_body',
@@ -3064,12 +3448,12 @@ export const capturedExamples: Record<string, CapturedExample> = {
               {
                 name: 'within_timeout',
                 passed: true,
-                reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 24 ms)',
+                reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 30 ms)',
                 httpStatus: null,
-                latencyMs: 24,
+                latencyMs: 30,
               },
             ],
-            created: '2026-11-22T12:01:51.000Z',
+            created: '2026-11-22T12:01:58.000Z',
             sendingAddresses: {
               object: 'sending_addresses',
               fixed: false,
@@ -3098,18 +3482,18 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/recover': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803/recover',
+      path: '/webhook_endpoints/we_6422534747592118180/recover',
       body: {
-        since: '2026-11-22T11:01:53.000Z',
+        since: '2026-11-22T11:02:00.000Z',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        endpointId: 'we_6698016131174264803',
-        since: '2026-11-22T12:01:44.000Z',
-        until: '2026-11-22T12:01:53.000Z',
+        endpointId: 'we_6422534747592118180',
+        since: '2026-11-22T12:01:51.000Z',
+        until: '2026-11-22T12:02:00.000Z',
         events: 0,
         deliveriesCreated: 0,
         deliveriesRescheduled: 0,
@@ -3120,7 +3504,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/webhook_endpoints/we_1000000000000000001/recover',
         body: {
-          since: '2026-11-22T11:01:53.000Z',
+          since: '2026-11-22T11:02:00.000Z',
         },
       },
       answer: {
@@ -3169,7 +3553,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/events',
       query: {
-        objectId: 'pt_3984917427035103780',
+        objectId: 'pt_1116316268986784431',
         limit: '1',
       },
     },
@@ -3179,23 +3563,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'evt_8413500352147908054',
+            id: 'evt_2593413687875620822',
             apiVersion: 'v1',
             type: 'payment.succeeded',
             created: '2026-11-22T12:00:05.000Z',
             sequence: 1,
             data: {
-              id: 'pt_3984917427035103780',
+              id: 'pt_1116316268986784431',
               amount: '1999',
               currency: 'USD',
               confirmationMethod: 'automatic',
-              customerId: 'cus_2173417092128682895',
-              paymentMethod: 'pm_1236545154582002485',
+              customerId: 'cus_2951575917759246478',
+              paymentMethod: 'pm_6828450161757007776',
               description: null,
               ip: null,
               confirm: 'true',
               lineItems: null,
-              notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+              notifyUrl: 'http://127.0.0.1:42391/webhooks/tessera',
               orderNo: 'order-1001',
               preAuth: 'n',
               receiptEmail: null,
@@ -3222,11 +3606,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
                   expMonth: '12',
                   expYear: '2030',
                   country: 'US',
-                  fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+                  fingerprint: 'm0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_',
                 },
               },
               clientSecret:
-                'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+                'pt_1116316268986784431_secret_55575a698b1942a82dc16e085e3fe0e0af3097d4945a1d5781445f2083e46cf0',
               canceledAt: null,
               cancellationReason: null,
               amountReceived: '1999',
@@ -3239,6 +3623,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
               },
               status: 'succeeded',
               displayStatus: 'succeeded',
+              disputes: [],
+              amountDisputed: '0',
               errorCode: null,
               errorMessage: null,
               processorReason: null,
@@ -3256,7 +3642,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/events',
         query: {
-          objectId: 'pt_3984917427035103780',
+          objectId: 'pt_1116316268986784431',
           limit: '0',
         },
       },
@@ -3272,29 +3658,29 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}': {
     request: {
-      path: '/events/evt_8413500352147908054',
+      path: '/events/evt_2593413687875620822',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'evt_8413500352147908054',
+        id: 'evt_2593413687875620822',
         apiVersion: 'v1',
         type: 'payment.succeeded',
         created: '2026-11-22T12:00:05.000Z',
         sequence: 1,
         data: {
-          id: 'pt_3984917427035103780',
+          id: 'pt_1116316268986784431',
           amount: '1999',
           currency: 'USD',
           confirmationMethod: 'automatic',
-          customerId: 'cus_2173417092128682895',
-          paymentMethod: 'pm_1236545154582002485',
+          customerId: 'cus_2951575917759246478',
+          paymentMethod: 'pm_6828450161757007776',
           description: null,
           ip: null,
           confirm: 'true',
           lineItems: null,
-          notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+          notifyUrl: 'http://127.0.0.1:42391/webhooks/tessera',
           orderNo: 'order-1001',
           preAuth: 'n',
           receiptEmail: null,
@@ -3321,11 +3707,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
               expMonth: '12',
               expYear: '2030',
               country: 'US',
-              fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+              fingerprint: 'm0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_',
             },
           },
           clientSecret:
-            'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+            'pt_1116316268986784431_secret_55575a698b1942a82dc16e085e3fe0e0af3097d4945a1d5781445f2083e46cf0',
           canceledAt: null,
           cancellationReason: null,
           amountReceived: '1999',
@@ -3338,6 +3724,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
           },
           status: 'succeeded',
           displayStatus: 'succeeded',
+          disputes: [],
+          amountDisputed: '0',
           errorCode: null,
           errorMessage: null,
           processorReason: null,
@@ -3363,7 +3751,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}/deliveries': {
     request: {
-      path: '/events/evt_8413500352147908054/deliveries',
+      path: '/events/evt_2593413687875620822/deliveries',
     },
     answer: {
       code: 'success',
@@ -3371,10 +3759,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_8624225883902743640',
-            eventId: 'evt_8413500352147908054',
-            endpointId: 'we_8777731478178392741',
-            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            id: 'wd_6779854267454342067',
+            eventId: 'evt_2593413687875620822',
+            endpointId: 'we_3048053947653373267',
+            url: 'http://127.0.0.1:42391/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
@@ -3403,7 +3791,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}/attempts': {
     request: {
-      path: '/events/evt_8413500352147908054/attempts',
+      path: '/events/evt_2593413687875620822/attempts',
     },
     answer: {
       code: 'success',
@@ -3429,9 +3817,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /events/{id}/resend': {
     request: {
-      path: '/events/evt_8413500352147908054/resend',
+      path: '/events/evt_2593413687875620822/resend',
       body: {
-        endpointId: 'we_8777731478178392741',
+        endpointId: 'we_3048053947653373267',
       },
     },
     answer: {
@@ -3440,17 +3828,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_4169886881039352420',
-            eventId: 'evt_8413500352147908054',
-            endpointId: 'we_8777731478178392741',
-            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            id: 'wd_5823936619807102197',
+            eventId: 'evt_2593413687875620822',
+            endpointId: 'we_3048053947653373267',
+            url: 'http://127.0.0.1:42391/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
             attempts: 0,
-            nextAttemptAt: '2026-11-22T12:01:59.000Z',
+            nextAttemptAt: '2026-11-22T12:02:06.000Z',
             lastAttemptAt: null,
-            created: '2026-11-22T12:01:59.000Z',
+            created: '2026-11-22T12:02:06.000Z',
           },
         ],
         hasMore: false,
@@ -3461,7 +3849,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/events/evt_1000000000000000001/resend',
         body: {
-          endpointId: 'we_8777731478178392741',
+          endpointId: 'we_3048053947653373267',
         },
       },
       answer: {
@@ -3486,17 +3874,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_4169886881039352420',
-            eventId: 'evt_8413500352147908054',
-            endpointId: 'we_8777731478178392741',
-            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            id: 'wd_5823936619807102197',
+            eventId: 'evt_2593413687875620822',
+            endpointId: 'we_3048053947653373267',
+            url: 'http://127.0.0.1:42391/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
             attempts: 0,
-            nextAttemptAt: '2026-11-22T12:01:59.000Z',
+            nextAttemptAt: '2026-11-22T12:02:06.000Z',
             lastAttemptAt: null,
-            created: '2026-11-22T12:01:59.000Z',
+            created: '2026-11-22T12:02:06.000Z',
           },
         ],
         hasMore: true,
@@ -3522,23 +3910,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_deliveries/{id}': {
     request: {
-      path: '/webhook_deliveries/wd_4169886881039352420',
+      path: '/webhook_deliveries/wd_5823936619807102197',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_4169886881039352420',
-        eventId: 'evt_8413500352147908054',
-        endpointId: 'we_8777731478178392741',
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        id: 'wd_5823936619807102197',
+        eventId: 'evt_2593413687875620822',
+        endpointId: 'we_3048053947653373267',
+        url: 'http://127.0.0.1:42391/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
         attempts: 0,
-        nextAttemptAt: '2026-11-22T12:01:59.000Z',
+        nextAttemptAt: '2026-11-22T12:02:06.000Z',
         lastAttemptAt: null,
-        created: '2026-11-22T12:01:59.000Z',
+        created: '2026-11-22T12:02:06.000Z',
       },
     },
     error: {
@@ -3557,7 +3945,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_deliveries/{id}/attempts': {
     request: {
-      path: '/webhook_deliveries/wd_4169886881039352420/attempts',
+      path: '/webhook_deliveries/wd_5823936619807102197/attempts',
     },
     answer: {
       code: 'success',
@@ -3583,24 +3971,24 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_deliveries/{id}/resend': {
     request: {
-      path: '/webhook_deliveries/wd_4169886881039352420/resend',
+      path: '/webhook_deliveries/wd_5823936619807102197/resend',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_3824938594101573631',
-        eventId: 'evt_8413500352147908054',
-        endpointId: 'we_8777731478178392741',
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        id: 'wd_5493682638572193617',
+        eventId: 'evt_2593413687875620822',
+        endpointId: 'we_3048053947653373267',
+        url: 'http://127.0.0.1:42391/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
         attempts: 0,
-        nextAttemptAt: '2026-11-22T12:02:03.000Z',
+        nextAttemptAt: '2026-11-22T12:02:10.000Z',
         lastAttemptAt: null,
-        created: '2026-11-22T12:02:03.000Z',
+        created: '2026-11-22T12:02:10.000Z',
       },
     },
     error: {
@@ -3620,7 +4008,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_deliveries/{id}/fast_forward': {
     request: {
-      path: '/webhook_deliveries/wd_4169886881039352420/fast_forward',
+      path: '/webhook_deliveries/wd_5823936619807102197/fast_forward',
       body: {
         factor: 3600,
       },
@@ -3629,17 +4017,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_4169886881039352420',
-        eventId: 'evt_8413500352147908054',
-        endpointId: 'we_8777731478178392741',
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        id: 'wd_5823936619807102197',
+        eventId: 'evt_2593413687875620822',
+        endpointId: 'we_3048053947653373267',
+        url: 'http://127.0.0.1:42391/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
         attempts: 0,
-        nextAttemptAt: '2026-11-22T12:01:59.000Z',
+        nextAttemptAt: '2026-11-22T12:02:06.000Z',
         lastAttemptAt: null,
-        created: '2026-11-22T12:01:59.000Z',
+        created: '2026-11-22T12:02:06.000Z',
       },
     },
     error: {
@@ -3715,7 +4103,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       },
     },
     answer:
-      ': connected\n\nid: evt_1076166202443891547\nevent: payment.succeeded\ndata: {"id":"evt_1076166202443891547","apiVersion":"v1","type":"endpoint_payment.payment_succeeded","created":"2026-11-22T12:02:06.000Z","sequence":1,"data":{"id":"pt_1626731524252510816","amount":"1999","currency":"USD","confirmationMethod":"automatic","customerId":null,"paymentMethod":"pm_9849292614487404877","description":null,"ip":null,"confirm":"true","lineItems":null,"notifyUrl":null,"orderNo":"order-1005","preAuth":"n","receiptEmail":null,"returnUrl":null,"setupFutureUsage":"off","subsequentInitialType":null,"statementDescriptor":null,"statementDescriptorSuffix":null,"website":null,"userAgent":null,"shipping":null,"appScheme":null,"openUserId":null,"fromChannel":null,"automaticPaymentMethods":null,"recurring":null,"paymentMethodTypes":["card"],"paymentMethodType":"card","paymentMethodDetails":{"type":"card","card":{"brand":"visa","last4":"4242","expMonth":"12","expYear":"2030","country":"US","fingerprint":"TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"}},"clientSecret":"pt_1626731524252510816_secret_0cb5650f378da99a27647c94a3c7f27305e9dcb735206cb9aa5e2a0ed6fb6597","canceledAt":null,"cancellationReason":null,"amountReceived":"1999","amountCapturable":"0","amountRefunded":"0","created":"2026-11-22T12:02:06.000Z","riskInfo":{"riskScore":10,"riskMessage":"risk_pass"},"status":"succeeded","displayStatus":"succeeded","errorCode":null,"errorMessage":null,"processorReason":null,"invoiceId":null,"use3D":false,"actionStatus":null}}\n\n',
+      ': connected\n\nid: evt_5812690421331540808\nevent: payment.succeeded\ndata: {"id":"evt_5812690421331540808","apiVersion":"v1","type":"endpoint_payment.payment_succeeded","created":"2026-11-22T12:02:13.000Z","sequence":1,"data":{"id":"pt_2728662075292264310","amount":"1999","currency":"USD","confirmationMethod":"automatic","customerId":null,"paymentMethod":"pm_2418189288236126541","description":null,"ip":null,"confirm":"true","lineItems":null,"notifyUrl":null,"orderNo":"order-1005","preAuth":"n","receiptEmail":null,"returnUrl":null,"setupFutureUsage":"off","subsequentInitialType":null,"statementDescriptor":null,"statementDescriptorSuffix":null,"website":null,"userAgent":null,"shipping":null,"appScheme":null,"openUserId":null,"fromChannel":null,"automaticPaymentMethods":null,"recurring":null,"paymentMethodTypes":["card"],"paymentMethodType":"card","paymentMethodDetails":{"type":"card","card":{"brand":"visa","last4":"4242","expMonth":"12","expYear":"2030","country":"US","fingerprint":"m0W0zl8elrTFWVhyvZtkL5ylsutJ9f7_"}},"clientSecret":"pt_2728662075292264310_secret_97968679d4d2c03467ab622b024a24ee69401b96b2bac70219da718db2d7bf74","canceledAt":null,"cancellationReason":null,"amountReceived":"1999","amountCapturable":"0","amountRefunded":"0","created":"2026-11-22T12:02:13.000Z","riskInfo":{"riskScore":10,"riskMessage":"risk_pass"},"status":"succeeded","displayStatus":"succeeded","disputes":[],"amountDisputed":"0","errorCode":null,"errorMessage":null,"processorReason":null,"invoiceId":null,"use3D":false,"actionStatus":null}}\n\n',
     error: {
       status: 400,
       request: {
@@ -3736,13 +4124,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /webhook_endpoints/{id}': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803',
+      path: '/webhook_endpoints/we_6422534747592118180',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_6698016131174264803',
+        id: 'we_6422534747592118180',
         deleted: true,
       },
     },
@@ -3762,13 +4150,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /customers/{id}': {
     request: {
-      path: '/customers/cus_2173417092128682895',
+      path: '/customers/cus_2951575917759246478',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_2173417092128682895',
+        id: 'cus_2951575917759246478',
         deleted: true,
       },
     },

@@ -14,7 +14,8 @@ export const defaultPercentBasisPoints = 290;
 export const defaultFixed = 30;
 
 export interface FeeLine {
-  type: 'tessera_fee' | 'processor_fee';
+  /** `dispute_fee`: a chargeback's fee (docs/disputes.md, Money). */
+  type: 'tessera_fee' | 'processor_fee' | 'dispute_fee';
   amount: bigint;
   description: string;
 }

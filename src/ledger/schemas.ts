@@ -36,7 +36,9 @@ export const ListBalanceTransactionsQuery = Type.Object(
 export type ListBalanceTransactionsQuery = Static<typeof ListBalanceTransactionsQuery>;
 
 export const FeeDetail = Type.Object({
-  type: Type.String({ description: '`tessera_fee` (the merchant’s schedule) or `processor_fee`' }),
+  type: Type.String({
+    description: '`tessera_fee` (the merchant’s schedule), `processor_fee` or `dispute_fee` (a chargeback’s)',
+  }),
   amount: Type.String({ pattern: '^-?\\d+$', description: 'Minor units', examples: ['88'] }),
   description: Type.String(),
 });

@@ -219,6 +219,10 @@ async function answerOf(
       if (outcome.followUp?.kind === 'reverse' && final.changes.status !== 'failed') {
         await ctx.jobs.schedule(tx, jobKinds.reverse, row.id, new Date(now.getTime() + outcome.followUp.afterMs));
       }
+      if (outcome.followUp?.kind === 'dispute' && final.changes.status === 'succeeded') {
+        const at = new Date(now.getTime() + outcome.followUp.afterMs);
+        await ctx.jobs.schedule(tx, jobKinds.sandboxDispute, row.id, at);
+      }
       return { changes: { ...approved, ...final.changes }, event: final.event };
     }
   }

@@ -60,6 +60,8 @@ export function newPaymentRow(
     amount_capturable: '0',
     amount_refunded: '0',
     amount_refund_pending: '0',
+    amount_disputed: '0',
+    dispute_ids: [],
     risk_score: null,
     risk_message: null,
     error_code: null,

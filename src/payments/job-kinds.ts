@@ -5,6 +5,8 @@ export const jobKinds = {
   reverse: 'payment.reverse',
   expirePreAuthorization: 'payment.expire_preauth',
   voidAuthorization: 'payment.void_authorization',
+  /** A sandbox dispute card's disputes open (src/disputes/ registers it: docs/disputes.md, Sandbox). */
+  sandboxDispute: 'payment.sandbox_dispute',
 } as const;
 
 /** docs/api.md#states: an uncaptured pre-authorization is canceled this long after it was authorized. */

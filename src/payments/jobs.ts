@@ -19,6 +19,7 @@ async function settle(ctx: PaymentContext, paymentId: string): Promise<void> {
   const row = await queries.selectPaymentById(ctx.db, paymentId);
   if (!row || row.status !== 'processing' || row.processor_reference === null) return;
   const outcome = await (await ctx.processors.of(row)).resolveFollowUp(row.processor_reference, 'settle');
+  if (outcome.kind === 'disputed') throw new Error(`Payment ${row.id}: a settle follow-up answered with disputes`);
   await inTransaction(ctx, async (tx, recorded) => {
     const now = ctx.clock.now();
     let changes: StatusChange;
@@ -48,12 +49,15 @@ async function reverse(ctx: PaymentContext, paymentId: string): Promise<void> {
   if (!row || !paymentStates.canStart('reverse', row.status) || row.processor_reference === null) return;
   const outcome = await (await ctx.processors.of(row)).resolveFollowUp(row.processor_reference, 'reverse');
   if (outcome.kind === 'succeeded') return;
+  if (outcome.kind === 'disputed') throw new Error(`Payment ${row.id}: a reverse follow-up answered with disputes`);
   await inTransaction(ctx, async (tx, recorded) => {
     // Refunds already made or under way are kept (docs/api.md, Refunds): the reversal takes back
     // only the rest, so what the payment keeps as received is what its refunds cover. Read under
     // the row's lock, so that no refund is claimed between this read and the change.
     const current = (await queries.selectPaymentForUpdate(tx, row.id)) ?? row;
-    const coveredByRefunds = BigInt(current.amount_refunded) + BigInt(current.amount_refund_pending);
+    // What a chargeback holds has left with it (docs/disputes.md, Money), like a refund.
+    const coveredByRefunds =
+      BigInt(current.amount_refunded) + BigInt(current.amount_refund_pending) + BigInt(current.amount_disputed);
     const updated = await change(
       tx,
       current,

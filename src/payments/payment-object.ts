@@ -113,6 +113,14 @@ const paymentObjectFields = {
     description: 'Minor units given back by succeeded refunds (pending ones are not counted)',
     examples: ['0'],
   }),
+  amountDisputed: Type.String({
+    pattern: '^\\d+$',
+    description: 'Minor units held by open or lost chargebacks; not refundable (docs/disputes.md, Money)',
+    examples: ['0'],
+  }),
+  disputes: Type.Array(Type.String({ pattern: '^dp_\\d{19}$' }), {
+    description: "The payment's disputes, oldest first (GET /disputes/{id})",
+  }),
   created: Timestamp,
   riskInfo: Nullable(RiskInfo),
   status: Type.Enum(paymentStatuses),

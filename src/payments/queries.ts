@@ -63,6 +63,10 @@ export interface PaymentRow {
   /** docs/api.md#refunds: succeeded refunds, and refunds under way; together at most amount_received. */
   amount_refunded: string;
   amount_refund_pending: string;
+  /** Held by chargebacks (docs/disputes.md, Money): not refundable while held. */
+  amount_disputed: string;
+  /** The payment's disputes (dp_ ids), oldest first. */
+  dispute_ids: string[];
   risk_score: number | null;
   risk_message: string | null;
   error_code: string | null;
@@ -88,7 +92,7 @@ export interface PaymentRow {
   updated_at: Date;
 }
 
-/** The columns a new payment is written with; the refund columns start at their default, 0. */
+/** The columns a new payment is written with; the refund and dispute columns start at their defaults. */
 const insertColumns =
   'id, merchant_id, mode, customer_id, payment_method_id, amount, currency, status, order_no, confirmation_method, ' +
   'pre_auth, setup_future_usage, subsequent_initial_type, details, amount_received, amount_capturable, risk_score, ' +
@@ -96,7 +100,7 @@ const insertColumns =
   'next_action, network_transaction_id, three_d_secure, ' +
   'canceled_at, cancellation_reason, invoice_id, checkout_session_id, created_at, updated_at';
 /** Every column of a payment row (PaymentRow), in the order the row type names them. */
-export const columns = `${insertColumns}, amount_refunded, amount_refund_pending`;
+export const columns = `${insertColumns}, amount_refunded, amount_refund_pending, amount_disputed, dispute_ids`;
 
 /**
  * Columns a change may write, with how each value is passed to the driver. The status is not

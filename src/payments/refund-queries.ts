@@ -17,18 +17,19 @@ const qualifiedColumns = columns
 /**
  * The refund claim (docs/api.md#refunds) in one statement: the merchant's payment $1 is locked and read,
  * so that "all that is left" ($4 null) is counted after any refund that committed meanwhile, and
- * amount_refund_pending grows only while its status is one of $6 and the refunds stay within
- * amount_received (which a CHECK constraint backs up). Exported for the query plan test.
+ * amount_refund_pending grows only while its status is one of $6 and the refunds and what
+ * chargebacks hold (docs/disputes.md, Money) stay within amount_received (which a CHECK constraint backs up). Exported for the query plan test.
  */
 export const reserveRefundSql = `WITH wanted AS MATERIALIZED (
-    SELECT id, COALESCE($4::bigint, amount_received - amount_refunded - amount_refund_pending) AS amount
+    SELECT id, COALESCE($4::bigint, amount_received - amount_refunded - amount_refund_pending - amount_disputed) AS amount
     FROM payments WHERE ${ownRowCondition('payments', '$1', '$2', '$3')} FOR UPDATE
   )
   UPDATE payments SET amount_refund_pending = payments.amount_refund_pending + wanted.amount, updated_at = $5
   FROM wanted
   WHERE payments.id = wanted.id AND payments.status = ANY($6::text[]) AND payments.amount_received > 0
     AND wanted.amount > 0
-    AND payments.amount_refunded + payments.amount_refund_pending + wanted.amount <= payments.amount_received
+    AND payments.amount_refunded + payments.amount_refund_pending + payments.amount_disputed + wanted.amount
+      <= payments.amount_received
   RETURNING ${qualifiedColumns}, wanted.amount AS reserved`;
 
 /** The payment with `reserved` added to its pending refunds, or undefined when nothing was reserved. */

@@ -21,6 +21,8 @@ export interface PaymentForRefund {
   amountReceived: bigint;
   amountRefunded: bigint;
   amountRefundPending: bigint;
+  /** Held by chargebacks (docs/disputes.md, Money). */
+  amountDisputed: bigint;
   /** The processor's reference of the captured payment, which a refund gives back from. */
   processorReference: string | null;
   /** Where the payment was processed: its refunds go the same way. */
@@ -62,9 +64,9 @@ export interface RefundLedger {
   ): Promise<void>;
 }
 
-/** What is left to refund: received, less what is refunded or under way. */
+/** What is left to refund: received, less what is refunded, under way or held by a chargeback. */
 export function refundableAmount(payment: PaymentForRefund): bigint {
-  return payment.amountReceived - payment.amountRefunded - payment.amountRefundPending;
+  return payment.amountReceived - payment.amountRefunded - payment.amountRefundPending - payment.amountDisputed;
 }
 
 function forRefund(row: queries.PaymentRow): PaymentForRefund {
@@ -75,6 +77,7 @@ function forRefund(row: queries.PaymentRow): PaymentForRefund {
     amountReceived: BigInt(row.amount_received),
     amountRefunded: BigInt(row.amount_refunded),
     amountRefundPending: BigInt(row.amount_refund_pending),
+    amountDisputed: BigInt(row.amount_disputed),
     processorReference: row.processor_reference,
     processedBy: { processor_account_id: row.processor_account_id, mode: row.mode },
     notifyUrl: row.details.notifyUrl === '' ? null : row.details.notifyUrl,

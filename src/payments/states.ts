@@ -113,6 +113,8 @@ export interface RefundTotals {
   refunded: bigint;
   /** Refunds under way. */
   pending: bigint;
+  /** The payment has had a dispute (docs/disputes.md): it then shows `disputed`. */
+  disputed?: boolean;
 }
 
 const noRefunds: RefundTotals = { received: 0n, refunded: 0n, pending: 0n };
@@ -120,10 +122,12 @@ const noRefunds: RefundTotals = { received: 0n, refunded: 0n, pending: 0n };
 /**
  * docs/api.md#refunds: the merchant-facing summary of a payment. A succeeded payment shows its refunds:
  * `refund_pending` while one is under way, `refunded` once all it received is refunded,
- * `partially_refunded` before that. (`disputed` comes with disputes.)
+ * `partially_refunded` before that; once disputed (docs/disputes.md), `disputed` above all, as
+ * Stripe's charge keeps `disputed: true`.
  */
 export function displayStatusOf(status: PaymentStatus, refunds: RefundTotals = noRefunds): DisplayStatus {
   if (status === 'succeeded') {
+    if (refunds.disputed === true) return 'disputed';
     if (refunds.pending > 0n) return 'refund_pending';
     if (refunds.refunded > 0n) return refunds.refunded >= refunds.received ? 'refunded' : 'partially_refunded';
   }

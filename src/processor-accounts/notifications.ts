@@ -28,6 +28,8 @@ export interface NotificationTargets {
     refundId: string,
     settlement: Exclude<RefundSettlement, { kind: 'pending' }>,
   ): Promise<Applied>;
+  /** Disputes opened, moved and closed (docs/disputes.md, Live). */
+  dispute(accountId: string, notice: Extract<ProcessorNotification, { kind: 'dispute' }>): Promise<Applied>;
 }
 
 export interface NotificationAnswer {
@@ -61,10 +63,10 @@ export function createNotificationReceiver({
           notification.refundId,
           notification.success ? { kind: 'succeeded' } : { kind: 'failed', reason: notification.reason ?? 'declined' },
         );
-      // A cancellation confirms a hold Tessera released itself; disputes are recorded once the
-      // disputes issue lands (docs/processors.md, Notifications); the rest Tessera has no use for.
-      case 'cancellation':
       case 'dispute':
+        return targets.dispute(accountId, notification);
+      // A cancellation confirms a hold Tessera released itself; the rest Tessera has no use for.
+      case 'cancellation':
       case 'ignored':
         return 'ignored';
     }

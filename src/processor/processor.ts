@@ -60,7 +60,14 @@ export interface AuthorizeRequest {
   returnUrl: string;
 }
 
-export type FollowUpKind = 'settle' | 'reverse';
+export type FollowUpKind = 'settle' | 'reverse' | 'dispute';
+
+/** A dispute the sandbox's dispute cards open after the payment succeeded (docs/disputes.md, Sandbox). */
+export interface SandboxDispute {
+  reason: 'fraudulent' | 'product_not_received' | 'general';
+  stage: 'inquiry' | 'chargeback';
+  networkReasonCode: string;
+}
 
 /** Where a processor's own 3-D Secure step sends the shopper (a redirect or a form post). */
 export interface RedirectAction {
@@ -82,7 +89,8 @@ export type AuthorizeOutcome =
       captured: boolean;
       /**
        * 'settle': the payment is still processing and settles later; 'reverse': it succeeded but
-       * will be reversed after the fact. Either way the caller asks resolveFollowUp() after `afterMs`.
+       * will be reversed after the fact; 'dispute': it succeeded and the cardholder will dispute it
+       * (the sandbox's dispute cards). Each time the caller asks resolveFollowUp() after `afterMs`.
        */
       followUp: null | { kind: FollowUpKind; afterMs: number };
       /** The fee the processor reported for this payment (minor units of its currency), when it did. */
@@ -113,7 +121,8 @@ export type AuthorizeOutcome =
 export type FollowUpOutcome =
   | { kind: 'succeeded' }
   | { kind: 'failed'; code: DeclineCode; message: string }
-  | { kind: 'reversed'; code: 'payment_reversed'; message: string };
+  | { kind: 'reversed'; code: 'payment_reversed'; message: string }
+  | { kind: 'disputed'; disputes: SandboxDispute[] };
 
 /** 'pending': the processor took the capture and tells its outcome later (a notification). */
 export type CaptureOutcome =
@@ -237,6 +246,10 @@ export type ProcessorNotification =
       processorReference: string;
       /** The processor's own name of the dispute's step (e.g. NOTIFICATION_OF_CHARGEBACK, charge.dispute.created). */
       step: string;
+      /** The processor's reference of the dispute itself (Stripe's du_…; Adyen's: the payment's pspReference). */
+      disputeReference: string;
+      /** The dispute's status as the processor gives it (Stripe's `status`), when it does. */
+      processorStatus: string | null;
       amount: bigint;
       currency: string;
       reasonCode: string | null;

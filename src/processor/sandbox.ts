@@ -13,6 +13,7 @@ import type {
   RefundRequest,
   RefundSettlement,
   RiskInfo,
+  SandboxDispute,
 } from './processor.js';
 
 /** docs/api.md#sandbox-test-cards: the sandbox test cards whose behaviour is not "succeeds". */
@@ -29,7 +30,28 @@ const testCards = {
   highRisk: '4000000000004954',
   refundFails: '4000000000005126',
   refundSucceedsAtOnce: '4000000000007726',
+  // docs/disputes.md, Sandbox: the payment succeeds, then a dispute opens a few seconds later.
+  disputedFraudulent: '4000000000000275',
+  disputedNotReceived: '4000000000002685',
+  disputeInquiry: '4000000000001976',
+  disputedTwice: '4000000404000079',
 } as const;
+
+/** The dispute cards' follow-up letter in the reference, and the disputes each opens. */
+const disputeFollowUps = new Map<string, ReferenceFollowUp>([
+  [testCards.disputedFraudulent, 'f'],
+  [testCards.disputedNotReceived, 'p'],
+  [testCards.disputeInquiry, 'q'],
+  [testCards.disputedTwice, 't'],
+]);
+const fraudulent: SandboxDispute = { reason: 'fraudulent', stage: 'chargeback', networkReasonCode: '10.4' };
+const disputesByFollowUp: Partial<Record<ReferenceFollowUp, SandboxDispute[]>> = {
+  f: [fraudulent],
+  p: [{ reason: 'product_not_received', stage: 'chargeback', networkReasonCode: '13.1' }],
+  q: [{ reason: 'general', stage: 'inquiry', networkReasonCode: '10.4' }],
+  // docs/decisions/0044-disputes.md: an inquiry first, then a chargeback of the same payment.
+  t: [{ reason: 'general', stage: 'inquiry', networkReasonCode: '10.4' }, fraudulent],
+};
 
 const declineByCard: ReadonlyMap<string, DeclineCode> = new Map<string, DeclineCode>([
   [testCards.declined, 'card_declined'],
@@ -60,14 +82,14 @@ const maxPassingRiskScore = 30;
  * may resolve a follow-up, capture or refund a payment another one authorized. What those later
  * calls need travels in the reference instead: `sbx_<24 random letters>_<state><follow-up><refunds>`,
  * where state is c (captured), h (held for capture) or d (declined), follow-up is n (none), s
- * (settles later) or r (is reversed later), and refunds is a (settle later and succeed), i
+ * (settles later), r (is reversed later) or f, p, q, t (is disputed later: docs/disputes.md), and refunds is a (settle later and succeed), i
  * (succeed at once) or x (settle later and fail: the card is closed). References made before
  * refunds existed have no refunds letter and refund as a. Letters only, so that no reference can
  * contain card digits.
  */
-const referencePattern = /^sbx_[a-z]{24}_([chd])([nsr])([aix]?)$/;
+const referencePattern = /^sbx_[a-z]{24}_([chd])([nsrfpqt])([aix]?)$/;
 type ReferenceState = 'c' | 'h' | 'd';
-type ReferenceFollowUp = 'n' | 's' | 'r';
+type ReferenceFollowUp = 'n' | 's' | 'r' | 'f' | 'p' | 'q' | 't';
 type ReferenceRefunds = 'a' | 'i' | 'x';
 
 /**
@@ -114,9 +136,17 @@ export function createSandboxProcessor({ followUpDelayMs = 3000 }: { followUpDel
       if (cardDecline !== undefined) return decline(cardDecline);
       if (number === testCards.mitDeclined && request.initiator === 'mit') return decline('card_declined');
 
+      const disputeFlag = disputeFollowUps.get(number);
       const followUpKind: FollowUpKind | null =
-        number === testCards.settlesLater ? 'settle' : number === testCards.reversedLater ? 'reverse' : null;
-      const followUpFlag: ReferenceFollowUp = followUpKind === 'settle' ? 's' : followUpKind === 'reverse' ? 'r' : 'n';
+        number === testCards.settlesLater
+          ? 'settle'
+          : number === testCards.reversedLater
+            ? 'reverse'
+            : disputeFlag !== undefined
+              ? 'dispute'
+              : null;
+      const followUpFlag: ReferenceFollowUp =
+        followUpKind === 'settle' ? 's' : followUpKind === 'reverse' ? 'r' : (disputeFlag ?? 'n');
       // CIT and MIT ride on the stored credential's reference; anything else opens a new one.
       const storedReference =
         request.initiator === 'cit' || request.initiator === 'mit' ? request.networkTransactionId : null;
@@ -133,6 +163,11 @@ export function createSandboxProcessor({ followUpDelayMs = 3000 }: { followUpDel
 
     async resolveFollowUp(processorReference: string, kind: FollowUpKind): Promise<FollowUpOutcome> {
       const { followUp } = parseReference(processorReference);
+      if (kind === 'dispute') {
+        const disputes = disputesByFollowUp[followUp];
+        if (!disputes) throw new Error(`The sandbox payment ${processorReference} has no pending dispute`);
+        return { kind: 'disputed', disputes };
+      }
       const expected: ReferenceFollowUp = kind === 'settle' ? 's' : 'r';
       // Asking for a follow-up the authorization never announced is a bug in the caller.
       if (followUp !== expected) throw new Error(`The sandbox payment ${processorReference} has no pending ${kind}`);

@@ -159,8 +159,8 @@ export function createRefundService(deps: RefundServiceDeps) {
     if (amount === null && left > 0n) return null;
     const message =
       left === 0n
-        ? `Nothing is left to refund on the payment: ${payment.amountRefunded} of ${payment.amountReceived} (${payment.currency} minor units) is refunded and ${payment.amountRefundPending} is pending`
-        : `amount ${amount} is more than is left to refund on the payment: ${left} (${payment.currency} minor units)`;
+        ? `Nothing is left to refund on the payment: ${payment.amountRefunded} of ${payment.amountReceived} (${payment.currency} minor units) is refunded, ${payment.amountRefundPending} is pending and ${payment.amountDisputed} is held by a dispute`
+        : `amount ${amount} is more than is left to refund on the payment: ${left} (${payment.currency} minor units)${payment.amountDisputed > 0n ? `; ${payment.amountDisputed} is held by a dispute` : ''}`;
     return new DomainError('amount_too_large', message, {
       param: 'amount',
       amountRefundable: left.toString(),

@@ -174,6 +174,9 @@ function notificationOf(item: AdyenNotificationItem): ProcessorNotification {
         paymentId: item.merchantReference,
         processorReference: paymentReference,
         step: item.eventCode,
+        // docs/decisions/0044-disputes.md: Adyen names a chargeback by its payment.
+        disputeReference: paymentReference,
+        processorStatus: null,
         amount: BigInt(item.amount.value),
         currency: item.amount.currency,
         reasonCode: reason,

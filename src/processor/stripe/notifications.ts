@@ -82,6 +82,8 @@ function notificationsOf(event: Stripe.Event): ProcessorNotification[] {
         paymentId: dispute.metadata?.tessera_payment_id ?? '',
         processorReference: typeof paymentIntent === 'string' ? paymentIntent : (paymentIntent?.id ?? ''),
         step: event.type,
+        disputeReference: dispute.id,
+        processorStatus: dispute.status ?? null,
         amount: BigInt(dispute.amount),
         currency: dispute.currency.toUpperCase(),
         reasonCode: dispute.reason ?? null,
