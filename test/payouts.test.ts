@@ -105,20 +105,22 @@ describe(`payouts (${databaseKind})`, () => {
     assert.equal(await available(merchant), '941');
   });
 
-  test('a manual payout is in_transit at once and paid after the follow-up delay, with its events and entry', async () => {
+  test('a manual payout is pending until the bank rail takes it (the next job run), then paid by its arrival date', async () => {
     const merchant = await merchantWithBank();
     await pay(merchant, '1000');
     const created = await merchant.call('POST', '/payouts/create', { amount: '500', currency: 'usd' });
     assert.equal(created.status, 200, created.raw);
     const payout = created.body.data;
     assert.match(payout.id, /^po_\d{19}$/);
-    assert.equal(payout.status, 'in_transit');
+    assert.equal(payout.status, 'pending');
     assert.equal(payout.amount, '500');
     assert.equal(payout.automatic, false);
     assert.equal(payout.bankAccountLast4, '6789');
     assert.equal(await available(merchant), '441');
     const [entry] = (await get(merchant, `/balance_transactions?source=${payout.id}`)).data;
     assert.deepEqual([entry.type, entry.net, entry.reportingCategory], ['payout', '-500', 'payout']);
+    await ctx.runJobs();
+    assert.equal((await get(merchant, `/payouts/${payout.id}`)).status, 'in_transit');
 
     ctx.clock.advance(followUpDelayMs);
     await ctx.runJobs();
@@ -133,6 +135,7 @@ describe(`payouts (${databaseKind})`, () => {
     const created = await merchant.call('POST', '/payouts/create', { amount: '941', currency: 'USD' });
     assert.equal(created.status, 200, created.raw);
     assert.equal(await available(merchant), '0');
+    await ctx.runJobs();
     ctx.clock.advance(followUpDelayMs);
     await ctx.runJobs();
     const failed = await get(merchant, `/payouts/${created.body.data.id}`);

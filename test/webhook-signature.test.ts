@@ -263,6 +263,7 @@ describe('endpoint event types (SPEC §6.4)', () => {
     assert.equal(endpointEventType('Invoice.sent'), 'endpoint_Invoice.Invoice_sent');
     // DESIGN §17 adds the four payout codes to SPEC §6.2's fifteen.
     assert.equal(endpointEventType('payout.paid'), 'endpoint_payout.payout_paid');
+    assert.equal(endpointEventType('payout.canceled'), 'endpoint_payout.payout_canceled');
     assert.equal(endpointEventTypes.length, 19);
     const forms = new Set(endpointEventTypes.map(([, form]) => form));
     assert.equal(forms.size, 19, 'one-to-one');

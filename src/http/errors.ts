@@ -24,6 +24,8 @@ export const errorStatus = {
   processor_account_exists: 409,
   /** A payout for a merchant without a bank account: the operator sets one first (docs/balances.md). */
   bank_account_missing: 409,
+  /** A payout the bank rail has taken (in_transit or later) cannot be canceled; `data.status` says its status. */
+  payout_not_cancelable: 409,
   rate_limited: 429,
   internal_error: 500,
   /** Something the request needs does not answer (the database, the rate limit's store) or the process is stopping: nothing was done; retry (Retry-After). */

@@ -55,6 +55,7 @@ const operations: Record<string, Doc> = {
   'GET /balance_transactions/{id}': { summary: 'Retrieve a balance transaction' },
   'GET /balance_transactions': { summary: 'List balance transactions' },
   'POST /payouts/create': { summary: 'Create a payout' },
+  'POST /payouts/{id}/cancel': { summary: 'Cancel a pending payout' },
   'GET /payouts/{id}': { summary: 'Retrieve a payout' },
   'GET /payouts': { summary: 'List payouts' },
   'GET /payouts/{id}/reconciliation': { summary: 'Reconcile a payout: the entries it settles (JSON or CSV)' },

@@ -27,6 +27,8 @@ const errorMeanings: Record<keyof typeof errorStatus, string> = {
   processor_account_exists:
     'The merchant already has an enabled processor account for that mode; `data.accountId` names it: disable it first',
   bank_account_missing: 'A payout for a merchant without a bank account: the operator sets one first',
+  payout_not_cancelable:
+    'A payout the bank has taken (`in_transit` or later) is not canceled; `data.status` says its status',
   rate_limited: 'Too many public-key requests; retry after `Retry-After` seconds',
   internal_error: "Our fault; logged with the request's `X-TraceId`, which support asks for",
   service_unavailable:

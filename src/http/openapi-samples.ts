@@ -41,6 +41,7 @@ export const sdkMethods: Record<string, string> = {
   'GET /balance_transactions/{id}': 'balanceTransactions.retrieve',
   'GET /balance_transactions': 'balanceTransactions.list',
   'POST /payouts/create': 'payouts.create',
+  'POST /payouts/{id}/cancel': 'payouts.cancel',
   'GET /payouts/{id}': 'payouts.retrieve',
   'GET /payouts': 'payouts.list',
   'GET /payouts/{id}/reconciliation': 'payouts.reconciliation',

@@ -26,7 +26,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_2173417092128682895',
+        id: 'cus_1133066977386746063',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -62,13 +62,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /customers/{id}': {
     request: {
-      path: '/customers/cus_2173417092128682895',
+      path: '/customers/cus_1133066977386746063',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_2173417092128682895',
+        id: 'cus_1133066977386746063',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -96,7 +96,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /customers/{id}/update': {
     request: {
-      path: '/customers/cus_2173417092128682895/update',
+      path: '/customers/cus_1133066977386746063/update',
       body: {
         phone: '+1 415 555 0100',
       },
@@ -105,7 +105,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_2173417092128682895',
+        id: 'cus_1133066977386746063',
         address: null,
         description: null,
         email: 'ada@example.com',
@@ -156,7 +156,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_1236545154582002485',
+        id: 'pm_5423862906489750770',
         type: 'card',
         billingDetails: {
           address: null,
@@ -173,7 +173,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          fingerprint: 'uRGcMK02fbVBD8fxECdXmKoUzUOgoweh',
           last4: '4242',
           tokenType: null,
         },
@@ -215,13 +215,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment_methods/{id}': {
     request: {
-      path: '/payment_methods/pm_1236545154582002485',
+      path: '/payment_methods/pm_5423862906489750770',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_1236545154582002485',
+        id: 'pm_5423862906489750770',
         type: 'card',
         billingDetails: {
           address: null,
@@ -238,7 +238,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          fingerprint: 'uRGcMK02fbVBD8fxECdXmKoUzUOgoweh',
           last4: '4242',
           tokenType: null,
         },
@@ -268,29 +268,29 @@ export const capturedExamples: Record<string, CapturedExample> = {
       body: {
         amount: '1999',
         currency: 'USD',
-        customerId: 'cus_2173417092128682895',
-        paymentMethod: 'pm_1236545154582002485',
+        customerId: 'cus_1133066977386746063',
+        paymentMethod: 'pm_5423862906489750770',
         confirm: 'true',
         setupFutureUsage: 'on',
         orderNo: 'order-1001',
-        notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:35513/webhooks/tessera',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_3984917427035103780',
+        id: 'pt_5913458538376327460',
         amount: '1999',
         currency: 'USD',
         confirmationMethod: 'automatic',
-        customerId: 'cus_2173417092128682895',
-        paymentMethod: 'pm_1236545154582002485',
+        customerId: 'cus_1133066977386746063',
+        paymentMethod: 'pm_5423862906489750770',
         description: null,
         ip: null,
         confirm: 'true',
         lineItems: null,
-        notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:35513/webhooks/tessera',
         orderNo: 'order-1001',
         preAuth: 'n',
         receiptEmail: null,
@@ -317,10 +317,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+            fingerprint: 'uRGcMK02fbVBD8fxECdXmKoUzUOgoweh',
           },
         },
-        clientSecret: 'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+        clientSecret: 'pt_5913458538376327460_secret_4ed20dd20223b3cda8effbdb88758102ec2ce81e257bcfabb3d83a5c071fab73',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1999',
@@ -347,12 +347,12 @@ export const capturedExamples: Record<string, CapturedExample> = {
         body: {
           amountt: '1999',
           currency: 'USD',
-          customerId: 'cus_2173417092128682895',
-          paymentMethod: 'pm_1236545154582002485',
+          customerId: 'cus_1133066977386746063',
+          paymentMethod: 'pm_5423862906489750770',
           confirm: 'true',
           setupFutureUsage: 'on',
           orderNo: 'order-1001',
-          notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+          notifyUrl: 'http://127.0.0.1:35513/webhooks/tessera',
         },
       },
       answer: {
@@ -368,23 +368,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment/{id}': {
     request: {
-      path: '/payment/pt_3984917427035103780',
+      path: '/payment/pt_5913458538376327460',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_3984917427035103780',
+        id: 'pt_5913458538376327460',
         amount: '1999',
         currency: 'USD',
         confirmationMethod: 'automatic',
-        customerId: 'cus_2173417092128682895',
-        paymentMethod: 'pm_1236545154582002485',
+        customerId: 'cus_1133066977386746063',
+        paymentMethod: 'pm_5423862906489750770',
         description: null,
         ip: null,
         confirm: 'true',
         lineItems: null,
-        notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+        notifyUrl: 'http://127.0.0.1:35513/webhooks/tessera',
         orderNo: 'order-1001',
         preAuth: 'n',
         receiptEmail: null,
@@ -411,10 +411,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+            fingerprint: 'uRGcMK02fbVBD8fxECdXmKoUzUOgoweh',
           },
         },
-        clientSecret: 'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+        clientSecret: 'pt_5913458538376327460_secret_4ed20dd20223b3cda8effbdb88758102ec2ce81e257bcfabb3d83a5c071fab73',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1999',
@@ -452,7 +452,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/payment',
       query: {
-        customerId: 'cus_2173417092128682895',
+        customerId: 'cus_1133066977386746063',
         limit: '1',
       },
     },
@@ -462,17 +462,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'pt_3984917427035103780',
+            id: 'pt_5913458538376327460',
             amount: '1999',
             currency: 'USD',
             confirmationMethod: 'automatic',
-            customerId: 'cus_2173417092128682895',
-            paymentMethod: 'pm_1236545154582002485',
+            customerId: 'cus_1133066977386746063',
+            paymentMethod: 'pm_5423862906489750770',
             description: null,
             ip: null,
             confirm: 'true',
             lineItems: null,
-            notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+            notifyUrl: 'http://127.0.0.1:35513/webhooks/tessera',
             orderNo: 'order-1001',
             preAuth: 'n',
             receiptEmail: null,
@@ -499,11 +499,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 expMonth: '12',
                 expYear: '2030',
                 country: 'US',
-                fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+                fingerprint: 'uRGcMK02fbVBD8fxECdXmKoUzUOgoweh',
               },
             },
             clientSecret:
-              'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+              'pt_5913458538376327460_secret_4ed20dd20223b3cda8effbdb88758102ec2ce81e257bcfabb3d83a5c071fab73',
             canceledAt: null,
             cancellationReason: null,
             amountReceived: '1999',
@@ -531,7 +531,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment',
         query: {
-          customerId: 'cus_2173417092128682895',
+          customerId: 'cus_1133066977386746063',
           limit: '0',
         },
       },
@@ -547,7 +547,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payment_methods/list/{customerId}': {
     request: {
-      path: '/payment_methods/list/cus_2173417092128682895',
+      path: '/payment_methods/list/cus_1133066977386746063',
     },
     answer: {
       code: 'success',
@@ -555,7 +555,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'pm_1236545154582002485',
+            id: 'pm_5423862906489750770',
             type: 'card',
             billingDetails: {
               address: null,
@@ -566,13 +566,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
               description: null,
             },
             created: '2026-11-22T12:00:03.000Z',
-            customerId: 'cus_2173417092128682895',
+            customerId: 'cus_1133066977386746063',
             card: {
               brand: 'visa',
               country: 'US',
               expMonth: '12',
               expYear: '2030',
-              fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+              fingerprint: 'uRGcMK02fbVBD8fxECdXmKoUzUOgoweh',
               last4: '4242',
               tokenType: 'network_token',
             },
@@ -612,7 +612,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'cus_2173417092128682895',
+            id: 'cus_1133066977386746063',
             address: null,
             description: null,
             email: 'ada@example.com',
@@ -647,16 +647,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/attach': {
     request: {
-      path: '/payment_methods/pm_5924251515875620070/attach',
+      path: '/payment_methods/pm_6686481488077684659/attach',
       body: {
-        customerId: 'cus_2173417092128682895',
+        customerId: 'cus_1133066977386746063',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_5924251515875620070',
+        id: 'pm_6686481488077684659',
         type: 'card',
         billingDetails: {
           address: null,
@@ -667,13 +667,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
           description: null,
         },
         created: '2026-11-22T12:00:10.000Z',
-        customerId: 'cus_2173417092128682895',
+        customerId: 'cus_1133066977386746063',
         card: {
           brand: 'visa',
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          fingerprint: 'uRGcMK02fbVBD8fxECdXmKoUzUOgoweh',
           last4: '4242',
           tokenType: null,
         },
@@ -688,7 +688,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment_methods/pm_1000000000000000001/attach',
         body: {
-          customerId: 'cus_2173417092128682895',
+          customerId: 'cus_1133066977386746063',
         },
       },
       answer: {
@@ -702,7 +702,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/update': {
     request: {
-      path: '/payment_methods/pm_5924251515875620070/update',
+      path: '/payment_methods/pm_6686481488077684659/update',
       body: {
         billingDetails: {
           phone: '+1 415 555 0100',
@@ -713,7 +713,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_5924251515875620070',
+        id: 'pm_6686481488077684659',
         type: 'card',
         billingDetails: {
           address: null,
@@ -724,13 +724,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
           description: null,
         },
         created: '2026-11-22T12:00:10.000Z',
-        customerId: 'cus_2173417092128682895',
+        customerId: 'cus_1133066977386746063',
         card: {
           brand: 'visa',
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          fingerprint: 'uRGcMK02fbVBD8fxECdXmKoUzUOgoweh',
           last4: '4242',
           tokenType: null,
         },
@@ -761,14 +761,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment_methods/{id}/detach': {
     request: {
-      path: '/payment_methods/pm_5924251515875620070/detach',
+      path: '/payment_methods/pm_6686481488077684659/detach',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pm_5924251515875620070',
+        id: 'pm_6686481488077684659',
         type: 'card',
         billingDetails: {
           address: null,
@@ -785,7 +785,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
           country: 'US',
           expMonth: '12',
           expYear: '2030',
-          fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+          fingerprint: 'uRGcMK02fbVBD8fxECdXmKoUzUOgoweh',
           last4: '4242',
           tokenType: null,
         },
@@ -812,7 +812,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/update': {
     request: {
-      path: '/payment/pt_6140867273385576478/update',
+      path: '/payment/pt_3673917538892181423/update',
       body: {
         description: 'Order 1002',
       },
@@ -821,7 +821,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_6140867273385576478',
+        id: 'pt_3673917538892181423',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
@@ -851,7 +851,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paymentMethodTypes: ['card'],
         paymentMethodType: 'card',
         paymentMethodDetails: null,
-        clientSecret: 'pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc',
+        clientSecret: 'pt_3673917538892181423_secret_4399eff210ea0065ac9f19cdb0e12e10754578308c80226c05263e7443027ce5',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '0',
@@ -887,7 +887,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}': {
     request: {
-      path: '/payment/pt_6140867273385576478',
+      path: '/payment/pt_3673917538892181423',
       body: {
         description: 'Order 1002, gift wrapped',
       },
@@ -896,7 +896,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_6140867273385576478',
+        id: 'pt_3673917538892181423',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
@@ -926,7 +926,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paymentMethodTypes: ['card'],
         paymentMethodType: 'card',
         paymentMethodDetails: null,
-        clientSecret: 'pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc',
+        clientSecret: 'pt_3673917538892181423_secret_4399eff210ea0065ac9f19cdb0e12e10754578308c80226c05263e7443027ce5',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '0',
@@ -962,21 +962,21 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/confirm': {
     request: {
-      path: '/payment/pt_6140867273385576478/confirm',
+      path: '/payment/pt_3673917538892181423/confirm',
       body: {
-        paymentMethod: 'pm_6250245195626376526',
+        paymentMethod: 'pm_2669812203139294181',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_6140867273385576478',
+        id: 'pt_3673917538892181423',
         amount: '2500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_6250245195626376526',
+        paymentMethod: 'pm_2669812203139294181',
         description: 'Order 1002, gift wrapped',
         ip: null,
         confirm: 'false',
@@ -1008,10 +1008,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+            fingerprint: 'uRGcMK02fbVBD8fxECdXmKoUzUOgoweh',
           },
         },
-        clientSecret: 'pt_6140867273385576478_secret_e7d6ed488fac115fb404eead11f838baacfdc5bb33a891e691f6f15b5951d3cc',
+        clientSecret: 'pt_3673917538892181423_secret_4399eff210ea0065ac9f19cdb0e12e10754578308c80226c05263e7443027ce5',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '2500',
@@ -1036,7 +1036,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/payment/pt_1000000000000000001/confirm',
         body: {
-          paymentMethod: 'pm_6250245195626376526',
+          paymentMethod: 'pm_2669812203139294181',
         },
       },
       answer: {
@@ -1050,19 +1050,19 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/capture': {
     request: {
-      path: '/payment/pt_1005190174557191704/capture',
+      path: '/payment/pt_4510208738089054733/capture',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_1005190174557191704',
+        id: 'pt_4510208738089054733',
         amount: '1500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_5160425743778558060',
+        paymentMethod: 'pm_2065724642340179766',
         description: null,
         ip: null,
         confirm: 'true',
@@ -1094,10 +1094,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+            fingerprint: 'uRGcMK02fbVBD8fxECdXmKoUzUOgoweh',
           },
         },
-        clientSecret: 'pt_1005190174557191704_secret_8708d272192845766fd42717663b77b95874164321c5112f568b11036301d794',
+        clientSecret: 'pt_4510208738089054733_secret_80630d01be330842387400dc552c4d25db3c336a83e2e6d29851634682e4bd3c',
         canceledAt: null,
         cancellationReason: null,
         amountReceived: '1500',
@@ -1134,7 +1134,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /payment/{id}/cancel': {
     request: {
-      path: '/payment/pt_7223284359094696757/cancel',
+      path: '/payment/pt_7507725983068660449/cancel',
       body: {
         cancellationReason: 'requested_by_customer',
       },
@@ -1143,12 +1143,12 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'pt_7223284359094696757',
+        id: 'pt_7507725983068660449',
         amount: '1500',
         currency: 'USD',
         confirmationMethod: 'automatic',
         customerId: null,
-        paymentMethod: 'pm_9242748753836331076',
+        paymentMethod: 'pm_7044288231199745171',
         description: null,
         ip: null,
         confirm: 'true',
@@ -1180,10 +1180,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             expMonth: '12',
             expYear: '2030',
             country: 'US',
-            fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+            fingerprint: 'uRGcMK02fbVBD8fxECdXmKoUzUOgoweh',
           },
         },
-        clientSecret: 'pt_7223284359094696757_secret_27af2c0cf11d615ce597136dcdf4ea7d898571e02263f9e572c0c1d661ff4cfd',
+        clientSecret: 'pt_7507725983068660449_secret_b66ccac4e561d5aeb3c8611ffa87fcca21a45db087f8fba19b8b1429ca6f4273',
         canceledAt: '2026-11-22T12:00:17.000Z',
         cancellationReason: 'requested_by_customer',
         amountReceived: '0',
@@ -1224,7 +1224,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/refunds/create',
       body: {
-        paymentId: 'pt_3984917427035103780',
+        paymentId: 'pt_5913458538376327460',
         amount: '500',
         reason: 'requested_by_customer',
       },
@@ -1233,10 +1233,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 're_1474252169021727402',
+        id: 're_5159589054832416589',
         amount: '500',
         currency: 'USD',
-        paymentId: 'pt_3984917427035103780',
+        paymentId: 'pt_5913458538376327460',
         reason: 'requested_by_customer',
         note: null,
         description: null,
@@ -1251,7 +1251,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/refunds/create',
         body: {
-          paymentIdd: 'pt_3984917427035103780',
+          paymentIdd: 'pt_5913458538376327460',
           amount: '500',
           reason: 'requested_by_customer',
         },
@@ -1269,16 +1269,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /refunds/{id}': {
     request: {
-      path: '/refunds/re_1474252169021727402',
+      path: '/refunds/re_5159589054832416589',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 're_1474252169021727402',
+        id: 're_5159589054832416589',
         amount: '500',
         currency: 'USD',
-        paymentId: 'pt_3984917427035103780',
+        paymentId: 'pt_5913458538376327460',
         reason: 'requested_by_customer',
         note: null,
         description: null,
@@ -1315,10 +1315,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 're_1474252169021727402',
+            id: 're_5159589054832416589',
             amount: '500',
             currency: 'USD',
-            paymentId: 'pt_3984917427035103780',
+            paymentId: 'pt_5913458538376327460',
             reason: 'requested_by_customer',
             note: null,
             description: null,
@@ -1403,9 +1403,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'txn_9069787350270875776',
+            id: 'txn_7281991689486948669',
             type: 'payment',
-            source: 'pt_3173230199969200274',
+            source: 'pt_2667914997409585839',
             amount: '5000',
             fee: '175',
             feeDetails: [
@@ -1448,15 +1448,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /balance_transactions/{id}': {
     request: {
-      path: '/balance_transactions/txn_9069787350270875776',
+      path: '/balance_transactions/txn_7281991689486948669',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'txn_9069787350270875776',
+        id: 'txn_7281991689486948669',
         type: 'payment',
-        source: 'pt_3173230199969200274',
+        source: 'pt_2667914997409585839',
         amount: '5000',
         fee: '175',
         feeDetails: [
@@ -1553,10 +1553,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'po_2782785400001610574',
+        id: 'po_3444984858752790700',
         amount: '1000',
         currency: 'USD',
-        status: 'in_transit',
+        status: 'pending',
         automatic: false,
         bankAccountLast4: '6789',
         failureCode: null,
@@ -1587,16 +1587,16 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payouts/{id}': {
     request: {
-      path: '/payouts/po_2782785400001610574',
+      path: '/payouts/po_3444984858752790700',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'po_2782785400001610574',
+        id: 'po_3444984858752790700',
         amount: '1000',
         currency: 'USD',
-        status: 'in_transit',
+        status: 'pending',
         automatic: false,
         bankAccountLast4: '6789',
         failureCode: null,
@@ -1609,6 +1609,42 @@ export const capturedExamples: Record<string, CapturedExample> = {
       status: 404,
       request: {
         path: '/payouts/po_1000000000000000001',
+      },
+      answer: {
+        code: 'resource_missing',
+        msg: "No such payout: 'po_1000000000000000001'",
+        data: {
+          param: 'id',
+        },
+      },
+    },
+  },
+  'POST /payouts/{id}/cancel': {
+    request: {
+      path: '/payouts/po_1194803293676551974/cancel',
+      body: {},
+    },
+    answer: {
+      code: 'success',
+      msg: 'success',
+      data: {
+        id: 'po_1194803293676551974',
+        amount: '500',
+        currency: 'USD',
+        status: 'canceled',
+        automatic: false,
+        bankAccountLast4: '6789',
+        failureCode: null,
+        failureMessage: null,
+        arrivalDate: '2026-11-22T12:00:31.000Z',
+        created: '2026-11-22T12:00:28.000Z',
+      },
+    },
+    error: {
+      status: 404,
+      request: {
+        path: '/payouts/po_1000000000000000001/cancel',
+        body: {},
       },
       answer: {
         code: 'resource_missing',
@@ -1632,7 +1668,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'po_4903103069631638429',
+            id: 'po_7006959988526642762',
             amount: '3325',
             currency: 'USD',
             status: 'in_transit',
@@ -1640,8 +1676,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
             bankAccountLast4: '6789',
             failureCode: null,
             failureMessage: null,
-            arrivalDate: '2026-11-22T12:01:31.000Z',
-            created: '2026-11-22T12:01:28.000Z',
+            arrivalDate: '2026-11-22T12:01:32.000Z',
+            created: '2026-11-22T12:01:29.000Z',
           },
         ],
         hasMore: true,
@@ -1667,14 +1703,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /payouts/{id}/reconciliation': {
     request: {
-      path: '/payouts/po_4903103069631638429/reconciliation',
+      path: '/payouts/po_7006959988526642762/reconciliation',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
         payout: {
-          id: 'po_4903103069631638429',
+          id: 'po_7006959988526642762',
           amount: '3325',
           currency: 'USD',
           status: 'in_transit',
@@ -1682,15 +1718,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
           bankAccountLast4: '6789',
           failureCode: null,
           failureMessage: null,
-          arrivalDate: '2026-11-22T12:01:31.000Z',
-          created: '2026-11-22T12:01:28.000Z',
+          arrivalDate: '2026-11-22T12:01:32.000Z',
+          created: '2026-11-22T12:01:29.000Z',
         },
         rows: [
           {
-            payoutId: 'po_4903103069631638429',
-            balanceTransactionId: 'txn_3163078016206473852',
+            payoutId: 'po_7006959988526642762',
+            balanceTransactionId: 'txn_3168384313523911634',
             type: 'refund',
-            source: 're_1474252169021727402',
+            source: 're_5159589054832416589',
             orderNo: 'order-1001',
             created: '2026-11-22T12:00:18.000Z',
             availableOn: '2026-11-22T12:00:18.000Z',
@@ -1702,10 +1738,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
             last4: '4242',
           },
           {
-            payoutId: 'po_4903103069631638429',
-            balanceTransactionId: 'txn_9069787350270875776',
+            payoutId: 'po_7006959988526642762',
+            balanceTransactionId: 'txn_7281991689486948669',
             type: 'payment',
-            source: 'pt_3173230199969200274',
+            source: 'pt_2667914997409585839',
             orderNo: 'order-1006',
             created: '2026-11-22T12:00:21.000Z',
             availableOn: '2026-11-22T12:00:21.000Z',
@@ -1717,16 +1753,46 @@ export const capturedExamples: Record<string, CapturedExample> = {
             last4: '4242',
           },
           {
-            payoutId: 'po_4903103069631638429',
-            balanceTransactionId: 'txn_6919918527549368075',
+            payoutId: 'po_7006959988526642762',
+            balanceTransactionId: 'txn_2912880461686219881',
             type: 'payout',
-            source: 'po_2782785400001610574',
+            source: 'po_3444984858752790700',
             orderNo: null,
             created: '2026-11-22T12:00:26.000Z',
             availableOn: '2026-11-22T12:00:26.000Z',
             gross: '-1000',
             fee: '0',
             net: '-1000',
+            currency: 'USD',
+            cardBrand: null,
+            last4: null,
+          },
+          {
+            payoutId: 'po_7006959988526642762',
+            balanceTransactionId: 'txn_1191280615358126492',
+            type: 'payout_cancel',
+            source: 'po_1194803293676551974',
+            orderNo: null,
+            created: '2026-11-22T12:00:28.000Z',
+            availableOn: '2026-11-22T12:00:28.000Z',
+            gross: '500',
+            fee: '0',
+            net: '500',
+            currency: 'USD',
+            cardBrand: null,
+            last4: null,
+          },
+          {
+            payoutId: 'po_7006959988526642762',
+            balanceTransactionId: 'txn_2890214028089344844',
+            type: 'payout',
+            source: 'po_1194803293676551974',
+            orderNo: null,
+            created: '2026-11-22T12:00:28.000Z',
+            availableOn: '2026-11-22T12:00:28.000Z',
+            gross: '-500',
+            fee: '0',
+            net: '-500',
             currency: 'USD',
             cardBrand: null,
             last4: null,
@@ -1752,7 +1818,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/invoices/create',
       body: {
-        customerId: 'cus_2173417092128682895',
+        customerId: 'cus_1133066977386746063',
         currency: 'USD',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
@@ -1769,8 +1835,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_2080453917379511557',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_9357735893325823976',
+        customerId: 'cus_1133066977386746063',
         currency: 'USD',
         lineItems: [
           {
@@ -1799,7 +1865,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paidAt: null,
         voidedAt: null,
         markedUncollectibleAt: null,
-        created: '2026-11-22T12:01:30.000Z',
+        created: '2026-11-22T12:01:31.000Z',
       },
     },
     error: {
@@ -1807,7 +1873,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/invoices/create',
         body: {
-          customerIdd: 'cus_2173417092128682895',
+          customerIdd: 'cus_1133066977386746063',
           currency: 'USD',
           collectionMethod: 'send_invoice',
           daysUntilDue: 30,
@@ -1833,14 +1899,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /invoices/{id}': {
     request: {
-      path: '/invoices/in_2080453917379511557',
+      path: '/invoices/in_9357735893325823976',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_2080453917379511557',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_9357735893325823976',
+        customerId: 'cus_1133066977386746063',
         currency: 'USD',
         lineItems: [
           {
@@ -1869,7 +1935,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paidAt: null,
         voidedAt: null,
         markedUncollectibleAt: null,
-        created: '2026-11-22T12:01:30.000Z',
+        created: '2026-11-22T12:01:31.000Z',
       },
     },
     error: {
@@ -1899,8 +1965,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'in_2080453917379511557',
-            customerId: 'cus_2173417092128682895',
+            id: 'in_9357735893325823976',
+            customerId: 'cus_1133066977386746063',
             currency: 'USD',
             lineItems: [
               {
@@ -1929,7 +1995,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             paidAt: null,
             voidedAt: null,
             markedUncollectibleAt: null,
-            created: '2026-11-22T12:01:30.000Z',
+            created: '2026-11-22T12:01:31.000Z',
           },
         ],
         hasMore: false,
@@ -1955,7 +2021,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/update': {
     request: {
-      path: '/invoices/in_2080453917379511557/update',
+      path: '/invoices/in_9357735893325823976/update',
       body: {
         description: 'March work',
       },
@@ -1964,8 +2030,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_2080453917379511557',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_9357735893325823976',
+        customerId: 'cus_1133066977386746063',
         currency: 'USD',
         lineItems: [
           {
@@ -1994,7 +2060,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         paidAt: null,
         voidedAt: null,
         markedUncollectibleAt: null,
-        created: '2026-11-22T12:01:30.000Z',
+        created: '2026-11-22T12:01:31.000Z',
       },
     },
     error: {
@@ -2016,15 +2082,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/finalize': {
     request: {
-      path: '/invoices/in_2080453917379511557/finalize',
+      path: '/invoices/in_9357735893325823976/finalize',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_2080453917379511557',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_9357735893325823976',
+        customerId: 'cus_1133066977386746063',
         currency: 'USD',
         lineItems: [
           {
@@ -2039,22 +2105,22 @@ export const capturedExamples: Record<string, CapturedExample> = {
         amountRemaining: '300000',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
-        dueDate: '2026-12-22T12:01:34.000Z',
+        dueDate: '2026-12-22T12:01:35.000Z',
         paymentMethod: null,
         description: 'March work',
         metadata: null,
         status: 'open',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195',
+          'http://127.0.0.1:8080/invoice/in_9357735893325823976?token=86c3503d6fb241f27db460a2cd7c473e571a7d185b2901a6f5ad24fb56175657',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
         lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:01:34.000Z',
+        finalizedAt: '2026-11-22T12:01:35.000Z',
         paidAt: null,
         voidedAt: null,
         markedUncollectibleAt: null,
-        created: '2026-11-22T12:01:30.000Z',
+        created: '2026-11-22T12:01:31.000Z',
       },
     },
     error: {
@@ -2074,15 +2140,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/send': {
     request: {
-      path: '/invoices/in_2080453917379511557/send',
+      path: '/invoices/in_9357735893325823976/send',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_2080453917379511557',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_9357735893325823976',
+        customerId: 'cus_1133066977386746063',
         currency: 'USD',
         lineItems: [
           {
@@ -2097,22 +2163,22 @@ export const capturedExamples: Record<string, CapturedExample> = {
         amountRemaining: '300000',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
-        dueDate: '2026-12-22T12:01:34.000Z',
+        dueDate: '2026-12-22T12:01:35.000Z',
         paymentMethod: null,
         description: 'March work',
         metadata: null,
         status: 'open',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195',
+          'http://127.0.0.1:8080/invoice/in_9357735893325823976?token=86c3503d6fb241f27db460a2cd7c473e571a7d185b2901a6f5ad24fb56175657',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
         lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:01:34.000Z',
+        finalizedAt: '2026-11-22T12:01:35.000Z',
         paidAt: null,
         voidedAt: null,
         markedUncollectibleAt: null,
-        created: '2026-11-22T12:01:30.000Z',
+        created: '2026-11-22T12:01:31.000Z',
       },
     },
     error: {
@@ -2132,15 +2198,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/void': {
     request: {
-      path: '/invoices/in_2080453917379511557/void',
+      path: '/invoices/in_9357735893325823976/void',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_2080453917379511557',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_9357735893325823976',
+        customerId: 'cus_1133066977386746063',
         currency: 'USD',
         lineItems: [
           {
@@ -2155,22 +2221,22 @@ export const capturedExamples: Record<string, CapturedExample> = {
         amountRemaining: '300000',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
-        dueDate: '2026-12-22T12:01:34.000Z',
+        dueDate: '2026-12-22T12:01:35.000Z',
         paymentMethod: null,
         description: 'March work',
         metadata: null,
         status: 'void',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_2080453917379511557?token=2c257f05327de811cb6bbcf223561b30b1517b0ccb1bc9be100569839c73b195',
+          'http://127.0.0.1:8080/invoice/in_9357735893325823976?token=86c3503d6fb241f27db460a2cd7c473e571a7d185b2901a6f5ad24fb56175657',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
         lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:01:34.000Z',
+        finalizedAt: '2026-11-22T12:01:35.000Z',
         paidAt: null,
-        voidedAt: '2026-11-22T12:01:36.000Z',
+        voidedAt: '2026-11-22T12:01:37.000Z',
         markedUncollectibleAt: null,
-        created: '2026-11-22T12:01:30.000Z',
+        created: '2026-11-22T12:01:31.000Z',
       },
     },
     error: {
@@ -2190,13 +2256,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /invoices/{id}': {
     request: {
-      path: '/invoices/in_4521812347386522592',
+      path: '/invoices/in_8004335654965857922',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_4521812347386522592',
+        id: 'in_8004335654965857922',
         deleted: true,
       },
     },
@@ -2216,17 +2282,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/pay': {
     request: {
-      path: '/invoices/in_4729873166082633229/pay',
+      path: '/invoices/in_7058284358218181539/pay',
       body: {
-        paymentMethod: 'pm_1236545154582002485',
+        paymentMethod: 'pm_5423862906489750770',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_4729873166082633229',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_7058284358218181539',
+        customerId: 'cus_1133066977386746063',
         currency: 'USD',
         lineItems: [
           {
@@ -2241,22 +2307,22 @@ export const capturedExamples: Record<string, CapturedExample> = {
         amountRemaining: '0',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
-        dueDate: '2026-12-22T12:01:38.000Z',
+        dueDate: '2026-12-22T12:01:39.000Z',
         paymentMethod: null,
         description: null,
         metadata: null,
         status: 'paid',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_4729873166082633229?token=7806e24ff8ce4c7873deb24a4cf81796e6e27daf81a2118287052709536481d2',
-        paymentId: 'pt_1083912140065182391',
+          'http://127.0.0.1:8080/invoice/in_7058284358218181539?token=7e4f18470b6bbc5ab812bfbe8060e0d9b7f93c77a4aecdf65eb166efd68b45fa',
+        paymentId: 'pt_9321635866032383287',
         attemptCount: 1,
         nextPaymentAttempt: null,
         lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:01:38.000Z',
-        paidAt: '2026-11-22T12:01:38.000Z',
+        finalizedAt: '2026-11-22T12:01:39.000Z',
+        paidAt: '2026-11-22T12:01:39.000Z',
         voidedAt: null,
         markedUncollectibleAt: null,
-        created: '2026-11-22T12:01:38.000Z',
+        created: '2026-11-22T12:01:39.000Z',
       },
     },
     error: {
@@ -2264,7 +2330,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/invoices/in_1000000000000000001/pay',
         body: {
-          paymentMethod: 'pm_1236545154582002485',
+          paymentMethod: 'pm_5423862906489750770',
         },
       },
       answer: {
@@ -2278,15 +2344,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /invoices/{id}/mark_uncollectible': {
     request: {
-      path: '/invoices/in_6176083503688092565/mark_uncollectible',
+      path: '/invoices/in_9495818714370129306/mark_uncollectible',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'in_6176083503688092565',
-        customerId: 'cus_2173417092128682895',
+        id: 'in_9495818714370129306',
+        customerId: 'cus_1133066977386746063',
         currency: 'USD',
         lineItems: [
           {
@@ -2301,22 +2367,22 @@ export const capturedExamples: Record<string, CapturedExample> = {
         amountRemaining: '300000',
         collectionMethod: 'send_invoice',
         daysUntilDue: 30,
-        dueDate: '2026-12-22T12:01:39.000Z',
+        dueDate: '2026-12-22T12:01:40.000Z',
         paymentMethod: null,
         description: null,
         metadata: null,
         status: 'uncollectible',
         hostedInvoiceUrl:
-          'http://127.0.0.1:8080/invoice/in_6176083503688092565?token=c62f1fa7d8f9140db54976e06d2f78f996332d81cfdc2461951bcb15a93dea43',
+          'http://127.0.0.1:8080/invoice/in_9495818714370129306?token=9eaf77f67da7d78091f673c80903d05b1da751a2cd90945c51b7c21e62a6d9a5',
         paymentId: null,
         attemptCount: 0,
         nextPaymentAttempt: null,
         lastPaymentError: null,
-        finalizedAt: '2026-11-22T12:01:39.000Z',
+        finalizedAt: '2026-11-22T12:01:40.000Z',
         paidAt: null,
         voidedAt: null,
-        markedUncollectibleAt: '2026-11-22T12:01:39.000Z',
-        created: '2026-11-22T12:01:39.000Z',
+        markedUncollectibleAt: '2026-11-22T12:01:40.000Z',
+        created: '2026-11-22T12:01:40.000Z',
       },
     },
     error: {
@@ -2358,8 +2424,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_1178261215192447825',
-        url: 'http://127.0.0.1:8080/checkout/cs_1178261215192447825',
+        id: 'cs_4993972429596210143',
+        url: 'http://127.0.0.1:8080/checkout/cs_4993972429596210143',
         status: 'open',
         amountTotal: '2598',
         currency: 'USD',
@@ -2388,8 +2454,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
         notifyUrl: null,
         locale: 'auto',
         paymentId: null,
-        expiresAt: '2026-11-23T12:01:40.000Z',
-        created: '2026-11-22T12:01:40.000Z',
+        expiresAt: '2026-11-23T12:01:41.000Z',
+        created: '2026-11-22T12:01:41.000Z',
       },
     },
     error: {
@@ -2426,14 +2492,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /checkout/session/{id}': {
     request: {
-      path: '/checkout/session/cs_1178261215192447825',
+      path: '/checkout/session/cs_4993972429596210143',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_1178261215192447825',
-        url: 'http://127.0.0.1:8080/checkout/cs_1178261215192447825',
+        id: 'cs_4993972429596210143',
+        url: 'http://127.0.0.1:8080/checkout/cs_4993972429596210143',
         status: 'open',
         amountTotal: '2598',
         currency: 'USD',
@@ -2462,8 +2528,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
         notifyUrl: null,
         locale: 'auto',
         paymentId: null,
-        expiresAt: '2026-11-23T12:01:40.000Z',
-        created: '2026-11-22T12:01:40.000Z',
+        expiresAt: '2026-11-23T12:01:41.000Z',
+        created: '2026-11-22T12:01:41.000Z',
       },
     },
     error: {
@@ -2493,8 +2559,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'cs_1178261215192447825',
-            url: 'http://127.0.0.1:8080/checkout/cs_1178261215192447825',
+            id: 'cs_4993972429596210143',
+            url: 'http://127.0.0.1:8080/checkout/cs_4993972429596210143',
             status: 'open',
             amountTotal: '2598',
             currency: 'USD',
@@ -2523,8 +2589,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
             notifyUrl: null,
             locale: 'auto',
             paymentId: null,
-            expiresAt: '2026-11-23T12:01:40.000Z',
-            created: '2026-11-22T12:01:40.000Z',
+            expiresAt: '2026-11-23T12:01:41.000Z',
+            created: '2026-11-22T12:01:41.000Z',
           },
         ],
         hasMore: false,
@@ -2550,15 +2616,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /checkout/session/{id}/expire': {
     request: {
-      path: '/checkout/session/cs_1178261215192447825/expire',
+      path: '/checkout/session/cs_4993972429596210143/expire',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cs_1178261215192447825',
-        url: 'http://127.0.0.1:8080/checkout/cs_1178261215192447825',
+        id: 'cs_4993972429596210143',
+        url: 'http://127.0.0.1:8080/checkout/cs_4993972429596210143',
         status: 'expired',
         amountTotal: '2598',
         currency: 'USD',
@@ -2587,8 +2653,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
         notifyUrl: null,
         locale: 'auto',
         paymentId: null,
-        expiresAt: '2026-11-23T12:01:40.000Z',
-        created: '2026-11-22T12:01:40.000Z',
+        expiresAt: '2026-11-23T12:01:41.000Z',
+        created: '2026-11-22T12:01:41.000Z',
       },
     },
     error: {
@@ -2610,7 +2676,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/webhook_endpoints/create',
       body: {
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        url: 'http://127.0.0.1:35513/webhooks/tessera',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         description: 'Order updates',
       },
@@ -2619,9 +2685,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_6698016131174264803',
+        id: 'we_3539049924968075369',
         kind: 'static',
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        url: 'http://127.0.0.1:35513/webhooks/tessera',
         description: 'Order updates',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
@@ -2635,8 +2701,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
         lastError: null,
         disabledReason: null,
         nextAttemptAt: null,
-        created: '2026-11-22T12:01:44.000Z',
-        token: 'whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO',
+        created: '2026-11-22T12:01:45.000Z',
+        token: 'whsec_1zdeHIhZUbJTsNb8zG2CITh24uuejSwLS3cKSN8uLJlGgNl9',
       },
     },
     error: {
@@ -2644,7 +2710,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/webhook_endpoints/create',
         body: {
-          urll: 'http://127.0.0.1:33383/webhooks/tessera',
+          urll: 'http://127.0.0.1:35513/webhooks/tessera',
           enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
           description: 'Order updates',
         },
@@ -2662,15 +2728,15 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803',
+      path: '/webhook_endpoints/we_3539049924968075369',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_6698016131174264803',
+        id: 'we_3539049924968075369',
         kind: 'static',
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        url: 'http://127.0.0.1:35513/webhooks/tessera',
         description: 'Order updates',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
@@ -2684,7 +2750,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         lastError: null,
         disabledReason: null,
         nextAttemptAt: null,
-        created: '2026-11-22T12:01:44.000Z',
+        created: '2026-11-22T12:01:45.000Z',
       },
     },
     error: {
@@ -2714,9 +2780,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'we_6698016131174264803',
+            id: 'we_3539049924968075369',
             kind: 'static',
-            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            url: 'http://127.0.0.1:35513/webhooks/tessera',
             description: 'Order updates',
             enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
             legacyNotifications: false,
@@ -2730,7 +2796,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             lastError: null,
             disabledReason: null,
             nextAttemptAt: null,
-            created: '2026-11-22T12:01:44.000Z',
+            created: '2026-11-22T12:01:45.000Z',
           },
         ],
         hasMore: true,
@@ -2756,7 +2822,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/update': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803/update',
+      path: '/webhook_endpoints/we_3539049924968075369/update',
       body: {
         description: 'Orders',
       },
@@ -2765,9 +2831,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_6698016131174264803',
+        id: 'we_3539049924968075369',
         kind: 'static',
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        url: 'http://127.0.0.1:35513/webhooks/tessera',
         description: 'Orders',
         enabledEvents: ['payment.succeeded', 'payment.failed', 'refund.succeeded'],
         legacyNotifications: false,
@@ -2781,7 +2847,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
         lastError: null,
         disabledReason: null,
         nextAttemptAt: null,
-        created: '2026-11-22T12:01:44.000Z',
+        created: '2026-11-22T12:01:45.000Z',
       },
     },
     error: {
@@ -2803,13 +2869,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}/reveal_token': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803/reveal_token',
+      path: '/webhook_endpoints/we_3539049924968075369/reveal_token',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO',
+        token: 'whsec_1zdeHIhZUbJTsNb8zG2CITh24uuejSwLS3cKSN8uLJlGgNl9',
       },
     },
     error: {
@@ -2828,14 +2894,14 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/reveal_token': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803/reveal_token',
+      path: '/webhook_endpoints/we_3539049924968075369/reveal_token',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_FMh8oqafiSPTV4HDFFFZQ0SDevCFkb8lCJWNzegQMWJX2dKO',
+        token: 'whsec_1zdeHIhZUbJTsNb8zG2CITh24uuejSwLS3cKSN8uLJlGgNl9',
       },
     },
     error: {
@@ -2855,7 +2921,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/roll_token': {
     request: {
-      path: '/webhook_endpoints/we_4991941414004495029/roll_token',
+      path: '/webhook_endpoints/we_6927438100136462965/roll_token',
       body: {
         expiresInSeconds: 3600,
       },
@@ -2864,8 +2930,8 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        token: 'whsec_vb4WzZ8iwZkCfF9rypW4nqf3lkwhZ9aZ8bEa3b9dqI6M6nDK',
-        previousTokenExpiresAt: '2026-11-22T13:01:50.000Z',
+        token: 'whsec_YEbraJ9mMFugWLqQf1WH5V3vX10NXsd0uhDSJ8cKdMLhG86m',
+        previousTokenExpiresAt: '2026-11-22T13:01:51.000Z',
       },
     },
     error: {
@@ -2887,18 +2953,18 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/check': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803/check',
+      path: '/webhook_endpoints/we_3539049924968075369/check',
       body: {
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        url: 'http://127.0.0.1:35513/webhooks/tessera',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'whc_5756067887521210687',
-        endpointId: 'we_6698016131174264803',
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        id: 'whc_2268097107733597824',
+        endpointId: 'we_3539049924968075369',
+        url: 'http://127.0.0.1:35513/webhooks/tessera',
         passed: false,
         cases: [
           {
@@ -2906,7 +2972,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             passed: true,
             reason: 'Answered HTTP 200 success to a correctly signed delivery',
             httpStatus: 200,
-            latencyMs: 24,
+            latencyMs: 221,
           },
           {
             name: 'duplicate',
@@ -2914,7 +2980,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
             httpStatus: 200,
-            latencyMs: 3,
+            latencyMs: 37,
           },
           {
             name: 'bad_signature',
@@ -2922,7 +2988,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 2,
+            latencyMs: 1,
           },
           {
             name: 'stale_request_time',
@@ -2954,17 +3020,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
             reason:
               'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
             httpStatus: 200,
-            latencyMs: 1,
+            latencyMs: 0,
           },
           {
             name: 'within_timeout',
             passed: true,
-            reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 24 ms)',
+            reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 221 ms)',
             httpStatus: null,
-            latencyMs: 24,
+            latencyMs: 221,
           },
         ],
-        created: '2026-11-22T12:01:51.000Z',
+        created: '2026-11-22T12:01:52.000Z',
         sendingAddresses: {
           object: 'sending_addresses',
           fixed: false,
@@ -2979,7 +3045,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/webhook_endpoints/we_1000000000000000001/check',
         body: {
-          url: 'http://127.0.0.1:33383/webhooks/tessera',
+          url: 'http://127.0.0.1:35513/webhooks/tessera',
         },
       },
       answer: {
@@ -2993,7 +3059,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_endpoints/{id}/checks': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803/checks',
+      path: '/webhook_endpoints/we_3539049924968075369/checks',
     },
     answer: {
       code: 'success',
@@ -3001,9 +3067,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'whc_5756067887521210687',
-            endpointId: 'we_6698016131174264803',
-            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            id: 'whc_2268097107733597824',
+            endpointId: 'we_3539049924968075369',
+            url: 'http://127.0.0.1:35513/webhooks/tessera',
             passed: false,
             cases: [
               {
@@ -3011,7 +3077,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 passed: true,
                 reason: 'Answered HTTP 200 success to a correctly signed delivery',
                 httpStatus: 200,
-                latencyMs: 24,
+                latencyMs: 221,
               },
               {
                 name: 'duplicate',
@@ -3019,7 +3085,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered HTTP 200 success to a repeat of the valid delivery (same body and id); it must be acknowledged again',
                 httpStatus: 200,
-                latencyMs: 3,
+                latencyMs: 37,
               },
               {
                 name: 'bad_signature',
@@ -3027,7 +3093,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to a delivery whose Signature was made with another token: the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 2,
+                latencyMs: 1,
               },
               {
                 name: 'stale_request_time',
@@ -3059,17 +3125,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
                 reason:
                   'Answered "success" to the legacy notification kind, signed with the legacy key (SPEC §6.4: new integrations ignore it): the receiver must refuse it (verify the signature and the time first)',
                 httpStatus: 200,
-                latencyMs: 1,
+                latencyMs: 0,
               },
               {
                 name: 'within_timeout',
                 passed: true,
-                reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 24 ms)',
+                reason: 'Every test delivery was answered within 10000 ms (slowest: valid, 221 ms)',
                 httpStatus: null,
-                latencyMs: 24,
+                latencyMs: 221,
               },
             ],
-            created: '2026-11-22T12:01:51.000Z',
+            created: '2026-11-22T12:01:52.000Z',
             sendingAddresses: {
               object: 'sending_addresses',
               fixed: false,
@@ -3098,18 +3164,18 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_endpoints/{id}/recover': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803/recover',
+      path: '/webhook_endpoints/we_3539049924968075369/recover',
       body: {
-        since: '2026-11-22T11:01:53.000Z',
+        since: '2026-11-22T11:01:54.000Z',
       },
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        endpointId: 'we_6698016131174264803',
-        since: '2026-11-22T12:01:44.000Z',
-        until: '2026-11-22T12:01:53.000Z',
+        endpointId: 'we_3539049924968075369',
+        since: '2026-11-22T12:01:45.000Z',
+        until: '2026-11-22T12:01:54.000Z',
         events: 0,
         deliveriesCreated: 0,
         deliveriesRescheduled: 0,
@@ -3120,7 +3186,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/webhook_endpoints/we_1000000000000000001/recover',
         body: {
-          since: '2026-11-22T11:01:53.000Z',
+          since: '2026-11-22T11:01:54.000Z',
         },
       },
       answer: {
@@ -3169,7 +3235,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
     request: {
       path: '/events',
       query: {
-        objectId: 'pt_3984917427035103780',
+        objectId: 'pt_5913458538376327460',
         limit: '1',
       },
     },
@@ -3179,23 +3245,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'evt_8413500352147908054',
+            id: 'evt_2161111288966958352',
             apiVersion: 'v1',
             type: 'payment.succeeded',
             created: '2026-11-22T12:00:05.000Z',
             sequence: 1,
             data: {
-              id: 'pt_3984917427035103780',
+              id: 'pt_5913458538376327460',
               amount: '1999',
               currency: 'USD',
               confirmationMethod: 'automatic',
-              customerId: 'cus_2173417092128682895',
-              paymentMethod: 'pm_1236545154582002485',
+              customerId: 'cus_1133066977386746063',
+              paymentMethod: 'pm_5423862906489750770',
               description: null,
               ip: null,
               confirm: 'true',
               lineItems: null,
-              notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+              notifyUrl: 'http://127.0.0.1:35513/webhooks/tessera',
               orderNo: 'order-1001',
               preAuth: 'n',
               receiptEmail: null,
@@ -3222,11 +3288,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
                   expMonth: '12',
                   expYear: '2030',
                   country: 'US',
-                  fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+                  fingerprint: 'uRGcMK02fbVBD8fxECdXmKoUzUOgoweh',
                 },
               },
               clientSecret:
-                'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+                'pt_5913458538376327460_secret_4ed20dd20223b3cda8effbdb88758102ec2ce81e257bcfabb3d83a5c071fab73',
               canceledAt: null,
               cancellationReason: null,
               amountReceived: '1999',
@@ -3256,7 +3322,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/events',
         query: {
-          objectId: 'pt_3984917427035103780',
+          objectId: 'pt_5913458538376327460',
           limit: '0',
         },
       },
@@ -3272,29 +3338,29 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}': {
     request: {
-      path: '/events/evt_8413500352147908054',
+      path: '/events/evt_2161111288966958352',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'evt_8413500352147908054',
+        id: 'evt_2161111288966958352',
         apiVersion: 'v1',
         type: 'payment.succeeded',
         created: '2026-11-22T12:00:05.000Z',
         sequence: 1,
         data: {
-          id: 'pt_3984917427035103780',
+          id: 'pt_5913458538376327460',
           amount: '1999',
           currency: 'USD',
           confirmationMethod: 'automatic',
-          customerId: 'cus_2173417092128682895',
-          paymentMethod: 'pm_1236545154582002485',
+          customerId: 'cus_1133066977386746063',
+          paymentMethod: 'pm_5423862906489750770',
           description: null,
           ip: null,
           confirm: 'true',
           lineItems: null,
-          notifyUrl: 'http://127.0.0.1:33383/webhooks/tessera',
+          notifyUrl: 'http://127.0.0.1:35513/webhooks/tessera',
           orderNo: 'order-1001',
           preAuth: 'n',
           receiptEmail: null,
@@ -3321,11 +3387,11 @@ export const capturedExamples: Record<string, CapturedExample> = {
               expMonth: '12',
               expYear: '2030',
               country: 'US',
-              fingerprint: 'TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx',
+              fingerprint: 'uRGcMK02fbVBD8fxECdXmKoUzUOgoweh',
             },
           },
           clientSecret:
-            'pt_3984917427035103780_secret_ae997598e78b51b0e00e94de82048e90fbfa091613e62d8352d0579fbc51021c',
+            'pt_5913458538376327460_secret_4ed20dd20223b3cda8effbdb88758102ec2ce81e257bcfabb3d83a5c071fab73',
           canceledAt: null,
           cancellationReason: null,
           amountReceived: '1999',
@@ -3363,7 +3429,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}/deliveries': {
     request: {
-      path: '/events/evt_8413500352147908054/deliveries',
+      path: '/events/evt_2161111288966958352/deliveries',
     },
     answer: {
       code: 'success',
@@ -3371,10 +3437,10 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_8624225883902743640',
-            eventId: 'evt_8413500352147908054',
-            endpointId: 'we_8777731478178392741',
-            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            id: 'wd_1461875781623036185',
+            eventId: 'evt_2161111288966958352',
+            endpointId: 'we_1379366551257208681',
+            url: 'http://127.0.0.1:35513/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
@@ -3403,7 +3469,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /events/{id}/attempts': {
     request: {
-      path: '/events/evt_8413500352147908054/attempts',
+      path: '/events/evt_2161111288966958352/attempts',
     },
     answer: {
       code: 'success',
@@ -3429,9 +3495,9 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /events/{id}/resend': {
     request: {
-      path: '/events/evt_8413500352147908054/resend',
+      path: '/events/evt_2161111288966958352/resend',
       body: {
-        endpointId: 'we_8777731478178392741',
+        endpointId: 'we_1379366551257208681',
       },
     },
     answer: {
@@ -3440,17 +3506,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_4169886881039352420',
-            eventId: 'evt_8413500352147908054',
-            endpointId: 'we_8777731478178392741',
-            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            id: 'wd_1374370564804370747',
+            eventId: 'evt_2161111288966958352',
+            endpointId: 'we_1379366551257208681',
+            url: 'http://127.0.0.1:35513/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
             attempts: 0,
-            nextAttemptAt: '2026-11-22T12:01:59.000Z',
+            nextAttemptAt: '2026-11-22T12:02:00.000Z',
             lastAttemptAt: null,
-            created: '2026-11-22T12:01:59.000Z',
+            created: '2026-11-22T12:02:00.000Z',
           },
         ],
         hasMore: false,
@@ -3461,7 +3527,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       request: {
         path: '/events/evt_1000000000000000001/resend',
         body: {
-          endpointId: 'we_8777731478178392741',
+          endpointId: 'we_1379366551257208681',
         },
       },
       answer: {
@@ -3486,17 +3552,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
       data: {
         data: [
           {
-            id: 'wd_4169886881039352420',
-            eventId: 'evt_8413500352147908054',
-            endpointId: 'we_8777731478178392741',
-            url: 'http://127.0.0.1:33383/webhooks/tessera',
+            id: 'wd_1374370564804370747',
+            eventId: 'evt_2161111288966958352',
+            endpointId: 'we_1379366551257208681',
+            url: 'http://127.0.0.1:35513/webhooks/tessera',
             kind: 'endpoint',
             type: 'endpoint_payment.payment_succeeded',
             status: 'pending',
             attempts: 0,
-            nextAttemptAt: '2026-11-22T12:01:59.000Z',
+            nextAttemptAt: '2026-11-22T12:02:00.000Z',
             lastAttemptAt: null,
-            created: '2026-11-22T12:01:59.000Z',
+            created: '2026-11-22T12:02:00.000Z',
           },
         ],
         hasMore: true,
@@ -3522,23 +3588,23 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_deliveries/{id}': {
     request: {
-      path: '/webhook_deliveries/wd_4169886881039352420',
+      path: '/webhook_deliveries/wd_1374370564804370747',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_4169886881039352420',
-        eventId: 'evt_8413500352147908054',
-        endpointId: 'we_8777731478178392741',
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        id: 'wd_1374370564804370747',
+        eventId: 'evt_2161111288966958352',
+        endpointId: 'we_1379366551257208681',
+        url: 'http://127.0.0.1:35513/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
         attempts: 0,
-        nextAttemptAt: '2026-11-22T12:01:59.000Z',
+        nextAttemptAt: '2026-11-22T12:02:00.000Z',
         lastAttemptAt: null,
-        created: '2026-11-22T12:01:59.000Z',
+        created: '2026-11-22T12:02:00.000Z',
       },
     },
     error: {
@@ -3557,7 +3623,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'GET /webhook_deliveries/{id}/attempts': {
     request: {
-      path: '/webhook_deliveries/wd_4169886881039352420/attempts',
+      path: '/webhook_deliveries/wd_1374370564804370747/attempts',
     },
     answer: {
       code: 'success',
@@ -3583,24 +3649,24 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_deliveries/{id}/resend': {
     request: {
-      path: '/webhook_deliveries/wd_4169886881039352420/resend',
+      path: '/webhook_deliveries/wd_1374370564804370747/resend',
       body: {},
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_3824938594101573631',
-        eventId: 'evt_8413500352147908054',
-        endpointId: 'we_8777731478178392741',
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        id: 'wd_4101797578153596889',
+        eventId: 'evt_2161111288966958352',
+        endpointId: 'we_1379366551257208681',
+        url: 'http://127.0.0.1:35513/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
         attempts: 0,
-        nextAttemptAt: '2026-11-22T12:02:03.000Z',
+        nextAttemptAt: '2026-11-22T12:02:04.000Z',
         lastAttemptAt: null,
-        created: '2026-11-22T12:02:03.000Z',
+        created: '2026-11-22T12:02:04.000Z',
       },
     },
     error: {
@@ -3620,7 +3686,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'POST /webhook_deliveries/{id}/fast_forward': {
     request: {
-      path: '/webhook_deliveries/wd_4169886881039352420/fast_forward',
+      path: '/webhook_deliveries/wd_1374370564804370747/fast_forward',
       body: {
         factor: 3600,
       },
@@ -3629,17 +3695,17 @@ export const capturedExamples: Record<string, CapturedExample> = {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'wd_4169886881039352420',
-        eventId: 'evt_8413500352147908054',
-        endpointId: 'we_8777731478178392741',
-        url: 'http://127.0.0.1:33383/webhooks/tessera',
+        id: 'wd_1374370564804370747',
+        eventId: 'evt_2161111288966958352',
+        endpointId: 'we_1379366551257208681',
+        url: 'http://127.0.0.1:35513/webhooks/tessera',
         kind: 'endpoint',
         type: 'endpoint_payment.payment_succeeded',
         status: 'pending',
         attempts: 0,
-        nextAttemptAt: '2026-11-22T12:01:59.000Z',
+        nextAttemptAt: '2026-11-22T12:02:00.000Z',
         lastAttemptAt: null,
-        created: '2026-11-22T12:01:59.000Z',
+        created: '2026-11-22T12:02:00.000Z',
       },
     },
     error: {
@@ -3715,7 +3781,7 @@ export const capturedExamples: Record<string, CapturedExample> = {
       },
     },
     answer:
-      ': connected\n\nid: evt_1076166202443891547\nevent: payment.succeeded\ndata: {"id":"evt_1076166202443891547","apiVersion":"v1","type":"endpoint_payment.payment_succeeded","created":"2026-11-22T12:02:06.000Z","sequence":1,"data":{"id":"pt_1626731524252510816","amount":"1999","currency":"USD","confirmationMethod":"automatic","customerId":null,"paymentMethod":"pm_9849292614487404877","description":null,"ip":null,"confirm":"true","lineItems":null,"notifyUrl":null,"orderNo":"order-1005","preAuth":"n","receiptEmail":null,"returnUrl":null,"setupFutureUsage":"off","subsequentInitialType":null,"statementDescriptor":null,"statementDescriptorSuffix":null,"website":null,"userAgent":null,"shipping":null,"appScheme":null,"openUserId":null,"fromChannel":null,"automaticPaymentMethods":null,"recurring":null,"paymentMethodTypes":["card"],"paymentMethodType":"card","paymentMethodDetails":{"type":"card","card":{"brand":"visa","last4":"4242","expMonth":"12","expYear":"2030","country":"US","fingerprint":"TXHWa5FrpaYKoaNSeCZwf0_5qSwJXstx"}},"clientSecret":"pt_1626731524252510816_secret_0cb5650f378da99a27647c94a3c7f27305e9dcb735206cb9aa5e2a0ed6fb6597","canceledAt":null,"cancellationReason":null,"amountReceived":"1999","amountCapturable":"0","amountRefunded":"0","created":"2026-11-22T12:02:06.000Z","riskInfo":{"riskScore":10,"riskMessage":"risk_pass"},"status":"succeeded","displayStatus":"succeeded","errorCode":null,"errorMessage":null,"processorReason":null,"invoiceId":null,"use3D":false,"actionStatus":null}}\n\n',
+      ': connected\n\nid: evt_3972150442494872781\nevent: payment.succeeded\ndata: {"id":"evt_3972150442494872781","apiVersion":"v1","type":"endpoint_payment.payment_succeeded","created":"2026-11-22T12:02:07.000Z","sequence":1,"data":{"id":"pt_5075331421454241844","amount":"1999","currency":"USD","confirmationMethod":"automatic","customerId":null,"paymentMethod":"pm_5383228319406422999","description":null,"ip":null,"confirm":"true","lineItems":null,"notifyUrl":null,"orderNo":"order-1005","preAuth":"n","receiptEmail":null,"returnUrl":null,"setupFutureUsage":"off","subsequentInitialType":null,"statementDescriptor":null,"statementDescriptorSuffix":null,"website":null,"userAgent":null,"shipping":null,"appScheme":null,"openUserId":null,"fromChannel":null,"automaticPaymentMethods":null,"recurring":null,"paymentMethodTypes":["card"],"paymentMethodType":"card","paymentMethodDetails":{"type":"card","card":{"brand":"visa","last4":"4242","expMonth":"12","expYear":"2030","country":"US","fingerprint":"uRGcMK02fbVBD8fxECdXmKoUzUOgoweh"}},"clientSecret":"pt_5075331421454241844_secret_e2422cc2feddabc2e5cb4b4da0b1e9826c9c3085b49b2c9e9678f3f0c42f4c74","canceledAt":null,"cancellationReason":null,"amountReceived":"1999","amountCapturable":"0","amountRefunded":"0","created":"2026-11-22T12:02:07.000Z","riskInfo":{"riskScore":10,"riskMessage":"risk_pass"},"status":"succeeded","displayStatus":"succeeded","errorCode":null,"errorMessage":null,"processorReason":null,"invoiceId":null,"use3D":false,"actionStatus":null}}\n\n',
     error: {
       status: 400,
       request: {
@@ -3736,13 +3802,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /webhook_endpoints/{id}': {
     request: {
-      path: '/webhook_endpoints/we_6698016131174264803',
+      path: '/webhook_endpoints/we_3539049924968075369',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'we_6698016131174264803',
+        id: 'we_3539049924968075369',
         deleted: true,
       },
     },
@@ -3762,13 +3828,13 @@ export const capturedExamples: Record<string, CapturedExample> = {
   },
   'DELETE /customers/{id}': {
     request: {
-      path: '/customers/cus_2173417092128682895',
+      path: '/customers/cus_1133066977386746063',
     },
     answer: {
       code: 'success',
       msg: 'success',
       data: {
-        id: 'cus_2173417092128682895',
+        id: 'cus_1133066977386746063',
         deleted: true,
       },
     },

@@ -35,6 +35,19 @@ export function payoutRoutes(payouts: PayoutService) {
       },
       async (request) => ok(await payouts.create(merchantOf(request), request.body)),
     );
+    app.post(
+      '/payouts/:id/cancel',
+      {
+        schema: {
+          tags,
+          description:
+            'Cancels a payout the bank has not taken yet (status `pending`); a `payout_cancel` balance transaction returns its amount to the available balance and `payout.canceled` is sent. Once `in_transit` (or later): 409 `payout_not_cancelable` with `data.status`.',
+          params: PayoutParams,
+          response: { 200: envelope(Payout) },
+        },
+      },
+      async (request) => ok(await payouts.cancel(merchantOf(request), request.params.id)),
+    );
     app.get(
       '/payouts/:id',
       {

@@ -29,7 +29,7 @@ import { payoutStates, type PayoutStatus } from './states.js';
 
 type MerchantScope = Pick<MerchantContext, 'merchantId' | 'mode'>;
 
-export const payoutJobKinds = { settle: 'payout.settle' } as const;
+export const payoutJobKinds = { send: 'payout.send', settle: 'payout.settle' } as const;
 
 /** A sandbox bank account whose number ends so fails every payout (docs/balances.md). */
 const failingAccountLast4 = '0002';
@@ -48,6 +48,14 @@ export function toPayout(row: queries.PayoutRow): Payout {
     arrivalDate: row.arrival_date === null ? null : isoTimestamp(row.arrival_date),
     created: isoTimestamp(row.created_at),
   };
+}
+
+function notCancelable(status: PayoutStatus): ApiError {
+  return new ApiError(
+    'payout_not_cancelable',
+    `The payout cannot be canceled because its status is ${status}; only a pending payout can be (the bank has it once it is in_transit)`,
+    { param: 'id', status },
+  );
 }
 
 /** Nothing to pay out: the transaction is rolled back with its claims. */
@@ -79,10 +87,11 @@ export function createPayoutService(deps: PayoutServiceDeps) {
   }
 
   /**
-   * The payout, its entry and its payout.created event. The sandbox's bank rail takes a payout
-   * at once, so it starts in_transit; it is paid (or fails) followUpDelayMs later.
+   * The payout, its entry and its payout.created event. It waits `pending`, cancelable, until the
+   * bank rail takes it: the sandbox's rail does at once, in the `payout.send` job scheduled now
+   * (docs/decisions/0050-ledger-additions.md); it is paid (or fails) by `arrivalDate`.
    */
-  async function send(
+  async function open(
     tx: Queryable,
     recorded: RecordedEvent[],
     settings: finance.FinanceRow,
@@ -96,7 +105,7 @@ export function createPayoutService(deps: PayoutServiceDeps) {
       mode: payout.merchant.mode,
       amount: payout.amount.toString(),
       currency: payout.currency,
-      status: payoutStates.transition('send', 'in_transit').to!,
+      status: 'pending',
       automatic: payout.scheduledFor !== null,
       scheduled_for: payout.scheduledFor,
       bank_account_last4: settings.bank_account_last4 ?? '',
@@ -123,7 +132,7 @@ export function createPayoutService(deps: PayoutServiceDeps) {
       created: now,
     });
     await record(tx, recorded, 'payout.created', row);
-    await jobs.schedule(tx, payoutJobKinds.settle, row.id, arrival);
+    await jobs.schedule(tx, payoutJobKinds.send, row.id, now);
     return row;
   }
 
@@ -142,7 +151,7 @@ export function createPayoutService(deps: PayoutServiceDeps) {
       const amount = nets.reduce((sum, net) => sum + net, 0n);
       // docs/balances.md: a negative (or empty) available balance is carried, never paid out.
       if (amount <= 0n) throw new NothingToPay();
-      const made = await send(
+      const made = await open(
         tx,
         recorded,
         settings,
@@ -152,6 +161,17 @@ export function createPayoutService(deps: PayoutServiceDeps) {
       if (!made) throw new NothingToPay();
     }).catch((err: unknown) => {
       if (!(err instanceof NothingToPay)) throw err;
+    });
+  }
+
+  /** The sandbox's bank rail takes a pending payout; one canceled first stays canceled. */
+  async function sendToBank(payoutId: string): Promise<void> {
+    await inTransaction(async (tx) => {
+      const now = clock.now();
+      const sent = await queries.changePayout(tx, payoutId, payoutStates.transition('send', 'in_transit'), {}, now);
+      if (!sent) return;
+      const arrival = sent.arrival_date ?? now;
+      await jobs.schedule(tx, payoutJobKinds.settle, sent.id, arrival > now ? arrival : now);
     });
   }
 
@@ -189,6 +209,7 @@ export function createPayoutService(deps: PayoutServiceDeps) {
     });
   }
 
+  jobs.register(payoutJobKinds.send, sendToBank);
   jobs.register(payoutJobKinds.settle, settle);
 
   async function load(merchant: MerchantScope, id: string): Promise<queries.PayoutRow> {
@@ -248,7 +269,7 @@ export function createPayoutService(deps: PayoutServiceDeps) {
             { param: 'amount', available: shown.toString(), currency },
           );
         }
-        const made = await send(
+        const made = await open(
           tx,
           recorded,
           settings,
@@ -257,6 +278,43 @@ export function createPayoutService(deps: PayoutServiceDeps) {
         );
         if (!made) throw new Error('a manual payout conflicted with another');
         return made;
+      });
+      return toPayout(row);
+    },
+
+    /**
+     * docs/balances.md, Canceling a payout: a payout the bank rail has not taken yet (`pending`)
+     * is canceled, and its `payout_cancel` entry returns the money, in one transaction. Once taken,
+     * 409 `payout_not_cancelable` naming its status.
+     */
+    async cancel(merchant: MerchantContext, id: string): Promise<Payout> {
+      const current = await load(merchant, id);
+      const row = await inTransaction(async (tx, recorded) => {
+        const now = clock.now();
+        // The schedule claims entries under this lock; an automatic payout's are given back under it.
+        await finance.lockFinance(tx, merchant.merchantId, now);
+        const canceled = await queries.changePayout(tx, id, payoutStates.transition('cancel', 'canceled'), {}, now);
+        if (!canceled) {
+          const status = (await queries.selectPayoutById(tx, id))?.status ?? current.status;
+          throw notCancelable(status);
+        }
+        // An automatic payout's entries wait for the next one; its own entry and this one sum to zero.
+        if (canceled.automatic) await queries.releaseClaims(tx, id);
+        await writeEntry(tx, {
+          merchantId: canceled.merchant_id,
+          mode: canceled.mode,
+          type: 'payout_cancel',
+          source: canceled.id,
+          amount: BigInt(canceled.amount),
+          fees: [],
+          currency: canceled.currency,
+          availableOn: now,
+          reportingCategory: 'payout_reversal',
+          payoutId: canceled.automatic ? canceled.id : null,
+          created: now,
+        });
+        await record(tx, recorded, 'payout.canceled', canceled);
+        return canceled;
       });
       return toPayout(row);
     },
