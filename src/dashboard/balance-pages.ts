@@ -5,6 +5,7 @@ import { layout, table, when } from './layout.js';
 import { page, type DashboardDeps } from './kit.js';
 import { reconciliationCsv } from '../payouts/reconciliation-csv.js';
 import { moneyCell, moneyText, statusBadge } from './ui.js';
+import { can } from '../team/permissions.js';
 
 const base = '/dashboard';
 /** The rows of a payout's reconciliation the page shows; the CSV has all of them. */
@@ -12,8 +13,8 @@ const shownRows = 200;
 
 /**
  * Balance and payouts (docs/balances.md): available and pending per currency, the payout schedule
- * and bank account, the payouts, and each payout's reconciliation with its CSV. Read-only: the
- * schedule and the bank account are the operator's.
+ * and bank account, the payouts, and each payout's reconciliation with its CSV. The Owner changes
+ * the schedule and the bank account on their own page (payout-settings-pages.ts).
  */
 export function balancePages(app: App, deps: DashboardDeps): void {
   const { ledger, payouts } = deps;
@@ -29,7 +30,7 @@ export function balancePages(app: App, deps: DashboardDeps): void {
     const { payoutSchedule: schedule, bankAccount } = merchant;
     const anchor = schedule.weeklyAnchor ?? (schedule.monthlyAnchor === null ? null : `day ${schedule.monthlyAnchor}`);
     const next = !bankAccount
-      ? 'No bank account yet: your account manager sets one.'
+      ? 'No bank account yet: the Owner (or your account manager) sets one.'
       : schedule.interval === 'manual'
         ? `By hand, to ${bankAccount.currency} account •••• ${bankAccount.accountNumberLast4}`
         : `${schedule.interval}${anchor ? ` (${anchor})` : ''}, of the available ${bankAccount.currency} balance, to account •••• ${bankAccount.accountNumberLast4}`;
@@ -43,8 +44,14 @@ export function balancePages(app: App, deps: DashboardDeps): void {
           <td>${when(payout.created)}</td>
         </tr>`,
     );
+    const saved = (ctx.request.query as { saved?: string }).saved === 'payout-settings';
     return layout(
-      { title: 'Balance', session: ctx.session, current: '/balance' },
+      {
+        title: 'Balance',
+        session: ctx.session,
+        current: '/balance',
+        ...(saved ? { notice: 'Payout settings saved.' } : {}),
+      },
       html`<h1>Balance</h1>
         ${table(
           ['Currency', 'Available', 'Pending'],
@@ -62,6 +69,11 @@ export function balancePages(app: App, deps: DashboardDeps): void {
           <dt>Payouts</dt>
           <dd>${next}</dd>
         </dl>
+        ${
+          can(ctx.actor.role, 'payouts.manage')
+            ? html`<p><a href="${base}/balance/settings">Change the payout schedule or bank account</a></p>`
+            : ''
+        }
         <h2>Payouts</h2>
         ${table(['Amount', 'Status', 'Payout', 'Made', 'Created'], rows, 'No payouts yet.', 'Payouts')}`,
     );
