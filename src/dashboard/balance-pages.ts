@@ -27,13 +27,20 @@ export function balancePages(app: App, deps: DashboardDeps): void {
       payouts.list(ctx.merchant, { limit: 50 }),
     ]);
     const pendingOf = new Map(balance.pending.map((row) => [row.currency, row.amount]));
-    const { payoutSchedule: schedule, bankAccount } = merchant;
+    const { payoutSchedule: schedule, bankAccounts } = merchant;
+    const accountOf = new Map(bankAccounts.map((account) => [account.currency, account]));
     const anchor = schedule.weeklyAnchor ?? (schedule.monthlyAnchor === null ? null : `day ${schedule.monthlyAnchor}`);
-    const next = !bankAccount
-      ? 'No bank account yet: the Owner (or your account manager) sets one.'
-      : schedule.interval === 'manual'
-        ? `By hand, to ${bankAccount.currency} account •••• ${bankAccount.accountNumberLast4}`
-        : `${schedule.interval}${anchor ? ` (${anchor})` : ''}, of the available ${bankAccount.currency} balance, to account •••• ${bankAccount.accountNumberLast4}`;
+    const when_ =
+      schedule.interval === 'manual' ? 'By hand only' : `${schedule.interval}${anchor ? ` (${anchor})` : ''}`;
+    const accounts =
+      bankAccounts.length === 0
+        ? 'No bank account yet: the Owner (or your account manager) sets one.'
+        : bankAccounts.map((account) => `${account.currency} to account •••• ${account.accountNumberLast4}`).join('; ');
+    // docs/balances.md, Bank accounts: a currency without an account is not paid out, and says so.
+    const paidTo = (currency: string) => {
+      const account = accountOf.get(currency);
+      return account ? `account •••• ${account.accountNumberLast4}` : `Not paid out: no ${currency} bank account`;
+    };
     const rows = recent.data.map(
       (payout) =>
         html`<tr>
@@ -54,12 +61,13 @@ export function balancePages(app: App, deps: DashboardDeps): void {
       },
       html`<h1>Balance</h1>
         ${table(
-          ['Currency', 'Available', 'Pending'],
+          ['Currency', 'Available', 'Pending', 'Paid out to'],
           balance.available.map(
             (row) =>
               html`<tr>
                 <td>${row.currency}</td>
                 ${moneyCell(row.amount, row.currency)} ${moneyCell(pendingOf.get(row.currency) ?? '0', row.currency)}
+                <td>${paidTo(row.currency)}</td>
               </tr>`,
           ),
           'No money has moved yet.',
@@ -67,7 +75,9 @@ export function balancePages(app: App, deps: DashboardDeps): void {
         )}
         <dl class="facts card">
           <dt>Payouts</dt>
-          <dd>${next}</dd>
+          <dd>${when_}</dd>
+          <dt>Bank accounts</dt>
+          <dd>${accounts}</dd>
         </dl>
         ${
           can(ctx.actor.role, 'payouts.manage')

@@ -58,7 +58,7 @@ function inputOf(values: Values): FinanceSettingsInput {
 export function payoutSettingsPages(app: App, deps: DashboardDeps): void {
   const settingsPage = async (ctx: PageContext, values?: Values, errors?: FieldErrors) => {
     const merchant = await deps.merchants.retrieve(ctx.actor.merchantId);
-    const { payoutSchedule: schedule, bankAccount: account } = merchant;
+    const { payoutSchedule: schedule, bankAccounts } = merchant;
     const shown: Values = values ?? {
       interval: schedule.interval,
       weeklyAnchor: schedule.weeklyAnchor ?? '',
@@ -85,11 +85,12 @@ export function payoutSettingsPages(app: App, deps: DashboardDeps): void {
           <h2>Bank account</h2>
           <p class="hint">
             ${
-              account
-                ? `Now: ${account.holderName}, ${account.currency} account •••• ${account.accountNumberLast4}. `
+              bankAccounts.length > 0
+                ? `Now: ${bankAccounts.map((account) => `${account.currency}: ${account.holderName}, account •••• ${account.accountNumberLast4}`).join('; ')}. `
                 : 'No bank account yet. '
-            }Leave
-            these empty to keep it; a new one replaces it.
+            }One
+            account per currency: payouts in a currency go to its account. Leave these empty to keep them; an account in
+            a currency that has one replaces it.
           </p>
           ${input('holderName', 'Account holder')}
           ${input('accountNumber', 'Account number', '4 to 17 digits; only its last four are shown after')}

@@ -22,7 +22,7 @@ export const errorStatus = {
   no_live_processor: 409,
   /** A second enabled processor account for the same merchant and mode: disable the first one. */
   processor_account_exists: 409,
-  /** A payout for a merchant without a bank account: the operator sets one first (docs/balances.md). */
+  /** A payout in a currency without a bank account: the Owner or the operator adds one first (docs/balances.md). */
   bank_account_missing: 409,
   /** A payout the bank rail has taken (in_transit or later) cannot be canceled; `data.status` says its status. */
   payout_not_cancelable: 409,

@@ -28,7 +28,7 @@ export function payoutRoutes(payouts: PayoutService) {
         schema: {
           tags,
           description:
-            "Pays `amount` of the available balance out to the merchant's bank account (in its currency). More than is available: `amount_too_large` with `data.available`; no bank account: 409 `bank_account_missing`.",
+            "Pays `amount` of the available balance in `currency` out to the merchant's bank account in that currency (one per currency). More than is available: `amount_too_large` with `data.available`; no bank account in the currency: 409 `bank_account_missing`.",
           body: CreatePayoutBody,
           response: { 200: envelope(Payout) },
         },

@@ -94,7 +94,7 @@ export function createPayoutService(deps: PayoutServiceDeps) {
   async function open(
     tx: Queryable,
     recorded: RecordedEvent[],
-    settings: finance.FinanceRow,
+    account: finance.BankAccountRow,
     payout: { id: string; merchant: MerchantScope; amount: bigint; currency: string; scheduledFor: string | null },
     now: Date,
   ): Promise<queries.PayoutRow | undefined> {
@@ -108,7 +108,7 @@ export function createPayoutService(deps: PayoutServiceDeps) {
       status: 'pending',
       automatic: payout.scheduledFor !== null,
       scheduled_for: payout.scheduledFor,
-      bank_account_last4: settings.bank_account_last4 ?? '',
+      bank_account_last4: account.account_last4,
       failure_code: null,
       failure_message: null,
       arrival_date: arrival,
@@ -136,15 +136,21 @@ export function createPayoutService(deps: PayoutServiceDeps) {
     return row;
   }
 
-  /** One automatic payout of the merchant in its bank account's currency, if due and positive. */
-  async function payOutScheduled(merchantId: string, mode: MerchantScope['mode'], now: Date): Promise<void> {
+  /**
+   * One automatic payout of the merchant in `currency`, to its account in that currency, if due and
+   * positive (docs/balances.md, Bank accounts: a currency without an account is not paid out).
+   */
+  async function payOutScheduled(
+    merchantId: string,
+    mode: MerchantScope['mode'],
+    currency: string,
+    now: Date,
+  ): Promise<void> {
     await inTransaction(async (tx, recorded) => {
       const settings = await finance.lockFinance(tx, merchantId, now);
-      if (settings.bank_account_last4 === null || settings.bank_currency === null || !payoutDue(settings, now)) {
-        throw new NothingToPay();
-      }
+      const account = (await finance.selectBankAccounts(tx, merchantId)).find((row) => row.currency === currency);
+      if (!account || !payoutDue(settings, now)) throw new NothingToPay();
       const day = utcDay(now);
-      const currency = settings.bank_currency;
       if (await queries.automaticPayoutOf(tx, merchantId, mode, currency, day)) throw new NothingToPay();
       const id = newId('po');
       const nets = await queries.claimUnsettled(tx, merchantId, mode, currency, id, now);
@@ -154,7 +160,7 @@ export function createPayoutService(deps: PayoutServiceDeps) {
       const made = await open(
         tx,
         recorded,
-        settings,
+        account,
         { id, merchant: { merchantId, mode }, amount, currency, scheduledFor: day },
         now,
       );
@@ -233,8 +239,9 @@ export function createPayoutService(deps: PayoutServiceDeps) {
         throw invalidField('currency', 'currency must be an ISO 4217 currency code', 'currency');
       const row = await inTransaction(async (tx, recorded) => {
         const now = clock.now();
-        const settings = await finance.lockFinance(tx, merchant.merchantId, now);
-        if (settings.bank_account_last4 === null || settings.bank_currency === null) {
+        await finance.lockFinance(tx, merchant.merchantId, now);
+        const accounts = await finance.selectBankAccounts(tx, merchant.merchantId);
+        if (accounts.length === 0) {
           throw new ApiError(
             'bank_account_missing',
             'The merchant has no bank account to pay out to: ask your account manager to set one (the operator API: POST /admin/v1/merchants/{id}/update with bankAccount)',
@@ -254,10 +261,11 @@ export function createPayoutService(deps: PayoutServiceDeps) {
             rule: 'no_balance',
           });
         }
-        if (currency !== settings.bank_currency) {
+        const account = accounts.find((row) => row.currency === currency);
+        if (!account) {
           throw new ApiError(
-            'invalid_request',
-            `currency must be the bank account's currency, ${settings.bank_currency}`,
+            'bank_account_missing',
+            `There is no bank account in ${currency} to pay out to (the merchant's accounts are in ${accounts.map((row) => row.currency).join(', ')}): the Owner adds one in the dashboard's payout settings, or the operator with POST /admin/v1/merchants/{id}/update and bankAccount.currency ${currency}`,
             { param: 'currency', rule: 'bank_account_currency' },
           );
         }
@@ -272,7 +280,7 @@ export function createPayoutService(deps: PayoutServiceDeps) {
         const made = await open(
           tx,
           recorded,
-          settings,
+          account,
           { id: newId('po'), merchant, amount, currency, scheduledFor: null },
           now,
         );
@@ -382,10 +390,13 @@ export function createPayoutService(deps: PayoutServiceDeps) {
       const now = clock.now();
       for (const settings of await finance.selectScheduledMerchants(db)) {
         if (!payoutDue(settings, now)) continue;
-        for (const mode of ['test', 'live'] as const) {
-          await payOutScheduled(settings.merchant_id, mode, now).catch((err: unknown) =>
-            logger[failureLevel(err)]({ err, merchantId: settings.merchant_id }, 'automatic payout failed'),
-          );
+        // One payout per currency with a bank account; a balance in another currency waits.
+        for (const account of await finance.selectBankAccounts(db, settings.merchant_id)) {
+          for (const mode of ['test', 'live'] as const) {
+            await payOutScheduled(settings.merchant_id, mode, account.currency, now).catch((err: unknown) =>
+              logger[failureLevel(err)]({ err, merchantId: settings.merchant_id }, 'automatic payout failed'),
+            );
+          }
         }
       }
     },
