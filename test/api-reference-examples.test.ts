@@ -270,6 +270,9 @@ describe(`API reference examples, captured from a real run (${databaseKind})`, (
       body: { amount: '1000', currency: 'USD' },
     });
     await run('GET /payouts/{id}', { path: `/payouts/${payout.id}` });
+    const second = (await send('POST', { path: '/payouts/create', body: { amount: '500', currency: 'USD' } })).answer
+      .data;
+    await run('POST /payouts/{id}/cancel', { path: `/payouts/${second.id}/cancel`, body: {} });
     ctx.clock.advance(60_000);
     await ctx.runJobs();
     const payouts = await run('GET /payouts', { path: '/payouts', query: { limit: '1' } });

@@ -19,6 +19,7 @@ import { accountPages } from './account-pages.js';
 import { customerPages } from './customer-pages.js';
 import { refundPages } from './refund-pages.js';
 import { balancePages } from './balance-pages.js';
+import { payoutSettingsPages } from './payout-settings-pages.js';
 import { invoicePages } from './invoice-pages.js';
 import { homePage } from './home-page.js';
 import { settingsPages } from './settings-pages.js';
@@ -128,6 +129,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
         customerPages(dashboard, deps);
         refundPages(dashboard, deps);
         balancePages(dashboard, deps);
+        payoutSettingsPages(dashboard, deps);
         invoicePages(dashboard, deps);
         settingsPages(dashboard, deps);
       },

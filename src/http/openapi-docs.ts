@@ -59,6 +59,7 @@ const operations: Record<string, Doc> = {
   'GET /disputes': { summary: 'List disputes' },
   'POST /disputes/{id}/update': { summary: 'Stage or submit evidence for a dispute' },
   'POST /disputes/{id}/accept': { summary: 'Accept a dispute' },
+  'POST /payouts/{id}/cancel': { summary: 'Cancel a pending payout' },
   'GET /payouts/{id}': { summary: 'Retrieve a payout' },
   'GET /payouts': { summary: 'List payouts' },
   'GET /payouts/{id}/reconciliation': { summary: 'Reconcile a payout: the entries it settles (JSON or CSV)' },

@@ -54,6 +54,8 @@ export const permissions = {
    */
   'processor_accounts.read': ['owner'],
   'exports.read': ['owner', 'administrator', 'analyst'],
+  /** The payout schedule and bank accounts (docs/balances.md), re-authenticated by password. */
+  'payouts.manage': ['owner'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof permissions;
