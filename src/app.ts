@@ -307,6 +307,7 @@ export async function createTessera({
         }),
       ],
       isStopping: () => closing,
+      isDraining: () => phase === 'stopping',
       observeRequest: (...args) => metrics.observeRequest(...args),
       publicKeyLimiter,
       ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
@@ -354,10 +355,11 @@ export async function createTessera({
         phase = 'stopping';
         const serverClosed = new Promise<void>((resolve) => setTimeout(resolve, delayMs)).then(async () => {
           closing = true;
-          // A kept-alive connection idle now, or once its request is answered, would hold the
+          // A kept-alive connection quiet now, or once its request is answered, would hold the
           // close for the keep-alive timeout (72 s), and one never used for its headers timeout:
-          // such connections are closed as they are found (http/connections.ts).
-          const sweep = setInterval(() => connections.closeUnused(), 100);
+          // such connections are closed as they are found, once no request can be on its way on
+          // them (http/connections.ts).
+          const sweep = setInterval(() => connections.closeQuiet(), 100);
           try {
             await server.close();
           } finally {

@@ -676,6 +676,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
         operatorRoutes: [],
         publicRoutes: [],
         isStopping: () => false,
+        isDraining: () => false,
       });
       await server.ready();
     });
