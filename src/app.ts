@@ -387,7 +387,12 @@ export async function createTessera({
 async function serviceLogger(config: Config): Promise<Logger> {
   const terminal = process.stdout.isTTY === true;
   if (logFormat(config.nodeEnv, terminal) === 'json') return createLogger(config.logLevel);
-  return createLogger(config.logLevel, await prettyDestination(colorWanted(terminal)));
+  // One line per request on a terminal; the full detail at debug (src/logger.ts).
+  const requestDetail = config.logLevel === 'debug' || config.logLevel === 'trace';
+  return createLogger(
+    config.logLevel,
+    await prettyDestination(colorWanted(terminal), process.stdout, { requestDetail }),
+  );
 }
 
 /**

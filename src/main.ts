@@ -13,7 +13,7 @@ import { sandboxMerchant, writeSandboxFile, type SandboxKeys } from './merchants
  */
 export async function start(config: Config): Promise<Tessera> {
   await probePort(config);
-  const tessera = await createTessera({ config, onStartupStep: announceStep });
+  const tessera = await createTessera({ config, onStartupStep: announceStep }).finally(endSteps);
   // What can fail is done before listening, so a failed start leaves nothing listening.
   let sandbox: SandboxKeys | undefined;
   try {
@@ -59,7 +59,22 @@ async function probePort(config: Config, setting = 'PORT'): Promise<void> {
 
 /** A slow start-up step, said before it runs, so that a first start is never long silent. */
 function announceStep(step: string): void {
+  endSteps();
   process.stdout.write(`Starting: ${step} …\n`);
+  // No silent stretch over 10 s: a first start on PGlite creates its database (20 s and more on a
+  // busy machine), so a step that lasts says so every 5 s (docs/decisions/0049-first-hour.md).
+  const began = Date.now();
+  stepTicker = setInterval(() => {
+    process.stdout.write(`Starting: still ${step} (${Math.round((Date.now() - began) / 1000)} s) …\n`);
+  }, 5000).unref();
+}
+
+let stepTicker: NodeJS.Timeout | undefined;
+
+/** The start-up steps are over (done or failed): no more "still …" lines. */
+function endSteps(): void {
+  clearInterval(stepTicker);
+  stepTicker = undefined;
 }
 
 async function banner(tessera: Tessera, config: Config, sandbox: SandboxKeys | undefined): Promise<string[]> {
@@ -145,7 +160,7 @@ export async function startWorker(config: Config): Promise<Tessera> {
     );
   }
   await probePort({ ...config, port: config.workerHealthPort }, 'TESSERA_WORKER_HEALTH_PORT');
-  const tessera = await createTessera({ config, processKind: 'worker', onStartupStep: announceStep });
+  const tessera = await createTessera({ config, processKind: 'worker', onStartupStep: announceStep }).finally(endSteps);
   // DESIGN §11: the worker's own small server: /health/live, /health/ready and /metrics. It also
   // holds the process, which the dispatcher's and the jobs' timers do not.
   const healthServer = Fastify({
