@@ -1,11 +1,12 @@
 // `npm run build`, which `npm start` runs first: transpiles src/ to dist/ with esbuild, file by file
-// (no bundle, no type check: `npm run typecheck` and CI do that), and copies the SQL migrations and
-// the browser files of src/cardjs/static beside the compiled code. A second or two, where tsc took
-// a minute on a busy machine (docs/decisions/0049-first-hour.md). It builds only what the service
+// (no bundle, no type check: `npm run typecheck` and CI do that), and copies the SQL migrations,
+// the browser files of src/cardjs/static and Redoc's bundle beside the compiled code. A second or
+// two, where tsc took a minute on a busy machine (docs/decisions/0049-first-hour.md). It builds only what the service
 // runs: the SDK builds with `npm run sdk:build` (and in `npm test`). Skipped when nothing it reads
 // changed since the last build that succeeded, which a stamp in dist/ records, so that `npm start`
 // starts at once when nothing changed; `--force` builds anyway.
 import { cpSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { buildSync } from 'esbuild';
 import { stale } from './stale.mjs';
@@ -43,6 +44,9 @@ if (force || stale(stamp, 'src', 'scripts/build.mjs', 'tsconfig.json', 'tsconfig
   cpSync('src/migrations', 'dist/migrations', { recursive: true });
   // tessera.js and its card frame's script and style are served as written (src/cardjs/routes.ts).
   cpSync('src/cardjs/static', 'dist/cardjs/static', { recursive: true });
+  // Redoc's standalone bundle, served at /docs (src/http/api-reference.ts): redoc is a
+  // devDependency, so react, mobx and styled-components stay out of a production install.
+  cpSync(createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js'), 'dist/http/redoc.standalone.js');
   writeFileSync(stamp, `${began.toISOString()}\n`);
   utimesSync(stamp, began, began);
   console.log(`build: dist/ built in ${((Date.now() - began.getTime()) / 1000).toFixed(1)} s`);
