@@ -23,6 +23,8 @@ import { auditRoutes } from './audit/routes.js';
 import type { Processor } from './processor/processor.js';
 import type { MerchantService } from './merchants/service.js';
 import { merchantRoutes } from './merchants/routes.js';
+import { sandboxMerchantId, sandboxOwnerEmail } from './merchants/sandbox.js';
+import { sandboxRoutes } from './merchants/sandbox-routes.js';
 import { processorAccountRoutes, processorWebhookRoutes } from './processor-accounts/routes.js';
 import type { CustomerService } from './customers/service.js';
 import { customerRoutes } from './customers/routes.js';
@@ -270,6 +272,16 @@ export async function createTessera({
           (merchantId) => processorAccounts.hasEnabledAccount(merchantId, 'live'),
         ),
         processorAccountRoutes(processorAccounts),
+        // Development only: a fresh sign-in link for the sandbox Owner (tessera dashboard-link).
+        ...(config.nodeEnv === 'production'
+          ? []
+          : [
+              sandboxRoutes(async () => {
+                const merchantId = await sandboxMerchantId(db);
+                if (!merchantId) return undefined;
+                return { merchantId, url: await team.sandboxOwnerLink(merchantId, sandboxOwnerEmail) };
+              }),
+            ]),
         vaultRoutes(vault),
         auditRoutes(db),
       ],
@@ -304,6 +316,7 @@ export async function createTessera({
           sendingAddresses: sendingAddressesView(config.webhookSendingAddresses),
           clock,
           publicUrl: () => publicUrl,
+          development: config.nodeEnv !== 'production',
         }),
       ],
       isStopping: () => closing,

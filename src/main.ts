@@ -5,7 +5,7 @@ import { createTessera, type Tessera } from './app.js';
 import { type Config } from './config.js';
 import { ConfigError } from './config-rules.js';
 import { apiBasePath } from './http/server.js';
-import { sandboxMerchant, writeSandboxFile, type SandboxKeys } from './merchants/sandbox.js';
+import { sandboxMerchant, sandboxOwnerEmail, writeSandboxFile, type SandboxKeys } from './merchants/sandbox.js';
 
 /**
  * `tessera start`: the service, its background jobs, and — outside production — a ready sandbox
@@ -99,13 +99,13 @@ async function banner(tessera: Tessera, config: Config, sandbox: SandboxKeys | u
   if (sandbox) {
     const copy = await writeSandboxFile(config.dataDir, sandbox);
     // Development: the sandbox merchant's Owner and a fresh one-time sign-in link at every start.
-    const ownerLink = await tessera.team.sandboxOwnerLink(sandbox.id, 'owner@sandbox.localhost');
+    const ownerLink = await tessera.team.sandboxOwnerLink(sandbox.id, sandboxOwnerEmail);
     lines.push(
       `  Sandbox merchant ${sandbox.id} (tokenization and MIT on), private key: ${sandbox.privateKey}`,
       copy.error
         ? `  Sandbox keys:   kept in the database; not copied to ${copy.file} (${copy.error})`
         : `  Sandbox keys:   ${copy.file}`,
-      `  Dashboard:      ${ownerLink}  (one-time sign-in as the sandbox Owner, valid 72 h)`,
+      `  Dashboard:      ${ownerLink}  (one-time sign-in as the sandbox Owner, valid 72 h; \`npx tessera dashboard-link\` prints a fresh one)`,
       '',
       'Try it:',
       `  curl -s -X POST ${baseUrl}/customers/create -H 'Authorization: Bearer ${sandbox.privateKey}' -H 'Content-Type: application/json' -d '{"firstName":"Ada","lastName":"Lovelace","email":"ada@example.com"}'`,

@@ -122,6 +122,11 @@ const operations: Record<string, Doc> = {
     description:
       'New keys of `mode` (`test` unless told `live`); the old ones of that mode stop working at once. Live keys only while the merchant has an enabled live processor account (409 `no_live_processor`).',
   },
+  'POST /admin/v1/sandbox/dashboard_link': {
+    summary: "A sign-in link for the sandbox merchant's Owner",
+    description:
+      "Development only (absent in production): a fresh one-time link (72 h) that signs in to the dashboard as the sandbox merchant's Owner, as `tessera start` prints one; `tessera dashboard-link` calls it. 404 `resource_missing` before the first start made the sandbox merchant.",
+  },
   'POST /admin/v1/merchants/{id}/processor_accounts/create': {
     summary: 'Connect a processor account',
     description:
