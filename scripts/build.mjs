@@ -38,10 +38,14 @@ if (force || stale(stamp, 'src', 'scripts/build.mjs', 'tsconfig.json', 'tsconfig
     format: 'esm',
     platform: 'node',
     target: 'node20',
+    // Node 20 reads `with { type: 'json' }` (src/http/reference-examples.ts); esbuild would drop it.
+    supported: { 'import-attributes': true },
     sourcemap: true,
     logLevel: 'warning',
   });
   cpSync('src/migrations', 'dist/migrations', { recursive: true });
+  // The API reference's captured examples, data that src/http/reference-examples.ts imports (npm run reference:capture writes it).
+  cpSync('src/http/reference-examples.json', 'dist/http/reference-examples.json');
   // tessera.js and its card frame's script and style are served as written (src/cardjs/routes.ts).
   cpSync('src/cardjs/static', 'dist/cardjs/static', { recursive: true });
   // Redoc's standalone bundle, served at /docs (src/http/api-reference.ts): redoc is a

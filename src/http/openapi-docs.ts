@@ -2,7 +2,7 @@
  * What the API reference (/docs) shows besides the route schemas (issue 12): a summary for every
  * operation, examples written by hand for every field a renderer would otherwise fill from its
  * regular expression (it turns `^https?://…` into text such as `https://fG$~7e…`), each merchant
- * operation's request, answer and error captured from a real run (reference-examples.ts), and the
+ * operation's request, answer and error captured from a real run (reference-examples.json), and the
  * operator API in a document of its own.
  */
 import { adminBasePath, apiBasePath } from './app-types.js';
@@ -225,7 +225,7 @@ type PublicRoutes = ReadonlyMap<string, ReadonlySet<string>>;
 /**
  * Summaries, descriptions, examples, code samples and security into the generated document, in
  * place. The examples of a merchant operation are those captured from a real run of the service
- * (src/http/reference-examples.ts, written by test/api-reference-examples.test.ts): its request,
+ * (src/http/reference-examples.json, written by npm run reference:capture): its request,
  * its 200 answer and one real error answer (that test fails when an operation has none).
  */
 export function documentOperations(document: OpenApiDocument, publicRoutes: PublicRoutes = new Map()): void {
