@@ -23,7 +23,7 @@ import { auditRoutes } from './audit/routes.js';
 import type { Processor } from './processor/processor.js';
 import type { MerchantService } from './merchants/service.js';
 import { merchantRoutes } from './merchants/routes.js';
-import { sandboxMerchantId, sandboxOwnerEmail } from './merchants/sandbox.js';
+import { sandboxOwnerEmail } from './merchants/sandbox.js';
 import { sandboxRoutes } from './merchants/sandbox-routes.js';
 import { processorAccountRoutes, processorWebhookRoutes } from './processor-accounts/routes.js';
 import type { CustomerService } from './customers/service.js';
@@ -275,13 +275,7 @@ export async function createTessera({
         // Development only: a fresh sign-in link for the sandbox Owner (tessera dashboard-link).
         ...(config.nodeEnv === 'production'
           ? []
-          : [
-              sandboxRoutes(async () => {
-                const merchantId = await sandboxMerchantId(db);
-                if (!merchantId) return undefined;
-                return { merchantId, url: await team.sandboxOwnerLink(merchantId, sandboxOwnerEmail) };
-              }),
-            ]),
+          : [sandboxRoutes(db, (id) => team.sandboxOwnerLink(id, sandboxOwnerEmail))]),
         vaultRoutes(vault),
         auditRoutes(db),
       ],

@@ -2,6 +2,8 @@ import { Type } from 'typebox';
 import { ApiError } from '../http/errors.js';
 import { envelope, ok } from '../http/envelope.js';
 import type { App } from '../http/server.js';
+import type { Db } from '../db/db.js';
+import { sandboxMerchantId } from './sandbox.js';
 
 const tags = ['Operator'];
 const security = [{ operatorKey: [] }];
@@ -17,21 +19,21 @@ const DashboardLink = Type.Object({
  * link no longer leaves a newcomer with a restart as the only way back in
  * (docs/decisions/0049-first-hour.md).
  */
-export function sandboxRoutes(sandboxOwnerLink: () => Promise<{ merchantId: string; url: string } | undefined>) {
+export function sandboxRoutes(db: Db, ownerLink: (merchantId: string) => Promise<string>) {
   return (app: App) => {
     app.post(
       '/sandbox/dashboard_link',
       { schema: { tags, security, response: { 200: envelope(DashboardLink) } } },
       async (_request, reply) => {
-        const link = await sandboxOwnerLink();
-        if (!link) {
+        const merchantId = await sandboxMerchantId(db);
+        if (!merchantId) {
           throw new ApiError(
             'resource_missing',
             'No sandbox merchant yet: `tessera start` makes it on its first start',
           );
         }
         void reply.header('cache-control', 'no-store');
-        return ok(link);
+        return ok({ merchantId, url: await ownerLink(merchantId) });
       },
     );
   };
