@@ -60,6 +60,8 @@ export interface DashboardDeps {
   ledger?: LedgerService;
   /** Payouts and their reconciliation (docs/balances.md). */
   payouts?: PayoutService;
+  /** Outside production: a used sign-in link's page says how to get a fresh one (tessera dashboard-link). */
+  development?: boolean;
 }
 
 /** What a page handler of a signed-in member gets. */
