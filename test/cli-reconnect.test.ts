@@ -75,10 +75,11 @@ describe(`tail and listen live through a restart of the service (${databaseKind}
 
     await stopService(running);
     running = undefined;
-    // Refused, or reset or closed when the poll under way was cut by the stopping service (undici
-    // names a socket the server closed mid-answer UND_ERR_SOCKET): each is named.
+    // A poll during the stopping service's drain is answered 503 service_unavailable (it stops
+    // taking work, docs/operations.md#health); after it, refused, or reset or closed when the poll under
+    // way was cut (undici names a socket the server closed mid-answer UND_ERR_SOCKET): each is named.
     await tail.waitFor(
-      /lost the service, reconnecting \(Ctrl-C stops\): could not connect to .* \(connection (refused|reset|closed)\)/,
+      /lost the service, reconnecting \(Ctrl-C stops\): (could not connect to .* \(connection (refused|reset|closed)\)|service_unavailable: The service is stopping)/,
     );
     await listen.waitFor(/lost the service, reconnecting \(Ctrl-C stops\): /);
     // A few back-off rounds pass with the service down: still running, one line each, not one per try.

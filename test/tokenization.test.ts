@@ -171,6 +171,8 @@ describe(`tokenization: storing, CIT and MIT payments (${databaseKind})`, () => 
       amountReceived: '1999',
       amountCapturable: '0',
       amountRefunded: '0',
+      amountDisputed: '0',
+      disputes: [],
       created: ctx.clock.now().toISOString(),
       riskInfo: payment.riskInfo,
       status: 'succeeded',

@@ -55,6 +55,3 @@ ALTER TABLE payments ADD COLUMN amount_disputed bigint NOT NULL DEFAULT 0 CHECK 
 ALTER TABLE payments ADD COLUMN dispute_ids text[] NOT NULL DEFAULT '{}';
 ALTER TABLE payments ADD CONSTRAINT payments_disputed_within_received
   CHECK (amount_refunded + amount_refund_pending + amount_disputed <= amount_received);
--- A processor's dispute notification names the payment by the processor's reference (Stripe's
--- PaymentIntent); only live payments have one.
-CREATE INDEX payments_processor_reference ON payments (processor_reference) WHERE processor_reference IS NOT NULL;

@@ -4,7 +4,7 @@
  * an unknown outcome returns Adyen's first answer instead of moving money twice.
  */
 
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
 
 /** What the connector needs to reach one Adyen account. */
 export interface AdyenClientOptions {
@@ -59,14 +59,22 @@ export interface AdyenClient {
 export function createAdyenClient({ apiKey, baseUrl, timeoutMs }: AdyenClientOptions): AdyenClient {
   const root = new URL(baseUrl.replace(/\/+$/, ''));
   const prefix = root.pathname === '/' ? '' : root.pathname;
-  const pool = new Pool(root.origin, { connect: { timeout: timeoutMs }, keepAliveTimeout: 4_000 });
+  // undici is loaded with the first request, not at start (docs/performance.md#test-suite-time,
+  // "What a start loads"): most processes never talk to Adyen.
+  let pool: Promise<Pool> | undefined;
+  const poolOf = () =>
+    (pool ??= import('undici').then(
+      (undici) => new undici.Pool(root.origin, { connect: { timeout: timeoutMs }, keepAliveTimeout: 4_000 }),
+    ));
   return {
     async post(path, body, idempotencyKey) {
       const operation = `Adyen POST ${path}`;
       let status: number;
       let text: string;
       try {
-        const response = await pool.request({
+        const response = await (
+          await poolOf()
+        ).request({
           path: `${prefix}${path}`,
           method: 'POST',
           headers: {
