@@ -342,6 +342,8 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
       no_live_processor: 409,
       processor_account_exists: 409,
       bank_account_missing: 409,
+      payout_not_cancelable: 409,
+      dispute_not_open: 409,
       rate_limited: 429,
       internal_error: 500,
       service_unavailable: 503,
