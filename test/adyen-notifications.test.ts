@@ -208,6 +208,8 @@ describe('Adyen standard notifications', () => {
             processorReference: 'QFQTPCQ8HXSKGK87',
             step: eventCode,
             disputeReference: 'QFQTPCQ8HXSKGK87',
+            // The Disputes API names the dispute by the chargeback's own pspReference.
+            responseReference: 'DISPUTE000000001',
             processorStatus: null,
             amount: 4200n,
             currency: 'USD',

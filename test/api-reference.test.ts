@@ -347,6 +347,7 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
       rate_limited: 429,
       internal_error: 500,
       service_unavailable: 503,
+      processor_error: 503,
     };
     assert.deepEqual(Object.fromEntries(listed), expected);
   });

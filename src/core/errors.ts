@@ -47,6 +47,8 @@ export const errorCatalog = {
   internal_error: 'internal',
   /** Something the request needs does not answer (the database, the rate limit's store) or the process is stopping: nothing was done; retry (Retry-After). */
   service_unavailable: 'unavailable',
+  /** The processor did not take a live dispute's evidence or acceptance (a timeout, an error): nothing changed; the same request sends again (docs/disputes.md, Live). */
+  processor_error: 'unavailable',
 } as const satisfies Record<string, ErrorKind>;
 
 export type ErrorCode = keyof typeof errorCatalog;

@@ -63,7 +63,7 @@ export interface OpenRequest {
   stage: DisputeStage;
   status?: DisputeStatus;
   dueBy?: Date;
-  processor?: { accountId: string; reference: string };
+  processor?: { accountId: string; reference: string; responseReference?: string | undefined };
 }
 
 export function createDisputeLifecycle({ events, jobs }: { events: EventService; jobs: JobRunner }) {
@@ -148,6 +148,8 @@ export function createDisputeLifecycle({ events, jobs }: { events: EventService;
         amount_held: holds ? amount.toString() : '0',
         processor_account_id: request.processor?.accountId ?? null,
         processor_reference: request.processor?.reference ?? null,
+        processor_response_reference: request.processor?.responseReference ?? null,
+        response_sending: null,
         created_at: now,
         updated_at: now,
       };

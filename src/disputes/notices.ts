@@ -92,13 +92,18 @@ export async function applyDisputeNotice(
         networkReasonCode: notice.reasonCode,
         stage: step.stage,
         ...(status ? { status } : {}),
-        processor: { accountId, reference: notice.disputeReference },
+        processor: { accountId, reference: notice.disputeReference, responseReference: notice.responseReference },
       },
       { withdrawNow: false, now },
     );
     if (!row) return 'ignored';
-  } else if (step.status !== null && step.status !== row.status && openStatuses.has(step.status)) {
-    row = (await moveOpen(deps, tx, recorded, row, step.status)) ?? row;
+  } else {
+    if (notice.responseReference !== undefined && row.processor_response_reference === null) {
+      await queries.setResponseReference(tx, row.id, notice.responseReference);
+    }
+    if (step.status !== null && step.status !== row.status && openStatuses.has(step.status)) {
+      row = (await moveOpen(deps, tx, recorded, row, step.status)) ?? row;
+    }
   }
   if (step.withdraw && row.stage !== 'inquiry') await lifecycle.withdraw(tx, recorded, row, now);
   if (step.status === 'won' || step.status === 'lost' || step.status === 'warning_closed') {

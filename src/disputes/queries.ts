@@ -26,18 +26,23 @@ export interface DisputeRow {
   amount_held: string;
   processor_account_id: string | null;
   processor_reference: string | null;
+  /** The dispute's reference at the processor's dispute API, when not processor_reference (Adyen's chargeback pspReference). */
+  processor_response_reference: string | null;
+  /** A live response written before the processor is called, until its outcome is (docs/decisions/0044-disputes.md). */
+  response_sending: 'submit' | 'accept' | null;
   created_at: Date;
   updated_at: Date;
 }
 
 const columns =
   'id, merchant_id, mode, payment_id, amount, currency, reason, network_reason_code, stage, status, evidence, ' +
-  'due_by, submission_count, amount_held, processor_account_id, processor_reference, created_at, updated_at';
+  'due_by, submission_count, amount_held, processor_account_id, processor_reference, created_at, updated_at, ' +
+  'processor_response_reference, response_sending';
 
 export async function insertDispute(db: Queryable, row: DisputeRow): Promise<void> {
   await db.query(
     `INSERT INTO disputes (${columns})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)`,
     [
       row.id,
       row.merchant_id,
@@ -57,6 +62,8 @@ export async function insertDispute(db: Queryable, row: DisputeRow): Promise<voi
       row.processor_reference,
       row.created_at,
       row.updated_at,
+      row.processor_response_reference,
+      row.response_sending,
     ],
   );
 }
@@ -81,6 +88,58 @@ export async function selectDisputeByReference(
     [accountId, reference],
   );
   return row;
+}
+
+/**
+ * Marks a live response as being sent, with the evidence it sends, while the dispute's status is
+ * one of `from` and no other response is being sent. Zero rows: someone else changed it.
+ */
+export async function markSending(
+  db: Queryable,
+  id: string,
+  kind: 'submit' | 'accept',
+  evidence: Evidence,
+  from: readonly DisputeStatus[],
+  now: Date,
+): Promise<DisputeRow | undefined> {
+  const [row] = await db.query<DisputeRow>(
+    `UPDATE disputes SET response_sending = $2, evidence = $3::jsonb, updated_at = $5
+     WHERE id = $1 AND status = ANY($4::text[]) AND (response_sending IS NULL OR response_sending = $2)
+     RETURNING ${columns}`,
+    [id, kind, JSON.stringify(evidence), [...from], now],
+  );
+  return row;
+}
+
+/**
+ * The end of a live response: the mark cleared, and a submission counted when `submitted` (the
+ * processor took it even though a notification moved the dispute first).
+ */
+export async function finishSending(db: Queryable, id: string, submitted: boolean): Promise<DisputeRow | undefined> {
+  const [row] = await db.query<DisputeRow>(
+    `UPDATE disputes SET response_sending = NULL,
+       submission_count = submission_count + (CASE WHEN $2 THEN 1 ELSE 0 END)
+     WHERE id = $1 RETURNING ${columns}`,
+    [id, submitted],
+  );
+  return row;
+}
+
+/** Keeps the processor's own reference for its dispute API, once a notification gives it. */
+export async function setResponseReference(db: Queryable, id: string, reference: string): Promise<void> {
+  await db.execute(
+    'UPDATE disputes SET processor_response_reference = $2 WHERE id = $1 AND processor_response_reference IS NULL',
+    [id, reference],
+  );
+}
+
+/** The evidence files' bytes, to send them to the processor. */
+export function selectEvidenceFiles(
+  db: Queryable,
+  ids: readonly string[],
+): Promise<Array<{ id: string; filename: string; type: 'pdf' | 'png' | 'jpg'; contents: Uint8Array }>> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.query(`SELECT id, filename, type, contents FROM files WHERE id = ANY($1::text[])`, [[...ids]]);
 }
 
 /** The one way a dispute changes: only while its status is one of `move.from`. Zero rows: someone else did. */

@@ -37,7 +37,7 @@ export function disputeRoutes(disputes: DisputeService) {
         schema: {
           tags,
           description:
-            'Stages evidence (text fields, and file ids from POST /files); `submit: true` sends it. 409 `dispute_not_open` after `dueBy` or once the dispute is under review or closed; the text fields hold at most 150,000 characters in all.',
+            'Stages evidence (text fields, and file ids from POST /files); `submit: true` sends it. 409 `dispute_not_open` after `dueBy` or once the dispute is under review or closed; the text fields hold at most 150,000 characters in all. The submission of a live dispute is sent to its processor; 503 `processor_error` when the processor fails, and the same request sends it again.',
           params: DisputeParams,
           body: UpdateDisputeBody,
           response: { 200: envelope(Dispute) },
@@ -52,7 +52,7 @@ export function disputeRoutes(disputes: DisputeService) {
         schema: {
           tags,
           description:
-            'Gives the dispute up: a chargeback is `accepted` (its money stays withdrawn), an inquiry `warning_closed`.',
+            'Gives the dispute up: a chargeback is `accepted` (its money stays withdrawn), an inquiry `warning_closed`. A live dispute is accepted at its processor first; 503 `processor_error` when the processor fails, and the same request sends it again.',
           params: DisputeParams,
           response: { 200: envelope(Dispute) },
         },

@@ -17,6 +17,7 @@ import type { ProcessorRegistry } from '../processor-accounts/connectors.js';
 import { isoTimestamp } from '../time.js';
 import { createDisputeLifecycle, toDispute } from './lifecycle.js';
 import { applyDisputeNotice, type DisputeNotice } from './notices.js';
+import { sendResponse } from './responses.js';
 import * as queries from './queries.js';
 import {
   evidenceFileFields,
@@ -127,6 +128,112 @@ export function createDisputeService(deps: DisputeServiceDeps) {
     return evidence;
   }
 
+  /** Evidence staged, and with `submit` the dispute under review; undefined when it changed meanwhile. */
+  async function submitIn(
+    tx: Queryable,
+    recorded: RecordedEvent[],
+    current: queries.DisputeRow,
+    evidence: Evidence | undefined,
+    submit: boolean,
+    now: Date,
+  ): Promise<queries.DisputeRow | undefined> {
+    const move = !submit
+      ? disputeStates.transition('stage')
+      : current.stage === 'inquiry'
+        ? disputeStates.transition('submitInquiry', 'warning_under_review')
+        : disputeStates.transition('submit', 'under_review');
+    const updated = await queries.changeDispute(tx, current.id, move, { evidence, submitted: submit }, now);
+    if (updated) await lifecycle.record(tx, recorded, 'dispute.updated', updated, now);
+    return updated;
+  }
+
+  /** A chargeback accepted, an inquiry closed; undefined when it changed meanwhile. */
+  async function acceptIn(
+    tx: Queryable,
+    recorded: RecordedEvent[],
+    current: queries.DisputeRow,
+    now: Date,
+  ): Promise<queries.DisputeRow | undefined> {
+    if (current.stage === 'inquiry') return lifecycle.close(tx, recorded, current, 'warning_closed', now);
+    const updated = await queries.changeDispute(
+      tx,
+      current.id,
+      disputeStates.transition('accept', 'accepted'),
+      {},
+      now,
+    );
+    if (updated) await lifecycle.record(tx, recorded, 'dispute.closed', updated, now);
+    return updated;
+  }
+
+  /** Sandbox disputes, and live evidence only staged: all in one transaction. */
+  function submitLocally(merchant: MerchantScope, id: string, input: UpdateDisputeBody): Promise<queries.DisputeRow> {
+    return inTransaction(async (tx, recorded) => {
+      const now = clock.now();
+      const current = await load(tx, merchant, id);
+      requireOpen(current, now);
+      const evidence = await merged(tx, current, input.evidence ?? {});
+      if (current.response_sending !== null) refuseWhileSending(current, evidence);
+      const updated = await submitIn(tx, recorded, current, evidence, input.submit === true, now);
+      if (!updated) return refuseChanged(tx, merchant, id, now);
+      if (input.submit && updated.processor_account_id === null) {
+        await jobs.schedule(tx, disputeJobKinds.sandboxOutcome, updated.id, new Date(now.getTime() + followUpDelayMs));
+      }
+      return updated;
+    });
+  }
+
+  /** While a live response is being sent, its evidence stays as sent, and no other response starts. */
+  function refuseWhileSending(current: queries.DisputeRow, evidence: Evidence, kind?: 'submit' | 'accept'): void {
+    const same = JSON.stringify(evidence) === JSON.stringify(current.evidence);
+    if (current.response_sending === kind && same) return;
+    throw new DomainError(
+      'dispute_not_open',
+      `The dispute's ${current.response_sending === 'accept' ? 'acceptance' : 'submission'} is being sent to the processor: send that same request again before anything else`,
+      { param: 'id', status: current.status, sending: current.response_sending },
+    );
+  }
+
+  /**
+   * A live dispute's submission or acceptance (docs/disputes.md, Live; decision 0044): marked as
+   * sending, sent to the processor outside any transaction, then recorded. A failure leaves the
+   * mark and the submission count as they were, so the same request sends again with the same key.
+   */
+  async function respondLive(
+    merchant: MerchantScope,
+    id: string,
+    kind: 'submit' | 'accept',
+    input: UpdateDisputeBody,
+  ): Promise<queries.DisputeRow> {
+    const marked = await inTransaction(async (tx) => {
+      const now = clock.now();
+      const current = await load(tx, merchant, id);
+      requireOpen(current, now);
+      const evidence = kind === 'submit' ? await merged(tx, current, input.evidence ?? {}) : current.evidence;
+      if (current.response_sending !== null) refuseWhileSending(current, evidence, kind);
+      const row = await queries.markSending(tx, id, kind, evidence, [...disputeStates.transition('stage').from], now);
+      return row ?? refuseChanged(tx, merchant, id, now);
+    });
+    try {
+      await sendResponse({ db, processors }, marked, kind);
+    } catch (caught) {
+      // Evidence the processor cannot take was not sent: the merchant may change it.
+      if (caught instanceof DomainError && caught.code === 'invalid_request')
+        await queries.finishSending(db, id, false);
+      throw caught;
+    }
+    return inTransaction(async (tx, recorded) => {
+      const now = clock.now();
+      const current = (await queries.selectDisputeById(tx, id))!;
+      const done =
+        kind === 'submit'
+          ? await submitIn(tx, recorded, current, undefined, true, now)
+          : await acceptIn(tx, recorded, current, now);
+      // Undefined: a notification moved the dispute first; the processor took the response all the same.
+      return (await queries.finishSending(tx, id, done === undefined && kind === 'submit'))!;
+    });
+  }
+
   /** The sandbox decides a submitted dispute by the words of its evidence. */
   async function sandboxOutcome(disputeId: string): Promise<void> {
     const row = await queries.selectDisputeById(db, disputeId);
@@ -187,55 +294,23 @@ export function createDisputeService(deps: DisputeServiceDeps) {
 
     /** Stages evidence; with `submit: true` sends it (docs/disputes.md, Evidence). */
     async update(merchant: MerchantScope, id: string, input: UpdateDisputeBody): Promise<Dispute> {
-      const row = await inTransaction(async (tx, recorded) => {
-        const now = clock.now();
-        const current = await load(tx, merchant, id);
-        requireOpen(current, now);
-        const evidence = await merged(tx, current, input.evidence ?? {});
-        const move = !input.submit
-          ? disputeStates.transition('stage')
-          : current.stage === 'inquiry'
-            ? disputeStates.transition('submitInquiry', 'warning_under_review')
-            : disputeStates.transition('submit', 'under_review');
-        const updated = await queries.changeDispute(tx, current.id, move, { evidence, submitted: input.submit }, now);
-        if (!updated) return refuseChanged(tx, merchant, id, now);
-        await lifecycle.record(tx, recorded, 'dispute.updated', updated, now);
-        if (input.submit && updated.processor_account_id === null) {
-          await jobs.schedule(
-            tx,
-            disputeJobKinds.sandboxOutcome,
-            updated.id,
-            new Date(now.getTime() + followUpDelayMs),
-          );
-        }
-        return updated;
-      });
+      const live = input.submit === true && (await load(db, merchant, id)).processor_account_id !== null;
+      const row = live ? await respondLive(merchant, id, 'submit', input) : await submitLocally(merchant, id, input);
       const [dispute] = await view(db, [row]);
       return dispute!;
     },
 
     /** The merchant gives up: a chargeback is accepted (its money stays withdrawn), an inquiry closed. */
     async accept(merchant: MerchantScope, id: string): Promise<Dispute> {
-      const row = await inTransaction(async (tx, recorded) => {
-        const now = clock.now();
-        const current = await load(tx, merchant, id);
-        requireOpen(current, now);
-        if (current.stage === 'inquiry') {
-          const closed = await lifecycle.close(tx, recorded, current, 'warning_closed', now);
-          if (!closed) return refuseChanged(tx, merchant, id, now);
-          return closed;
-        }
-        const updated = await queries.changeDispute(
-          tx,
-          current.id,
-          disputeStates.transition('accept', 'accepted'),
-          {},
-          now,
-        );
-        if (!updated) return refuseChanged(tx, merchant, id, now);
-        await lifecycle.record(tx, recorded, 'dispute.closed', updated, now);
-        return updated;
-      });
+      const live = (await load(db, merchant, id)).processor_account_id !== null;
+      const row = live
+        ? await respondLive(merchant, id, 'accept', {})
+        : await inTransaction(async (tx, recorded) => {
+            const now = clock.now();
+            const current = await load(tx, merchant, id);
+            requireOpen(current, now);
+            return (await acceptIn(tx, recorded, current, now)) ?? refuseChanged(tx, merchant, id, now);
+          });
       const [dispute] = await view(db, [row]);
       return dispute!;
     },

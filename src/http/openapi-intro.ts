@@ -36,6 +36,8 @@ const errorMeanings: Record<ErrorCode, string> = {
   internal_error: "Our fault; logged with the request's `X-TraceId`, which support asks for",
   service_unavailable:
     'The database or the rate limit store cannot be reached, or the process is stopping; nothing was done: retry after `Retry-After`',
+  processor_error:
+    "The processor did not take a live dispute's evidence or acceptance (a timeout, an error): the dispute is unchanged; the same request sends it again",
 };
 
 const errorCatalog = codeStatuses

@@ -13,7 +13,7 @@ import type { LiveProcessor, Processor, ProcessorRouter } from '../processor/pro
 import type { Vault } from '../vault/vault.js';
 import { processorAccountContext } from '../vault/secrets-at-rest.js';
 import type { Credentials } from './credentials.js';
-import { defaultBaseUrls } from './credentials.js';
+import { defaultBaseUrls, defaultDisputesBaseUrls } from './credentials.js';
 import * as queries from './queries.js';
 import type { ProcessorName } from './schemas.js';
 
@@ -21,6 +21,8 @@ export interface ConnectorSettings {
   mode: 'test' | 'live';
   credentials: Credentials;
   baseUrl: string;
+  /** Adyen's Disputes API root (docs/processors-adyen.md, Disputes); null for Stripe. */
+  disputesBaseUrl: string | null;
   timeoutMs: number;
   /** Judges a notification's age where the processor signs a timestamp (Stripe). */
   clock: Clock;
@@ -68,8 +70,15 @@ export function createProcessorRegistry({
     ) as Credentials;
     const baseUrl = row.base_url ?? defaultBaseUrls[row.processor][row.mode];
     if (baseUrl === null) throw new Error(`Processor account ${row.id} has no base URL`);
-    const connector = instrument(
-      factories[row.processor]({ mode: row.mode, credentials, baseUrl, timeoutMs, clock }),
+    const connector = instrumentLive(
+      factories[row.processor]({
+        mode: row.mode,
+        credentials,
+        baseUrl,
+        disputesBaseUrl: row.disputes_base_url ?? defaultDisputesBaseUrls[row.processor][row.mode],
+        timeoutMs,
+        clock,
+      }),
       observe,
     );
     built.set(row.id, { version: row.updated_at.getTime(), connector });
@@ -165,5 +174,27 @@ function instrument<P extends Processor>(processor: P, observe: Observe): P {
       outcome.kind === 'failed' ? 'declined' : 'ok',
     ),
     resolveRefund: timed('resolve_refund', bind('resolveRefund') as Processor['resolveRefund'], ok),
+  };
+}
+
+/** A live connector, each call counted and timed, its dispute responses too. */
+function instrumentLive(connector: LiveProcessor, observe: Observe): LiveProcessor {
+  const timed =
+    <A, R>(operation: string, call: (request: A) => Promise<R>) =>
+    async (request: A): Promise<R> => {
+      const startedAt = performance.now();
+      try {
+        const result = await call(request);
+        observe(connector.name, operation, 'ok', (performance.now() - startedAt) / 1000);
+        return result;
+      } catch (err) {
+        observe(connector.name, operation, 'error', (performance.now() - startedAt) / 1000);
+        throw err;
+      }
+    };
+  return {
+    ...instrument(connector, observe),
+    submitDisputeEvidence: timed('dispute_submit', connector.submitDisputeEvidence.bind(connector)),
+    acceptDispute: timed('dispute_accept', connector.acceptDispute.bind(connector)),
   };
 }

@@ -87,24 +87,38 @@ export const defaultBaseUrls: Record<ProcessorName, Record<'test' | 'live', stri
   stripe: { test: 'https://api.stripe.com', live: 'https://api.stripe.com' },
 };
 
+/** Adyen's Disputes API, a service apart from Checkout; Stripe's disputes are on its one API. */
+export const defaultDisputesBaseUrls: Record<ProcessorName, Record<'test' | 'live', string | null>> = {
+  adyen: {
+    test: 'https://ca-test.adyen.com/ca/services/DisputeService/v30',
+    live: 'https://ca-live.adyen.com/ca/services/DisputeService/v30',
+  },
+  stripe: { test: null, live: null },
+};
+
 /** A base URL as given, checked: http(s) only, and https in production; Stripe's is an origin. */
-export function checkBaseUrl(value: string, production: boolean, processor: ProcessorName): string {
+export function checkBaseUrl(
+  value: string,
+  production: boolean,
+  processor: ProcessorName,
+  field: 'baseUrl' | 'disputesBaseUrl' = 'baseUrl',
+): string {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw invalidField('baseUrl', 'baseUrl must be an absolute URL (https://…)', 'url');
+    throw invalidField(field, `${field} must be an absolute URL (https://…)`, 'url');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw invalidField('baseUrl', 'baseUrl must be an https:// URL', 'url');
+    throw invalidField(field, `${field} must be an https:// URL`, 'url');
   }
   if (url.protocol === 'http:' && production) {
-    throw invalidField('baseUrl', 'baseUrl must be https:// in production', 'https');
+    throw invalidField(field, `${field} must be https:// in production`, 'https');
   }
   if (url.username || url.password || url.search || url.hash) {
-    throw invalidField('baseUrl', 'baseUrl must not carry credentials, a query or a fragment', 'url');
+    throw invalidField(field, `${field} must not carry credentials, a query or a fragment`, 'url');
   }
-  if (processor === 'stripe' && url.pathname !== '/') {
+  if (processor === 'stripe' && field === 'baseUrl' && url.pathname !== '/') {
     throw invalidField(
       'baseUrl',
       'baseUrl of a Stripe account is an origin only (https://api.stripe.com), without a path',

@@ -11,12 +11,13 @@ const credential = (credentials: Record<string, string>, name: string): string =
 };
 
 export const connectorFactories: Record<ProcessorName, ConnectorFactory> = {
-  adyen: ({ credentials, baseUrl, timeoutMs }) =>
+  adyen: ({ credentials, baseUrl, disputesBaseUrl, timeoutMs }) =>
     createAdyenProcessor({
       apiKey: credential(credentials, 'apiKey'),
       merchantAccount: credential(credentials, 'merchantAccount'),
       hmacKey: credential(credentials, 'hmacKey'),
       baseUrl,
+      ...(disputesBaseUrl === null ? {} : { disputesBaseUrl }),
       timeoutMs,
     }),
   stripe: ({ credentials, baseUrl, timeoutMs, clock }) =>

@@ -10,6 +10,8 @@ export interface ProcessorAccountRow {
   credentials_encrypted: string;
   credentials_hint: string;
   base_url: string | null;
+  /** Adyen's Disputes API root when not the mode's default (docs/processors-adyen.md, Disputes). */
+  disputes_base_url: string | null;
   last_notification_at: Date | null;
   created_at: Date;
   updated_at: Date;
@@ -17,11 +19,11 @@ export interface ProcessorAccountRow {
 
 const columns =
   'id, merchant_id, processor, mode, status, credentials_encrypted, credentials_hint, base_url, last_notification_at, ' +
-  'created_at, updated_at';
+  'created_at, updated_at, disputes_base_url';
 
 export async function insertAccount(db: Queryable, row: ProcessorAccountRow): Promise<void> {
   await db.execute(
-    `INSERT INTO processor_accounts (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    `INSERT INTO processor_accounts (${columns}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
     [
       row.id,
       row.merchant_id,
@@ -34,6 +36,7 @@ export async function insertAccount(db: Queryable, row: ProcessorAccountRow): Pr
       row.last_notification_at,
       row.created_at,
       row.updated_at,
+      row.disputes_base_url,
     ],
   );
 }
@@ -76,7 +79,13 @@ export async function selectEnabledAccount(
 export async function updateAccount(
   db: Queryable,
   id: string,
-  changes: { credentialsEncrypted?: string; credentialsHint?: string; baseUrl?: string | null; status?: string },
+  changes: {
+    credentialsEncrypted?: string;
+    credentialsHint?: string;
+    baseUrl?: string | null;
+    disputesBaseUrl?: string;
+    status?: string;
+  },
   now: Date,
 ): Promise<ProcessorAccountRow | undefined> {
   const [row] = await db.query<ProcessorAccountRow>(
@@ -85,7 +94,8 @@ export async function updateAccount(
        credentials_hint = COALESCE($3, credentials_hint),
        base_url = CASE WHEN $4::boolean THEN $5 ELSE base_url END,
        status = COALESCE($6, status),
-       updated_at = $7
+       updated_at = $7,
+       disputes_base_url = COALESCE($8, disputes_base_url)
      WHERE id = $1 RETURNING ${columns}`,
     [
       id,
@@ -95,6 +105,7 @@ export async function updateAccount(
       changes.baseUrl ?? null,
       changes.status ?? null,
       now,
+      changes.disputesBaseUrl ?? null,
     ],
   );
   return row;

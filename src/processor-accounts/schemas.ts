@@ -28,6 +28,12 @@ const BaseUrl = Type.String({
     "The processor's API address; defaults to its public endpoint (Adyen test: `https://checkout-test.adyen.com/v71`; Stripe: `https://api.stripe.com`). Adyen live needs the account's own prefix URL (`https://{prefix}-checkout-live.adyenpayments.com/checkout/v71`). `http://` only outside production.",
 });
 
+const DisputesBaseUrl = Type.String({
+  maxLength: 2048,
+  description:
+    "Adyen only: the Disputes API's address, a service apart from Checkout (docs/processors-adyen.md, Disputes); defaults to `https://ca-test.adyen.com/ca/services/DisputeService/v30` (test) or `https://ca-live.adyen.com/ca/services/DisputeService/v30` (live). `http://` only outside production.",
+});
+
 export const CreateProcessorAccountBody = Type.Object(
   {
     processor: Type.String({ maxLength: 32, description: '`adyen` or `stripe`', examples: ['adyen'] }),
@@ -38,6 +44,7 @@ export const CreateProcessorAccountBody = Type.Object(
     }),
     credentials: Credentials,
     baseUrl: Type.Optional(BaseUrl),
+    disputesBaseUrl: Type.Optional(DisputesBaseUrl),
   },
   { additionalProperties: false },
 );
@@ -47,6 +54,7 @@ export const UpdateProcessorAccountBody = Type.Object(
   {
     credentials: Type.Optional(Credentials),
     baseUrl: Type.Optional(BaseUrl),
+    disputesBaseUrl: Type.Optional(DisputesBaseUrl),
     status: Type.Optional(
       Type.String({
         maxLength: 16,
@@ -69,6 +77,9 @@ export const ProcessorAccount = Type.Object({
     description: 'The last 4 characters of the API key (Adyen) or secret key (Stripe); nothing else is ever shown',
   }),
   baseUrl: Type.String(),
+  disputesBaseUrl: Type.Union([Type.String(), Type.Null()], {
+    description: "Adyen: the Disputes API's address (evidence and acceptance are sent there); null for Stripe",
+  }),
   webhookUrl: Type.String({
     description:
       "Where the processor sends its notifications: enter it at the processor (Adyen's standard notification URL, Stripe's webhook endpoint)",

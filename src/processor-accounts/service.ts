@@ -11,7 +11,14 @@ import { newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
 import type { Vault } from '../vault/vault.js';
 import { processorAccountContext } from '../vault/secrets-at-rest.js';
-import { checkBaseUrl, checkCredentials, defaultBaseUrls, hintField, type Credentials } from './credentials.js';
+import {
+  checkBaseUrl,
+  checkCredentials,
+  defaultBaseUrls,
+  defaultDisputesBaseUrls,
+  hintField,
+  type Credentials,
+} from './credentials.js';
 import * as queries from './queries.js';
 import {
   processorNames,
@@ -48,6 +55,7 @@ export function createProcessorAccountService({
       status: row.status,
       credentialsHint: row.credentials_hint,
       baseUrl: row.base_url ?? defaultBaseUrls[row.processor][row.mode] ?? '',
+      disputesBaseUrl: row.disputes_base_url ?? defaultDisputesBaseUrls[row.processor][row.mode],
       webhookUrl: `${publicUrl()}/processor_webhooks/${row.id}`,
       lastNotificationAt: row.last_notification_at === null ? null : isoTimestamp(row.last_notification_at),
       created: isoTimestamp(row.created_at),
@@ -72,6 +80,15 @@ export function createProcessorAccountService({
       );
     }
     return null;
+  }
+
+  /** Only Adyen has a Disputes API apart (docs/processors-adyen.md, Disputes). */
+  function disputesBaseUrlOf(processor: ProcessorName, given: string | undefined): string | undefined {
+    if (given === undefined) return undefined;
+    if (processor !== 'adyen') {
+      throw invalidField('disputesBaseUrl', 'disputesBaseUrl is for Adyen accounts only', 'processor');
+    }
+    return checkBaseUrl(given, production, processor, 'disputesBaseUrl');
   }
 
   async function refuseSecondEnabled(caught: unknown, merchantId: string, mode: string): Promise<never> {
@@ -109,6 +126,7 @@ export function createProcessorAccountService({
         credentials_encrypted: credentialsEncrypted,
         credentials_hint: credentialsHint,
         base_url: baseUrl,
+        disputes_base_url: disputesBaseUrlOf(processor, input.disputesBaseUrl) ?? null,
         last_notification_at: null,
         created_at: now,
         updated_at: now,
@@ -133,6 +151,7 @@ export function createProcessorAccountService({
         input.credentials === undefined ? null : checkCredentials(current.processor, current.mode, input.credentials);
       const baseUrl =
         input.baseUrl === undefined ? undefined : checkBaseUrl(input.baseUrl, production, current.processor);
+      const disputesBaseUrl = disputesBaseUrlOf(current.processor, input.disputesBaseUrl);
       const updated = await queries
         .updateAccount(
           db,
@@ -140,6 +159,7 @@ export function createProcessorAccountService({
           {
             ...(credentials === null ? {} : sealed(id, current.processor, credentials)),
             ...(baseUrl === undefined ? {} : { baseUrl }),
+            ...(disputesBaseUrl === undefined ? {} : { disputesBaseUrl }),
             ...(input.status === undefined ? {} : { status: input.status }),
           },
           clock.now(),

@@ -248,6 +248,8 @@ export type ProcessorNotification =
       step: string;
       /** The processor's reference of the dispute itself (Stripe's du_…; Adyen's: the payment's pspReference). */
       disputeReference: string;
+      /** The dispute's reference at the processor's dispute API when not disputeReference (Adyen: the chargeback's pspReference). */
+      responseReference?: string;
       /** The dispute's status as the processor gives it (Stripe's `status`), when it does. */
       processorStatus: string | null;
       amount: bigint;
@@ -267,10 +269,56 @@ export interface NotificationBatch {
 /** A notification whose signature does not verify: answered 401, nothing applied. */
 export class NotificationRefused extends Error {}
 
-/** A connector to a real processor also reads that processor's notifications. */
+/** A live dispute the merchant responds to (docs/disputes.md, Live). */
+export interface DisputeResponseRequest {
+  disputeId: string;
+  /** The processor's reference of the dispute for its dispute API (Stripe's du_…, Adyen's chargeback pspReference). */
+  disputeReference: string;
+  /**
+   * `<disputeId>.submit.<n>` or `<disputeId>.accept.<n>`, n the submission count plus one: the
+   * same on every retry of one response, since the count only grows once it is recorded.
+   */
+  idempotencyKey: string;
+}
+
+/** An evidence file as the processor gets it: the bytes Tessera keeps (docs/disputes.md, Evidence files). */
+export interface DisputeEvidenceFile {
+  /** The evidence field naming it (`receipt`, `customerCommunication`, …). */
+  field: string;
+  fileId: string;
+  filename: string;
+  type: 'pdf' | 'png' | 'jpg';
+  contents: Buffer;
+}
+
+export interface SubmitDisputeEvidenceRequest extends DisputeResponseRequest {
+  /** The text fields that are set, by their names in docs/disputes.md (`productDescription`, …). */
+  text: Record<string, string>;
+  files: DisputeEvidenceFile[];
+}
+
+/**
+ * The evidence cannot be sent to this processor as it is (Adyen takes PDF and JPEG documents
+ * only): nothing was sent, and the merchant changes the evidence. `field` names the evidence field.
+ */
+export class EvidenceRefused extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'EvidenceRefused';
+  }
+}
+
+/** A connector to a real processor also reads that processor's notifications and answers its disputes. */
 export interface LiveProcessor extends Processor {
   /** Verifies and decodes one notification request; throws NotificationRefused when it does not verify. */
   parseNotification(request: { headers: Record<string, string | undefined>; rawBody: string }): NotificationBatch;
+  /** Sends the evidence and submits it; throws when the processor did not take it (EvidenceRefused, or a failure). */
+  submitDisputeEvidence(request: SubmitDisputeEvidenceRequest): Promise<void>;
+  /** Gives the dispute up at the processor. */
+  acceptDispute(request: DisputeResponseRequest): Promise<void>;
 }
 
 /** What a payment says about where it was processed (its account; null: the built-in sandbox). */

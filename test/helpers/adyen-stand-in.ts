@@ -15,12 +15,19 @@ import {
   signedNotificationItem,
   type NotificationItemFields,
 } from './adyen-signed-notifications.js';
+import {
+  createDisputeDesk,
+  disputeOperationOf,
+  disputeServicePrefix,
+  type DisputeDesk,
+  type DisputeOperation,
+} from './adyen-stand-in-disputes.js';
 import { adyenTestCards, networkReference, pspReference, refusals, serviceError } from './adyen-stand-in-cards.js';
 
 export { adyenTestCards } from './adyen-stand-in-cards.js';
 export type { NotificationItemFields } from './adyen-signed-notifications.js';
 
-export type StandInOperation = 'authorise' | 'details' | 'capture' | 'cancel' | 'refund';
+export type StandInOperation = 'authorise' | 'details' | 'capture' | 'cancel' | 'refund' | DisputeOperation;
 
 export interface ReceivedRequest {
   operation: StandInOperation;
@@ -35,7 +42,7 @@ export interface CapturedCharge {
   idempotencyKey: string | null;
 }
 
-type Fault = 'fail' | 'hang' | 'reset';
+export type Fault = 'fail' | 'hang' | 'reset';
 
 interface StoredAnswer {
   bodyHash: string;
@@ -58,6 +65,12 @@ export interface AdyenStandIn {
   count(operation: StandInOperation, idempotencyKey?: string): number;
   /** Money taken: one entry per auto-captured authorisation and per capture. */
   capturedCharges(): CapturedCharge[];
+  /** Its Disputes API's root (give it as the account's disputesBaseUrl). */
+  disputesUrl: string;
+  /** What the Disputes API was sent, per disputePspReference. */
+  disputeDesk: DisputeDesk;
+  /** The next request of `operation` meets `fault` (before the queued faults of failNext and the like). */
+  faultOn(operation: StandInOperation, fault: Fault): void;
   /** The next `calls` requests answer 500 without doing anything. */
   failNext(calls: number): void;
   /** The next `calls` requests are performed and recorded, then never answered. */
@@ -96,6 +109,8 @@ export async function startAdyenStandIn({
     { pspReference: string; fails: boolean; returnUrl: string; body: Record<string, unknown> }
   >();
   const faults: Fault[] = [];
+  const operationFaults = new Map<StandInOperation, Fault>();
+  const disputeDesk = createDisputeDesk(merchantAccount);
   const sockets = new Set<Socket>();
   let url = '';
 
@@ -225,6 +240,8 @@ export async function startAdyenStandIn({
   function route(path: string): { operation: StandInOperation; paymentReference: string | null } | null {
     if (path === '/payments') return { operation: 'authorise', paymentReference: null };
     if (path === '/payments/details') return { operation: 'details', paymentReference: null };
+    const dispute = disputeOperationOf(path);
+    if (dispute) return { operation: dispute, paymentReference: null };
     const match = /^\/payments\/([^/]+)\/(captures|cancels|refunds)$/.exec(path);
     if (!match) return null;
     const operation = ({ captures: 'capture', cancels: 'cancel', refunds: 'refund' } as const)[
@@ -240,7 +257,15 @@ export async function startAdyenStandIn({
   ): { status: number; answer: Record<string, unknown> } {
     if (found.operation === 'authorise') return authorise(body);
     if (found.operation === 'details') return details(body);
-    return modification(found.operation, found.paymentReference!, body, idempotencyKey);
+    if (disputeOperationOf(`${disputeServicePrefix}/${found.operation}`)) {
+      return disputeDesk.perform(found.operation as DisputeOperation, body);
+    }
+    return modification(
+      found.operation as 'capture' | 'cancel' | 'refund',
+      found.paymentReference!,
+      body,
+      idempotencyKey,
+    );
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -296,7 +321,8 @@ export async function startAdyenStandIn({
     const idempotencyKey = typeof header === 'string' ? header : null;
     received.push({ operation: found.operation, path, idempotencyKey, body });
 
-    const fault = faults.shift();
+    const fault = operationFaults.get(found.operation) ?? faults.shift();
+    operationFaults.delete(found.operation);
     if (fault === 'fail') return void send(500, serviceError(500, '905', 'Payment details are not supported'));
 
     const storeKey = idempotencyKey === null ? null : `${found.operation}:${path}:${idempotencyKey}`;
@@ -343,6 +369,9 @@ export async function startAdyenStandIn({
     merchantAccount,
     hmacKey,
     received,
+    disputesUrl: `${url}${disputeServicePrefix}`,
+    disputeDesk,
+    faultOn: (operation, fault) => void operationFaults.set(operation, fault),
     sent(idempotencyKey) {
       const request = received.find((entry) => entry.idempotencyKey === idempotencyKey);
       if (!request) throw new Error(`The stand-in received nothing with Idempotency-Key ${idempotencyKey}`);

@@ -20,6 +20,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo, Socket } from 'node:net';
 import Stripe from 'stripe';
 import { StripeStandInApi } from './stripe-stand-in-api.js';
+import { multipartFingerprint, parseMultipart, StripeStandInDisputes } from './stripe-stand-in-disputes.js';
 import { parseForm, StripeRefusal, type Params } from './stripe-stand-in-params.js';
 
 export { stripeTestCards } from './stripe-stand-in-api.js';
@@ -50,6 +51,13 @@ export interface StripeStandIn {
   count(kind: WorkKind, idempotencyKey: string): number;
   /** Charges whose money was taken (captured), over all keys. */
   capturedCharges(): number;
+  /** Files uploaded and what each dispute was sent (updates with submit, closes). */
+  readonly disputes: StripeStandInDisputes;
+  /**
+   * The next `times` calls to a path starting with `pathPrefix` meet the fault (done then reset, or
+   * 500 without doing). The client sends again once on a reset connection: reset twice to fail it.
+   */
+  faultOn(pathPrefix: string, fault: 'fail' | 'reset', times?: number): void;
   /** The next `count` calls are answered 500 `api_error` without doing anything. */
   failNext(count: number, status?: number): void;
   /** The next `count` calls are done, then never answered (until close). */
@@ -79,6 +87,8 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
   const secretKey = `sk_test_${randomBytes(16).toString('hex')}`;
   const webhookSecret = `whsec_${randomBytes(16).toString('hex')}`;
   const faults: Fault[] = [];
+  const pathFaults = new Map<string, Fault[]>();
+  const disputes = new StripeStandInDisputes();
   const stored = new Map<string, Stored>();
   const counts = new Map<string, number>();
   const requests: RecordedRequest[] = [];
@@ -90,7 +100,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       try {
-        handle(req, res, Buffer.concat(chunks).toString('utf8'));
+        handle(req, res, Buffer.concat(chunks));
       } catch (caught) {
         send(res, 500, { error: { type: 'api_error', message: `Stand-in failure: ${String(caught)}` } });
       }
@@ -113,7 +123,8 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     res.end(JSON.stringify(body));
   }
 
-  function handle(req: IncomingMessage, res: ServerResponse, body: string): void {
+  function handle(req: IncomingMessage, res: ServerResponse, raw: Buffer): void {
+    const body = raw.toString('utf8');
     const target = new URL(req.url ?? '/', url);
     const method = req.method ?? 'GET';
     const path = target.pathname;
@@ -128,16 +139,27 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
     if (typeof req.headers['stripe-version'] !== 'string') {
       return send(res, 400, { error: { type: 'invalid_request_error', message: 'Stripe-Version is missing' } });
     }
-    const params = parseForm(method === 'GET' ? target.search.slice(1) : body);
+    const contentType = headerOf(req, 'content-type') ?? '';
+    const multipart = method === 'POST' && contentType.startsWith('multipart/form-data');
+    const parts = multipart ? parseMultipart(contentType, raw) : null;
+    const params = parts
+      ? (Object.fromEntries(
+          Object.entries(parts).map(([name, value]) => [name, typeof value === 'string' ? value : value.name]),
+        ) as Params)
+      : parseForm(method === 'GET' ? target.search.slice(1) : body);
     const key = method === 'POST' ? (headerOf(req, 'idempotency-key') ?? null) : null;
     requests.push({ method, path, idempotencyKey: key, params: masked(params) });
 
-    const fault = faults.shift();
+    const pathFault = [...pathFaults.keys()].find((prefix) => path.startsWith(prefix));
+    const fault = pathFault === undefined ? faults.shift() : pathFaults.get(pathFault)!.shift();
+    if (pathFault !== undefined && pathFaults.get(pathFault)!.length === 0) pathFaults.delete(pathFault);
     if (fault?.kind === 'fail') {
       return send(res, fault.status, { error: { type: 'api_error', message: 'An unknown error occurred' } });
     }
     // Stripe answers a key it has seen with the first answer, without doing the work again.
-    const fingerprint = createHash('sha256').update(`${method} ${path} ${body}`).digest('hex');
+    const fingerprint = parts
+      ? multipartFingerprint(path, parts)
+      : createHash('sha256').update(`${method} ${path} ${body}`).digest('hex');
     const earlier = key === null ? undefined : stored.get(key);
     let answer: { status: number; body: unknown; replayed: boolean };
     if (earlier !== undefined) {
@@ -152,7 +174,7 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
       }
       answer = { status: earlier.status, body: earlier.body, replayed: true };
     } else {
-      const result = execute(method, path, params, key);
+      const result = parts ? disputes.createFile(parts) : execute(method, path, params, key);
       answer = { ...result, replayed: false };
       // Requests refused before the work began (400 parameter errors) are not kept, as at Stripe.
       if (key !== null && result.status !== 400)
@@ -206,6 +228,8 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
         counted('refunds', key);
         return { status: 200, body: refund };
       }
+      const disputed = method === 'POST' ? disputes.execute(path, params, key) : null;
+      if (disputed) return disputed;
       const refundPath = /^\/v1\/refunds\/([\w]+)$/.exec(path);
       if (refundPath && method === 'GET') return { status: 200, body: api.retrieveRefund(refundPath[1]!) };
       return {
@@ -242,6 +266,11 @@ export async function startStripeStandIn(): Promise<StripeStandIn> {
       return api;
     },
     requests,
+    disputes,
+    faultOn(pathPrefix, fault, times = 1) {
+      const one: Fault = fault === 'fail' ? { kind: 'fail', status: 500 } : { kind: 'reset' };
+      pathFaults.set(pathPrefix, Array<Fault>(times).fill(one));
+    },
     count: (kind, key) => counts.get(`${kind}:${key}`) ?? 0,
     capturedCharges: () => [...api.charges.values()].filter((charge) => charge.captured).length,
     failNext(count, status = 500) {

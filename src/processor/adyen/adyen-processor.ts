@@ -18,6 +18,7 @@ import type {
   RefundSettlement,
 } from '../processor.js';
 import { createAdyenClient } from './client.js';
+import { createAdyenDisputes } from './disputes.js';
 import { parseAdyenNotification } from './notifications.js';
 import { authorizeOutcomeOf, receivedReferenceOf } from './outcomes.js';
 import { cancelBody, captureBody, detailsBody, modificationPath, paymentBody, refundBody } from './requests.js';
@@ -26,6 +27,7 @@ export { AdyenRequestFailed } from './client.js';
 
 /** Adyen's test environment; a live account has its own prefix URL, which the caller gives. */
 export const adyenTestBaseUrl = 'https://checkout-test.adyen.com/v71';
+export const adyenTestDisputesBaseUrl = 'https://ca-test.adyen.com/ca/services/DisputeService/v30';
 
 export interface AdyenProcessorOptions {
   apiKey: string;
@@ -33,6 +35,8 @@ export interface AdyenProcessorOptions {
   /** The hex HMAC key of the account's standard notification webhook. */
   hmacKey: string;
   baseUrl?: string;
+  /** The Disputes API's root (docs/processors-adyen.md, Disputes); Adyen's test one unless given. */
+  disputesBaseUrl?: string;
   timeoutMs: number;
 }
 
@@ -60,12 +64,17 @@ export function createAdyenProcessor({
   merchantAccount,
   hmacKey,
   baseUrl = adyenTestBaseUrl,
+  disputesBaseUrl = adyenTestDisputesBaseUrl,
   timeoutMs,
 }: AdyenProcessorOptions): LiveProcessor {
   const problem = adyenCredentialsProblem({ apiKey, merchantAccount, hmacKey });
   if (problem) throw new Error(`The Adyen credentials' ${problem.field} ${problem.message}`);
   const client = createAdyenClient({ apiKey, baseUrl, timeoutMs });
   const account = { merchantAccount };
+  const disputes = createAdyenDisputes(
+    createAdyenClient({ apiKey, baseUrl: disputesBaseUrl, timeoutMs }),
+    merchantAccount,
+  );
 
   return {
     name: 'adyen',
@@ -123,5 +132,8 @@ export function createAdyenProcessor({
     parseNotification({ rawBody }) {
       return parseAdyenNotification(rawBody, { hmacKey, merchantAccount });
     },
+
+    submitDisputeEvidence: (request) => disputes.submit(request),
+    acceptDispute: (request) => disputes.accept(request),
   };
 }

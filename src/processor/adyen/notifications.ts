@@ -176,6 +176,8 @@ function notificationOf(item: AdyenNotificationItem): ProcessorNotification {
         step: item.eventCode,
         // docs/decisions/0044-disputes.md: Adyen names a chargeback by its payment.
         disputeReference: paymentReference,
+        // The Disputes API names the dispute by the chargeback's own pspReference.
+        responseReference: item.pspReference,
         processorStatus: null,
         amount: BigInt(item.amount.value),
         currency: item.amount.currency,

@@ -21,6 +21,7 @@ import type {
   RefundSettlement,
 } from '../processor.js';
 import { createStripeClient, stripeFailure, withoutCallSite } from './client.js';
+import { createStripeDisputes } from './disputes.js';
 import { parseStripeNotification } from './notifications.js';
 import {
   authorizeOutcomeOf,
@@ -64,6 +65,7 @@ const expand = ['latest_charge', 'latest_charge.balance_transaction'];
 export function createStripeProcessor(options: StripeProcessorOptions): LiveProcessor {
   const stripe = createStripeClient(options);
   const clock = options.clock ?? systemClock;
+  const disputes = createStripeDisputes(stripe);
 
   return {
     name: 'stripe',
@@ -185,6 +187,9 @@ export function createStripeProcessor(options: StripeProcessorOptions): LiveProc
     parseNotification(request) {
       return parseStripeNotification(stripe, options.webhookSecret, clock, request);
     },
+
+    submitDisputeEvidence: (request) => disputes.submit(request),
+    acceptDispute: (request) => disputes.accept(request),
   };
 }
 
