@@ -35,6 +35,23 @@ export const tooLarge = () =>
     limit: maxFileBytes,
   });
 
+/**
+ * The type of an evidence file's bytes, or the refusal (empty, over 5 MB, not PDF/PNG/JPEG); the
+ * dashboard checks every file of a form with it before it stores any (docs/disputes.md, Evidence files).
+ */
+export function checkedType(bytes: Buffer): FileType {
+  if (bytes.length === 0) throw invalidField('file', 'file must not be empty', 'required');
+  if (bytes.length > maxFileBytes) throw tooLarge();
+  const type = sniffType(bytes);
+  if (type === undefined) {
+    throw new DomainError('invalid_request', 'file must be a PDF, PNG or JPEG (judged by its bytes)', {
+      param: 'file',
+      rule: 'file_type',
+    });
+  }
+  return type;
+}
+
 const toFile = (row: FileRow): FileObject => ({
   id: row.id,
   purpose: row.purpose,
@@ -54,15 +71,7 @@ export function createFileService({ db, clock }: { db: Db; clock: Clock }) {
       if (input.purpose !== 'dispute_evidence') {
         throw invalidField('purpose', 'purpose must be dispute_evidence', 'enum');
       }
-      if (input.bytes.length === 0) throw invalidField('file', 'file must not be empty', 'required');
-      if (input.bytes.length > maxFileBytes) throw tooLarge();
-      const type = sniffType(input.bytes);
-      if (type === undefined) {
-        throw new DomainError('invalid_request', 'file must be a PDF, PNG or JPEG (judged by its bytes)', {
-          param: 'file',
-          rule: 'file_type',
-        });
-      }
+      const type = checkedType(input.bytes);
       const row: FileRow = {
         id: newId('file'),
         purpose: 'dispute_evidence',
