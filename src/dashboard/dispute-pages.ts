@@ -1,7 +1,8 @@
 import type { App } from '../http/server.js';
 import { can } from '../team/permissions.js';
 import { DomainError } from '../core/errors.js';
-import type { Dispute, EvidenceInput } from '../disputes/schemas.js';
+import type { Queryable } from '../db/db.js';
+import type { Dispute, EvidenceFileField } from '../disputes/schemas.js';
 import { evidenceFileFields, evidenceTextFields, evidenceTextLimit } from '../disputes/schemas.js';
 import { disputeStatuses } from '../disputes/states.js';
 import { checkedType, contentTypes, tooLarge } from '../files/service.js';
@@ -235,12 +236,12 @@ export function disputePages(app: App, deps: DashboardDeps): void {
       const submit = text(ctx.form, 'action') === 'submit';
       if (Object.keys(errors).length === 0) {
         try {
-          const evidence: EvidenceInput = { ...values };
-          for (const [name, upload] of chosen) {
-            const file = await files.create(ctx.merchant, { purpose: 'dispute_evidence', ...upload });
-            evidence[name as keyof EvidenceInput] = file.id;
-          }
-          const dispute = await disputes.update(ctx.merchant, id, { evidence, submit });
+          const stored = chosen.map(([name, upload]) => ({
+            field: name as EvidenceFileField,
+            store: async (tx: Queryable) =>
+              (await files.create(ctx.merchant, { purpose: 'dispute_evidence', ...upload }, tx)).id,
+          }));
+          const dispute = await disputes.update(ctx.merchant, id, { evidence: values, submit }, stored);
           await deps.team.audit(ctx.actor, submit ? 'dispute.evidence_submitted' : 'dispute.evidence_staged', id);
           return detailPage(ctx, id, {
             notice: submit

@@ -24,6 +24,7 @@ import {
   evidenceTextLimit,
   type Dispute,
   type Evidence,
+  type EvidenceFileField,
   type EvidenceInput,
   type ListDisputesQuery,
   type UpdateDisputeBody,
@@ -185,13 +186,24 @@ export function createDisputeService(deps: DisputeServiceDeps) {
       return { data: await view(db, rows), hasMore };
     },
 
-    /** Stages evidence; with `submit: true` sends it (docs/disputes.md, Evidence). */
-    async update(merchant: MerchantScope, id: string, input: UpdateDisputeBody): Promise<Dispute> {
+    /**
+     * Stages evidence; with `submit: true` sends it (docs/disputes.md, Evidence). `uploads` store
+     * files in the same transaction (the dashboard's form, docs/disputes.md#dashboard), each as the
+     * evidence of its field: a refusal stores none of them.
+     */
+    async update(
+      merchant: MerchantScope,
+      id: string,
+      input: UpdateDisputeBody,
+      uploads: ReadonlyArray<{ field: EvidenceFileField; store: (tx: Queryable) => Promise<string> }> = [],
+    ): Promise<Dispute> {
       const row = await inTransaction(async (tx, recorded) => {
         const now = clock.now();
         const current = await load(tx, merchant, id);
         requireOpen(current, now);
-        const evidence = await merged(tx, current, input.evidence ?? {});
+        const given: EvidenceInput = { ...input.evidence };
+        for (const upload of uploads) given[upload.field] = await upload.store(tx);
+        const evidence = await merged(tx, current, given);
         const move = !input.submit
           ? disputeStates.transition('stage')
           : current.stage === 'inquiry'

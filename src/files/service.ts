@@ -4,7 +4,7 @@
  * merchant (and mode) that uploaded them.
  */
 import type { Clock } from '../clock.js';
-import type { Db } from '../db/db.js';
+import type { Db, Queryable } from '../db/db.js';
 import type { MerchantContext } from '../core/merchant-context.js';
 import { DomainError, invalidField, notFound } from '../core/errors.js';
 import { newId } from '../ids.js';
@@ -64,9 +64,11 @@ export const contentTypes: Record<FileType, string> = { pdf: 'application/pdf', 
 
 export function createFileService({ db, clock }: { db: Db; clock: Clock }) {
   return {
+    /** `source`: a transaction to store the file in (the dashboard's evidence form), else the pool. */
     async create(
       merchant: MerchantScope,
       input: { purpose: string | undefined; filename: string; bytes: Buffer },
+      source: Queryable = db,
     ): Promise<FileObject> {
       if (input.purpose !== 'dispute_evidence') {
         throw invalidField('purpose', 'purpose must be dispute_evidence', 'enum');
@@ -79,7 +81,7 @@ export function createFileService({ db, clock }: { db: Db; clock: Clock }) {
         size: input.bytes.length,
         filename: input.filename.slice(0, 255),
       };
-      await db.query(
+      await source.query(
         `INSERT INTO files (id, merchant_id, mode, purpose, type, size, filename, contents, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
         [
