@@ -171,6 +171,22 @@ describe(`dashboard: the dispute form's refusals (${databaseKind})`, () => {
     assert.equal((await api('GET', `/disputes/${id}`)).evidence.productDescription, null);
   });
 
+  it('lists the disputes soonest due first, each with the time left', async () => {
+    const all = (await api('GET', '/disputes?limit=100')).data as Array<{
+      id: string;
+      evidenceDetails: { dueBy: string };
+    }>;
+    assert.ok(all.length >= 4);
+    const soonest = [...all].sort((a, b) => Date.parse(a.evidenceDetails.dueBy) - Date.parse(b.evidenceDetails.dueBy));
+    const page = await owner.get('/dashboard/disputes');
+    const shown = [...page.body.matchAll(/href="\/dashboard\/disputes\/(dp_\d+)"/g)].map((match) => match[1]);
+    assert.deepEqual(
+      shown,
+      soonest.map((dispute) => dispute.id),
+    );
+    assert.match(page.body, /7 days left/);
+  });
+
   it('shows "past due" after dueBy and refuses evidence, naming dueBy', async () => {
     const id = await disputeOf('4000000000002685');
     ctx.clock.advance(8 * 24 * 60 * 60 * 1000);

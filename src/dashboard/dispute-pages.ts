@@ -85,7 +85,7 @@ export function disputePages(app: App, deps: DashboardDeps): void {
   page(app, deps, 'GET', '/disputes', 'disputes.read', async (ctx) => {
     const query = ctx.request.query as Record<string, string>;
     const status = (disputeStatuses as readonly string[]).includes(query.status ?? '') ? query.status! : '';
-    const found = await disputes.list(ctx.merchant, {
+    const found = await disputes.listByDueBy(ctx.merchant, {
       limit: shownDisputes,
       ...(status ? { status: status as Dispute['status'] } : {}),
     });
@@ -116,7 +116,7 @@ export function disputePages(app: App, deps: DashboardDeps): void {
             body: 'A dispute opens when a cardholder disputes a payment with their bank; in the sandbox, pay with a dispute card of docs/disputes.md.',
           }),
         )}
-        ${found.hasMore ? html`<p class="muted">The ${shownDisputes} most recent disputes are shown.</p>` : ''}`,
+        ${found.hasMore ? html`<p class="muted">The ${shownDisputes} disputes due soonest are shown.</p>` : ''}`,
     );
   });
 

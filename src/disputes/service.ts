@@ -29,7 +29,7 @@ import {
   type ListDisputesQuery,
   type UpdateDisputeBody,
 } from './schemas.js';
-import { disputeStates } from './states.js';
+import { disputeStates, type DisputeStatus } from './states.js';
 
 type MerchantScope = Pick<MerchantContext, 'merchantId' | 'mode'>;
 
@@ -184,6 +184,21 @@ export function createDisputeService(deps: DisputeServiceDeps) {
         query,
       );
       return { data: await view(db, rows), hasMore };
+    },
+
+    /** Soonest dueBy first, at most `limit` (the dashboard's list, docs/disputes.md#dashboard). */
+    async listByDueBy(
+      merchant: MerchantScope,
+      query: { status?: DisputeStatus; limit: number },
+    ): Promise<Page<Dispute>> {
+      const rows = await queries.selectDisputesByDueBy(
+        db,
+        merchant.merchantId,
+        merchant.mode,
+        query.status,
+        query.limit,
+      );
+      return { data: await view(db, rows.slice(0, query.limit)), hasMore: rows.length > query.limit };
     },
 
     /**
