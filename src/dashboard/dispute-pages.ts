@@ -217,7 +217,10 @@ export function disputePages(app: App, deps: DashboardDeps): void {
     page(scope, deps, 'POST', '/disputes/:id', 'disputes.manage', async (ctx) => {
       const id = (ctx.request.params as { id: string }).id;
       const { uploads, cut } = evidenceBodyOf(ctx.request);
-      const values = Object.fromEntries(evidenceTextFields.map((name) => [name, text(ctx.form, name)]));
+      // The fields the form sent ("" clears one); a field not sent stays as staged.
+      const values = Object.fromEntries(
+        evidenceTextFields.filter((name) => name in ctx.form).map((name) => [name, text(ctx.form, name)]),
+      );
       let errors: FieldErrors = {};
       for (const name of cut) {
         errors[name] =
@@ -239,7 +242,13 @@ export function disputePages(app: App, deps: DashboardDeps): void {
           const stored = chosen.map(([name, upload]) => ({
             field: name as EvidenceFileField,
             store: async (tx: Queryable) =>
-              (await files.create(ctx.merchant, { purpose: 'dispute_evidence', ...upload }, tx)).id,
+              (
+                await files.create(
+                  ctx.merchant,
+                  { purpose: 'dispute_evidence', filename: upload.filename, bytes: upload.bytes },
+                  tx,
+                )
+              ).id,
           }));
           const dispute = await disputes.update(ctx.merchant, id, { evidence: values, submit }, stored);
           await deps.team.audit(ctx.actor, submit ? 'dispute.evidence_submitted' : 'dispute.evidence_staged', id);
