@@ -63,6 +63,10 @@ describe('the API reference in a browser, offline', { skip: storeIndependent }, 
     });
     const errors: string[] = [];
     page.on('pageerror', (err) => errors.push(err.message));
+    // A request the page's policy blocks is a console error (Redoc's logo from cdn.redoc.ly was two).
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
     await page.goto(`${base}/docs`, { waitUntil: 'networkidle', timeout: 120_000 });
     // The operation's heading, rendered by Redoc from the document.
     const operation = page.locator(`[id$="${createPaymentSuffix}"]`).first();
@@ -73,8 +77,13 @@ describe('the API reference in a browser, offline', { skip: storeIndependent }, 
     assert.ok(operations >= 50, `${operations} operations rendered`);
     // The guides and the error catalog are sections of the same page.
     assert.ok(await page.locator('[id^="section/"]').count(), 'the guides render as sections');
-    assert.deepEqual(errors, [], 'no script error');
+    assert.deepEqual(errors, [], 'no script or console error');
     assert.deepEqual(outside, [], 'no request left the service');
+    // The tab's icon, from the service.
+    const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+    const served = await page.request.get(new URL(icon!, base).href);
+    assert.equal(served.status(), 200);
+    assert.equal(served.headers()['content-type'], 'image/svg+xml');
 
     const total = weights.reduce((sum, { bytes }) => sum + bytes, 0);
     assert.ok(total < 3_000_000, `the page weighs ${total} bytes`);

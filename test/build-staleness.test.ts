@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { stale } from '../scripts/stale.mjs';
 
-describe('build staleness (npm start skips tsc when nothing changed)', () => {
+describe('build staleness (npm start skips the build when nothing changed)', () => {
   let root: string;
   const at = (name: string) => path.join(root, name);
   const past = new Date('2026-01-01T00:00:00.000Z');

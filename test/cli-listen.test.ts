@@ -110,8 +110,15 @@ describe(`tessera listen against a started service (${databaseKind})`, { skip: s
     const [request] = await receiver.waitFor(1);
     assert.equal(JSON.parse(request!.body).type, 'endpoint_payment.payment_failed');
     await session.cli.waitFor(/ {2}payment\.failed {2}evt_\d{19} {2}200 {2}\d+ ms$/m);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(receiver.requests.length, 1);
+    // A later event that is forwarded: the stream is in order, so the payment.succeeded before it
+    // would have come first, had it been forwarded.
+    await pay('4000000000000002');
+    await receiver.waitFor(2);
+    await session.cli.waitFor(/(?: {2}payment\.failed {2}evt_\d{19} {2}200 {2}\d+ ms\n[^]*){2}/);
+    assert.deepEqual(
+      receiver.requests.map((forwarded) => JSON.parse(forwarded.body).type),
+      ['endpoint_payment.payment_failed', 'endpoint_payment.payment_failed'],
+    );
     assert.doesNotMatch(session.cli.output(), /payment\.succeeded {2}evt_/);
   });
 

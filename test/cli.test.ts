@@ -134,6 +134,26 @@ describe(`tessera command (${databaseKind})`, () => {
       });
       assert.equal(refused.code, 1);
       assert.match(refused.stderr, /authentication_error/);
+
+      // The banner's sign-in link works once; dashboard-link prints a fresh one, each time another,
+      // and the page of a used link says so.
+      const banner = /Dashboard: +(http\S+)/.exec(running.output())![1]!;
+      assert.match(running.output(), /tessera dashboard-link/);
+      const links = [];
+      for (let index = 0; index < 2; index++) {
+        const printed = await runCli(['dashboard-link'], cliEnv);
+        assert.equal(printed.code, 0, printed.stderr);
+        const url = /^(http\S+\/dashboard\/link\?token=\S+)$/m.exec(printed.stdout)?.[1];
+        assert.ok(url, printed.stdout);
+        links.push(url);
+        const page = await fetch(url.replace(/^http:\/\/[^/]+/, running.origin));
+        assert.equal(page.status, 200);
+        assert.match(await page.text(), /Sign in as owner@sandbox\.localhost/);
+      }
+      assert.equal(new Set([banner, ...links]).size, 3, 'a fresh link each time');
+      const used = await fetch(`${running.origin}/dashboard/link?token=used-or-made-up`);
+      assert.equal(used.status, 410);
+      assert.match(await used.text(), /npx tessera dashboard-link/);
     } finally {
       await stopService(running);
     }

@@ -230,6 +230,7 @@ describe('dashboard: team members, sign-in and the role matrix (docs/dashboard.m
     { name: 'team', permission: 'team.manage', method: 'GET', path: () => '/dashboard/team' },
     { name: 'audit log', permission: 'audit_log.read', method: 'GET', path: () => '/dashboard/audit-log' },
     { name: 'settings', permission: 'settings.manage', method: 'GET', path: () => '/dashboard/settings' },
+    { name: 'payout settings', permission: 'payouts.manage', method: 'GET', path: () => '/dashboard/balance/settings' },
     {
       name: 'website origins',
       permission: 'settings.manage',

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -96,6 +97,101 @@ describe(`process lifecycle (${databaseKind})`, () => {
     // 0, not the 14 s guard's 1: everything under way finished, and the unused connection was closed.
     assert.equal(await exited, 0, running.output());
     await unusedClosed;
+  });
+
+  // A rolling deploy: the process goes on serving for its shutdown delay (2 s) after SIGTERM while
+  // the balancer, seeing ready answer 503, sends new connections elsewhere (one a client opened in
+  // the instant the process stops listening would be reset by the kernel, whatever the process does).
+  it('SIGTERM under keep-alive load: no request is reset, and every answer after it says Connection: close', async () => {
+    const env = await freshDatabase(true);
+    const running = await startAnyService({ ...env, TESSERA_SHUTDOWN_DELAY_MS: '2000' });
+    cleanups.push(() => stopService(running));
+    const { port } = new URL(running.origin);
+    type Outcome = { afterStop: boolean; status?: number; connection?: string; error?: string };
+    const outcomes: Outcome[] = [];
+    let stopping = false;
+    let refused = false;
+    let answeredBeforeStop = 0;
+    const post = (agent: http.Agent, route: string, body: unknown) =>
+      new Promise<{ status: number; connection: string; body: any }>((resolve, reject) => {
+        const request = http.request(
+          {
+            host: '127.0.0.1',
+            port,
+            agent,
+            method: 'POST',
+            path: `/api/services/v1${route}`,
+            headers: { authorization: `Bearer ${running.privateKey}`, 'content-type': 'application/json' },
+          },
+          (response) => {
+            let text = '';
+            response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+            response.on('end', () =>
+              resolve({
+                status: response.statusCode!,
+                connection: String(response.headers.connection),
+                body: JSON.parse(text),
+              }),
+            );
+            response.on('error', reject);
+          },
+        );
+        request.on('error', (error: NodeJS.ErrnoException) =>
+          reject(
+            new Error(`${error.code ?? error.message} (${request.reusedSocket ? 'kept-alive' : 'new'} connection)`),
+          ),
+        );
+        request.end(JSON.stringify(body));
+      });
+    // Ten clients, each on one kept-alive connection, posting payments until the process is known
+    // to stop and closes their connection (the balancer's part: the next goes to another process),
+    // or no longer takes connections (ECONNREFUSED: nothing was sent).
+    const clients = Array.from({ length: 10 }, async () => {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      try {
+        const card = { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' };
+        let method = '';
+        while (!refused) {
+          const [route, body] = method
+            ? ['/payment/create', { amount: '1000', currency: 'USD', paymentMethod: method, confirm: true }]
+            : ['/payment_methods/create', { type: 'card', card }];
+          const afterStop = stopping;
+          try {
+            const answer = await post(agent, route, body);
+            outcomes.push({ afterStop, status: answer.status, connection: answer.connection });
+            if (!stopping) answeredBeforeStop++;
+            if (afterStop && answer.connection === 'close') break;
+            method = method || answer.status !== 200 ? '' : (answer.body.data.id as string);
+          } catch (error) {
+            const message = (error as Error).message;
+            outcomes.push({ afterStop, error: message });
+            if (message.startsWith('ECONNREFUSED')) refused = true;
+          }
+        }
+      } finally {
+        agent.destroy();
+      }
+    });
+    while (answeredBeforeStop < 40) await new Promise((resolve) => setTimeout(resolve, 20));
+    const exited = new Promise<number | null>((resolve) => running.child.once('exit', (code) => resolve(code)));
+    running.child.kill('SIGTERM');
+    // The signal is handled when ready says so; every request sent after that is answered with Connection: close.
+    const ready = () => health(running.origin).catch(() => ({ status: 0 }));
+    for (let tries = 0; (await ready()).status === 200; tries++) {
+      assert.ok(tries < 200, 'ready turns 503 after SIGTERM');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    stopping = true;
+    assert.equal(await exited, 0, running.output());
+    refused = true;
+    await Promise.all(clients);
+    const failures = outcomes.filter(
+      (outcome) => outcome.error !== undefined && !outcome.error.startsWith('ECONNREFUSED'),
+    );
+    assert.deepEqual(failures, [], 'no request is reset or hung up');
+    const afterStop = outcomes.filter((outcome) => outcome.afterStop && outcome.status !== undefined);
+    assert.ok(afterStop.length > 0, 'requests were answered after SIGTERM');
+    for (const outcome of afterStop) assert.equal(outcome.connection, 'close', JSON.stringify(outcome));
   });
 
   it('refuses to start against a schema newer than it knows, naming both versions in one line', async () => {

@@ -55,14 +55,14 @@ describe(`merchant finance settings (${databaseKind})`, () => {
     const merchant = await ctx.merchant();
     const answer = await operator('GET', `/merchants/${merchant.id}`);
     assert.equal(answer.status, 200, answer.raw);
-    const { fees, availabilityDays, payoutSchedule, bankAccount } = answer.body.data;
+    const { fees, availabilityDays, payoutSchedule, bankAccounts } = answer.body.data;
     assert.deepEqual(
-      { fees, availabilityDays, payoutSchedule, bankAccount },
+      { fees, availabilityDays, payoutSchedule, bankAccounts },
       {
         fees: { percentBasisPoints: 290, fixed: {} },
         availabilityDays: 2,
         payoutSchedule: { interval: 'daily', weeklyAnchor: null, monthlyAnchor: null },
-        bankAccount: null,
+        bankAccounts: [],
       },
     );
   });
@@ -83,13 +83,15 @@ describe(`merchant finance settings (${databaseKind})`, () => {
       weeklyAnchor: 'friday',
       monthlyAnchor: null,
     });
-    assert.deepEqual(answer.body.data.bankAccount, {
-      holderName: 'Example Shop LLC',
-      accountNumberLast4: '6789',
-      routingNumber: '110000000',
-      ibanLast4: null,
-      currency: 'USD',
-    });
+    assert.deepEqual(answer.body.data.bankAccounts, [
+      {
+        holderName: 'Example Shop LLC',
+        accountNumberLast4: '6789',
+        routingNumber: '110000000',
+        ibanLast4: null,
+        currency: 'USD',
+      },
+    ]);
     assert.ok(!answer.raw.includes('000123456789'), 'the account number is never shown again');
 
     // 1.5 % of 1000 = 15, + 10; available at once.
@@ -105,7 +107,7 @@ describe(`merchant finance settings (${databaseKind})`, () => {
     const later = await operator('POST', `/merchants/${merchant.id}/update`, { availabilityDays: 7 });
     assert.equal(later.status, 200, later.raw);
     assert.equal(later.body.data.fees.percentBasisPoints, 150);
-    assert.equal(later.body.data.bankAccount.accountNumberLast4, '6789');
+    assert.equal(later.body.data.bankAccounts[0].accountNumberLast4, '6789');
     const week = await pay(merchant, '1000');
     assert.equal(Date.parse(week.availableOn) - Date.parse(week.created), 7 * dayMs);
   });
@@ -121,8 +123,31 @@ describe(`merchant finance settings (${databaseKind})`, () => {
       },
     });
     assert.equal(answer.status, 200, answer.raw);
-    assert.equal(answer.body.data.bankAccount.ibanLast4, '3000');
+    assert.equal(answer.body.data.bankAccounts[0].ibanLast4, '3000');
     assert.ok(!answer.raw.includes('DE89370400440532013000'));
+
+    // docs/balances.md, Bank accounts: one per currency; a USD account is added beside it, and a
+    // second EUR account replaces the first.
+    await operator('POST', `/merchants/${merchant.id}/update`, { bankAccount: usdAccount });
+    const replaced = await operator('POST', `/merchants/${merchant.id}/update`, {
+      bankAccount: {
+        holderName: 'Beispiel GmbH',
+        accountNumber: '0532013999',
+        iban: 'DE89 3704 0044 0532 0130 00',
+        currency: 'eur',
+      },
+    });
+    assert.equal(replaced.status, 200, replaced.raw);
+    assert.deepEqual(
+      replaced.body.data.bankAccounts.map((row: { currency: string; accountNumberLast4: string }) => [
+        row.currency,
+        row.accountNumberLast4,
+      ]),
+      [
+        ['EUR', '3999'],
+        ['USD', '6789'],
+      ],
+    );
   });
 
   test('bad settings are refused with 400 naming the field and the rule, and nothing is written', async () => {
@@ -165,7 +190,7 @@ describe(`merchant finance settings (${databaseKind})`, () => {
     }
     const current = await operator('GET', `/merchants/${merchant.id}`);
     assert.equal(current.body.data.name, 'Test merchant');
-    assert.equal(current.body.data.bankAccount, null);
+    assert.deepEqual(current.body.data.bankAccounts, []);
     assert.equal(current.body.data.fees.percentBasisPoints, 290);
   });
 });

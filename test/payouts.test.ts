@@ -105,20 +105,22 @@ describe(`payouts (${databaseKind})`, () => {
     assert.equal(await available(merchant), '941');
   });
 
-  test('a manual payout is in_transit at once and paid after the follow-up delay, with its events and entry', async () => {
+  test('a manual payout is pending until the bank rail takes it (the next job run), then paid by its arrival date', async () => {
     const merchant = await merchantWithBank();
     await pay(merchant, '1000');
     const created = await merchant.call('POST', '/payouts/create', { amount: '500', currency: 'usd' });
     assert.equal(created.status, 200, created.raw);
     const payout = created.body.data;
     assert.match(payout.id, /^po_\d{19}$/);
-    assert.equal(payout.status, 'in_transit');
+    assert.equal(payout.status, 'pending');
     assert.equal(payout.amount, '500');
     assert.equal(payout.automatic, false);
     assert.equal(payout.bankAccountLast4, '6789');
     assert.equal(await available(merchant), '441');
     const [entry] = (await get(merchant, `/balance_transactions?source=${payout.id}`)).data;
     assert.deepEqual([entry.type, entry.net, entry.reportingCategory], ['payout', '-500', 'payout']);
+    await ctx.runJobs();
+    assert.equal((await get(merchant, `/payouts/${payout.id}`)).status, 'in_transit');
 
     ctx.clock.advance(followUpDelayMs);
     await ctx.runJobs();
@@ -133,6 +135,7 @@ describe(`payouts (${databaseKind})`, () => {
     const created = await merchant.call('POST', '/payouts/create', { amount: '941', currency: 'USD' });
     assert.equal(created.status, 200, created.raw);
     assert.equal(await available(merchant), '0');
+    await ctx.runJobs();
     ctx.clock.advance(followUpDelayMs);
     await ctx.runJobs();
     const failed = await get(merchant, `/payouts/${created.body.data.id}`);
@@ -243,8 +246,8 @@ describe(`payouts (${databaseKind})`, () => {
     const text = (body: string) => body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
     const balance = await owner.get('/dashboard/balance');
     assert.equal(balance.status, 200);
-    assert.match(text(balance.body), /USD 0\.00 USD 0\.00 USD/);
-    assert.match(text(balance.body), /daily, of the available USD balance, to account •••• 6789/);
+    assert.match(text(balance.body), /USD 0\.00 USD 0\.00 USD account •••• 6789/);
+    assert.match(text(balance.body), /daily Bank accounts USD to account •••• 6789/);
     assert.ok(balance.body.includes(`/dashboard/payouts/${payout.id}`));
     const detail = await owner.get(`/dashboard/payouts/${payout.id}`);
     assert.equal(detail.status, 200);
@@ -255,6 +258,45 @@ describe(`payouts (${databaseKind})`, () => {
     assert.ok(csv.body.includes(',payment,pt_') && csv.body.includes(',order-77,'));
     const stranger = await signedInOwner(ctx, (await ctx.merchant()).id, 'other@payouts.test', 'correct horse battery');
     assert.equal((await stranger.get(`/dashboard/payouts/${payout.id}`)).status, 404);
+  });
+
+  test('one bank account per currency: a payout in a currency goes to its account; a currency without one waits and says why', async () => {
+    const merchant = await merchantWithBank('daily');
+    await pay(merchant, '1000');
+    const method = await merchant.call('POST', '/payment_methods/create', {
+      type: 'card',
+      card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
+    });
+    const eur = await merchant.call('POST', '/payment/create', {
+      amount: '1000',
+      currency: 'EUR',
+      paymentMethod: method.body.data.id,
+      confirm: true,
+    });
+    assert.equal(eur.body.data?.status, 'succeeded', eur.raw);
+    await runSchedule();
+    const [usdPayout, ...others] = (await get(merchant, '/payouts')).data;
+    assert.deepEqual(
+      [usdPayout.currency, usdPayout.amount, usdPayout.bankAccountLast4, others.length],
+      ['USD', '941', '6789', 0],
+    );
+    const refused = await merchant.call('POST', '/payouts/create', { amount: '100', currency: 'EUR' });
+    assert.equal(refused.status, 409, refused.raw);
+    assert.equal(refused.body.code, 'bank_account_missing');
+    assert.equal(refused.body.data.param, 'currency');
+    assert.match(refused.body.msg, /no bank account in EUR .*accounts are in USD/);
+    const owner = await signedInOwner(ctx, merchant.id, 'owner@currencies.test', 'correct horse battery');
+    const page = (await owner.get('/dashboard/balance')).body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+    assert.match(page, /EUR 9\.41 EUR 0\.00 EUR Not paid out: no EUR bank account/);
+
+    await operatorUpdate(merchant, {
+      bankAccount: { holderName: 'Shop', accountNumber: '0532013000', iban: 'DE89370400440532013000', currency: 'EUR' },
+    });
+    ctx.clock.advance(24 * 60 * 60 * 1000);
+    await runSchedule();
+    const latest = (await get(merchant, '/payouts')).data;
+    assert.equal(latest.length, 2, JSON.stringify(latest));
+    assert.deepEqual([latest[0].currency, latest[0].amount, latest[0].bankAccountLast4], ['EUR', '941', '3000']);
   });
 
   test(

@@ -99,7 +99,7 @@ describe(`README walkthrough (${databaseKind})`, () => {
     assert.match(runBlock(), /"status": "succeeded"/);
   });
 
-  test('the webhook block: its receiver prints the verified payment.succeeded of the payment it made, then ends', async () => {
+  test('the webhook block: its receiver prints the verified payment.succeeded of the payment it made, and is stopped', async () => {
     const output = runBlock('### A webhook received and verified', { RECEIVER_PORT: String(await freePort()) });
     const lines = output
       .trim()

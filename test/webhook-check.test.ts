@@ -156,6 +156,18 @@ describe(`webhook go-live check (${databaseKind})`, () => {
     assert.match(late.reason, new RegExp(`Not answered within ${timeoutMs} ms: valid, duplicate`));
   });
 
+  test('a receiver that does not answer at all (stopped) fails within_timeout, naming why', async () => {
+    const endpoint = await endpointWith(() => ({ status: 200, body: 'success' }));
+    await endpoint.receiver.close();
+    const checked = await merchant.call('POST', `/webhook_endpoints/${endpoint.id}/check`);
+    assert.equal(checked.status, 200, checked.raw);
+    const byName = verdicts(checked.body.data);
+    assert.equal(byName.within_timeout, false);
+    assert.equal(checked.body.data.passed, false);
+    const unanswered = checked.body.data.cases.find((item: any) => item.name === 'within_timeout');
+    assert.match(unanswered.reason, /Not answered within \d+ ms: valid \(no answer: [^)]+\), duplicate \(no answer/);
+  });
+
   test('the dynamic endpoint is checked at a url given in the body, and needs one', async () => {
     const listed = await merchant.call('GET', '/webhook_endpoints?limit=100');
     const dynamic = listed.body.data.data.find((row: any) => row.kind === 'dynamic');

@@ -683,6 +683,7 @@ describe(`webhook endpoints (${databaseKind})`, () => {
         operatorRoutes: [],
         publicRoutes: [],
         isStopping: () => false,
+        isDraining: () => false,
       });
       await server.ready();
     });

@@ -264,6 +264,7 @@ describe('endpoint event types (docs/webhooks.md#what-is-sent)', () => {
     // docs/balances.md#payouts adds the four payout codes to the fifteen (docs/webhooks.md#event-codes), docs/disputes.md five dispute codes.
     assert.equal(endpointEventType('payout.paid'), 'endpoint_payout.payout_paid');
     assert.equal(endpointEventType('dispute.funds_withdrawn'), 'endpoint_dispute.dispute_funds_withdrawn');
+    assert.equal(endpointEventType('payout.canceled'), 'endpoint_payout.payout_canceled');
     assert.equal(endpointEventTypes.length, 24);
     const forms = new Set(endpointEventTypes.map(([, form]) => form));
     assert.equal(forms.size, 24, 'one-to-one');

@@ -133,6 +133,8 @@ export function resources(client: TesseraClient) {
     },
     payouts: {
       create: create(client, '/payouts/create'),
+      /** While `pending`; 409 `payout_not_cancelable` once the bank has it. */
+      cancel: action(client, '/payouts/{id}/cancel'),
       retrieve: retrieve(client, '/payouts/{id}'),
       list: list(client, '/payouts'),
       /** Every balance transaction the payout settles (as JSON; the CSV form is the same route with `Accept: text/csv`). */

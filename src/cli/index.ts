@@ -8,7 +8,7 @@ import { goLiveActions, goLiveCommand, goLiveUsage } from './webhooks-golive.js'
 import { listenCommand, listenUsage } from './listen.js';
 import { triggerCommand, triggerUsage } from './trigger.js';
 import { deliveriesCommand, eventsCommand, eventsUsage } from './events.js';
-import { merchantsCommand, merchantsUsage, operatorOptions } from './merchants.js';
+import { dashboardLinkCommand, merchantsCommand, merchantsUsage, operatorOptions } from './merchants.js';
 import { operatorCall } from './client.js';
 import { auditCommand, auditUsage } from './audit.js';
 import { printJson } from './output.js';
@@ -21,6 +21,8 @@ Commands:
                                  (PostgreSQL only: any number share the database of the service)
   migrate                        apply database migrations and exit
 ${merchantsUsage}
+  dashboard-link                 a fresh one-time dashboard sign-in link for the sandbox Owner
+                                 (development: npm start prints one; a link works once)
   vault rotate-key               new vault data key; every secret at rest is re-encrypted
   vault rotate-master-key        re-wrap every data key under TESSERA_MASTER_KEY (the new master key), once
                                  every process runs with it and TESSERA_PREVIOUS_MASTER_KEY (docs/operations.md)
@@ -38,7 +40,7 @@ while one is pending (fleets run tessera migrate once per deploy); tessera worke
 start, worker and migrate take --port, --host, --database-url, --data-dir, --public-url, --log-level,
 --master-key, --node-env (or PORT, HOST, DATABASE_URL, TESSERA_DATA_DIR, TESSERA_PUBLIC_URL,
 TESSERA_LOG_LEVEL, TESSERA_MASTER_KEY, NODE_ENV; the environment is the better place for a key).
-The merchants, vault and audit commands call the operator API of a running service: --url (TESSERA_URL,
+The merchants, dashboard-link, vault and audit commands call the operator API of a running service: --url (TESSERA_URL,
 default http://127.0.0.1:8080) and --admin-key (TESSERA_ADMIN_KEY, default: the data folder's
 admin.key), so they work whether it runs on PGlite or PostgreSQL. The webhooks, listen, trigger, events
 and deliveries commands call the merchant API with a merchant's private key: --url (TESSERA_URL) and --key (TESSERA_API_KEY).
@@ -97,6 +99,8 @@ async function main(argv: string[]): Promise<number> {
       return merchantsCommand(rest);
     case 'audit':
       return auditCommand(rest);
+    case 'dashboard-link':
+      return dashboardLinkCommand(rest);
     case 'vault':
       return vaultCommand(rest);
     case 'webhooks':

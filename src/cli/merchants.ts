@@ -137,3 +137,19 @@ export async function merchantsCommand(argv: string[]): Promise<number> {
     `merchants takes create, update, list, roll-keys, ${processorAccountActions.join(', ')}\n\n${merchantsUsage}`,
   );
 }
+
+/**
+ * `tessera dashboard-link`: a fresh one-time sign-in link for the sandbox merchant's Owner (outside
+ * production), as `tessera start` prints one, so that a used link needs no restart.
+ */
+export async function dashboardLinkCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: operatorOptions });
+  const link = (await operatorCall(values, 'POST', '/sandbox/dashboard_link', {})) as {
+    merchantId: string;
+    url: string;
+  };
+  process.stdout.write(
+    `${link.url}\n  (one-time sign-in as the Owner of sandbox merchant ${link.merchantId}, valid 72 h)\n`,
+  );
+  return 0;
+}

@@ -186,7 +186,7 @@ export async function triggerCommand(argv: string[]): Promise<number> {
   }
   if (!Object.hasOwn(recipes, type)) {
     throw new ConfigError(
-      `trigger: ${type} is not triggered: a payout needs a bank account set by the operator and an available balance; make one with POST /payouts/create (docs/balances.md)`,
+      `trigger: ${type} is not triggered: a payout needs a bank account set by the operator and an available balance; make one with POST /payouts/create, and cancel it at once with POST /payouts/{id}/cancel for payout.canceled (docs/balances.md)`,
     );
   }
   const recipe = recipes[type as TriggeredType];

@@ -24,6 +24,8 @@ import { auditRoutes } from '../audit/routes.js';
 import type { Processor } from '../processor/processor.js';
 import type { MerchantService } from '../merchants/service.js';
 import { merchantRoutes } from '../merchants/routes.js';
+import { sandboxOwnerEmail } from '../merchants/sandbox.js';
+import { sandboxRoutes } from '../merchants/sandbox-routes.js';
 import { processorAccountRoutes, processorWebhookRoutes } from '../processor-accounts/routes.js';
 import type { CustomerService } from '../customers/service.js';
 import { customerRoutes } from '../customers/routes.js';
@@ -279,6 +281,10 @@ export async function createTessera({
           (merchantId) => processorAccounts.hasEnabledAccount(merchantId, 'live'),
         ),
         processorAccountRoutes(processorAccounts),
+        // Development only: a fresh sign-in link for the sandbox Owner (tessera dashboard-link).
+        ...(config.nodeEnv === 'production'
+          ? []
+          : [sandboxRoutes(db, (id) => team.sandboxOwnerLink(id, sandboxOwnerEmail))]),
         vaultRoutes(vault),
         auditRoutes(db),
       ],
@@ -315,9 +321,11 @@ export async function createTessera({
           sendingAddresses: sendingAddressesView(config.webhookSendingAddresses),
           clock,
           publicUrl: () => publicUrl,
+          development: config.nodeEnv !== 'production',
         }),
       ],
       isStopping: () => closing,
+      isDraining: () => phase === 'stopping',
       observeRequest: (...args) => metrics.observeRequest(...args),
       publicKeyLimiter,
       ...(config.trustProxy === undefined ? {} : { trustProxy: config.trustProxy }),
@@ -365,10 +373,11 @@ export async function createTessera({
         phase = 'stopping';
         const serverClosed = new Promise<void>((resolve) => setTimeout(resolve, delayMs)).then(async () => {
           closing = true;
-          // A kept-alive connection idle now, or once its request is answered, would hold the
+          // A kept-alive connection quiet now, or once its request is answered, would hold the
           // close for the keep-alive timeout (72 s), and one never used for its headers timeout:
-          // such connections are closed as they are found (http/connections.ts).
-          const sweep = setInterval(() => connections.closeUnused(), 100);
+          // such connections are closed as they are found, once no request can be on its way on
+          // them (http/connections.ts).
+          const sweep = setInterval(() => connections.closeQuiet(), 100);
           try {
             await server.close();
           } finally {
@@ -396,7 +405,12 @@ export async function createTessera({
 async function serviceLogger(config: Config): Promise<Logger> {
   const terminal = process.stdout.isTTY === true;
   if (logFormat(config.nodeEnv, terminal) === 'json') return createLogger(config.logLevel);
-  return createLogger(config.logLevel, await prettyDestination(colorWanted(terminal)));
+  // One line per request on a terminal; the full detail at debug (src/logger.ts).
+  const requestDetail = config.logLevel === 'debug' || config.logLevel === 'trace';
+  return createLogger(
+    config.logLevel,
+    await prettyDestination(colorWanted(terminal), process.stdout, { requestDetail }),
+  );
 }
 
 /**

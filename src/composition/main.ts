@@ -5,7 +5,7 @@ import { createTessera, type Tessera } from './app.js';
 import { type Config } from '../config.js';
 import { ConfigError } from '../config-rules.js';
 import { apiBasePath } from '../http/server.js';
-import { sandboxMerchant, writeSandboxFile, type SandboxKeys } from '../merchants/sandbox.js';
+import { sandboxMerchant, sandboxOwnerEmail, writeSandboxFile, type SandboxKeys } from '../merchants/sandbox.js';
 
 /**
  * `tessera start`: the service, its background jobs, and — outside production — a ready sandbox
@@ -13,7 +13,7 @@ import { sandboxMerchant, writeSandboxFile, type SandboxKeys } from '../merchant
  */
 export async function start(config: Config): Promise<Tessera> {
   await probePort(config);
-  const tessera = await createTessera({ config, onStartupStep: announceStep });
+  const tessera = await createTessera({ config, onStartupStep: announceStep }).finally(endSteps);
   // What can fail is done before listening, so a failed start leaves nothing listening.
   let sandbox: SandboxKeys | undefined;
   try {
@@ -59,7 +59,22 @@ async function probePort(config: Config, setting = 'PORT'): Promise<void> {
 
 /** A slow start-up step, said before it runs, so that a first start is never long silent. */
 function announceStep(step: string): void {
+  endSteps();
   process.stdout.write(`Starting: ${step} …\n`);
+  // No silent stretch over 10 s: a first start on PGlite creates its database (20 s and more on a
+  // busy machine), so a step that lasts says so every 5 s (docs/decisions/0049-first-hour.md).
+  const began = Date.now();
+  stepTicker = setInterval(() => {
+    process.stdout.write(`Starting: still ${step} (${Math.round((Date.now() - began) / 1000)} s) …\n`);
+  }, 5000).unref();
+}
+
+let stepTicker: NodeJS.Timeout | undefined;
+
+/** The start-up steps are over (done or failed): no more "still …" lines. */
+function endSteps(): void {
+  clearInterval(stepTicker);
+  stepTicker = undefined;
 }
 
 async function banner(tessera: Tessera, config: Config, sandbox: SandboxKeys | undefined): Promise<string[]> {
@@ -84,13 +99,13 @@ async function banner(tessera: Tessera, config: Config, sandbox: SandboxKeys | u
   if (sandbox) {
     const copy = await writeSandboxFile(config.dataDir, sandbox);
     // Development: the sandbox merchant's Owner and a fresh one-time sign-in link at every start.
-    const ownerLink = await tessera.team.sandboxOwnerLink(sandbox.id, 'owner@sandbox.localhost');
+    const ownerLink = await tessera.team.sandboxOwnerLink(sandbox.id, sandboxOwnerEmail);
     lines.push(
       `  Sandbox merchant ${sandbox.id} (tokenization and MIT on), private key: ${sandbox.privateKey}`,
       copy.error
         ? `  Sandbox keys:   kept in the database; not copied to ${copy.file} (${copy.error})`
         : `  Sandbox keys:   ${copy.file}`,
-      `  Dashboard:      ${ownerLink}  (one-time sign-in as the sandbox Owner, valid 72 h)`,
+      `  Dashboard:      ${ownerLink}  (one-time sign-in as the sandbox Owner, valid 72 h; \`npx tessera dashboard-link\` prints a fresh one)`,
       '',
       'Try it:',
       `  curl -s -X POST ${baseUrl}/customers/create -H 'Authorization: Bearer ${sandbox.privateKey}' -H 'Content-Type: application/json' -d '{"firstName":"Ada","lastName":"Lovelace","email":"ada@example.com"}'`,
@@ -145,7 +160,7 @@ export async function startWorker(config: Config): Promise<Tessera> {
     );
   }
   await probePort({ ...config, port: config.workerHealthPort }, 'TESSERA_WORKER_HEALTH_PORT');
-  const tessera = await createTessera({ config, processKind: 'worker', onStartupStep: announceStep });
+  const tessera = await createTessera({ config, processKind: 'worker', onStartupStep: announceStep }).finally(endSteps);
   // docs/operations.md#metrics: the worker's own small server: /health/live, /health/ready and /metrics. It also
   // holds the process, which the dispatcher's and the jobs' timers do not.
   const healthServer = Fastify({

@@ -37,8 +37,10 @@ export const errorCatalog = {
   no_live_processor: 'conflict',
   /** A second enabled processor account for the same merchant and mode: disable the first one. */
   processor_account_exists: 'conflict',
-  /** A payout for a merchant without a bank account: the operator sets one first (docs/balances.md). */
+  /** A payout in a currency without a bank account: the Owner or the operator adds one first (docs/balances.md). */
   bank_account_missing: 'conflict',
+  /** A payout the bank rail has taken (in_transit or later) cannot be canceled; `data.status` says its status. */
+  payout_not_cancelable: 'conflict',
   /** Evidence or accept on a dispute that no longer takes them (closed, under review, past dueBy): `data` says its state. */
   dispute_not_open: 'conflict',
   rate_limited: 'rate_limited',

@@ -142,7 +142,15 @@ export function authPages(app: App, deps: DashboardDeps): void {
           <p>
             Ask for a new one: <a href="/dashboard/forgot-password">reset your password</a>, or ask your team's Owner or
             Administrator to invite you again.
-          </p>`,
+          </p>
+          ${
+            deps.development
+              ? html`<p>
+                  Signing in as the sandbox Owner? Run <code>npx tessera dashboard-link</code> at the repository's root
+                  for a fresh link (<code>npm start</code> prints one too).
+                </p>`
+              : ''
+          }`,
       ),
       410,
     );

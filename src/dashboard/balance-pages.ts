@@ -5,6 +5,7 @@ import { layout, table, when } from './layout.js';
 import { page, type DashboardDeps } from './kit.js';
 import { reconciliationCsv } from '../payouts/reconciliation-csv.js';
 import { moneyCell, moneyText, statusBadge } from './ui.js';
+import { can } from '../team/permissions.js';
 
 const base = '/dashboard';
 /** The rows of a payout's reconciliation the page shows; the CSV has all of them. */
@@ -12,8 +13,8 @@ const shownRows = 200;
 
 /**
  * Balance and payouts (docs/balances.md): available and pending per currency, the payout schedule
- * and bank account, the payouts, and each payout's reconciliation with its CSV. Read-only: the
- * schedule and the bank account are the operator's.
+ * and bank account, the payouts, and each payout's reconciliation with its CSV. The Owner changes
+ * the schedule and the bank account on their own page (payout-settings-pages.ts).
  */
 export function balancePages(app: App, deps: DashboardDeps): void {
   const { ledger, payouts } = deps;
@@ -26,13 +27,20 @@ export function balancePages(app: App, deps: DashboardDeps): void {
       payouts.list(ctx.merchant, { limit: 50 }),
     ]);
     const pendingOf = new Map(balance.pending.map((row) => [row.currency, row.amount]));
-    const { payoutSchedule: schedule, bankAccount } = merchant;
+    const { payoutSchedule: schedule, bankAccounts } = merchant;
+    const accountOf = new Map(bankAccounts.map((account) => [account.currency, account]));
     const anchor = schedule.weeklyAnchor ?? (schedule.monthlyAnchor === null ? null : `day ${schedule.monthlyAnchor}`);
-    const next = !bankAccount
-      ? 'No bank account yet: your account manager sets one.'
-      : schedule.interval === 'manual'
-        ? `By hand, to ${bankAccount.currency} account •••• ${bankAccount.accountNumberLast4}`
-        : `${schedule.interval}${anchor ? ` (${anchor})` : ''}, of the available ${bankAccount.currency} balance, to account •••• ${bankAccount.accountNumberLast4}`;
+    const when_ =
+      schedule.interval === 'manual' ? 'By hand only' : `${schedule.interval}${anchor ? ` (${anchor})` : ''}`;
+    const accounts =
+      bankAccounts.length === 0
+        ? 'No bank account yet: the Owner (or your account manager) sets one.'
+        : bankAccounts.map((account) => `${account.currency} to account •••• ${account.accountNumberLast4}`).join('; ');
+    // docs/balances.md, Bank accounts: a currency without an account is not paid out, and says so.
+    const paidTo = (currency: string) => {
+      const account = accountOf.get(currency);
+      return account ? `account •••• ${account.accountNumberLast4}` : `Not paid out: no ${currency} bank account`;
+    };
     const rows = recent.data.map(
       (payout) =>
         html`<tr>
@@ -43,16 +51,23 @@ export function balancePages(app: App, deps: DashboardDeps): void {
           <td>${when(payout.created)}</td>
         </tr>`,
     );
+    const saved = (ctx.request.query as { saved?: string }).saved === 'payout-settings';
     return layout(
-      { title: 'Balance', session: ctx.session, current: '/balance' },
+      {
+        title: 'Balance',
+        session: ctx.session,
+        current: '/balance',
+        ...(saved ? { notice: 'Payout settings saved.' } : {}),
+      },
       html`<h1>Balance</h1>
         ${table(
-          ['Currency', 'Available', 'Pending'],
+          ['Currency', 'Available', 'Pending', 'Paid out to'],
           balance.available.map(
             (row) =>
               html`<tr>
                 <td>${row.currency}</td>
                 ${moneyCell(row.amount, row.currency)} ${moneyCell(pendingOf.get(row.currency) ?? '0', row.currency)}
+                <td>${paidTo(row.currency)}</td>
               </tr>`,
           ),
           'No money has moved yet.',
@@ -60,8 +75,15 @@ export function balancePages(app: App, deps: DashboardDeps): void {
         )}
         <dl class="facts card">
           <dt>Payouts</dt>
-          <dd>${next}</dd>
+          <dd>${when_}</dd>
+          <dt>Bank accounts</dt>
+          <dd>${accounts}</dd>
         </dl>
+        ${
+          can(ctx.actor.role, 'payouts.manage')
+            ? html`<p><a href="${base}/balance/settings">Change the payout schedule or bank account</a></p>`
+            : ''
+        }
         <h2>Payouts</h2>
         ${table(['Amount', 'Status', 'Payout', 'Made', 'Created'], rows, 'No payouts yet.', 'Payouts')}`,
     );

@@ -65,6 +65,8 @@ export interface DashboardDeps {
   /** Disputes and their evidence files (docs/disputes.md). */
   disputes?: DisputeService;
   files?: FileService;
+  /** Outside production: a used sign-in link's page says how to get a fresh one (tessera dashboard-link). */
+  development?: boolean;
 }
 
 /** What a page handler of a signed-in member gets. */

@@ -20,6 +20,7 @@ import { customerPages } from './customer-pages.js';
 import { refundPages } from './refund-pages.js';
 import { disputePages } from './dispute-pages.js';
 import { balancePages } from './balance-pages.js';
+import { payoutSettingsPages } from './payout-settings-pages.js';
 import { invoicePages } from './invoice-pages.js';
 import { homePage } from './home-page.js';
 import { settingsPages } from './settings-pages.js';
@@ -130,6 +131,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
         refundPages(dashboard, deps);
         disputePages(dashboard, deps);
         balancePages(dashboard, deps);
+        payoutSettingsPages(dashboard, deps);
         invoicePages(dashboard, deps);
         settingsPages(dashboard, deps);
       },

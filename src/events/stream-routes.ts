@@ -78,7 +78,7 @@ export function eventStreamRoutes(feed: EventFeed) {
           response: {
             200: {
               description: 'A text/event-stream that stays open',
-              // Its example is captured from a real run (src/http/reference-examples.ts).
+              // Its example is captured from a real run (src/http/reference-examples.json).
               content: { 'text/event-stream': { schema: { type: 'string' } } },
             },
           },

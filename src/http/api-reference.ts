@@ -1,18 +1,36 @@
 /**
  * The API reference at /docs (docs/api.md#the-api-reference, issue 21): Redoc's standalone bundle, served by the
- * service itself from node_modules, renders the merchant OpenAPI document — the guides and the
+ * service itself (copied into dist/ by scripts/build.mjs, so that redoc and what it is built from
+ * stay out of the production install; from node_modules when run from the sources), renders the merchant OpenAPI document — the guides and the
  * error catalog in its opening sections, a request example, answers and `x-codeSamples` on
  * every operation, search and deep links (`#operation/…`, `#section/…`). No request leaves the
  * service: no CDN, no web font (docs/decisions/0018-api-reference-redoc.md says why Redoc).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { html, htmlDocument, script, scriptSource, styleText, type HtmlDocument } from '../web/html.js';
+import { fileURLToPath } from 'node:url';
 import { apiBasePath, type App } from './app-types.js';
 
-const bundlePath = createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
+/** Beside this module in dist/ (scripts/build.mjs copies it there); redoc's own from the sources. */
+function bundlePath(): string {
+  const built = fileURLToPath(new URL('./redoc.standalone.js', import.meta.url));
+  return existsSync(built) ? built : createRequire(import.meta.url).resolve('redoc/bundles/redoc.standalone.js');
+}
 
 export const referencePath = '/docs';
+
+/**
+ * The reference's icon, in the tab and in place of the logo Redoc's menu footer loads from
+ * cdn.redoc.ly (no option removes it; the page's policy blocked it, two console errors a visit).
+ */
+const favicon = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32">
+<rect width="32" height="32" rx="6" fill="#1f3a5f"/>
+<path d="M8 9h16v4h-6v13h-4V13H8z" fill="#fff"/>
+</svg>
+`;
+const faviconPath = `${referencePath}/favicon.svg`;
+const redocLogo = 'https://cdn.redoc.ly/redoc/logo-mini.svg';
 
 /**
  * docs/dashboard.md#layout-phones-and-accessibility (no serious axe-core violation): Redoc's default colors for inline code, for the
@@ -57,6 +75,7 @@ function referencePage(): HtmlDocument {
             <meta charset="utf-8" />
             <meta name="viewport" content="width=device-width, initial-scale=1" />
             <title>Tessera API reference</title>
+            <link rel="icon" href="${faviconPath}" type="image/svg+xml" />
             <style>
               ${referenceStyle}
             </style>
@@ -78,9 +97,8 @@ function referencePage(): HtmlDocument {
 }
 
 /**
- * Nothing the page loads or fetches may come from another origin. Redoc's menu footer shows a logo
- * from cdn.redoc.ly that no option removes: this keeps the browser from asking for it (Redoc then
- * drops the image and keeps the text link), so that the reference is the same offline.
+ * Nothing the page loads or fetches may come from another origin, so that the reference is the
+ * same offline (the bundle's one address elsewhere, its logo's, is replaced by the favicon's).
  */
 const referencePolicy = (page: HtmlDocument) =>
   [
@@ -110,7 +128,7 @@ export function registerApiReference(app: App, document: () => unknown): void {
   };
   app.get(referencePath, hide, sendPage);
   app.get(`${referencePath}/redoc.standalone.js`, hide, async (_request, reply) => {
-    bundle ??= readFileSync(bundlePath);
+    bundle ??= Buffer.from(readFileSync(bundlePath(), 'utf8').replace(redocLogo, faviconPath));
     return reply
       .type('application/javascript; charset=utf-8')
       .header('cache-control', 'public, max-age=86400')
@@ -118,6 +136,9 @@ export function registerApiReference(app: App, document: () => unknown): void {
   });
   app.get(`${referencePath}/labels.js`, hide, async (_request, reply) =>
     reply.type('application/javascript; charset=utf-8').header('cache-control', 'no-cache').send(labelScript),
+  );
+  app.get(faviconPath, hide, async (_request, reply) =>
+    reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(favicon),
   );
   app.get(`${referencePath}/json`, hide, async () => document());
 }

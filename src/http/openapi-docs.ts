@@ -2,7 +2,7 @@
  * What the API reference (/docs) shows besides the route schemas (issue 12): a summary for every
  * operation, examples written by hand for every field a renderer would otherwise fill from its
  * regular expression (it turns `^https?://…` into text such as `https://fG$~7e…`), each merchant
- * operation's request, answer and error captured from a real run (reference-examples.ts), and the
+ * operation's request, answer and error captured from a real run (reference-examples.json), and the
  * operator API in a document of its own.
  */
 import { adminBasePath, apiBasePath } from './app-types.js';
@@ -59,6 +59,7 @@ const operations: Record<string, Doc> = {
   'GET /disputes': { summary: 'List disputes' },
   'POST /disputes/{id}/update': { summary: 'Stage or submit evidence for a dispute' },
   'POST /disputes/{id}/accept': { summary: 'Accept a dispute' },
+  'POST /payouts/{id}/cancel': { summary: 'Cancel a pending payout' },
   'GET /payouts/{id}': { summary: 'Retrieve a payout' },
   'GET /payouts': { summary: 'List payouts' },
   'GET /payouts/{id}/reconciliation': { summary: 'Reconcile a payout: the entries it settles (JSON or CSV)' },
@@ -125,6 +126,11 @@ const operations: Record<string, Doc> = {
     summary: "Roll a merchant's keys",
     description:
       'New keys of `mode` (`test` unless told `live`); the old ones of that mode stop working at once. Live keys only while the merchant has an enabled live processor account (409 `no_live_processor`).',
+  },
+  'POST /admin/v1/sandbox/dashboard_link': {
+    summary: "A sign-in link for the sandbox merchant's Owner",
+    description:
+      "Development only (absent in production): a fresh one-time link (72 h) that signs in to the dashboard as the sandbox merchant's Owner, as `tessera start` prints one; `tessera dashboard-link` calls it. 404 `resource_missing` before the first start made the sandbox merchant.",
   },
   'POST /admin/v1/merchants/{id}/processor_accounts/create': {
     summary: 'Connect a processor account',
@@ -224,7 +230,7 @@ type PublicRoutes = ReadonlyMap<string, ReadonlySet<string>>;
 /**
  * Summaries, descriptions, examples, code samples and security into the generated document, in
  * place. The examples of a merchant operation are those captured from a real run of the service
- * (src/http/reference-examples.ts, written by test/api-reference-examples.test.ts): its request,
+ * (src/http/reference-examples.json, written by npm run reference:capture): its request,
  * its 200 answer and one real error answer (that test fails when an operation has none).
  */
 export function documentOperations(document: OpenApiDocument, publicRoutes: PublicRoutes = new Map()): void {

@@ -27,7 +27,9 @@ const errorMeanings: Record<ErrorCode, string> = {
     'Live keys, or a live payment, while the merchant has no enabled live processor account: the operator connects or enables one',
   processor_account_exists:
     'The merchant already has an enabled processor account for that mode; `data.accountId` names it: disable it first',
-  bank_account_missing: 'A payout for a merchant without a bank account: the operator sets one first',
+  bank_account_missing: 'A payout in a currency without a bank account: the Owner or the operator adds one first',
+  payout_not_cancelable:
+    'A payout the bank has taken (`in_transit` or later) is not canceled; `data.status` says its status',
   dispute_not_open:
     'Evidence or accept on a dispute that takes no response (closed, under review, or past `dueBy`); `data.status` says its state',
   rate_limited: 'Too many public-key requests; retry after `Retry-After` seconds',

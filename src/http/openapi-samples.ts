@@ -45,6 +45,7 @@ export const sdkMethods: Record<string, string> = {
   'POST /disputes/{id}/update': 'disputes.update',
   'POST /disputes/{id}/accept': 'disputes.accept',
   'POST /payouts/create': 'payouts.create',
+  'POST /payouts/{id}/cancel': 'payouts.cancel',
   'GET /payouts/{id}': 'payouts.retrieve',
   'GET /payouts': 'payouts.list',
   'GET /payouts/{id}/reconciliation': 'payouts.reconciliation',

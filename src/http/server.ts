@@ -80,6 +80,12 @@ export interface ServerOptions {
    * routes still answer, saying so. Requests already under way finish.
    */
   isStopping: () => boolean;
+  /**
+   * True from SIGTERM on, through the delay before `isStopping`: every answer then carries
+   * `Connection: close`, so that no client sends its next request on a connection the process is
+   * about to close (http/connections.ts).
+   */
+  isDraining: () => boolean;
   /** Receives every answered request with its route pattern (metrics); must not throw. */
   observeRequest?: (method: string, route: string, status: number, seconds: number) => void;
   /** docs/api.md#base-url-and-authentication: the per-key and per-address limit of public-key requests; unset, none. */
@@ -165,10 +171,11 @@ export async function buildServer(options: ServerOptions): Promise<App> {
       throw new DomainError('service_unavailable', 'The service is stopping; retry, another process will answer');
     }
   });
-  // A connection kept alive would hold the stopping server open: each answer given while it
-  // stops closes its connection, so the client's next request opens one to another process.
+  // A connection kept alive would hold the stopping server open: each answer given from SIGTERM on
+  // closes its connection, so the client's next request opens one, to another process once this
+  // one stops accepting, and none is sent on a connection being closed (http/connections.ts).
   app.addHook('onSend', async (_request, reply, payload) => {
-    if (options.isStopping()) void reply.header('Connection', 'close');
+    if (options.isDraining()) void reply.header('Connection', 'close');
     return payload;
   });
   const observeRequest = options.observeRequest;

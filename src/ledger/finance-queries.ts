@@ -12,20 +12,26 @@ export interface FinanceRow {
   payout_interval: PayoutInterval;
   payout_weekly_anchor: string | null;
   payout_monthly_anchor: number | null;
-  bank_holder_name: string | null;
-  bank_account_number_encrypted: string | null;
-  bank_account_last4: string | null;
-  bank_routing_number: string | null;
-  bank_iban_encrypted: string | null;
-  bank_iban_last4: string | null;
-  bank_currency: string | null;
   updated_at: Date | null;
+}
+
+/** One of a merchant's bank accounts: one per currency (bank_accounts, migration 0212). */
+export interface BankAccountRow {
+  merchant_id: string;
+  currency: string;
+  holder_name: string;
+  account_number_encrypted: string;
+  account_last4: string;
+  routing_number: string | null;
+  iban_encrypted: string | null;
+  iban_last4: string | null;
 }
 
 const columns =
   'merchant_id, fee_percent_basis_points, fee_fixed, availability_days, payout_interval, payout_weekly_anchor, ' +
-  'payout_monthly_anchor, bank_holder_name, bank_account_number_encrypted, bank_account_last4, ' +
-  'bank_routing_number, bank_iban_encrypted, bank_iban_last4, bank_currency, updated_at';
+  'payout_monthly_anchor, updated_at';
+const bankColumns =
+  'merchant_id, currency, holder_name, account_number_encrypted, account_last4, routing_number, iban_encrypted, iban_last4';
 
 export function defaultFinance(merchantId: string): FinanceRow {
   return {
@@ -36,13 +42,6 @@ export function defaultFinance(merchantId: string): FinanceRow {
     payout_interval: 'daily',
     payout_weekly_anchor: null,
     payout_monthly_anchor: null,
-    bank_holder_name: null,
-    bank_account_number_encrypted: null,
-    bank_account_last4: null,
-    bank_routing_number: null,
-    bank_iban_encrypted: null,
-    bank_iban_last4: null,
-    bank_currency: null,
     updated_at: null,
   };
 }
@@ -75,16 +74,12 @@ export async function lockFinance(db: Queryable, merchantId: string, now: Date):
 export async function saveFinance(db: Queryable, row: FinanceRow, now: Date): Promise<void> {
   await db.execute(
     `INSERT INTO merchant_finance (${columns})
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
      ON CONFLICT (merchant_id) DO UPDATE SET
        fee_percent_basis_points = EXCLUDED.fee_percent_basis_points, fee_fixed = EXCLUDED.fee_fixed,
        availability_days = EXCLUDED.availability_days, payout_interval = EXCLUDED.payout_interval,
        payout_weekly_anchor = EXCLUDED.payout_weekly_anchor, payout_monthly_anchor = EXCLUDED.payout_monthly_anchor,
-       bank_holder_name = EXCLUDED.bank_holder_name,
-       bank_account_number_encrypted = EXCLUDED.bank_account_number_encrypted,
-       bank_account_last4 = EXCLUDED.bank_account_last4, bank_routing_number = EXCLUDED.bank_routing_number,
-       bank_iban_encrypted = EXCLUDED.bank_iban_encrypted, bank_iban_last4 = EXCLUDED.bank_iban_last4,
-       bank_currency = EXCLUDED.bank_currency, updated_at = EXCLUDED.updated_at`,
+       updated_at = EXCLUDED.updated_at`,
     [
       row.merchant_id,
       row.fee_percent_basis_points,
@@ -93,13 +88,6 @@ export async function saveFinance(db: Queryable, row: FinanceRow, now: Date): Pr
       row.payout_interval,
       row.payout_weekly_anchor,
       row.payout_monthly_anchor,
-      row.bank_holder_name,
-      row.bank_account_number_encrypted,
-      row.bank_account_last4,
-      row.bank_routing_number,
-      row.bank_iban_encrypted,
-      row.bank_iban_last4,
-      row.bank_currency,
       now,
     ],
   );
@@ -108,8 +96,43 @@ export async function saveFinance(db: Queryable, row: FinanceRow, now: Date): Pr
 /** Merchants whose automatic payouts may be due: a schedule other than manual and a bank account. */
 export function selectScheduledMerchants(db: Queryable): Promise<FinanceRow[]> {
   return db.query<FinanceRow>(
-    `SELECT ${columns} FROM merchant_finance
-     WHERE payout_interval <> 'manual' AND bank_account_last4 IS NOT NULL`,
+    `SELECT ${columns} FROM merchant_finance f
+     WHERE payout_interval <> 'manual' AND EXISTS (SELECT 1 FROM bank_accounts b WHERE b.merchant_id = f.merchant_id)`,
+  );
+}
+
+/** The merchant's bank accounts, by currency. */
+export function selectBankAccounts(db: Queryable, merchantId: string): Promise<BankAccountRow[]> {
+  return db.query<BankAccountRow>(`SELECT ${bankColumns} FROM bank_accounts WHERE merchant_id = $1 ORDER BY currency`, [
+    merchantId,
+  ]);
+}
+
+/** Every merchant's bank accounts (the operator's list of merchants). */
+export function selectAllBankAccounts(db: Queryable): Promise<BankAccountRow[]> {
+  return db.query<BankAccountRow>(`SELECT ${bankColumns} FROM bank_accounts ORDER BY merchant_id, currency`);
+}
+
+/** Adds the account of its currency, or replaces the one the merchant had in that currency. */
+export async function saveBankAccount(db: Queryable, row: BankAccountRow, now: Date): Promise<void> {
+  await db.execute(
+    `INSERT INTO bank_accounts (${bankColumns}, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+     ON CONFLICT (merchant_id, currency) DO UPDATE SET
+       holder_name = EXCLUDED.holder_name, account_number_encrypted = EXCLUDED.account_number_encrypted,
+       account_last4 = EXCLUDED.account_last4, routing_number = EXCLUDED.routing_number,
+       iban_encrypted = EXCLUDED.iban_encrypted, iban_last4 = EXCLUDED.iban_last4, updated_at = EXCLUDED.updated_at`,
+    [
+      row.merchant_id,
+      row.currency,
+      row.holder_name,
+      row.account_number_encrypted,
+      row.account_last4,
+      row.routing_number,
+      row.iban_encrypted,
+      row.iban_last4,
+      now,
+    ],
   );
 }
 

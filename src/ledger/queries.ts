@@ -10,6 +10,7 @@ export const balanceTransactionTypes = [
   'dispute_reversal',
   'payout',
   'payout_failure',
+  'payout_cancel',
   'adjustment',
 ] as const;
 export type BalanceTransactionType = (typeof balanceTransactionTypes)[number];

@@ -100,14 +100,15 @@ export const FinanceSettings = Type.Object({
     weeklyAnchor: Nullable(Type.Enum(weekdays)),
     monthlyAnchor: Nullable(Type.Integer()),
   }),
-  bankAccount: Nullable(
+  bankAccounts: Type.Array(
     Type.Object({
       holderName: Type.String(),
       accountNumberLast4: Type.String({ description: 'The account number is never shown again' }),
       routingNumber: Nullable(Type.String()),
       ibanLast4: Nullable(Type.String()),
-      currency: Type.String(),
+      currency: Type.String({ description: 'Payouts in this currency go to this account' }),
     }),
+    { description: 'One per currency, by currency (docs/balances.md, Bank accounts)' },
   ),
 });
 export type FinanceSettings = Static<typeof FinanceSettings>;

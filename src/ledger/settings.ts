@@ -12,7 +12,7 @@ import { ibanChecksumHolds, routingChecksumHolds } from './bank-account.js';
 import * as finance from './finance-queries.js';
 import type { FinanceSettings, FinanceSettingsInput } from './settings-schemas.js';
 
-export function toFinanceSettings(row: finance.FinanceRow): FinanceSettings {
+export function toFinanceSettings(row: finance.FinanceRow, accounts: finance.BankAccountRow[]): FinanceSettings {
   return {
     fees: { percentBasisPoints: row.fee_percent_basis_points, fixed: row.fee_fixed },
     availabilityDays: row.availability_days,
@@ -21,16 +21,13 @@ export function toFinanceSettings(row: finance.FinanceRow): FinanceSettings {
       weeklyAnchor: (row.payout_weekly_anchor as FinanceSettings['payoutSchedule']['weeklyAnchor']) ?? null,
       monthlyAnchor: row.payout_monthly_anchor,
     },
-    bankAccount:
-      row.bank_account_last4 === null
-        ? null
-        : {
-            holderName: row.bank_holder_name ?? '',
-            accountNumberLast4: row.bank_account_last4,
-            routingNumber: row.bank_routing_number,
-            ibanLast4: row.bank_iban_last4,
-            currency: row.bank_currency ?? '',
-          },
+    bankAccounts: accounts.map((account) => ({
+      holderName: account.holder_name,
+      accountNumberLast4: account.account_last4,
+      routingNumber: account.routing_number,
+      ibanLast4: account.iban_last4,
+      currency: account.currency,
+    })),
   };
 }
 
@@ -43,12 +40,15 @@ export function hasFinanceChanges(input: FinanceSettingsInput): boolean {
   );
 }
 
-/** The settings after `input`, or a 400 naming the field and the rule; nothing is written here. */
+/**
+ * The settings after `input` and the bank account it adds or replaces (the one of its currency),
+ * or a 400 naming the field and the rule; nothing is written here.
+ */
 export function applyFinanceChanges(
   current: finance.FinanceRow,
   input: FinanceSettingsInput,
   vault: Vault,
-): finance.FinanceRow {
+): { next: finance.FinanceRow; bankAccount?: finance.BankAccountRow } {
   const next: finance.FinanceRow = { ...current };
   if (input.fees?.percentBasisPoints !== undefined) next.fee_percent_basis_points = input.fees.percentBasisPoints;
   if (input.fees?.fixed !== undefined) {
@@ -130,37 +130,59 @@ export function applyFinanceChanges(
       );
     }
     const context = bankAccountContext(current.merchant_id);
-    next.bank_holder_name = account.holderName;
-    next.bank_account_number_encrypted = vault.encrypt(account.accountNumber, context);
-    next.bank_account_last4 = account.accountNumber.slice(-4);
-    next.bank_routing_number = account.routingNumber ?? null;
-    next.bank_iban_encrypted = iban === undefined ? null : vault.encrypt(iban, context);
-    next.bank_iban_last4 = iban === undefined ? null : iban.slice(-4);
-    next.bank_currency = currency;
+    return {
+      next,
+      bankAccount: {
+        merchant_id: current.merchant_id,
+        currency,
+        holder_name: account.holderName,
+        account_number_encrypted: vault.encrypt(account.accountNumber, context),
+        account_last4: account.accountNumber.slice(-4),
+        routing_number: account.routingNumber ?? null,
+        iban_encrypted: iban === undefined ? null : vault.encrypt(iban, context),
+        iban_last4: iban === undefined ? null : iban.slice(-4),
+      },
+    };
   }
-  return next;
+  return { next };
 }
 
 export function createFinanceSettings({ vault }: { vault: Vault }) {
   return {
     async view(db: Queryable, merchantId: string): Promise<FinanceSettings> {
-      return toFinanceSettings(await finance.selectFinance(db, merchantId));
+      return toFinanceSettings(
+        await finance.selectFinance(db, merchantId),
+        await finance.selectBankAccounts(db, merchantId),
+      );
     },
 
     async viewAll(db: Queryable): Promise<Map<string, FinanceSettings>> {
-      const rows = await finance.selectAllFinance(db);
-      return new Map(rows.map((row) => [row.merchant_id, toFinanceSettings(row)]));
+      const [rows, accounts] = [await finance.selectAllFinance(db), await finance.selectAllBankAccounts(db)];
+      const accountsOf = (merchantId: string) => accounts.filter((account) => account.merchant_id === merchantId);
+      const views = new Map(rows.map((row) => [row.merchant_id, toFinanceSettings(row, accountsOf(row.merchant_id))]));
+      // A merchant with an account but no settings row of its own (none is made without one, but a
+      // row is not required by the table).
+      for (const account of accounts) {
+        if (!views.has(account.merchant_id)) {
+          views.set(
+            account.merchant_id,
+            toFinanceSettings(finance.defaultFinance(account.merchant_id), accountsOf(account.merchant_id)),
+          );
+        }
+      }
+      return views;
     },
 
     defaults(merchantId: string): FinanceSettings {
-      return toFinanceSettings(finance.defaultFinance(merchantId));
+      return toFinanceSettings(finance.defaultFinance(merchantId), []);
     },
 
     /** Checks `input` (400 before anything is written), then saves the settings in `tx`. */
     async change(tx: Queryable, merchantId: string, input: FinanceSettingsInput, now: Date): Promise<FinanceSettings> {
-      const next = applyFinanceChanges(await finance.lockFinance(tx, merchantId, now), input, vault);
+      const { next, bankAccount } = applyFinanceChanges(await finance.lockFinance(tx, merchantId, now), input, vault);
       await finance.saveFinance(tx, next, now);
-      return toFinanceSettings(next);
+      if (bankAccount) await finance.saveBankAccount(tx, bankAccount, now);
+      return toFinanceSettings(next, await finance.selectBankAccounts(tx, merchantId));
     },
   };
 }

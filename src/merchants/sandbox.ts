@@ -42,6 +42,15 @@ export async function sandboxMerchant(deps: SandboxDeps): Promise<SandboxKeys> {
   return (await readSandbox(deps)) ?? keys;
 }
 
+/** The sandbox merchant's dashboard Owner, made with the first sign-in link (src/team/service.ts). */
+export const sandboxOwnerEmail = 'owner@sandbox.localhost';
+
+/** The sandbox merchant's id, when `tessera start` has made one on this database. */
+export async function sandboxMerchantId(db: Db): Promise<string | undefined> {
+  const [row] = await db.query<{ merchant_id: string }>('SELECT merchant_id FROM sandbox_merchant');
+  return row?.merchant_id;
+}
+
 async function readSandbox({ db, vault }: SandboxDeps): Promise<SandboxKeys | undefined> {
   const [row] = await db.query<{ merchant_id: string; keys_encrypted: string }>(
     'SELECT merchant_id, keys_encrypted FROM sandbox_merchant',

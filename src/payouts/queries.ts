@@ -152,6 +152,13 @@ export async function claimUnsettled(
   return rows.map((row) => BigInt(row.net));
 }
 
+/** A canceled automatic payout's entries wait for the next one; its own entries stay its own. */
+export async function releaseClaims(db: Queryable, payoutId: string): Promise<void> {
+  await db.execute('UPDATE balance_transactions SET payout_id = NULL WHERE payout_id = $1 AND source <> $1', [
+    payoutId,
+  ]);
+}
+
 /** A timestamp as the API writes it (docs/api.md#responses: ISO 8601 UTC with milliseconds and Z). */
 const isoFormat = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 
@@ -176,8 +183,8 @@ export interface ReconciliationRow {
 
 /**
  * The entries a payout settled, in (created, id) order, `batchSize` after the cursor: read batch
- * by batch, so a payout of any size is exported in constant memory. The payout's own entry is not
- * one of them. A refund's entry shows its payment's order number and card.
+ * by batch, so a payout of any size is exported in constant memory. The payout's own entries (its
+ * `payout`, and a `payout_cancel`) are not among them. A refund's entry shows its payment's order number and card.
  */
 export function selectReconciliationBatch(
   db: Queryable,
@@ -201,7 +208,7 @@ export function selectReconciliationBatch(
             p.order_no, p.card->>'brand' AS card_brand, p.card->>'last4' AS last4
      FROM (
        SELECT * FROM balance_transactions t
-       WHERE t.payout_id = $1 AND NOT (t.type = 'payout' AND t.source = $1) ${cursor}
+       WHERE t.payout_id = $1 AND t.source <> $1 ${cursor}
        ORDER BY t.created_at, t.id LIMIT ${batchSize} OFFSET 0) t
      LEFT JOIN LATERAL (
        SELECT payment_id FROM refunds WHERE t.type IN ('refund', 'refund_failure') AND id = t.source OFFSET 0) r ON true

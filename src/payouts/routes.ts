@@ -28,12 +28,25 @@ export function payoutRoutes(payouts: PayoutService) {
         schema: {
           tags,
           description:
-            "Pays `amount` of the available balance out to the merchant's bank account (in its currency). More than is available: `amount_too_large` with `data.available`; no bank account: 409 `bank_account_missing`.",
+            "Pays `amount` of the available balance in `currency` out to the merchant's bank account in that currency (one per currency). More than is available: `amount_too_large` with `data.available`; no bank account in the currency: 409 `bank_account_missing`.",
           body: CreatePayoutBody,
           response: { 200: envelope(Payout) },
         },
       },
       async (request) => ok(await payouts.create(merchantOf(request), request.body)),
+    );
+    app.post(
+      '/payouts/:id/cancel',
+      {
+        schema: {
+          tags,
+          description:
+            'Cancels a payout the bank has not taken yet (status `pending`); a `payout_cancel` balance transaction returns its amount to the available balance and `payout.canceled` is sent. Once `in_transit` (or later): 409 `payout_not_cancelable` with `data.status`.',
+          params: PayoutParams,
+          response: { 200: envelope(Payout) },
+        },
+      },
+      async (request) => ok(await payouts.cancel(merchantOf(request), request.params.id)),
     );
     app.get(
       '/payouts/:id',

@@ -29,7 +29,7 @@ import { payoutStates, type PayoutStatus } from './states.js';
 
 type MerchantScope = Pick<MerchantContext, 'merchantId' | 'mode'>;
 
-export const payoutJobKinds = { settle: 'payout.settle' } as const;
+export const payoutJobKinds = { send: 'payout.send', settle: 'payout.settle' } as const;
 
 /** A sandbox bank account whose number ends so fails every payout (docs/balances.md). */
 const failingAccountLast4 = '0002';
@@ -48,6 +48,14 @@ export function toPayout(row: queries.PayoutRow): Payout {
     arrivalDate: row.arrival_date === null ? null : isoTimestamp(row.arrival_date),
     created: isoTimestamp(row.created_at),
   };
+}
+
+function notCancelable(status: PayoutStatus): DomainError {
+  return new DomainError(
+    'payout_not_cancelable',
+    `The payout cannot be canceled because its status is ${status}; only a pending payout can be (the bank has it once it is in_transit)`,
+    { param: 'id', status },
+  );
 }
 
 /** Nothing to pay out: the transaction is rolled back with its claims. */
@@ -79,13 +87,14 @@ export function createPayoutService(deps: PayoutServiceDeps) {
   }
 
   /**
-   * The payout, its entry and its payout.created event. The sandbox's bank rail takes a payout
-   * at once, so it starts in_transit; it is paid (or fails) followUpDelayMs later.
+   * The payout, its entry and its payout.created event. It waits `pending`, cancelable, until the
+   * bank rail takes it: the sandbox's rail does at once, in the `payout.send` job scheduled now
+   * (docs/decisions/0050-ledger-additions.md); it is paid (or fails) by `arrivalDate`.
    */
-  async function send(
+  async function open(
     tx: Queryable,
     recorded: RecordedEvent[],
-    settings: finance.FinanceRow,
+    account: finance.BankAccountRow,
     payout: { id: string; merchant: MerchantScope; amount: bigint; currency: string; scheduledFor: string | null },
     now: Date,
   ): Promise<queries.PayoutRow | undefined> {
@@ -96,10 +105,10 @@ export function createPayoutService(deps: PayoutServiceDeps) {
       mode: payout.merchant.mode,
       amount: payout.amount.toString(),
       currency: payout.currency,
-      status: payoutStates.transition('send', 'in_transit').to!,
+      status: 'pending',
       automatic: payout.scheduledFor !== null,
       scheduled_for: payout.scheduledFor,
-      bank_account_last4: settings.bank_account_last4 ?? '',
+      bank_account_last4: account.account_last4,
       failure_code: null,
       failure_message: null,
       arrival_date: arrival,
@@ -123,35 +132,52 @@ export function createPayoutService(deps: PayoutServiceDeps) {
       created: now,
     });
     await record(tx, recorded, 'payout.created', row);
-    await jobs.schedule(tx, payoutJobKinds.settle, row.id, arrival);
+    await jobs.schedule(tx, payoutJobKinds.send, row.id, now);
     return row;
   }
 
-  /** One automatic payout of the merchant in its bank account's currency, if due and positive. */
-  async function payOutScheduled(merchantId: string, mode: MerchantScope['mode'], now: Date): Promise<void> {
+  /**
+   * One automatic payout of the merchant in `currency`, to its account in that currency, if due and
+   * positive (docs/balances.md, Bank accounts: a currency without an account is not paid out).
+   */
+  async function payOutScheduled(
+    merchantId: string,
+    mode: MerchantScope['mode'],
+    currency: string,
+    now: Date,
+  ): Promise<void> {
     await inTransaction(async (tx, recorded) => {
       const settings = await finance.lockFinance(tx, merchantId, now);
-      if (settings.bank_account_last4 === null || settings.bank_currency === null || !payoutDue(settings, now)) {
-        throw new NothingToPay();
-      }
+      const account = (await finance.selectBankAccounts(tx, merchantId)).find((row) => row.currency === currency);
+      if (!account || !payoutDue(settings, now)) throw new NothingToPay();
       const day = utcDay(now);
-      const currency = settings.bank_currency;
       if (await queries.automaticPayoutOf(tx, merchantId, mode, currency, day)) throw new NothingToPay();
       const id = newId('po');
       const nets = await queries.claimUnsettled(tx, merchantId, mode, currency, id, now);
       const amount = nets.reduce((sum, net) => sum + net, 0n);
       // docs/balances.md: a negative (or empty) available balance is carried, never paid out.
       if (amount <= 0n) throw new NothingToPay();
-      const made = await send(
+      const made = await open(
         tx,
         recorded,
-        settings,
+        account,
         { id, merchant: { merchantId, mode }, amount, currency, scheduledFor: day },
         now,
       );
       if (!made) throw new NothingToPay();
     }).catch((err: unknown) => {
       if (!(err instanceof NothingToPay)) throw err;
+    });
+  }
+
+  /** The sandbox's bank rail takes a pending payout; one canceled first stays canceled. */
+  async function sendToBank(payoutId: string): Promise<void> {
+    await inTransaction(async (tx) => {
+      const now = clock.now();
+      const sent = await queries.changePayout(tx, payoutId, payoutStates.transition('send', 'in_transit'), {}, now);
+      if (!sent) return;
+      const arrival = sent.arrival_date ?? now;
+      await jobs.schedule(tx, payoutJobKinds.settle, sent.id, arrival > now ? arrival : now);
     });
   }
 
@@ -189,6 +215,7 @@ export function createPayoutService(deps: PayoutServiceDeps) {
     });
   }
 
+  jobs.register(payoutJobKinds.send, sendToBank);
   jobs.register(payoutJobKinds.settle, settle);
 
   async function load(merchant: MerchantScope, id: string): Promise<queries.PayoutRow> {
@@ -212,8 +239,9 @@ export function createPayoutService(deps: PayoutServiceDeps) {
         throw invalidField('currency', 'currency must be an ISO 4217 currency code', 'currency');
       const row = await inTransaction(async (tx, recorded) => {
         const now = clock.now();
-        const settings = await finance.lockFinance(tx, merchant.merchantId, now);
-        if (settings.bank_account_last4 === null || settings.bank_currency === null) {
+        await finance.lockFinance(tx, merchant.merchantId, now);
+        const accounts = await finance.selectBankAccounts(tx, merchant.merchantId);
+        if (accounts.length === 0) {
           throw new DomainError(
             'bank_account_missing',
             'The merchant has no bank account to pay out to: ask your account manager to set one (the operator API: POST /admin/v1/merchants/{id}/update with bankAccount)',
@@ -233,10 +261,11 @@ export function createPayoutService(deps: PayoutServiceDeps) {
             rule: 'no_balance',
           });
         }
-        if (currency !== settings.bank_currency) {
+        const account = accounts.find((row) => row.currency === currency);
+        if (!account) {
           throw new DomainError(
-            'invalid_request',
-            `currency must be the bank account's currency, ${settings.bank_currency}`,
+            'bank_account_missing',
+            `There is no bank account in ${currency} to pay out to (the merchant's accounts are in ${accounts.map((row) => row.currency).join(', ')}): the Owner adds one in the dashboard's payout settings, or the operator with POST /admin/v1/merchants/{id}/update and bankAccount.currency ${currency}`,
             { param: 'currency', rule: 'bank_account_currency' },
           );
         }
@@ -248,15 +277,52 @@ export function createPayoutService(deps: PayoutServiceDeps) {
             { param: 'amount', available: shown.toString(), currency },
           );
         }
-        const made = await send(
+        const made = await open(
           tx,
           recorded,
-          settings,
+          account,
           { id: newId('po'), merchant, amount, currency, scheduledFor: null },
           now,
         );
         if (!made) throw new Error('a manual payout conflicted with another');
         return made;
+      });
+      return toPayout(row);
+    },
+
+    /**
+     * docs/balances.md, Canceling a payout: a payout the bank rail has not taken yet (`pending`)
+     * is canceled, and its `payout_cancel` entry returns the money, in one transaction. Once taken,
+     * 409 `payout_not_cancelable` naming its status.
+     */
+    async cancel(merchant: MerchantContext, id: string): Promise<Payout> {
+      const current = await load(merchant, id);
+      const row = await inTransaction(async (tx, recorded) => {
+        const now = clock.now();
+        // The schedule claims entries under this lock; an automatic payout's are given back under it.
+        await finance.lockFinance(tx, merchant.merchantId, now);
+        const canceled = await queries.changePayout(tx, id, payoutStates.transition('cancel', 'canceled'), {}, now);
+        if (!canceled) {
+          const status = (await queries.selectPayoutById(tx, id))?.status ?? current.status;
+          throw notCancelable(status);
+        }
+        // An automatic payout's entries wait for the next one; its own entry and this one sum to zero.
+        if (canceled.automatic) await queries.releaseClaims(tx, id);
+        await writeEntry(tx, {
+          merchantId: canceled.merchant_id,
+          mode: canceled.mode,
+          type: 'payout_cancel',
+          source: canceled.id,
+          amount: BigInt(canceled.amount),
+          fees: [],
+          currency: canceled.currency,
+          availableOn: now,
+          reportingCategory: 'payout_reversal',
+          payoutId: canceled.automatic ? canceled.id : null,
+          created: now,
+        });
+        await record(tx, recorded, 'payout.canceled', canceled);
+        return canceled;
       });
       return toPayout(row);
     },
@@ -324,10 +390,13 @@ export function createPayoutService(deps: PayoutServiceDeps) {
       const now = clock.now();
       for (const settings of await finance.selectScheduledMerchants(db)) {
         if (!payoutDue(settings, now)) continue;
-        for (const mode of ['test', 'live'] as const) {
-          await payOutScheduled(settings.merchant_id, mode, now).catch((err: unknown) =>
-            logger[failureLevel(err)]({ err, merchantId: settings.merchant_id }, 'automatic payout failed'),
-          );
+        // One payout per currency with a bank account; a balance in another currency waits.
+        for (const account of await finance.selectBankAccounts(db, settings.merchant_id)) {
+          for (const mode of ['test', 'live'] as const) {
+            await payOutScheduled(settings.merchant_id, mode, account.currency, now).catch((err: unknown) =>
+              logger[failureLevel(err)]({ err, merchantId: settings.merchant_id }, 'automatic payout failed'),
+            );
+          }
         }
       }
     },

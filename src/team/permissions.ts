@@ -58,6 +58,8 @@ export const permissions = {
   'disputes.read': ['owner', 'administrator', 'analyst'],
   /** Stage and submit evidence, accept a dispute. */
   'disputes.manage': managers,
+  /** The payout schedule and bank accounts (docs/balances.md), re-authenticated by password. */
+  'payouts.manage': ['owner'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof permissions;

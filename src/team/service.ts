@@ -371,6 +371,24 @@ export function createTeamService({ db, clock, mail, publicUrl, vault }: TeamSer
       return (await queries.selectMembers(db, merchantId)).map(toMember);
     },
 
+    /**
+     * Re-authentication before a sensitive change (docs/dashboard.md, Balance): the member's password
+     * again, counted against the account's sign-in attempts, so it cannot be guessed faster than at sign-in.
+     */
+    async confirmPassword(actor: Actor, password: string): Promise<boolean> {
+      const row = await queries.selectMember(db, actor.merchantId, actor.memberId);
+      if (!row?.password_hash) return false;
+      const now = clock.now();
+      const account = `account:${row.email.trim().toLowerCase()}`;
+      const attempt = randomBytes(12).toString('hex');
+      const since = new Date(now.getTime() - signInWindowMs);
+      const [count] = await queries.reserveSignInAttempt(db, attempt, [account], now, since);
+      if (count! > maxFailuresPerAccount) return false;
+      if (!(await (await passwords()).verify(row.password_hash, password))) return false;
+      await queries.releaseSignInAttempt(db, attempt, [account]);
+      return true;
+    },
+
     /** Checks a permission; a refusal is audited (docs/dashboard.md#roles) and thrown as permission_denied. */
     async require(actor: Actor, permission: Permission): Promise<void> {
       if (can(actor.role, permission)) return;

@@ -89,9 +89,9 @@ export const secretTables: readonly SecretTable[] = [
     context: (row) => processorAccountContext(row.id ?? ''),
   },
   {
-    table: 'merchant_finance',
-    keyColumns: ['merchant_id'],
-    secretColumns: ['bank_account_number_encrypted', 'bank_iban_encrypted'],
+    table: 'bank_accounts',
+    keyColumns: ['merchant_id', 'currency'],
+    secretColumns: ['account_number_encrypted', 'iban_encrypted'],
     context: (row) => bankAccountContext(row.merchant_id ?? ''),
   },
 ];

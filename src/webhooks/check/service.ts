@@ -216,9 +216,9 @@ function judge({ delivery, outcome, latencyMs }: Sent): WebhookCheckCase {
 
 function timeoutCase(sent: readonly Sent[], timeoutMs: number): WebhookCheckCase {
   const slowest = sent.reduce((max, item) => (item.latencyMs > max.latencyMs ? item : max), sent[0]!);
-  const late = sent.filter(
-    (item) => item.latencyMs >= timeoutMs || (!item.outcome.ok && /within/.test(item.outcome.error)),
-  );
+  // A delivery that got no answer at all (connection refused or reset, the receiver stopped) was
+  // not answered in time either: the case passes only when every delivery was answered.
+  const late = sent.filter((item) => item.latencyMs >= timeoutMs || !item.outcome.ok);
   return {
     name: 'within_timeout',
     passed: late.length === 0,
@@ -227,7 +227,13 @@ function timeoutCase(sent: readonly Sent[], timeoutMs: number): WebhookCheckCase
     reason:
       late.length === 0
         ? `Every test delivery was answered within ${timeoutMs} ms (slowest: ${slowest.delivery.name}, ${slowest.latencyMs} ms)`
-        : `Not answered within ${timeoutMs} ms: ${late.map((item) => item.delivery.name).join(', ')}`,
+        : `Not answered within ${timeoutMs} ms: ${late
+            .map((item) =>
+              item.outcome.ok || /within/.test(item.outcome.error)
+                ? item.delivery.name
+                : `${item.delivery.name} (no answer: ${item.outcome.error})`,
+            )
+            .join(', ')}`,
   };
 }
 
