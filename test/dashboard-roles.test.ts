@@ -12,6 +12,9 @@ describe('dashboard: team members, sign-in and the role matrix (docs/dashboard.m
   let customerId: string;
   let refundId: string;
   let customerPaymentId: string;
+  // Disputes (docs/disputes.md, Sandbox): one to stage evidence on, and one per role to accept.
+  let disputeId: string;
+  const disputesToAccept = new Map<Role, string>();
   // Invoices per role and per action, so that each role acts on one in the right state.
   const invoices = new Map<string, string>();
   const members = new Map<Role, DashboardClient>();
@@ -102,6 +105,25 @@ describe('dashboard: team members, sign-in and the role matrix (docs/dashboard.m
         collectionMethod: 'send_invoice',
         lineItems: [{ description: 'Tea', amount: '1200', quantity: 2 }],
       });
+    const disputed = async () => {
+      const card = { cardNo: '4000000000000275', expMonth: '12', expYear: '2030', securityCode: '123' };
+      const paymentMethod = (await api('/payment_methods/create', { type: 'card', card })).id;
+      return (await api('/payment/create', { amount: '3000', currency: 'USD', confirm: true, paymentMethod })).id;
+    };
+    const disputedPayments = [await disputed(), ...(await Promise.all(roles.map(() => disputed())))];
+    ctx.clock.advance(3000);
+    await ctx.runJobs();
+    const disputeOf = async (id: string) => {
+      const found = await ctx.tessera.server.inject({
+        method: 'GET',
+        url: `/api/services/v1/disputes?paymentId=${id}`,
+        headers: auth,
+      });
+      return found.json().data.data[0].id as string;
+    };
+    disputeId = await disputeOf(disputedPayments[0]!);
+    for (const [index, role] of roles.entries())
+      disputesToAccept.set(role, await disputeOf(disputedPayments[index + 1]!));
     for (const role of roles) {
       invoices.set(`finalize:${role}`, (await draft()).id);
       for (const next of ['void', 'send', 'resend']) {
@@ -268,6 +290,26 @@ describe('dashboard: team members, sign-in and the role matrix (docs/dashboard.m
       permission: 'invoices.manage',
       method: 'POST',
       path: (role) => `/dashboard/invoices/${invoices.get(`void:${role}`)}/void`,
+    },
+    { name: 'disputes list', permission: 'disputes.read', method: 'GET', path: () => '/dashboard/disputes' },
+    {
+      name: 'dispute detail',
+      permission: 'disputes.read',
+      method: 'GET',
+      path: () => `/dashboard/disputes/${disputeId}`,
+    },
+    {
+      name: 'dispute evidence',
+      permission: 'disputes.manage',
+      method: 'POST',
+      path: () => `/dashboard/disputes/${disputeId}`,
+      fields: () => ({ productDescription: 'Tea, shipped', action: 'save' }),
+    },
+    {
+      name: 'dispute accept',
+      permission: 'disputes.manage',
+      method: 'POST',
+      path: (role) => `/dashboard/disputes/${disputesToAccept.get(role)}/accept`,
     },
     {
       name: 'ownership page',

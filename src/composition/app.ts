@@ -316,6 +316,8 @@ export async function createTessera({
           processorAccounts,
           ledger,
           payouts,
+          disputes,
+          files,
           sendingAddresses: sendingAddressesView(config.webhookSendingAddresses),
           clock,
           publicUrl: () => publicUrl,

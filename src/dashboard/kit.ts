@@ -16,6 +16,8 @@ import type { PayoutService } from '../payouts/service.js';
 import type { PaymentService } from '../payments/service.js';
 import type { PaymentMethodService } from '../payment-methods/service.js';
 import type { RefundService } from '../refunds/service.js';
+import type { DisputeService } from '../disputes/service.js';
+import type { FileService } from '../files/service.js';
 import type { EventService } from '../events/service.js';
 import type { WebhookEndpointService } from '../webhooks/endpoints/service.js';
 import type { WebhookDeliveryService } from '../webhooks/deliveries/service.js';
@@ -60,6 +62,9 @@ export interface DashboardDeps {
   ledger?: LedgerService;
   /** Payouts and their reconciliation (docs/balances.md). */
   payouts?: PayoutService;
+  /** Disputes and their evidence files (docs/disputes.md). */
+  disputes?: DisputeService;
+  files?: FileService;
   /** Outside production: a used sign-in link's page says how to get a fresh one (tessera dashboard-link). */
   development?: boolean;
 }

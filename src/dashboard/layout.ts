@@ -19,6 +19,7 @@ const navigation: Array<{ path: string; label: string; permission: Permission | 
   { path: '/payments', label: 'Payments', permission: 'payments.read' },
   { path: '/customers', label: 'Customers', permission: 'customers.read' },
   { path: '/refunds', label: 'Refunds', permission: 'refunds.read' },
+  { path: '/disputes', label: 'Disputes', permission: 'disputes.read' },
   { path: '/balance', label: 'Balance', permission: 'payments.read' },
   { path: '/invoices', label: 'Invoices', permission: 'invoices.read' },
   { path: '/developers/webhooks', label: 'Webhooks', permission: 'webhooks.read' },

@@ -8,6 +8,7 @@ import { fieldErrors, page, text, type DashboardDeps, type PageContext } from '.
 import { given, shownAgain, validated } from './validate.js';
 import { exportLink } from './csv.js';
 import { paymentQuery } from './payment-search.js';
+import { disputeTable } from './dispute-pages.js';
 import { payersOf } from './people.js';
 import {
   amountFields,
@@ -134,6 +135,11 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
     const seesWebhooks = can(ctx.actor.role, 'webhooks.read');
     const seesEvents = can(ctx.actor.role, 'events.read');
     const mayRefund = can(ctx.actor.role, 'refunds.create');
+    // docs/disputes.md: the payment's disputes, for the roles that read disputes.
+    const disputes =
+      deps.disputes && can(ctx.actor.role, 'disputes.read')
+        ? (await deps.disputes.list(ctx.merchant, { limit: 100, paymentId: id })).data
+        : null;
     const events = await deps.events.list(ctx.merchant, { limit: 100, objectId: id });
     const entries: TimelineEntry[] = [];
     for (const event of events.data) {
@@ -205,6 +211,12 @@ export function paymentPages(app: App, deps: DashboardDeps): void {
               : ''
           }
         </dl>
+        ${
+          disputes && disputes.length > 0
+            ? html`<h2>Disputes</h2>
+                ${disputeTable(disputes, deps.clock.now(), '')}`
+            : ''
+        }
         <h2>Timeline</h2>
         ${timeline(entries, 'No events yet: each change of this payment appears here as it happens.')}
         ${

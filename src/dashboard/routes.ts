@@ -18,6 +18,7 @@ import { teamPages } from './team-pages.js';
 import { accountPages } from './account-pages.js';
 import { customerPages } from './customer-pages.js';
 import { refundPages } from './refund-pages.js';
+import { disputePages } from './dispute-pages.js';
 import { balancePages } from './balance-pages.js';
 import { payoutSettingsPages } from './payout-settings-pages.js';
 import { invoicePages } from './invoice-pages.js';
@@ -128,6 +129,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
         accountPages(dashboard, deps);
         customerPages(dashboard, deps);
         refundPages(dashboard, deps);
+        disputePages(dashboard, deps);
         balancePages(dashboard, deps);
         payoutSettingsPages(dashboard, deps);
         invoicePages(dashboard, deps);

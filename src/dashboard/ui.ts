@@ -38,6 +38,10 @@ const toneOf: Record<string, Tone> = {
   refunded: 'info',
   partially_refunded: 'info',
   open: 'info',
+  won: 'good',
+  lost: 'bad',
+  accepted: 'neutral',
+  warning_closed: 'neutral',
 };
 
 /** A status badge with the tone that status usually has (pending states are "warn"). */

@@ -196,6 +196,21 @@ export function selectDisputePage(
   return selectPage<DisputeRow>(db, { table: 'disputes', columns, where: filter.where, params: filter.params }, page);
 }
 
+/** The dashboard's list (docs/disputes.md#dashboard): soonest dueBy first, one more than `limit` (is there more). */
+export function selectDisputesByDueBy(
+  db: Queryable,
+  merchantId: string,
+  mode: string,
+  status: DisputeStatus | undefined,
+  limit: number,
+): Promise<DisputeRow[]> {
+  return db.query<DisputeRow>(
+    `SELECT ${columns} FROM disputes WHERE merchant_id = $1 AND mode = $2${status ? ' AND status = $4' : ''}
+     ORDER BY due_by, id LIMIT $3`,
+    status ? [merchantId, mode, limit + 1, status] : [merchantId, mode, limit + 1],
+  );
+}
+
 /** The disputes' balance transactions, oldest first. */
 export function selectEntriesOf(db: Queryable, ids: readonly string[]): Promise<BalanceTransactionRow[]> {
   if (ids.length === 0) return Promise.resolve([]);

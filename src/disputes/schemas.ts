@@ -32,7 +32,8 @@ export const evidenceFileFields = [
   'uncategorizedFile',
 ] as const;
 
-export type EvidenceField = (typeof evidenceTextFields)[number] | (typeof evidenceFileFields)[number];
+export type EvidenceFileField = (typeof evidenceFileFields)[number];
+export type EvidenceField = (typeof evidenceTextFields)[number] | EvidenceFileField;
 export type Evidence = Record<EvidenceField, string | null>;
 
 /** All text fields of a dispute's evidence together (docs/disputes.md, Evidence). */

@@ -25,13 +25,20 @@ import {
   evidenceTextLimit,
   type Dispute,
   type Evidence,
+  type EvidenceFileField,
   type EvidenceInput,
   type ListDisputesQuery,
   type UpdateDisputeBody,
 } from './schemas.js';
-import { disputeStates } from './states.js';
+import { disputeStates, type DisputeStatus } from './states.js';
 
 type MerchantScope = Pick<MerchantContext, 'merchantId' | 'mode'>;
+
+/** A file the dashboard's form uploads, stored in the evidence's transaction as the file of its field. */
+interface Upload {
+  field: EvidenceFileField;
+  store: (tx: Queryable) => Promise<string>;
+}
 
 export const disputeJobKinds = { sandboxOutcome: 'dispute.sandbox_outcome' } as const;
 
@@ -166,13 +173,29 @@ export function createDisputeService(deps: DisputeServiceDeps) {
     return updated;
   }
 
+  /** The evidence given, with each upload stored in `tx` as the file of its field. */
+  async function withUploads(
+    tx: Queryable,
+    given: EvidenceInput | undefined,
+    uploads: readonly Upload[],
+  ): Promise<EvidenceInput> {
+    const evidence: EvidenceInput = { ...given };
+    for (const upload of uploads) evidence[upload.field] = await upload.store(tx);
+    return evidence;
+  }
+
   /** Sandbox disputes, and live evidence only staged: all in one transaction. */
-  function submitLocally(merchant: MerchantScope, id: string, input: UpdateDisputeBody): Promise<queries.DisputeRow> {
+  function submitLocally(
+    merchant: MerchantScope,
+    id: string,
+    input: UpdateDisputeBody,
+    uploads: readonly Upload[],
+  ): Promise<queries.DisputeRow> {
     return inTransaction(async (tx, recorded) => {
       const now = clock.now();
       const current = await load(tx, merchant, id);
       requireOpen(current, now);
-      const evidence = await merged(tx, current, input.evidence ?? {});
+      const evidence = await merged(tx, current, await withUploads(tx, input.evidence, uploads));
       if (current.response_sending !== null) refuseWhileSending(current, evidence);
       const updated = await submitIn(tx, recorded, current, evidence, input.submit === true, now);
       if (!updated) return refuseChanged(tx, merchant, id, now);
@@ -204,12 +227,16 @@ export function createDisputeService(deps: DisputeServiceDeps) {
     id: string,
     kind: 'submit' | 'accept',
     input: UpdateDisputeBody,
+    uploads: readonly Upload[] = [],
   ): Promise<queries.DisputeRow> {
     const marked = await inTransaction(async (tx) => {
       const now = clock.now();
       const current = await load(tx, merchant, id);
       requireOpen(current, now);
-      const evidence = kind === 'submit' ? await merged(tx, current, input.evidence ?? {}) : current.evidence;
+      const evidence =
+        kind === 'submit'
+          ? await merged(tx, current, await withUploads(tx, input.evidence, uploads))
+          : current.evidence;
       if (current.response_sending !== null) refuseWhileSending(current, evidence, kind);
       const row = await queries.markSending(tx, id, kind, evidence, [...disputeStates.transition('stage').from], now);
       return row ?? refuseChanged(tx, merchant, id, now);
@@ -292,10 +319,36 @@ export function createDisputeService(deps: DisputeServiceDeps) {
       return { data: await view(db, rows), hasMore };
     },
 
-    /** Stages evidence; with `submit: true` sends it (docs/disputes.md, Evidence). */
-    async update(merchant: MerchantScope, id: string, input: UpdateDisputeBody): Promise<Dispute> {
+    /** Soonest dueBy first, at most `limit` (the dashboard's list, docs/disputes.md#dashboard). */
+    async listByDueBy(
+      merchant: MerchantScope,
+      query: { status?: DisputeStatus; limit: number },
+    ): Promise<Page<Dispute>> {
+      const rows = await queries.selectDisputesByDueBy(
+        db,
+        merchant.merchantId,
+        merchant.mode,
+        query.status,
+        query.limit,
+      );
+      return { data: await view(db, rows.slice(0, query.limit)), hasMore: rows.length > query.limit };
+    },
+
+    /**
+     * Stages evidence; with `submit: true` sends it (docs/disputes.md, Evidence). `uploads` store
+     * files in the same transaction as the evidence (the dashboard's form, docs/disputes.md#dashboard),
+     * each as the evidence of its field: a refusal stores none of them.
+     */
+    async update(
+      merchant: MerchantScope,
+      id: string,
+      input: UpdateDisputeBody,
+      uploads: readonly Upload[] = [],
+    ): Promise<Dispute> {
       const live = input.submit === true && (await load(db, merchant, id)).processor_account_id !== null;
-      const row = live ? await respondLive(merchant, id, 'submit', input) : await submitLocally(merchant, id, input);
+      const row = live
+        ? await respondLive(merchant, id, 'submit', input, uploads)
+        : await submitLocally(merchant, id, input, uploads);
       const [dispute] = await view(db, [row]);
       return dispute!;
     },

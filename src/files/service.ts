@@ -4,7 +4,7 @@
  * merchant (and mode) that uploaded them.
  */
 import type { Clock } from '../clock.js';
-import type { Db } from '../db/db.js';
+import type { Db, Queryable } from '../db/db.js';
 import type { MerchantContext } from '../core/merchant-context.js';
 import { DomainError, invalidField, notFound } from '../core/errors.js';
 import { newId } from '../ids.js';
@@ -35,6 +35,23 @@ export const tooLarge = () =>
     limit: maxFileBytes,
   });
 
+/**
+ * The type of an evidence file's bytes, or the refusal (empty, over 5 MB, not PDF/PNG/JPEG); the
+ * dashboard checks every file of a form with it before it stores any (docs/disputes.md, Evidence files).
+ */
+export function checkedType(bytes: Buffer): FileType {
+  if (bytes.length === 0) throw invalidField('file', 'file must not be empty', 'required');
+  if (bytes.length > maxFileBytes) throw tooLarge();
+  const type = sniffType(bytes);
+  if (type === undefined) {
+    throw new DomainError('invalid_request', 'file must be a PDF, PNG or JPEG (judged by its bytes)', {
+      param: 'file',
+      rule: 'file_type',
+    });
+  }
+  return type;
+}
+
 const toFile = (row: FileRow): FileObject => ({
   id: row.id,
   purpose: row.purpose,
@@ -47,22 +64,16 @@ export const contentTypes: Record<FileType, string> = { pdf: 'application/pdf', 
 
 export function createFileService({ db, clock }: { db: Db; clock: Clock }) {
   return {
+    /** `source`: a transaction to store the file in (the dashboard's evidence form), else the pool. */
     async create(
       merchant: MerchantScope,
       input: { purpose: string | undefined; filename: string; bytes: Buffer },
+      source: Queryable = db,
     ): Promise<FileObject> {
       if (input.purpose !== 'dispute_evidence') {
         throw invalidField('purpose', 'purpose must be dispute_evidence', 'enum');
       }
-      if (input.bytes.length === 0) throw invalidField('file', 'file must not be empty', 'required');
-      if (input.bytes.length > maxFileBytes) throw tooLarge();
-      const type = sniffType(input.bytes);
-      if (type === undefined) {
-        throw new DomainError('invalid_request', 'file must be a PDF, PNG or JPEG (judged by its bytes)', {
-          param: 'file',
-          rule: 'file_type',
-        });
-      }
+      const type = checkedType(input.bytes);
       const row: FileRow = {
         id: newId('file'),
         purpose: 'dispute_evidence',
@@ -70,7 +81,7 @@ export function createFileService({ db, clock }: { db: Db; clock: Clock }) {
         size: input.bytes.length,
         filename: input.filename.slice(0, 255),
       };
-      await db.query(
+      await source.query(
         `INSERT INTO files (id, merchant_id, mode, purpose, type, size, filename, contents, created_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
         [

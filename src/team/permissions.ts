@@ -54,6 +54,10 @@ export const permissions = {
    */
   'processor_accounts.read': ['owner'],
   'exports.read': ['owner', 'administrator', 'analyst'],
+  /** Disputes and their evidence, read (docs/disputes.md): the people who answer them and those who watch the money. */
+  'disputes.read': ['owner', 'administrator', 'analyst'],
+  /** Stage and submit evidence, accept a dispute. */
+  'disputes.manage': managers,
   /** The payout schedule and bank accounts (docs/balances.md), re-authenticated by password. */
   'payouts.manage': ['owner'],
 } as const satisfies Record<string, readonly Role[]>;
