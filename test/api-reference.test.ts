@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { databaseKind, injectRaw, startTestApp, type TestContext } from './helpers/harness.js';
+import { errorCatalog } from '../src/core/errors.js';
 
 describe(`API reference and service conventions (${databaseKind})`, () => {
   let ctx: TestContext;
@@ -350,6 +351,13 @@ describe(`API reference and service conventions (${databaseKind})`, () => {
       processor_error: 503,
     };
     assert.deepEqual(Object.fromEntries(listed), expected);
+  });
+
+  test("the SDK's TesseraErrorCode names every code of the catalog, and no other", () => {
+    const source = readFileSync('sdk/src/errors.ts', 'utf8');
+    const union = /export type TesseraErrorCode =([^;]*);/.exec(source)?.[1] ?? '';
+    const named = [...union.matchAll(/'([a-z_]+)'/g)].map((match) => match[1]!);
+    assert.deepEqual([...named].sort(), Object.keys(errorCatalog).sort());
   });
 
   test('answers an unknown route with the envelope and 404 resource_missing', async () => {

@@ -12,9 +12,16 @@ export type TesseraErrorCode =
   | 'tokenization_not_enabled'
   | 'mit_not_enabled'
   | 'resource_missing'
+  | 'endpoint_disabled'
+  | 'no_live_processor'
+  | 'processor_account_exists'
+  | 'bank_account_missing'
+  | 'payout_not_cancelable'
+  | 'dispute_not_open'
   | 'rate_limited'
   | 'internal_error'
-  | 'service_unavailable';
+  | 'service_unavailable'
+  | 'processor_error';
 
 export interface TesseraErrorFields {
   code: TesseraErrorCode | 'connection_error' | 'invalid_response' | (string & {});
