@@ -170,18 +170,8 @@ export async function createTessera({
     });
     jobs.every(10 * 60 * 1000, () => idempotency.purgeExpired());
 
-    services = createServices({
-      db,
-      clock,
-      logger: log,
-      config,
-      vault,
-      jobs,
-      metrics,
-      heartbeat,
-      processor,
-      publicUrl: () => publicUrl,
-    });
+    const serviceDeps = { db, clock, logger: log, config, vault, jobs, metrics, heartbeat, processor };
+    services = createServices({ ...serviceDeps, publicUrl: () => publicUrl });
     // What the returned Tessera carries, and what closing stops.
     const { merchants, customers, paymentMethods, payments, refunds, events, webhookEndpoints } = services;
     const { webhookDeliveries, endpointHealth, webhookDispatcher, invoices, checkout, team } = services;
