@@ -5,7 +5,7 @@
 import { createHmac } from 'node:crypto';
 import { after, afterEach, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, type TestContext, type TestMerchant } from './harness.js';
+import { payWithTestCard, startTestApp, type TestContext, type TestMerchant } from './harness.js';
 import { startReceiver, type Receiver, type ReceivedRequest } from './receiver.js';
 
 export const visa = '4242424242424242';
@@ -92,25 +92,13 @@ export function deliverySuite() {
     return { id: response.body.data.id, token: response.body.data.token };
   }
 
+  /** A payment that succeeds (test/helpers/harness.ts) and its payment.succeeded event. */
   async function pay(merchant: TestMerchant, fields: Record<string, unknown> = {}) {
-    const method = await merchant.call('POST', '/payment_methods/create', {
-      type: 'card',
-      card: { cardNo: visa, expMonth: '12', expYear: '2030', securityCode: '123' },
-    });
-    assert.equal(method.status, 200, method.raw);
-    const payment = await merchant.call('POST', '/payment/create', {
-      amount: '1999',
-      currency: 'USD',
-      paymentMethod: method.body.data.id,
-      confirm: true,
-      ...fields,
-    });
-    assert.equal(payment.status, 200, payment.raw);
-    assert.equal(payment.body.data.status, 'succeeded');
-    const events = await merchant.call('GET', `/events?objectId=${payment.body.data.id}`);
+    const payment = await payWithTestCard(merchant, fields);
+    const events = await merchant.call('GET', `/events?objectId=${payment.id}`);
     const event = events.body.data.data[0];
     assert.equal(event.type, 'payment.succeeded');
-    return { payment: payment.body.data, event };
+    return { payment, event };
   }
 
   async function deliveriesOf(merchant: TestMerchant, eventId: string) {
