@@ -77,9 +77,10 @@ describe(`tail and listen live through a restart of the service (${databaseKind}
     await stopService(running);
     running = undefined;
     // Refused, or reset or closed when the poll under way was cut by the stopping service (undici
-    // names a socket the server closed mid-answer UND_ERR_SOCKET): each is named.
+    // names a socket the server closed mid-answer UND_ERR_SOCKET), or a poll the stopping service
+    // answered 503 (docs/operations.md, "Stopping"): each is named.
     await tail.waitFor(
-      /lost the service, reconnecting \(Ctrl-C stops\): could not connect to .* \(connection (refused|reset|closed)\)/,
+      /lost the service, reconnecting \(Ctrl-C stops\): (could not connect to .* \(connection (refused|reset|closed)\)|service_unavailable: The service is stopping)/,
     );
     await listen.waitFor(/lost the service, reconnecting \(Ctrl-C stops\): /);
     // A few back-off rounds pass with the service down: still running, one line each, not one per
