@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
 import { databaseKind, storeIndependent, migratedStorage, type TestStorage } from './helpers/harness.js';
 import {
   apiCaller,
@@ -82,8 +83,23 @@ describe(`tail and listen live through a restart of the service (${databaseKind}
       /lost the service, reconnecting \(Ctrl-C stops\): (could not connect to .* \(connection (refused|reset|closed)\)|service_unavailable: The service is stopping)/,
     );
     await listen.waitFor(/lost the service, reconnecting \(Ctrl-C stops\): /);
-    // A few back-off rounds pass with the service down: still running, one line each, not one per try.
-    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    // A few back-off rounds pass with the service down: still running, one line each, not one per
+    // try. A stand-in on the service's port drops every request, counting each command's tries.
+    const tries = { tail: 0, listen: 0 };
+    const standIn = createServer((request) => {
+      tries[request.url?.includes('/webhook_deliveries') ? 'tail' : 'listen'] += 1;
+      request.socket.destroy();
+    });
+    await new Promise<void>((resolve) => standIn.listen(Number(port), resolve));
+    try {
+      for (const started = Date.now(); (tries.tail < 2 || tries.listen < 2) && Date.now() - started < 30_000;) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+    } finally {
+      standIn.closeAllConnections();
+      await new Promise((resolve) => standIn.close(resolve));
+    }
+    assert.ok(tries.tail >= 2 && tries.listen >= 2, JSON.stringify(tries));
     assert.equal(tail.child.exitCode, null, tail.output());
     assert.equal(listen.child.exitCode, null, listen.output());
     assert.equal(tail.output().match(/lost the service/g)?.length, 1, tail.output());

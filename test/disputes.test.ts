@@ -12,6 +12,7 @@ import {
   type TestContext,
   type TestMerchant,
 } from './helpers/harness.js';
+import { getData as get, payByCard } from './helpers/balance.js';
 
 const followUpDelayMs = 3000;
 const dayMs = 24 * 60 * 60 * 1000;
@@ -24,26 +25,7 @@ describe(`disputes (${databaseKind})`, () => {
   });
   after(() => ctx.close());
 
-  async function pay(merchant: TestMerchant, cardNo: string, amount = '10000') {
-    const method = await merchant.call('POST', '/payment_methods/create', {
-      type: 'card',
-      card: { cardNo, expMonth: '12', expYear: '2030', securityCode: '123' },
-    });
-    const payment = await merchant.call('POST', '/payment/create', {
-      amount,
-      currency: 'USD',
-      paymentMethod: method.body.data.id,
-      confirm: true,
-    });
-    assert.equal(payment.body.data?.status, 'succeeded', payment.raw);
-    return payment.body.data as { id: string };
-  }
-
-  async function get(merchant: TestMerchant, path: string) {
-    const answer = await merchant.call('GET', path);
-    assert.equal(answer.status, 200, answer.raw);
-    return answer.body.data;
-  }
+  const pay = (merchant: TestMerchant, cardNo: string, amount = '10000') => payByCard(merchant, { amount, cardNo });
 
   async function disputesOf(merchant: TestMerchant, paymentId: string) {
     return (await get(merchant, `/disputes?paymentId=${paymentId}`)).data as Array<Record<string, any>>;

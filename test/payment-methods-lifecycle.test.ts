@@ -8,16 +8,7 @@ import assert from 'node:assert/strict';
 import type { MerchantContext } from '../src/core/merchant-context.js';
 import { DomainError } from '../src/core/errors.js';
 import { databaseKind, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
-
-const visa = '4242424242424242';
-
-function cardBody(card: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
-  return {
-    type: 'card',
-    card: { cardNo: visa, expMonth: '04', expYear: '2030', securityCode: '123', ...card },
-    ...extra,
-  };
-}
+import { assertRefused, createCustomer, createMethod, storedRow, visa } from './helpers/payment-methods.js';
 
 function contextOf(merchant: TestMerchant): MerchantContext {
   return { merchantId: merchant.id, mode: 'test', keyKind: 'private', tokenizationEnabled: true, mitEnabled: true };
@@ -29,41 +20,6 @@ describe(`payment methods: customers, updates, lists and the vault (${databaseKi
     ctx = await startTestApp();
   });
   after(() => ctx.close());
-
-  async function createMethod(merchant: TestMerchant, card: Record<string, unknown> = {}, extra = {}) {
-    const response = await merchant.call('POST', '/payment_methods/create', cardBody(card, extra));
-    assert.equal(response.status, 200, response.raw);
-    return response.body.data;
-  }
-
-  async function createCustomer(merchant: TestMerchant) {
-    const response = await merchant.call('POST', '/customers/create', { email: 'holder@example.com' });
-    assert.equal(response.status, 200, response.raw);
-    return response.body.data as { id: string };
-  }
-
-  async function assertRefused(merchant: TestMerchant, body: unknown, param: string, path = '/payment_methods/create') {
-    const response = await merchant.call('POST', path, body);
-    assert.equal(response.status, 400, `${param}: ${response.raw}`);
-    assert.equal(response.body.code, 'invalid_request');
-    assert.equal(response.body.data.param, param, response.raw);
-    assert.ok(response.body.msg.includes(param), response.body.msg);
-    const card = (body as { card?: { cardNo?: unknown } }).card;
-    if (typeof card?.cardNo === 'string' && card.cardNo.length >= 6) {
-      assert.ok(!response.raw.includes(card.cardNo), 'the answer does not quote the card number');
-      assert.ok(!response.raw.includes(card.cardNo.slice(0, 6)), 'the answer does not quote a part of the card number');
-    }
-    return response;
-  }
-  /** The row as stored, every column as text. */
-  async function storedRow(id: string): Promise<string> {
-    const [row] = await ctx.tessera.db.query<{ text: string }>(
-      'SELECT row_to_json(pm)::text AS text FROM payment_methods pm WHERE id = $1',
-      [id],
-    );
-    assert.ok(row, `row ${id} exists`);
-    return row.text;
-  }
 
   test('attaches a payment method to a customer without storing a credential', async () => {
     const merchant = await ctx.merchant();
@@ -396,7 +352,7 @@ describe(`payment methods: customers, updates, lists and the vault (${databaseKi
     const retrieved = await merchant.call('GET', `/payment_methods/${method.id}`);
     assert.equal(retrieved.body.data.customerId, first.id);
     assert.equal(retrieved.body.data.card.tokenType, 'network_token', 'the network token is kept');
-    assert.ok(!(await storedRow(method.id)).includes('4895370012003478'), 'the network token is encrypted');
+    assert.ok(!(await storedRow(ctx, method.id)).includes('4895370012003478'), 'the network token is encrypted');
     const forPayment = await service.loadForPayment(ctx.tessera.db, merchantContext, method.id);
     assert.equal(forPayment.customerId, first.id);
     assert.equal(forPayment.networkTransactionId, 'ntx_123');
@@ -463,7 +419,7 @@ describe(`payment methods: customers, updates, lists and the vault (${databaseKi
       const retrieved = await merchant.call('GET', `/payment_methods/${method.id}`);
       assert.equal(retrieved.status, 200);
       assert.deepEqual(retrieved.body.data, method, 'the answer, fingerprint included, is unchanged');
-      const text = await storedRow(method.id);
+      const text = await storedRow(ctx, method.id);
       for (const number of [visa, '5555555555554444', '378282246310005']) assert.ok(!text.includes(number));
     }
     const forPayment = await ctx.tessera.paymentMethods.loadForPayment(

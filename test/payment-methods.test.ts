@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { databaseKind, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { databaseKind, injectRaw, startTestApp, type TestContext } from './helpers/harness.js';
+import { assertRefused, cardBody, createCustomer, createMethod, storedRow, visa } from './helpers/payment-methods.js';
 
 const timestampForm = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
@@ -23,8 +24,6 @@ const testCards: Array<[number: string, brand: string]> = [
   ['4000000000004954', 'visa'],
 ];
 
-const visa = '4242424242424242';
-
 /** Completes `partial` with the Luhn check digit. */
 function withLuhnDigit(partial: string): string {
   let sum = 0;
@@ -39,42 +38,12 @@ function withLuhnDigit(partial: string): string {
   return `${partial}${(10 - (sum % 10)) % 10}`;
 }
 
-function cardBody(card: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
-  return {
-    type: 'card',
-    card: { cardNo: visa, expMonth: '04', expYear: '2030', securityCode: '123', ...card },
-    ...extra,
-  };
-}
-
 describe(`payment methods (${databaseKind})`, () => {
   let ctx: TestContext;
   before(async () => {
     ctx = await startTestApp();
   });
   after(() => ctx.close());
-
-  async function createMethod(merchant: TestMerchant, card: Record<string, unknown> = {}, extra = {}) {
-    const response = await merchant.call('POST', '/payment_methods/create', cardBody(card, extra));
-    assert.equal(response.status, 200, response.raw);
-    return response.body.data;
-  }
-
-  async function createCustomer(merchant: TestMerchant) {
-    const response = await merchant.call('POST', '/customers/create', { email: 'holder@example.com' });
-    assert.equal(response.status, 200, response.raw);
-    return response.body.data as { id: string };
-  }
-
-  /** The row as stored, every column as text. */
-  async function storedRow(id: string): Promise<string> {
-    const [row] = await ctx.tessera.db.query<{ text: string }>(
-      'SELECT row_to_json(pm)::text AS text FROM payment_methods pm WHERE id = $1',
-      [id],
-    );
-    assert.ok(row, `row ${id} exists`);
-    return row.text;
-  }
 
   for (const [number, brand] of testCards) {
     test(`creates a payment method from the test card ending ${number.slice(-4)} (${brand}) without answering its number`, async () => {
@@ -129,7 +98,7 @@ describe(`payment methods (${databaseKind})`, () => {
   test('never stores the card number or the security code in clear', async () => {
     const merchant = await ctx.merchant();
     const method = await createMethod(merchant, { securityCode: '973' });
-    const text = await storedRow(method.id);
+    const text = await storedRow(ctx, method.id);
     assert.ok(!text.includes(visa));
     assert.ok(!text.includes('"973"'));
     assert.ok(!text.includes(':973'));
@@ -235,21 +204,6 @@ describe(`payment methods (${databaseKind})`, () => {
     assert.notEqual(a.card.fingerprint, other.card.fingerprint);
     assert.notEqual(a.id, b.id);
   });
-
-  /** Asserts a 400 invalid_request naming `param` whose answer quotes no card number. */
-  async function assertRefused(merchant: TestMerchant, body: unknown, param: string, path = '/payment_methods/create') {
-    const response = await merchant.call('POST', path, body);
-    assert.equal(response.status, 400, `${param}: ${response.raw}`);
-    assert.equal(response.body.code, 'invalid_request');
-    assert.equal(response.body.data.param, param, response.raw);
-    assert.ok(response.body.msg.includes(param), response.body.msg);
-    const card = (body as { card?: { cardNo?: unknown } }).card;
-    if (typeof card?.cardNo === 'string' && card.cardNo.length >= 6) {
-      assert.ok(!response.raw.includes(card.cardNo), 'the answer does not quote the card number');
-      assert.ok(!response.raw.includes(card.cardNo.slice(0, 6)), 'the answer does not quote a part of the card number');
-    }
-    return response;
-  }
 
   test('refuses a card number that fails the Luhn check', async () => {
     const merchant = await ctx.merchant();

@@ -7,7 +7,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTessera, type Tessera } from '../src/composition/app.js';
 import { createLogger } from '../src/logger.js';
-import { databaseKind, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { availableUsd as available, eventTypes, getData as get, operatorUpdate, payByCard } from './helpers/balance.js';
 
 const followUpDelayMs = 3000;
 
@@ -21,45 +22,13 @@ describe(`payout cancel (${databaseKind})`, () => {
   /** A merchant with 1000 USD (941 net) available at once and a USD bank account, paid by hand. */
   async function merchantWithFunds(): Promise<TestMerchant> {
     const merchant = await ctx.merchant();
-    const update = await injectRaw(ctx, {
-      method: 'POST',
-      url: `/admin/v1/merchants/${merchant.id}/update`,
-      headers: { authorization: `Bearer ${ctx.operatorKey}`, 'content-type': 'application/json' },
-      payload: JSON.stringify({
-        availabilityDays: 0,
-        payoutSchedule: { interval: 'manual' },
-        bankAccount: { holderName: 'Shop', accountNumber: '000123456789', routingNumber: '110000000', currency: 'USD' },
-      }),
+    await operatorUpdate(ctx, merchant, {
+      availabilityDays: 0,
+      payoutSchedule: { interval: 'manual' },
+      bankAccount: { holderName: 'Shop', accountNumber: '000123456789', routingNumber: '110000000', currency: 'USD' },
     });
-    assert.equal(update.statusCode, 200, update.body);
-    const method = await merchant.call('POST', '/payment_methods/create', {
-      type: 'card',
-      card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
-    });
-    const payment = await merchant.call('POST', '/payment/create', {
-      amount: '1000',
-      currency: 'USD',
-      paymentMethod: method.body.data.id,
-      confirm: true,
-    });
-    assert.equal(payment.body.data?.status, 'succeeded', payment.raw);
+    await payByCard(merchant, { amount: '1000' });
     return merchant;
-  }
-
-  async function get(merchant: TestMerchant, path: string) {
-    const answer = await merchant.call('GET', path);
-    assert.equal(answer.status, 200, answer.raw);
-    return answer.body.data;
-  }
-
-  async function available(merchant: TestMerchant): Promise<string> {
-    const balance = await get(merchant, '/balance');
-    return balance.available.find((row: { currency: string }) => row.currency === 'USD')?.amount ?? '0';
-  }
-
-  async function eventTypes(merchant: TestMerchant, objectId: string): Promise<string[]> {
-    const events = await get(merchant, `/events?objectId=${objectId}&limit=100`);
-    return events.data.map((event: { type: string }) => event.type).reverse();
   }
 
   async function entries(merchant: TestMerchant, payoutId: string): Promise<string[][]> {

@@ -6,8 +6,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTessera, type Tessera } from '../src/composition/app.js';
 import { createLogger } from '../src/logger.js';
-import { databaseKind, injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 import { signedInOwner } from './helpers/dashboard.js';
+import { availableUsd as available, eventTypes, getData as get, operatorUpdate, payByCard } from './helpers/balance.js';
 
 const followUpDelayMs = 3000;
 const scheduleEveryMs = 60_000;
@@ -19,57 +20,17 @@ describe(`payouts (${databaseKind})`, () => {
   });
   after(() => ctx.close());
 
-  async function operatorUpdate(merchant: TestMerchant, body: unknown) {
-    const response = await injectRaw(ctx, {
-      method: 'POST',
-      url: `/admin/v1/merchants/${merchant.id}/update`,
-      headers: { authorization: `Bearer ${ctx.operatorKey}`, 'content-type': 'application/json' },
-      payload: JSON.stringify(body),
-    });
-    assert.equal(response.statusCode, 200, response.body);
-  }
+  const pay = (merchant: TestMerchant, amount: string, orderNo?: string) => payByCard(merchant, { amount, orderNo });
 
   /** A merchant whose funds are available at once, with a USD bank account ending `last4`. */
   async function merchantWithBank(interval = 'manual', accountNumber = '000123456789') {
     const merchant = await ctx.merchant();
-    await operatorUpdate(merchant, {
+    await operatorUpdate(ctx, merchant, {
       availabilityDays: 0,
       payoutSchedule: { interval },
       bankAccount: { holderName: 'Shop', accountNumber, routingNumber: '110000000', currency: 'USD' },
     });
     return merchant;
-  }
-
-  async function pay(merchant: TestMerchant, amount: string, orderNo?: string) {
-    const method = await merchant.call('POST', '/payment_methods/create', {
-      type: 'card',
-      card: { cardNo: '4242424242424242', expMonth: '12', expYear: '2030', securityCode: '123' },
-    });
-    const payment = await merchant.call('POST', '/payment/create', {
-      amount,
-      currency: 'USD',
-      paymentMethod: method.body.data.id,
-      confirm: true,
-      ...(orderNo ? { orderNo } : {}),
-    });
-    assert.equal(payment.body.data?.status, 'succeeded', payment.raw);
-    return payment.body.data as { id: string };
-  }
-
-  async function get(merchant: TestMerchant, path: string) {
-    const answer = await merchant.call('GET', path);
-    assert.equal(answer.status, 200, answer.raw);
-    return answer.body.data;
-  }
-
-  async function available(merchant: TestMerchant): Promise<string> {
-    const balance = await get(merchant, '/balance');
-    return balance.available.find((row: { currency: string }) => row.currency === 'USD')?.amount ?? '0';
-  }
-
-  async function eventTypes(merchant: TestMerchant, objectId: string): Promise<string[]> {
-    const events = await get(merchant, `/events?objectId=${objectId}&limit=100`);
-    return events.data.map((event: { type: string }) => event.type).reverse();
   }
 
   async function runSchedule() {
@@ -289,7 +250,7 @@ describe(`payouts (${databaseKind})`, () => {
     const page = (await owner.get('/dashboard/balance')).body.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
     assert.match(page, /EUR 9\.41 EUR 0\.00 EUR Not paid out: no EUR bank account/);
 
-    await operatorUpdate(merchant, {
+    await operatorUpdate(ctx, merchant, {
       bankAccount: { holderName: 'Shop', accountNumber: '0532013000', iban: 'DE89370400440532013000', currency: 'EUR' },
     });
     ctx.clock.advance(24 * 60 * 60 * 1000);

@@ -760,9 +760,17 @@ describe(`webhook endpoints (${databaseKind})`, () => {
       '.test-logs',
       `${path.basename(process.argv[1] ?? 'test')}-${databaseKind}-${process.pid}.log`,
     );
-    // The log stream writes asynchronously; give it a moment to reach the file.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const text = await readFile(logFile, 'utf8');
+    // The log stream writes asynchronously: a request made now, once its line is in the file,
+    // shows that every line written before it is there too.
+    const marker = `we_logmarker${Date.now()}`;
+    const probe = await (await ctx.merchant()).call('GET', `/webhook_endpoints/${marker}`);
+    assert.equal(probe.status, 404, probe.raw);
+    let text = await readFile(logFile, 'utf8');
+    for (const started = Date.now(); !text.includes(marker) && Date.now() - started < 10_000;) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      text = await readFile(logFile, 'utf8');
+    }
+    assert.ok(text.includes(marker), 'the marker request reached the log');
     assert.ok(text.includes('/webhook_endpoints/'), 'the log holds this run');
     for (const token of tokensSeen) assert.ok(!text.includes(token), 'a token is in the logs');
     assert.ok(!text.includes('whsec_'));

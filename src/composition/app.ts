@@ -18,55 +18,26 @@ import { resolveAdminKey, resolveMasterKey } from '../secrets.js';
 import { createJobRunner, type JobRunner } from '../jobs/runner.js';
 import { openVault, type Vault } from '../vault/vault.js';
 import { beatEveryMs, registerProcess, staleAfterMs, type Heartbeat } from '../ops/heartbeat.js';
-import { vaultRoutes } from '../vault/routes.js';
 import { idempotencySealer } from '../vault/secrets-at-rest.js';
-import { auditRoutes } from '../audit/routes.js';
 import type { Processor } from '../processor/processor.js';
 import type { MerchantService } from '../merchants/service.js';
-import { merchantRoutes } from '../merchants/routes.js';
-import { sandboxOwnerEmail } from '../merchants/sandbox.js';
-import { sandboxRoutes } from '../merchants/sandbox-routes.js';
-import { processorAccountRoutes, processorWebhookRoutes } from '../processor-accounts/routes.js';
 import type { CustomerService } from '../customers/service.js';
-import { customerRoutes } from '../customers/routes.js';
 import type { CheckoutService } from '../checkout/service.js';
-import { checkoutRoutes } from '../checkout/routes.js';
-import { hostedCheckoutRoutes } from '../checkout/hosted-routes.js';
-import { cardJsRoutes } from '../cardjs/routes.js';
 import type { PaymentMethodService } from '../payment-methods/service.js';
-import { paymentMethodRoutes } from '../payment-methods/routes.js';
 import type { PaymentService } from '../payments/service.js';
-import { paymentRoutes, threeDSecureRoutes } from '../payments/routes.js';
 import type { RefundService } from '../refunds/service.js';
-import { refundRoutes } from '../refunds/routes.js';
-import { ledgerRoutes } from '../ledger/routes.js';
-import { payoutRoutes } from '../payouts/routes.js';
-import { disputeRoutes } from '../disputes/routes.js';
-import { fileRoutes } from '../files/routes.js';
 import type { EventService } from '../events/service.js';
-import { eventRoutes } from '../events/routes.js';
-import { eventStreamRoutes } from '../events/stream-routes.js';
 import type { WebhookEndpointService } from '../webhooks/endpoints/service.js';
-import { webhookEndpointRoutes } from '../webhooks/endpoints/routes.js';
 import type { WebhookDeliveryService } from '../webhooks/deliveries/service.js';
-import { webhookDeliveryRoutes } from '../webhooks/deliveries/routes.js';
 import type { DeliveryScheduler } from '../webhooks/engine/scheduler.js';
 import { checkSourceAddresses } from '../webhooks/egress/connector.js';
-import { sendingAddressRoutes } from '../webhooks/egress/routes.js';
-import { sendingAddressesView } from '../webhooks/egress/sending-addresses.js';
-import { webhookCheckRoutes } from '../webhooks/check/routes.js';
-import { createWebhookDoctor } from '../webhooks/check/doctor.js';
-import { createFastForward } from '../webhooks/deliveries/fast-forward.js';
-import { fastForwardRoutes } from '../webhooks/deliveries/fast-forward-routes.js';
 import type { MailTransport } from '../mail/transport.js';
 import type { InvoiceService } from '../invoices/service.js';
-import { hostedInvoiceRoutes, invoiceRoutes } from '../invoices/routes.js';
 import type { TeamService } from '../team/service.js';
-import { dashboardRoutes } from '../dashboard/routes.js';
 import type { RequestLogService } from '../request-logs/service.js';
 import type { EndpointHealthService } from '../webhooks/health/service.js';
-import { recoverRoutes } from '../webhooks/recover/routes.js';
 import { createServices, type Services } from './services.js';
+import { routeGroups } from './routes.js';
 
 export interface Tessera {
   server: App;
@@ -199,45 +170,12 @@ export async function createTessera({
     });
     jobs.every(10 * 60 * 1000, () => idempotency.purgeExpired());
 
-    services = createServices({
-      db,
-      clock,
-      logger: log,
-      config,
-      vault,
-      jobs,
-      metrics,
-      heartbeat,
-      processor,
-      publicUrl: () => publicUrl,
-    });
-    const {
-      merchants,
-      processorAccounts,
-      processorNotifications,
-      customers,
-      paymentMethods,
-      payments,
-      refunds,
-      ledger,
-      payouts,
-      disputes,
-      files,
-      events,
-      eventFeed,
-      webhookEndpoints,
-      webhookHttpClient,
-      webhookDispatcher,
-      webhookDeliveries,
-      webhookChecks,
-      mail,
-      invoices,
-      checkout,
-      team,
-      endpointHealth,
-      recovery,
-      requestLogs,
-    } = services;
+    const serviceDeps = { db, clock, logger: log, config, vault, jobs, metrics, heartbeat, processor };
+    services = createServices({ ...serviceDeps, publicUrl: () => publicUrl });
+    // What the returned Tessera carries, and what closing stops.
+    const { merchants, customers, paymentMethods, payments, refunds, events, webhookEndpoints } = services;
+    const { webhookDeliveries, endpointHealth, webhookDispatcher, invoices, checkout, team } = services;
+    const { requestLogs, mail, webhookHttpClient, eventFeed } = services;
     wakeDispatcher = () => webhookDispatcher.wake();
 
     // The public-key routes and the hosted checkout form draw on the same buckets (card testing).
@@ -254,76 +192,16 @@ export async function createTessera({
       keys: merchants.keyLookup,
       operatorKeyHash,
       idempotency,
-      merchantRoutes: [
-        customerRoutes(customers),
-        paymentMethodRoutes(paymentMethods),
-        paymentRoutes(payments, idempotency),
-        refundRoutes(refunds),
-        ledgerRoutes(ledger),
-        payoutRoutes(payouts),
-        disputeRoutes(disputes),
-        fileRoutes(files),
-        invoiceRoutes(invoices),
-        checkoutRoutes(checkout),
-        eventStreamRoutes(eventFeed),
-        eventRoutes(events),
-        sendingAddressRoutes(config.webhookSendingAddresses),
-        webhookEndpointRoutes(webhookEndpoints),
-        webhookDeliveryRoutes(webhookDeliveries),
-        recoverRoutes(recovery),
-        webhookCheckRoutes(webhookChecks, createWebhookDoctor({ db, clock, webhookEndpoints })),
-        fastForwardRoutes(createFastForward({ db, clock, wake: () => webhookDispatcher.wake() })),
-      ],
-      operatorRoutes: [
-        merchantRoutes(
-          merchants,
-          async (tx, merchantId, email) => team.createOwner(tx, merchantId, email),
-          (merchantId) => processorAccounts.hasEnabledAccount(merchantId, 'live'),
-        ),
-        processorAccountRoutes(processorAccounts),
-        // Development only: a fresh sign-in link for the sandbox Owner (tessera dashboard-link).
-        ...(config.nodeEnv === 'production'
-          ? []
-          : [sandboxRoutes(db, (id) => team.sandboxOwnerLink(id, sandboxOwnerEmail))]),
-        vaultRoutes(vault),
-        auditRoutes(db),
-      ],
-      publicRoutes: [
-        routes,
-        threeDSecureRoutes(payments),
-        processorWebhookRoutes(processorNotifications),
-        hostedInvoiceRoutes(invoices, publicKeyLimiter),
-        hostedCheckoutRoutes(
-          { db, clock, merchants, paymentMethods, payments, publicUrl: () => publicUrl },
-          publicKeyLimiter,
-        ),
-        cardJsRoutes({ keys: merchants.keyLookup, merchants, production: config.nodeEnv === 'production' }),
-        dashboardRoutes({
-          team,
-          merchants,
-          customers,
-          payments,
-          paymentMethods,
-          refunds,
-          invoices,
-          events,
-          webhookEndpoints,
-          webhookDeliveries,
-          webhookChecks,
-          endpointHealth,
-          recovery,
-          requestLogs,
-          processorAccounts,
-          ledger,
-          payouts,
-          disputes,
-          files,
-          sendingAddresses: sendingAddressesView(config.webhookSendingAddresses),
-          clock,
-          publicUrl: () => publicUrl,
-          development: config.nodeEnv !== 'production',
-        }),
-      ],
+      ...routeGroups(services, {
+        db,
+        clock,
+        config,
+        vault,
+        idempotency,
+        publicKeyLimiter,
+        opsRoutes: routes,
+        publicUrl: () => publicUrl,
+      }),
       isStopping: () => closing,
       isDraining: () => phase === 'stopping',
       observeRequest: (...args) => metrics.observeRequest(...args),

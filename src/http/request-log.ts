@@ -1,19 +1,5 @@
-import type { MerchantContext } from '../core/merchant-context.js';
+import type { ApiRequestRecord } from '../core/api-request-record.js';
 import type { App } from './app-types.js';
-
-/**
- * What the HTTP layer knows of a finished merchant API request (never its URL, query or body): what
- * it hands to the request log (src/request-logs/service.ts, which the composition root passes in).
- */
-export interface ApiRequestRecord {
-  merchant: MerchantContext;
-  method: string;
-  /** The route pattern, e.g. /api/services/v1/payments/:id: a card number typed into a path is not in it. */
-  route: string;
-  statusCode: number;
-  latencyMs: number;
-  traceId: string;
-}
 
 /**
  * Hands every finished merchant API request to the request log (issue 11). onResponse runs after

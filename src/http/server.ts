@@ -29,7 +29,8 @@ import { isEmptyBody, shapeRequest } from './request-shapes.js';
 import { answerPreflights, allowOrigin, type PublicRoutes } from './cors.js';
 import { limitPublicKeyRequest, type RateLimiter } from './rate-limit.js';
 import { Type } from 'typebox';
-import { logApiRequests, type ApiRequestRecord } from './request-log.js';
+import { logApiRequests } from './request-log.js';
+import type { ApiRequestRecord } from '../core/api-request-record.js';
 import { maskCardNumbers } from '../redact.js';
 import { answerClientError } from './client-errors.js';
 import { bodyText } from './body-text.js';
@@ -40,28 +41,6 @@ import { referencePath, registerApiReference } from './api-reference.js';
 import { adminBasePath, apiBasePath, type App } from './app-types.js';
 
 export { adminBasePath, apiBasePath, type App };
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    merchant: MerchantContext | null;
-  }
-  interface FastifyContextConfig {
-    /**
-     * The route may be called with a public key (`test_pu_…`), from a customer's browser (docs/api.md#base-url-and-authentication):
-     * it answers CORS preflights from any origin. A route may ask more of a public key (clientSecret).
-     */
-    publicKeyAllowed?: boolean;
-    /**
-     * Fields in which existing clients repeat the path parameter `param` (docs/api.md#compatibility-with-existing-clients): accepted when
-     * equal (and then dropped), refused naming the field when different.
-     */
-    repeatedPathParam?: { param: string; body?: readonly string[]; query?: readonly string[] };
-    /** Brings a body that existing clients send in another shape to the schema's shape (docs/api.md#compatibility-with-existing-clients). */
-    reshapeBody?: (body: Record<string, unknown>) => Record<string, unknown>;
-    /** False for a route whose every call must run (each token reveal is audit-logged): no replay. */
-    idempotent?: boolean;
-  }
-}
 
 export interface ServerOptions {
   logger: FastifyBaseLogger;

@@ -24,6 +24,7 @@ import { normalizeCurrency, parseAmount } from '../money.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './queries.js';
 import { payoutDue, utcDay } from './schedule.js';
+import { reconciliationBatches } from './reconciliation.js';
 import type { CreatePayoutBody, ListPayoutsQuery, Payout, ReconciliationRow } from './schemas.js';
 import { payoutStates, type PayoutStatus } from './states.js';
 
@@ -33,7 +34,6 @@ export const payoutJobKinds = { send: 'payout.send', settle: 'payout.settle' } a
 
 /** A sandbox bank account whose number ends so fails every payout (docs/balances.md). */
 const failingAccountLast4 = '0002';
-const reconciliationBatchSize = 500;
 
 export function toPayout(row: queries.PayoutRow): Payout {
   return {
@@ -351,38 +351,7 @@ export function createPayoutService(deps: PayoutServiceDeps) {
       id: string,
     ): Promise<{ payout: Payout; batches: AsyncIterable<ReconciliationRow[]> }> {
       const payout = toPayout(await load(merchant, id));
-      async function* batches(): AsyncIterable<ReconciliationRow[]> {
-        let after: { created: Date; id: string } | undefined;
-        for (;;) {
-          const batch = await db.transaction(async (tx) => {
-            // Without statistics the planner takes the payout's entries for a few and would read
-            // them all and sort them for every batch (a report's time growing with the square of
-            // its size); each batch is to be the next range of the payout's index, in its order.
-            await tx.execute('SET LOCAL enable_bitmapscan = off');
-            await tx.execute('SET LOCAL enable_sort = off');
-            return queries.selectReconciliationBatch(tx, id, after, reconciliationBatchSize);
-          });
-          yield batch.map((row) => ({
-            payoutId: id,
-            balanceTransactionId: row.id,
-            type: row.type,
-            source: row.source,
-            orderNo: row.order_no,
-            created: row.created_at,
-            availableOn: row.available_on,
-            gross: row.amount,
-            fee: row.fee,
-            net: row.net,
-            currency: row.currency,
-            cardBrand: row.card_brand,
-            last4: row.last4,
-          }));
-          const last = batch[batch.length - 1];
-          if (batch.length < reconciliationBatchSize || !last) return;
-          after = { created: last.created_at_cursor, id: last.id };
-        }
-      }
-      return { payout, batches: batches() };
+      return { payout, batches: reconciliationBatches(db, id) };
     },
 
     /** The payout schedule: every merchant whose automatic payout is due today (the job runner calls it). */

@@ -14,6 +14,7 @@ import { refundableAmount, type PaymentForRefund, type RefundLedger } from '../p
 import type { ProcessorRouter, RefundOutcome, RefundSettlement } from '../processor/processor.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './queries.js';
+import { jobKinds, notifiedSettlementCheckMs, registerRefundJobs, resumeRefundAfterMs } from './jobs.js';
 import type { CreateRefundBody, ListRefundsQuery, Refund } from './schemas.js';
 import { refundStates, refundStatuses, type RefundOperation, type RefundStatus } from './states.js';
 
@@ -23,19 +24,6 @@ import { refundStates, refundStatuses, type RefundOperation, type RefundStatus }
  * outside any transaction, and its answer recorded in a second one: at once (succeeded or
  * failed, with the event), or later by a settlement job when the processor settles it later.
  */
-
-export const jobKinds = {
-  /** Asks the processor how an accepted refund settled. */
-  settle: 'refund.settle',
-  /** Submits a refund whose process died, or whose processor was unreachable, before an answer. */
-  resume: 'refund.resume',
-} as const;
-
-/** How often a refund a processor settles by notification is asked after, in case one was lost. */
-const notifiedSettlementCheckMs = 15 * 60 * 1000;
-
-/** A refund without a processor answer this long after it was created is submitted again. */
-export const resumeRefundAfterMs = 5 * 60 * 1000;
 
 type MerchantScope = Pick<MerchantContext, 'merchantId' | 'mode'>;
 
@@ -289,22 +277,6 @@ export function createRefundService(deps: RefundServiceDeps) {
     });
   }
 
-  // Scheduled work. Each re-reads the refund and changes it conditionally, so running one twice
-  // (a worker died after the change but before marking the job done) changes nothing.
-
-  jobs.register(jobKinds.settle, async (refundId) => {
-    const row = await queries.selectRefundById(db, refundId);
-    if (!row || row.status !== 'pending' || row.processor_reference === null) return;
-    const payment = await payments.paymentOfRefund(db, row.payment_id);
-    if (!payment) throw new Error(`Refund ${row.id} has no payment`);
-    const settlement = await (await processors.of(payment.processedBy)).resolveRefund(row.processor_reference);
-    if (settlement.kind === 'pending') {
-      await jobs.schedule(db, jobKinds.settle, row.id, new Date(clock.now().getTime() + notifiedSettlementCheckMs));
-      return;
-    }
-    await settle(row, payment, settlement).catch(ignoreConflict);
-  });
-
   /** A pending refund settled (by the follow-up job, or by the processor's notification). */
   async function settle(
     row: queries.RefundRow,
@@ -326,14 +298,9 @@ export function createRefundService(deps: RefundServiceDeps) {
     });
   }
 
-  jobs.register(jobKinds.resume, async (refundId) => {
-    const row = await queries.selectRefundById(db, refundId);
-    if (!row || row.status !== 'pending' || row.processor_reference !== null) return;
-    const payment = await payments.paymentOfRefund(db, row.payment_id);
-    if (!payment) throw new Error(`Refund ${row.id} has no payment`);
-    // The refund id is the processor's idempotency key, so asking again cannot refund twice.
-    // An outage throws, and the job runner tries again once the job's lease has run out.
-    await submit(row, payment);
+  registerRefundJobs(deps, {
+    submit,
+    settle: (row, payment, settlement) => settle(row, payment, settlement).catch(ignoreConflict),
   });
 
   return {

@@ -3,25 +3,12 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/db.js';
 import type { PageRequest } from '../db/pagination.js';
 import type { MerchantContext } from '../core/merchant-context.js';
+import type { ApiRequestRecord } from '../core/api-request-record.js';
 import type { Page } from '../core/page.js';
 import { newId } from '../ids.js';
 import { isoTimestamp } from '../time.js';
 import * as queries from './queries.js';
 import { failureLevel } from '../db/errors.js';
-
-/**
- * A finished merchant API request as the edge hands it over (src/http/request-log.ts makes it): never
- * its URL, query or body.
- */
-export interface ApiRequestRecord {
-  merchant: MerchantContext;
-  method: string;
-  /** The route pattern, e.g. /api/services/v1/payments/:id: a card number typed into a path is not in it. */
-  route: string;
-  statusCode: number;
-  latencyMs: number;
-  traceId: string;
-}
 
 export interface RequestLog {
   id: string;

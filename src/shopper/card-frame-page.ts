@@ -5,8 +5,9 @@
  * website origins (CSP frame-ancestors), so it has no X-Frame-Options. Written with the one HTML
  * kit (src/web/html.ts): everything from the request is escaped; the card is never written into it.
  */
-import { html, htmlDocument, script, scriptSource, type HtmlDocument, type SafeHtml } from '../web/html.js';
-import { textDirection, type ShopperLocale } from './locales.js';
+import { html, script, scriptSource, type HtmlDocument, type SafeHtml } from '../web/html.js';
+import type { ShopperLocale } from './locales.js';
+import { shopperDocument } from './page.js';
 import { browserMessages, translate, type MessageKey } from './messages.js';
 
 /** Who may frame the page: the merchant's website origins, or any page in development. */
@@ -37,21 +38,11 @@ export function cardFrameHeaders(page: SafeHtml, ancestors: FrameAncestors): Rec
 }
 
 function page(locale: ShopperLocale, body: (nonce: string) => SafeHtml): HtmlDocument {
-  return htmlDocument(
-    (nonce) =>
-      html`<!doctype html>
-        <html lang="${locale}" dir="${textDirection(locale)}">
-          <head>
-            <meta charset="utf-8" />
-            <meta name="viewport" content="width=device-width, initial-scale=1" />
-            <meta name="robots" content="noindex" />
-            <title>${translate(locale, 'cardDetails')}</title>
-            <link rel="stylesheet" href="/js/v1/card-frame.css" />
-          </head>
-          <body>
-            ${body(nonce)}
-          </body>
-        </html> `,
+  return shopperDocument(
+    locale,
+    translate(locale, 'cardDetails'),
+    html`<link rel="stylesheet" href="/js/v1/card-frame.css" />`,
+    body,
   );
 }
 

@@ -101,9 +101,16 @@ export interface ShopperPageOptions {
   cardScripts?: boolean;
 }
 
-export function shopperPage(options: ShopperPageOptions): HtmlDocument {
-  const { locale, brand } = options;
-  const logo = logoOrigin(brand) ? html`<img src="${brand.logoUrl}" alt="" />` : '';
+/**
+ * The document every shopper page is (the hosted pages and the card frame): its language and
+ * direction, the head's common lines and title, then the page's own `head` lines and `body`.
+ */
+export function shopperDocument(
+  locale: ShopperLocale,
+  title: string,
+  head: SafeHtml,
+  body: (nonce: string) => SafeHtml,
+): HtmlDocument {
   return htmlDocument(
     (nonce) =>
       html`<!doctype html>
@@ -112,23 +119,35 @@ export function shopperPage(options: ShopperPageOptions): HtmlDocument {
             <meta charset="utf-8" />
             <meta name="viewport" content="width=device-width, initial-scale=1" />
             <meta name="robots" content="noindex" />
-            <title>${options.title}</title>
-            <style>
-              ${brandStyle(brand)}
-              ${css}
-            </style>
+            <title>${title}</title>
+            ${head}
           </head>
           <body>
-            <main>
-              <header>
-                ${logo}
-                <h1>${brand.name}</h1>
-              </header>
-              ${options.body}
-            </main>
-            ${options.cardScripts ? ['\n', script('/js/v1/card-input.js', nonce), '\n', script('/js/v1/hosted-form.js', nonce)] : ''}
+            ${body(nonce)}
           </body>
         </html> `,
+  );
+}
+
+export function shopperPage(options: ShopperPageOptions): HtmlDocument {
+  const { locale, brand } = options;
+  const logo = logoOrigin(brand) ? html`<img src="${brand.logoUrl}" alt="" />` : '';
+  return shopperDocument(
+    locale,
+    options.title,
+    html`<style>
+      ${brandStyle(brand)}
+      ${css}
+    </style>`,
+    (nonce) =>
+      html`<main>
+          <header>
+            ${logo}
+            <h1>${brand.name}</h1>
+          </header>
+          ${options.body}
+        </main>
+        ${options.cardScripts ? ['\n', script('/js/v1/card-input.js', nonce), '\n', script('/js/v1/hosted-form.js', nonce)] : ''}`,
   );
 }
 

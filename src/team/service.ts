@@ -1,5 +1,4 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { hash as argon2Hash, verify as argon2Verify } from '@node-rs/argon2';
 import type { Clock } from '../clock.js';
 import type { Db, Queryable } from '../db/db.js';
 import { hashKey } from '../core/merchant-context.js';
@@ -8,6 +7,7 @@ import { newId } from '../ids.js';
 import type { MailTransport } from '../mail/transport.js';
 import { can, roleNames, type Permission, type Role } from './permissions.js';
 import * as queries from './queries.js';
+import { passwords, secretToken } from './passwords.js';
 import { accountActions } from './account.js';
 import { challengeLifetimeMs, createTwoFactor } from './two-factor.js';
 import type { Vault } from '../vault/vault.js';
@@ -55,8 +55,6 @@ export type SignInResult =
   | { ok: 'code'; challenge: string }
   | { ok: false; reason: 'invalid' | 'account_locked' | 'address_limited' };
 
-const secretToken = () => randomBytes(32).toString('base64url');
-
 function toMember(row: queries.MemberRow): Member {
   return {
     id: row.id,
@@ -74,21 +72,6 @@ export function sameSecret(a: string, b: string): boolean {
   const right = Buffer.from(b);
   return left.length === right.length && timingSafeEqual(left, right);
 }
-
-/**
- * Argon2 (a native module) is loaded with the first password checked or set, not at every start
- * (docs/performance.md#test-suite-time, "What a start loads"). With it comes the hash that verify() runs against
- * when the e-mail is unknown, so that the answer takes as long: a sign-in waits for both before it
- * looks the member up, so the first one of a process is as slow for an unknown e-mail as for a known.
- */
-let passwordHashing:
-  Promise<{ hash: typeof argon2Hash; verify: typeof argon2Verify; unknownMemberHash: string }> | undefined;
-const passwords = () =>
-  (passwordHashing ??= import('@node-rs/argon2').then(async ({ hash, verify }) => ({
-    hash,
-    verify,
-    unknownMemberHash: await hash(randomBytes(16).toString('hex')),
-  })));
 
 export interface TeamServiceDeps {
   db: Db;
