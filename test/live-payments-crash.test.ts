@@ -7,7 +7,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { createServer, type AddressInfo } from 'node:net';
+import { createServer } from 'node:net';
 import { databaseKind, migratedStorage, type TestStorage } from './helpers/harness.js';
 import { startService, stopService, type RunningService } from './helpers/cli-process.js';
 import { startStripeStandIn, stripeTestCards, type StripeStandIn } from './helpers/stripe-stand-in.js';
@@ -23,10 +23,6 @@ describe(`a process killed between the processor's answer and the commit (${data
   before(async () => {
     standIn = await startStripeStandIn();
     storage = await migratedStorage('tessera-processor-crash-');
-    const probe = createServer();
-    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-    port = (probe.address() as AddressInfo).port;
-    await new Promise<void>((resolve) => probe.close(() => resolve()));
     env = {
       NODE_ENV: 'test',
       TESSERA_ADMIN_KEY: adminKey,
@@ -35,11 +31,32 @@ describe(`a process killed between the processor's answer and the commit (${data
       TESSERA_PROCESSOR_TIMEOUT_MS: '120000',
       // docs/processors.md, Never twice: the replay must send the same request, return address
       // included, so both processes serve the same public address (the same port, one after the other).
-      PORT: String(port),
-      TESSERA_PUBLIC_URL: `http://127.0.0.1:${port}`,
       ...storage.env,
     };
   });
+
+  /**
+   * The first process, on a port found free just before: below the ephemeral range, where the
+   * connections other test files open take their ports, and found again when another process took
+   * it meanwhile (CI saw that once, when the port was chosen seconds before the start).
+   */
+  async function startFirst(): Promise<RunningService> {
+    for (let attempt = 1; ; attempt++) {
+      port = 20_000 + Math.floor(Math.random() * 12_000);
+      const probe = createServer();
+      const free = await new Promise<boolean>((resolve) => {
+        probe.once('error', () => resolve(false));
+        probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+      });
+      if (!free) continue;
+      env = { ...env, PORT: String(port), TESSERA_PUBLIC_URL: `http://127.0.0.1:${port}` };
+      try {
+        return await startService(env);
+      } catch (err) {
+        if (attempt >= 5 || !String(err).includes('is in use')) throw err;
+      }
+    }
+  }
   after(async () => {
     if (running) await stopService(running);
     await storage?.remove();
@@ -66,7 +83,7 @@ describe(`a process killed between the processor's answer and the commit (${data
   }
 
   test('the payment is charged once and succeeds once, with one event', async () => {
-    const first = await startService(env);
+    const first = await startFirst();
     const admin = first.baseUrl.replace('/api/services/v1', '/admin/v1');
     const created = await (
       await fetch(`${admin}/merchants/create`, {
