@@ -5,9 +5,10 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { injectRaw, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
+import { startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 import { startStripeStandIn, stripeTestCards, type StripeStandIn } from './helpers/stripe-stand-in.js';
 import { adyenTestCards, startAdyenStandIn, type AdyenStandIn } from './helpers/adyen-stand-in.js';
+import { liveDisputeHelpers } from './helpers/live-disputes.js';
 
 describe('disputes from processor notifications', () => {
   let context: TestContext;
@@ -25,48 +26,11 @@ describe('disputes from processor notifications', () => {
     await adyen?.close();
   });
 
-  /** A merchant whose test keys go through a processor account; answers it and its webhook path. */
-  async function merchantWith(processor: 'stripe' | 'adyen') {
-    const merchant = await context.merchant();
-    const credentials =
-      processor === 'stripe'
-        ? { secretKey: stripe.secretKey, webhookSecret: stripe.webhookSecret }
-        : { apiKey: adyen.apiKey, merchantAccount: adyen.merchantAccount, hmacKey: adyen.hmacKey };
-    const account = await injectRaw(context, {
-      method: 'POST',
-      url: `/admin/v1/merchants/${merchant.id}/processor_accounts/create`,
-      headers: { authorization: `Bearer ${context.operatorKey}`, 'content-type': 'application/json' },
-      payload: JSON.stringify({
-        processor,
-        mode: 'test',
-        credentials,
-        baseUrl: processor === 'stripe' ? stripe.url : adyen.url,
-      }),
-    });
-    assert.equal(account.statusCode, 200, account.body);
-    return { merchant, webhookPath: new URL(JSON.parse(account.body).data.webhookUrl).pathname };
-  }
-
-  async function pay(merchant: TestMerchant, cardNo: string, currency: string) {
-    const method = await merchant.call('POST', '/payment_methods/create', {
-      type: 'card',
-      card: { cardNo, expMonth: '12', expYear: '2030', securityCode: '737' },
-    });
-    assert.equal(method.status, 200, method.raw);
-    const payment = await merchant.call('POST', '/payment/create', {
-      amount: '2500',
-      currency,
-      paymentMethod: method.body.data.id,
-      confirm: true,
-    });
-    assert.equal(payment.body.data?.status, 'succeeded', payment.raw);
-    return payment.body.data as { id: string };
-  }
-
-  async function post(path: string, headers: Record<string, string>, payload: string) {
-    const answer = await injectRaw(context, { method: 'POST', url: path, headers, payload });
-    assert.equal(answer.statusCode, 200, answer.body);
-  }
+  const { merchantWith, pay, notify } = liveDisputeHelpers(
+    () => context,
+    () => stripe,
+    () => adyen,
+  );
 
   async function disputeOf(merchant: TestMerchant, paymentId: string) {
     const listed = await merchant.call('GET', `/disputes?paymentId=${paymentId}`);
@@ -102,8 +66,8 @@ describe('disputes from processor notifications', () => {
       context.clock.advance(1000);
       const event = stripe.event(type, object);
       // Sent twice, as a processor may: the second changes nothing.
-      await post(webhookPath, event.headers, event.rawBody);
-      await post(webhookPath, event.headers, event.rawBody);
+      await notify(webhookPath, event.headers, event.rawBody);
+      await notify(webhookPath, event.headers, event.rawBody);
     };
     await send('charge.dispute.created', dispute);
     const [opened] = await disputeOf(merchant, payment.id);
@@ -154,8 +118,8 @@ describe('disputes from processor notifications', () => {
           reason: '10.4',
         }),
       ]);
-      await post(webhookPath, { 'content-type': 'application/json' }, body);
-      await post(webhookPath, { 'content-type': 'application/json' }, body);
+      await notify(webhookPath, { 'content-type': 'application/json' }, body);
+      await notify(webhookPath, { 'content-type': 'application/json' }, body);
     };
     await send('NOTIFICATION_OF_CHARGEBACK');
     const [opened] = await disputeOf(merchant, payment.id);

@@ -15,6 +15,7 @@ import {
 } from './helpers/harness.js';
 import { startStripeStandIn, stripeTestCards, type StripeStandIn } from './helpers/stripe-stand-in.js';
 import { adyenTestCards, startAdyenStandIn, type AdyenStandIn } from './helpers/adyen-stand-in.js';
+import { liveDisputeHelpers } from './helpers/live-disputes.js';
 
 const pdf = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
 const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(32)]);
@@ -35,45 +36,11 @@ describe(`live disputes answered at the processor (${databaseKind})`, () => {
     await adyen?.close();
   });
 
-  async function merchantWith(processor: 'stripe' | 'adyen') {
-    const merchant = await context.merchant();
-    const settings =
-      processor === 'stripe'
-        ? { credentials: { secretKey: stripe.secretKey, webhookSecret: stripe.webhookSecret }, baseUrl: stripe.url }
-        : {
-            credentials: { apiKey: adyen.apiKey, merchantAccount: adyen.merchantAccount, hmacKey: adyen.hmacKey },
-            baseUrl: adyen.url,
-            disputesBaseUrl: adyen.disputesUrl,
-          };
-    const account = await injectRaw(context, {
-      method: 'POST',
-      url: `/admin/v1/merchants/${merchant.id}/processor_accounts/create`,
-      headers: { authorization: `Bearer ${context.operatorKey}`, 'content-type': 'application/json' },
-      payload: JSON.stringify({ processor, mode: 'test', ...settings }),
-    });
-    assert.equal(account.statusCode, 200, account.body);
-    return { merchant, webhookPath: new URL(JSON.parse(account.body).data.webhookUrl).pathname };
-  }
-
-  async function pay(merchant: TestMerchant, cardNo: string, currency: string) {
-    const method = await merchant.call('POST', '/payment_methods/create', {
-      type: 'card',
-      card: { cardNo, expMonth: '12', expYear: '2030', securityCode: '737' },
-    });
-    const payment = await merchant.call('POST', '/payment/create', {
-      amount: '2500',
-      currency,
-      paymentMethod: method.body.data.id,
-      confirm: true,
-    });
-    assert.equal(payment.body.data?.status, 'succeeded', payment.raw);
-    return payment.body.data as { id: string };
-  }
-
-  async function notify(path: string, headers: Record<string, string>, payload: string) {
-    const answer = await injectRaw(context, { method: 'POST', url: path, headers, payload });
-    assert.equal(answer.statusCode, 200, answer.body);
-  }
+  const { merchantWith, pay, notify } = liveDisputeHelpers(
+    () => context,
+    () => stripe,
+    () => adyen,
+  );
 
   async function upload(merchant: TestMerchant, bytes: Buffer, filename: string): Promise<string> {
     const boundary = '----tessera-test-boundary';
