@@ -128,6 +128,21 @@ describe(`dashboard: the dispute form's refusals (${databaseKind})`, () => {
     assert.equal(await storedFiles(), filesBefore);
   });
 
+  it('refuses a card number typed into an evidence field beside it, as the API does, stores nothing and never shows it back', async () => {
+    const id = await disputeOf('4000000000000275');
+    const filesBefore = await storedFiles();
+    const answer = await postForm(id, [
+      { name: 'uncategorizedText', value: 'Customer paid with 4242 4242 4242 4242 last week' },
+      { name: 'receipt', value: pdf, filename: 'receipt.pdf' },
+      { name: 'action', value: 'save' },
+    ]);
+    assert.equal(answer.status, 400, answer.body.slice(-800));
+    assert.match(answer.body, /id="f-uncategorizedText-error">[^<]*card number/);
+    assert.doesNotMatch(answer.body, /4242 4242 4242 4242|4242424242424242/);
+    assert.equal((await api('GET', `/disputes/${id}`)).evidence.uncategorizedText, null);
+    assert.equal(await storedFiles(), filesBefore);
+  });
+
   it('refuses a file over 5 MB and one of the wrong type beside their fields; the good file is not stored', async () => {
     const id = await disputeOf('4000000000000275');
     const filesBefore = await storedFiles();

@@ -2,7 +2,7 @@ import type { App } from '../http/server.js';
 import { can } from '../team/permissions.js';
 import { DomainError } from '../core/errors.js';
 import type { Queryable } from '../db/db.js';
-import type { Dispute, EvidenceFileField } from '../disputes/schemas.js';
+import { UpdateDisputeBody, type Dispute, type EvidenceFileField } from '../disputes/schemas.js';
 import { evidenceFileFields, evidenceTextFields, evidenceTextLimit } from '../disputes/schemas.js';
 import { disputeStatuses } from '../disputes/states.js';
 import { checkedType, contentTypes, tooLarge } from '../files/service.js';
@@ -10,6 +10,8 @@ import { html, type SafeHtml } from '../web/html.js';
 import { csrfField, layout, table, when, type FieldErrors } from './layout.js';
 import { page, text, type DashboardDeps, type PageContext } from './kit.js';
 import { evidenceBodyOf, evidenceForm, evidenceFormScope, fieldLabel } from './dispute-form.js';
+import { shownAgain } from './validate.js';
+import { cardNumberInFreeText } from '../http/free-text-guard.js';
 import { emptyState, moneyCell, moneyText, statusBadge, statusWords, withQuery } from './ui.js';
 
 const base = '/dashboard';
@@ -250,7 +252,12 @@ export function disputePages(app: App, deps: DashboardDeps): void {
                 )
               ).id,
           }));
-          const dispute = await disputes.update(ctx.merchant, id, { evidence: values, submit }, stored);
+          const body: UpdateDisputeBody = { evidence: values, submit };
+          // The API's card-number guard on the same schema (docs/decisions/0045-card-numbers-in-free-text.md);
+          // the limits are the service's, as through the API.
+          const cardNumber = cardNumberInFreeText(UpdateDisputeBody, body);
+          if (cardNumber) throw cardNumber;
+          const dispute = await disputes.update(ctx.merchant, id, body, stored);
           await deps.team.audit(ctx.actor, submit ? 'dispute.evidence_submitted' : 'dispute.evidence_staged', id);
           return detailPage(ctx, id, {
             notice: submit
@@ -262,7 +269,7 @@ export function disputePages(app: App, deps: DashboardDeps): void {
         }
       }
       ctx.reply.code(errors.form ? 409 : 400);
-      return detailPage(ctx, id, { values, errors });
+      return detailPage(ctx, id, { values: shownAgain(values), errors });
     });
   });
 
