@@ -11,6 +11,23 @@ import {
   stopService,
 } from './helpers/cli-process.js';
 import { startReceiver } from './helpers/receiver.js';
+import { waitUntil } from './helpers/event-stream.js';
+
+type Delivery = { status: string; attempts: number };
+
+/** The event's deliveries once every one of them has `status` (polled; fails after 30 s). */
+async function waitForDeliveries(call: ReturnType<typeof apiCaller>, eventId: string, status: string) {
+  let deliveries: Delivery[] = [];
+  await waitUntil(
+    async () => {
+      deliveries = (await call(`/events/${eventId}/deliveries`)).data as Delivery[];
+      return deliveries.length > 0 && deliveries.every((delivery) => delivery.status === status);
+    },
+    30_000,
+    `the deliveries of ${eventId} to be ${status}`,
+  );
+  return deliveries;
+}
 
 /**
  * Webhooks across processes: a service that does not send, a service killed mid-delivery, and the
@@ -53,8 +70,6 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
         // Both kinds (docs/webhooks.md#what-is-sent): legacy notifications are opt-in (docs/decisions/0014-legacy-opt-in-and-sequence.md).
         const payment = await payWithEndpoint(call, { url: receiver.url(), legacyNotifications: true });
         eventId = (await call(`/events?objectId=${payment.id}`)).data[0].id;
-        await new Promise((resolve) => setTimeout(resolve, 500));
-        assert.equal(receiver.requests.length, 0, 'nothing is sent while the dispatcher is off');
         const deliveries = (await call(`/events/${eventId}/deliveries`)).data as Array<{ status: string }>;
         assert.deepEqual(
           deliveries.map((delivery) => delivery.status),
@@ -64,12 +79,22 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
         // Killed, not stopped: what was committed survives a crash.
         await killService(off);
       }
+      // Its whole life is over (the payment, the listings: many 20 ms polls long), so this covers
+      // everything it could have sent; no wait for a non-event.
+      assert.equal(receiver.requests.length, 0, 'nothing is sent while the dispatcher is off');
 
-      // The default (on): the next start on the same database sends what waited.
+      // The default (on): the next start on the same database sends what waited, once each.
       const on = await startAnyService(switchEnv);
       try {
         const received = await receiver.waitFor(2, 10_000);
         assert.deepEqual(new Set(received.map((request) => JSON.parse(request.body).id)), new Set([eventId]));
+        const call = apiCaller(on);
+        const sent = await waitForDeliveries(call, eventId, 'succeeded');
+        assert.deepEqual(
+          sent.map((delivery) => delivery.attempts),
+          [1, 1],
+          'each delivery took one attempt: the process that was off made none',
+        );
       } finally {
         await stopService(on);
       }
@@ -98,9 +123,11 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
         const first = await startAnyService(env);
         let eventId: string;
         let firstSentAt: number;
+        let paymentMethodId: string;
         try {
           const call = apiCaller(first);
-          await payWithEndpoint(call, { url: receiver.url(), legacyNotifications: false });
+          paymentMethodId = (await payWithEndpoint(call, { url: receiver.url(), legacyNotifications: false }))
+            .paymentMethod;
           const [inFlight] = await receiver.waitFor(1, 10_000);
           firstSentAt = Date.now();
           eventId = JSON.parse(inFlight!.body).id;
@@ -116,9 +143,24 @@ describe(`tessera start and webhooks across processes (${databaseKind})`, () => 
           // Not before the lease of the dead process ran out (11 s after its claim, which came
           // before its attempt arrived; the lease is not a timing goal but a lower bound).
           assert.ok(Date.now() - firstSentAt! > 5_000, 'the second attempt waited for the lease');
-          // Delivered once: nothing more comes.
-          await new Promise((resolve) => setTimeout(resolve, 1000));
-          assert.equal(receiver.requests.length, 2);
+          // Delivered once: the delivery has ended, and a later event is sent and received
+          // after it with nothing for the first in between (a positive signal, not a pause).
+          const call = apiCaller(second);
+          const [ended] = await waitForDeliveries(call, eventId!, 'succeeded');
+          // The attempt that died with its process was never recorded: the answered one is the first.
+          assert.equal(ended!.attempts, 1);
+          const later = await call('/payment/create', {
+            amount: '500',
+            currency: 'USD',
+            paymentMethod: paymentMethodId!,
+            confirm: true,
+          });
+          const laterEventId = (await call(`/events?objectId=${later.id}`)).data[0].id;
+          const all = await receiver.waitFor(3, 30_000);
+          assert.deepEqual(
+            all.map((request) => JSON.parse(request.body).id),
+            [eventId!, eventId!, laterEventId],
+          );
         } finally {
           await stopService(second);
         }
