@@ -7,8 +7,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTessera, type Tessera } from '../src/composition/app.js';
-import { createLogger } from '../src/logger.js';
+import type { Tessera } from '../src/composition/app.js';
 import { apiBase, databaseKind, injectRaw, startTestApp, type TestContext } from './helpers/harness.js';
 
 const followUpDelayMs = 3000;
@@ -45,7 +44,7 @@ describe(`ledger invariant under random interleaved operations (${databaseKind})
     ctx = await startTestApp({ followUpDelayMs, env: { TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS: String(followUpDelayMs) } });
     // PostgreSQL: a second process on the same database takes half the requests and runs jobs at once.
     if (databaseKind === 'postgres') {
-      second = await createTessera({ config: ctx.config, clock: ctx.clock, logger: createLogger('silent') });
+      second = await ctx.secondProcess();
     }
   });
   after(async () => {

@@ -5,8 +5,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTessera, type Tessera } from '../src/composition/app.js';
-import { createLogger } from '../src/logger.js';
+import type { Tessera } from '../src/composition/app.js';
 import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 import { availableUsd as available, eventTypes, getData as get, operatorUpdate, payByCard } from './helpers/balance.js';
 
@@ -102,10 +101,7 @@ describe(`payout cancel (${databaseKind})`, () => {
 
   test('a cancel racing the job that sends the payout: one wins, the money moves once', async () => {
     // PostgreSQL: a second Tessera process on the same database runs the jobs too.
-    const second: Tessera | undefined =
-      databaseKind === 'postgres'
-        ? await createTessera({ config: ctx.config, clock: ctx.clock, logger: createLogger('silent') })
-        : undefined;
+    const second: Tessera | undefined = databaseKind === 'postgres' ? await ctx.secondProcess() : undefined;
     try {
       const merchant = await merchantWithFunds();
       for (let round = 0; round < 6; round++) {

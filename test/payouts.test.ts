@@ -4,8 +4,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTessera, type Tessera } from '../src/composition/app.js';
-import { createLogger } from '../src/logger.js';
+import type { Tessera } from '../src/composition/app.js';
 import { databaseKind, startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
 import { signedInOwner } from './helpers/dashboard.js';
 import { availableUsd as available, eventTypes, getData as get, operatorUpdate, payByCard } from './helpers/balance.js';
@@ -264,11 +263,7 @@ describe(`payouts (${databaseKind})`, () => {
     'two Tessera processes running the schedule at once on one PostgreSQL pay out once',
     { skip: databaseKind !== 'postgres' },
     async () => {
-      const second: Tessera = await createTessera({
-        config: ctx.config,
-        clock: ctx.clock,
-        logger: createLogger('silent'),
-      });
+      const second: Tessera = await ctx.secondProcess();
       try {
         const merchants = await Promise.all(Array.from({ length: 5 }, () => merchantWithBank('daily')));
         for (const merchant of merchants) await pay(merchant, '1000');

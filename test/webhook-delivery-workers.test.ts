@@ -1,8 +1,7 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createTessera, type Tessera } from '../src/composition/app.js';
+import type { Tessera } from '../src/composition/app.js';
 import { canonicalJson } from '../src/events/canonical-json.js';
-import { createLogger } from '../src/logger.js';
 import { claimDueDeliveries, recordAttemptGroup } from '../src/webhooks/engine/queries.js';
 import { leaseMsFor } from '../src/webhooks/engine/claimer.js';
 import { formatRequestTime } from '../src/webhooks/signature.js';
@@ -553,11 +552,7 @@ describe(`webhook delivery: resends, leases, concurrency, lists (${databaseKind}
     'two dispatchers on one PostgreSQL make each attempt exactly once',
     { skip: databaseKind !== 'postgres' },
     async () => {
-      const second: Tessera = await createTessera({
-        config: ctx.config,
-        clock: ctx.clock,
-        logger: createLogger('silent'),
-      });
+      const second: Tessera = await ctx.secondProcess();
       try {
         const merchant = await ctx.merchant();
         const hook = await receiver(() => ({ status: 500, body: 'not yet' }));

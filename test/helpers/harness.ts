@@ -48,6 +48,11 @@ export interface TestContext {
   merchant(options?: { tokenization?: boolean; mit?: boolean; name?: string }): Promise<TestMerchant>;
   /** Runs every scheduled job due at the clock's current time. */
   runJobs(): Promise<number>;
+  /**
+   * Another Tessera on the same database and clock, as a second process would be (PostgreSQL;
+   * its own pool, silent log). The caller closes it.
+   */
+  secondProcess(): Promise<Tessera>;
   /** Every log line this Tessera has written so far, as written (JSON text). */
   logLines(): string[];
   close(): Promise<void>;
@@ -236,6 +241,7 @@ export async function startTestApp(
       };
     },
     runJobs: () => tessera.jobs.runDue(),
+    secondProcess: () => createTessera({ config, clock, logger: createLogger('silent') }),
     logLines: () => [...logged],
     async close() {
       await tessera.close();
