@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { databaseKind, startTestApp, type TestContext } from './helpers/harness.js';
-import { acceptLink, dashboardClient, linkInMail } from './helpers/dashboard.js';
+import { dashboardClient, linkInMail } from './helpers/dashboard.js';
+import { disputeShop, sandboxDispute, type DisputeShop, type MerchantApi } from './helpers/dashboard-disputes.js';
 import { launchChromium, picturesNotTaken } from './helpers/browser.js';
 import { scrollsSideways, seriousViolations } from './helpers/axe.js';
 
@@ -22,24 +23,10 @@ describe(`disputes in the dashboard, in a browser (${databaseKind})`, () => {
   let ctx: TestContext;
   let browser: Browser;
   let base: string;
-  let privateKey: string;
+  let api: MerchantApi;
   let paymentId: string;
   let disputeId: string;
   const pages = new Map<string, Page>();
-
-  const api = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const answer = await ctx.tessera.server.inject({
-      method,
-      url: `/api/services/v1${path}`,
-      headers: {
-        authorization: `Bearer ${privateKey}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
-    assert.equal(answer.statusCode, 200, answer.body);
-    return answer.json().data;
-  };
 
   /** The follow-up delay passes and the sandbox's jobs run (the dispute opens, or is decided). */
   const later = async () => {
@@ -71,33 +58,13 @@ describe(`disputes in the dashboard, in a browser (${databaseKind})`, () => {
     });
     await ctx.tessera.server.listen({ port: 0, host: '127.0.0.1' });
     base = ctx.tessera.publicUrl();
-    const created = await ctx.tessera.server.inject({
-      method: 'POST',
-      url: '/admin/v1/merchants/create',
-      headers: { authorization: `Bearer ${ctx.operatorKey}`, 'content-type': 'application/json' },
-      payload: JSON.stringify({ name: 'Dispute shop', tokenization: true, ownerEmail: 'owner@disputes.test' }),
-    });
-    const merchant = created.json().data;
-    privateKey = merchant.keys.privateKey;
-    const owner = dashboardClient(ctx);
-    assert.equal((await acceptLink(owner, merchant.ownerSetPasswordUrl, password)).status, 303);
+    let owner: DisputeShop['owner'];
+    ({ owner, api } = await disputeShop(ctx, 'Dispute shop', 'owner@disputes.test', password));
     browser = await launchChromium();
     for (const role of ['administrator', 'analyst', 'developer'] as const) await signedIn(role, owner);
     // docs/disputes.md, Sandbox: 4000000000000275 is a fraudulent chargeback, opened after the delay.
-    const method = await api('POST', '/payment_methods/create', {
-      type: 'card',
-      card: { cardNo: '4000000000000275', expMonth: '12', expYear: '2030', securityCode: '123' },
-    });
-    const payment = await api('POST', '/payment/create', {
-      amount: '4999',
-      currency: 'USD',
-      confirm: true,
-      paymentMethod: method.id,
-    });
-    assert.equal(payment.status, 'succeeded');
-    paymentId = payment.id;
-    await later();
-    const [dispute] = (await api('GET', `/disputes?paymentId=${paymentId}`)).data;
+    let dispute;
+    ({ paymentId, dispute } = await sandboxDispute(ctx, api, '4000000000000275', { amount: '4999', followUpDelayMs }));
     assert.equal(dispute?.status, 'needs_response');
     disputeId = dispute.id;
   });

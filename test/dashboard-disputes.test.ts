@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { databaseKind, startTestApp, type TestContext } from './helpers/harness.js';
-import { acceptLink, dashboardClient, type DashboardClient } from './helpers/dashboard.js';
+import type { DashboardClient } from './helpers/dashboard.js';
+import { disputeShop, sandboxDispute, type MerchantApi } from './helpers/dashboard-disputes.js';
 import { maxFileBytes } from '../src/files/schemas.js';
 
 const followUpDelayMs = 3000;
@@ -22,41 +23,12 @@ interface Part {
 describe(`dashboard: the dispute form's refusals (${databaseKind})`, () => {
   let ctx: TestContext;
   let owner: DashboardClient;
-  let privateKey: string;
   let merchantId: string;
-
-  const api = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
-    const answer = await ctx.tessera.server.inject({
-      method,
-      url: `/api/services/v1${path}`,
-      headers: {
-        authorization: `Bearer ${privateKey}`,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      ...(body === undefined ? {} : { payload: JSON.stringify(body) }),
-    });
-    assert.equal(answer.statusCode, 200, answer.body);
-    return answer.json().data;
-  };
+  let api: MerchantApi;
 
   /** A payment with a sandbox dispute card, and its dispute once the follow-up delay has passed. */
-  const disputeOf = async (cardNo: string) => {
-    const method = await api('POST', '/payment_methods/create', {
-      type: 'card',
-      card: { cardNo, expMonth: '12', expYear: '2030', securityCode: '123' },
-    });
-    const payment = await api('POST', '/payment/create', {
-      amount: '2000',
-      currency: 'USD',
-      confirm: true,
-      paymentMethod: method.id,
-    });
-    ctx.clock.advance(followUpDelayMs);
-    await ctx.runJobs();
-    const [dispute] = (await api('GET', `/disputes?paymentId=${payment.id}`)).data;
-    assert.ok(dispute, 'the dispute opened');
-    return dispute.id as string;
-  };
+  const disputeOf = async (cardNo: string) =>
+    (await sandboxDispute(ctx, api, cardNo, { amount: '2000', followUpDelayMs })).dispute.id as string;
 
   /** The evidence form as a browser sends it: multipart, with the session's CSRF token unless told. */
   const postForm = async (disputeId: string, parts: Part[], csrf?: string) => {
@@ -100,17 +72,7 @@ describe(`dashboard: the dispute form's refusals (${databaseKind})`, () => {
       followUpDelayMs,
       env: { TESSERA_SANDBOX_FOLLOW_UP_DELAY_MS: String(followUpDelayMs) },
     });
-    const created = await ctx.tessera.server.inject({
-      method: 'POST',
-      url: '/admin/v1/merchants/create',
-      headers: { authorization: `Bearer ${ctx.operatorKey}`, 'content-type': 'application/json' },
-      payload: JSON.stringify({ name: 'Refusals shop', tokenization: true, ownerEmail: 'owner@refusals.test' }),
-    });
-    const merchant = created.json().data;
-    privateKey = merchant.keys.privateKey;
-    merchantId = merchant.id;
-    owner = dashboardClient(ctx);
-    assert.equal((await acceptLink(owner, merchant.ownerSetPasswordUrl, password)).status, 303);
+    ({ merchantId, owner, api } = await disputeShop(ctx, 'Refusals shop', 'owner@refusals.test', password));
   });
   after(() => ctx?.close());
 

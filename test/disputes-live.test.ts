@@ -3,34 +3,16 @@
  * Stripe and Adyen: signed notifications posted to the account's POST /processor_webhooks/:id
  * open, move and close the dispute, with its money and events, each applied once.
  */
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestApp, type TestContext, type TestMerchant } from './helpers/harness.js';
-import { startStripeStandIn, stripeTestCards, type StripeStandIn } from './helpers/stripe-stand-in.js';
-import { adyenTestCards, startAdyenStandIn, type AdyenStandIn } from './helpers/adyen-stand-in.js';
-import { liveDisputeHelpers } from './helpers/live-disputes.js';
+import type { TestMerchant } from './helpers/harness.js';
+import { stripeTestCards } from './helpers/stripe-stand-in.js';
+import { adyenTestCards } from './helpers/adyen-stand-in.js';
+import { liveDisputeSetup } from './helpers/live-disputes.js';
 
 describe('disputes from processor notifications', () => {
-  let context: TestContext;
-  let stripe: StripeStandIn;
-  let adyen: AdyenStandIn;
-
-  before(async () => {
-    stripe = await startStripeStandIn();
-    adyen = await startAdyenStandIn();
-    context = await startTestApp({ env: { TESSERA_PROCESSOR_TIMEOUT_MS: '8000' } });
-  });
-  after(async () => {
-    await context?.close();
-    await stripe?.close();
-    await adyen?.close();
-  });
-
-  const { merchantWith, pay, notify } = liveDisputeHelpers(
-    () => context,
-    () => stripe,
-    () => adyen,
-  );
+  const live = liveDisputeSetup();
+  const { merchantWith, pay, notify } = live;
 
   async function disputeOf(merchant: TestMerchant, paymentId: string) {
     const listed = await merchant.call('GET', `/disputes?paymentId=${paymentId}`);
@@ -48,7 +30,7 @@ describe('disputes from processor notifications', () => {
   test('Stripe: charge.dispute.created, funds_withdrawn and closed (won) with funds_reinstated, each once', async () => {
     const { merchant, webhookPath } = await merchantWith('stripe');
     const payment = await pay(merchant, stripeTestCards.succeeds, 'USD');
-    const intent = [...stripe.api.intents.values()].find(
+    const intent = [...live.stripe.api.intents.values()].find(
       (candidate) => (candidate.metadata as Record<string, string>).tessera_payment_id === payment.id,
     )!;
     const dispute = {
@@ -63,8 +45,8 @@ describe('disputes from processor notifications', () => {
       metadata: {},
     };
     const send = async (type: string, object: object) => {
-      context.clock.advance(1000);
-      const event = stripe.event(type, object);
+      live.context.clock.advance(1000);
+      const event = live.stripe.event(type, object);
       // Sent twice, as a processor may: the second changes nothing.
       await notify(webhookPath, event.headers, event.rawBody);
       await notify(webhookPath, event.headers, event.rawBody);
@@ -107,9 +89,9 @@ describe('disputes from processor notifications', () => {
     // Adyen names the chargeback by the payment's pspReference; the merchantReference finds the payment.
     const pspReference = `PSP${Date.now()}`;
     const send = async (eventCode: string) => {
-      context.clock.advance(1000);
-      const body = adyen.notificationBody([
-        adyen.notificationItem({
+      live.context.clock.advance(1000);
+      const body = live.adyen.notificationBody([
+        live.adyen.notificationItem({
           eventCode,
           pspReference: `CB${eventCode.length}000000000001`,
           originalReference: pspReference,

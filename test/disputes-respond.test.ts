@@ -3,48 +3,23 @@
  * its files submitted, and acceptance, reach the Stripe and Adyen stand-ins once each, with their
  * idempotency keys, even when the merchant sends the request again after the processor failed.
  */
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  apiBase,
-  databaseKind,
-  injectRaw,
-  startTestApp,
-  type TestContext,
-  type TestMerchant,
-} from './helpers/harness.js';
-import { startStripeStandIn, stripeTestCards, type StripeStandIn } from './helpers/stripe-stand-in.js';
-import { adyenTestCards, startAdyenStandIn, type AdyenStandIn } from './helpers/adyen-stand-in.js';
-import { liveDisputeHelpers } from './helpers/live-disputes.js';
+import { apiBase, databaseKind, injectRaw, type TestMerchant } from './helpers/harness.js';
+import { stripeTestCards } from './helpers/stripe-stand-in.js';
+import { adyenTestCards } from './helpers/adyen-stand-in.js';
+import { liveDisputeSetup } from './helpers/live-disputes.js';
 
 const pdf = Buffer.from('%PDF-1.4\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n');
 const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(32)]);
 
 describe(`live disputes answered at the processor (${databaseKind})`, () => {
-  let context: TestContext;
-  let stripe: StripeStandIn;
-  let adyen: AdyenStandIn;
-
-  before(async () => {
-    stripe = await startStripeStandIn();
-    adyen = await startAdyenStandIn();
-    context = await startTestApp({ env: { TESSERA_PROCESSOR_TIMEOUT_MS: '8000' } });
-  });
-  after(async () => {
-    await context?.close();
-    await stripe?.close();
-    await adyen?.close();
-  });
-
-  const { merchantWith, pay, notify } = liveDisputeHelpers(
-    () => context,
-    () => stripe,
-    () => adyen,
-  );
+  const live = liveDisputeSetup();
+  const { merchantWith, pay, notify } = live;
 
   async function upload(merchant: TestMerchant, bytes: Buffer, filename: string): Promise<string> {
     const boundary = '----tessera-test-boundary';
-    const answer = await injectRaw(context, {
+    const answer = await injectRaw(live.context, {
       method: 'POST',
       url: `${apiBase}/files`,
       headers: {
@@ -68,10 +43,10 @@ describe(`live disputes answered at the processor (${databaseKind})`, () => {
   async function stripeDispute(reference: string) {
     const { merchant, webhookPath } = await merchantWith('stripe');
     const payment = await pay(merchant, stripeTestCards.succeeds, 'USD');
-    const intent = [...stripe.api.intents.values()].find(
+    const intent = [...live.stripe.api.intents.values()].find(
       (candidate) => (candidate.metadata as Record<string, string>).tessera_payment_id === payment.id,
     )!;
-    const event = stripe.event('charge.dispute.created', {
+    const event = live.stripe.event('charge.dispute.created', {
       id: reference,
       object: 'dispute',
       amount: 2500,
@@ -91,8 +66,8 @@ describe(`live disputes answered at the processor (${databaseKind})`, () => {
   async function adyenDispute(chargebackReference: string) {
     const { merchant, webhookPath } = await merchantWith('adyen');
     const payment = await pay(merchant, adyenTestCards.approved, 'EUR');
-    const body = adyen.notificationBody([
-      adyen.notificationItem({
+    const body = live.adyen.notificationBody([
+      live.adyen.notificationItem({
         eventCode: 'NOTIFICATION_OF_CHARGEBACK',
         pspReference: chargebackReference,
         originalReference: `PSP${chargebackReference}`,
@@ -107,27 +82,31 @@ describe(`live disputes answered at the processor (${databaseKind})`, () => {
   }
 
   test("an Adyen account has its Disputes API's address, by default Adyen's; a Stripe account has none", async () => {
-    const merchant = await context.merchant();
+    const merchant = await live.context.merchant();
     const create = (payload: object) =>
-      injectRaw(context, {
+      injectRaw(live.context, {
         method: 'POST',
         url: `/admin/v1/merchants/${merchant.id}/processor_accounts/create`,
-        headers: { authorization: `Bearer ${context.operatorKey}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${live.context.operatorKey}`, 'content-type': 'application/json' },
         payload: JSON.stringify(payload),
       });
-    const stripeCredentials = { secretKey: stripe.secretKey, webhookSecret: stripe.webhookSecret };
+    const stripeCredentials = { secretKey: live.stripe.secretKey, webhookSecret: live.stripe.webhookSecret };
     const refused = await create({
       processor: 'stripe',
       mode: 'test',
       credentials: stripeCredentials,
-      disputesBaseUrl: stripe.url,
+      disputesBaseUrl: live.stripe.url,
     });
     assert.equal(refused.statusCode, 400, refused.body);
     assert.equal(JSON.parse(refused.body).data.param, 'disputesBaseUrl');
     const adyenAccount = await create({
       processor: 'adyen',
       mode: 'test',
-      credentials: { apiKey: adyen.apiKey, merchantAccount: adyen.merchantAccount, hmacKey: adyen.hmacKey },
+      credentials: {
+        apiKey: live.adyen.apiKey,
+        merchantAccount: live.adyen.merchantAccount,
+        hmacKey: live.adyen.hmacKey,
+      },
     });
     assert.equal(adyenAccount.statusCode, 200, adyenAccount.body);
     assert.equal(
@@ -144,11 +123,11 @@ describe(`live disputes answered at the processor (${databaseKind})`, () => {
       evidence: { productDescription: 'A blue teapot' },
     });
     assert.equal(staged.status, 200, staged.raw);
-    assert.equal(stripe.disputes.disputes.get('du_respond_1'), undefined);
+    assert.equal(live.stripe.disputes.disputes.get('du_respond_1'), undefined);
 
     // Stripe takes the evidence, but its answer is lost (the client's own second try too): the
     // merchant is told, nothing changes.
-    stripe.faultOn('/v1/disputes/du_respond_1', 'reset', 2);
+    live.stripe.faultOn('/v1/disputes/du_respond_1', 'reset', 2);
     const submit = { evidence: { uncategorizedText: 'Delivered on time', receipt }, submit: true };
     const failed = await merchant.call('POST', `/disputes/${disputeId}/update`, submit);
     assert.equal(failed.status, 503, failed.raw);
@@ -169,20 +148,20 @@ describe(`live disputes answered at the processor (${databaseKind})`, () => {
     assert.equal(sent.body.data.status, 'under_review');
     assert.equal(sent.body.data.evidenceDetails.submissionCount, 1);
 
-    const record = stripe.disputes.disputes.get('du_respond_1')!;
+    const record = live.stripe.disputes.disputes.get('du_respond_1')!;
     assert.equal(record.updates.length, 1);
     const [update] = record.updates;
     assert.equal(update!.submit, true);
     assert.equal(update!.idempotencyKey, `${disputeId}.submit.1`);
     assert.equal(update!.evidence.product_description, 'A blue teapot');
     assert.equal(update!.evidence.uncategorized_text, 'Delivered on time');
-    const file = stripe.disputes.files.get(update!.evidence.receipt!)!;
+    const file = live.stripe.disputes.files.get(update!.evidence.receipt!)!;
     assert.deepEqual(file.data, pdf);
     assert.equal(file.purpose, 'dispute_evidence');
     assert.equal(file.type, 'application/pdf');
     assert.equal(file.filename, 'receipt.pdf');
-    assert.equal(stripe.disputes.files.size, 1);
-    const uploads = stripe.requests.filter((request) => request.path === '/v1/files');
+    assert.equal(live.stripe.disputes.files.size, 1);
+    const uploads = live.stripe.requests.filter((request) => request.path === '/v1/files');
     assert.deepEqual(
       uploads.map((request) => request.idempotencyKey),
       [`${disputeId}.submit.1.receipt`, `${disputeId}.submit.1.receipt`],
@@ -191,7 +170,7 @@ describe(`live disputes answered at the processor (${databaseKind})`, () => {
 
   test('Stripe: accept closes the dispute at Stripe once, though the first request failed', async () => {
     const { merchant, disputeId } = await stripeDispute('du_respond_2');
-    stripe.faultOn('/v1/disputes/du_respond_2/close', 'fail');
+    live.stripe.faultOn('/v1/disputes/du_respond_2/close', 'fail');
     const failed = await merchant.call('POST', `/disputes/${disputeId}/accept`);
     assert.equal(failed.status, 503, failed.raw);
     assert.equal(failed.body.code, 'processor_error');
@@ -199,7 +178,7 @@ describe(`live disputes answered at the processor (${databaseKind})`, () => {
     const accepted = await merchant.call('POST', `/disputes/${disputeId}/accept`);
     assert.equal(accepted.status, 200, accepted.raw);
     assert.equal(accepted.body.data.status, 'accepted');
-    assert.deepEqual(stripe.disputes.disputes.get('du_respond_2')!.closes, [
+    assert.deepEqual(live.stripe.disputes.disputes.get('du_respond_2')!.closes, [
       { idempotencyKey: `${disputeId}.accept.1` },
     ]);
   });
@@ -215,9 +194,9 @@ describe(`live disputes answered at the processor (${databaseKind})`, () => {
     });
     assert.equal(refused.status, 400, refused.raw);
     assert.equal(refused.body.data.param, 'evidence.uncategorizedFile');
-    assert.equal(adyen.count('supplyDefenseDocument'), 0);
+    assert.equal(live.adyen.count('supplyDefenseDocument'), 0);
 
-    adyen.faultOn('defendDispute', 'reset');
+    live.adyen.faultOn('defendDispute', 'reset');
     const submit = { evidence: { uncategorizedFile: '', productDescription: 'A blue teapot' }, submit: true };
     const failed = await merchant.call('POST', `/disputes/${disputeId}/update`, submit);
     assert.equal(failed.status, 503, failed.raw);
@@ -229,27 +208,27 @@ describe(`live disputes answered at the processor (${databaseKind})`, () => {
     assert.equal(sent.body.data.evidenceDetails.submissionCount, 1);
 
     const key = `${disputeId}.submit.1`;
-    assert.equal(adyen.count('supplyDefenseDocument', `${key}.documents`), 1);
-    assert.equal(adyen.count('defendDispute', key), 1);
-    assert.equal(adyen.count('defendDispute'), 1);
-    const desk = adyen.disputeDesk.disputes.get('CB0000000000RESP1')!;
+    assert.equal(live.adyen.count('supplyDefenseDocument', `${key}.documents`), 1);
+    assert.equal(live.adyen.count('defendDispute', key), 1);
+    assert.equal(live.adyen.count('defendDispute'), 1);
+    const desk = live.adyen.disputeDesk.disputes.get('CB0000000000RESP1')!;
     assert.equal(desk.defendedWith, 'SupplyDefenseMaterial');
     assert.deepEqual(desk.documents, [
       { content: pdf.toString('base64'), contentType: 'application/pdf', defenseDocumentTypeCode: 'DefenseMaterial' },
     ]);
-    assert.equal(adyen.sent(key).merchantAccountCode, adyen.merchantAccount);
+    assert.equal(live.adyen.sent(key).merchantAccountCode, live.adyen.merchantAccount);
   });
 
   test('Adyen: accept reaches acceptDispute once, though the first request failed', async () => {
     const { merchant, disputeId } = await adyenDispute('CB0000000000RESP2');
-    adyen.faultOn('acceptDispute', 'fail');
+    live.adyen.faultOn('acceptDispute', 'fail');
     const failed = await merchant.call('POST', `/disputes/${disputeId}/accept`);
     assert.equal(failed.status, 503, failed.raw);
     const accepted = await merchant.call('POST', `/disputes/${disputeId}/accept`);
     assert.equal(accepted.status, 200, accepted.raw);
     assert.equal(accepted.body.data.status, 'accepted');
-    assert.equal(adyen.count('acceptDispute', `${disputeId}.accept.1`), 1);
-    assert.equal(adyen.count('acceptDispute'), 1);
-    assert.equal(adyen.disputeDesk.disputes.get('CB0000000000RESP2')!.accepted, true);
+    assert.equal(live.adyen.count('acceptDispute', `${disputeId}.accept.1`), 1);
+    assert.equal(live.adyen.count('acceptDispute'), 1);
+    assert.equal(live.adyen.disputeDesk.disputes.get('CB0000000000RESP2')!.accepted, true);
   });
 });

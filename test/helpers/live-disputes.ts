@@ -4,11 +4,47 @@
  * payment through it, and a processor notification posted to the account's webhook path.
  */
 import assert from 'node:assert/strict';
-import { injectRaw, type TestContext, type TestMerchant } from './harness.js';
-import type { AdyenStandIn } from './adyen-stand-in.js';
-import type { StripeStandIn } from './stripe-stand-in.js';
+import { after, before } from 'node:test';
+import { injectRaw, startTestApp, type TestContext, type TestMerchant } from './harness.js';
+import { startAdyenStandIn, type AdyenStandIn } from './adyen-stand-in.js';
+import { startStripeStandIn, type StripeStandIn } from './stripe-stand-in.js';
 
-export function liveDisputeHelpers(context: () => TestContext, stripe: () => StripeStandIn, adyen: () => AdyenStandIn) {
+/**
+ * Called inside a `describe`: starts both stand-ins and a Tessera before its tests and closes them
+ * after; answers them (once started) and the helpers below.
+ */
+export function liveDisputeSetup() {
+  const started: { context?: TestContext; stripe?: StripeStandIn; adyen?: AdyenStandIn } = {};
+  before(async () => {
+    started.stripe = await startStripeStandIn();
+    started.adyen = await startAdyenStandIn();
+    started.context = await startTestApp({ env: { TESSERA_PROCESSOR_TIMEOUT_MS: '8000' } });
+  });
+  after(async () => {
+    await started.context?.close();
+    await started.stripe?.close();
+    await started.adyen?.close();
+  });
+  const live = {
+    get context() {
+      return started.context!;
+    },
+    get stripe() {
+      return started.stripe!;
+    },
+    get adyen() {
+      return started.adyen!;
+    },
+  };
+  const helpers = liveDisputeHelpers(
+    () => live.context,
+    () => live.stripe,
+    () => live.adyen,
+  );
+  return Object.assign(live, helpers);
+}
+
+function liveDisputeHelpers(context: () => TestContext, stripe: () => StripeStandIn, adyen: () => AdyenStandIn) {
   /** A merchant whose test keys go through a processor account; answers it and its webhook path. */
   async function merchantWith(processor: 'stripe' | 'adyen') {
     const ctx = context();
