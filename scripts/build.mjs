@@ -5,24 +5,13 @@
 // runs: the SDK builds with `npm run sdk:build` (and in `npm test`). Skipped when nothing it reads
 // changed since the last build that succeeded, which a stamp in dist/ records, so that `npm start`
 // starts at once when nothing changed; `--force` builds anyway.
-import { cpSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { cpSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import path from 'node:path';
 import { buildSync } from 'esbuild';
-import { stale } from './stale.mjs';
+import { stale, typescriptFiles } from './stale.mjs';
 
 const force = process.argv.includes('--force');
 const stamp = 'dist/.build-stamp';
-
-function typescriptFiles(dir) {
-  const found = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const file = path.join(dir, entry.name);
-    if (entry.isDirectory()) found.push(...typescriptFiles(file));
-    else if (file.endsWith('.ts') && !file.endsWith('.d.ts')) found.push(file);
-  }
-  return found;
-}
 
 if (force || stale(stamp, 'src', 'scripts/build.mjs', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json')) {
   // The stamp carries the time the build began, so that a file saved meanwhile counts as newer.

@@ -1,5 +1,6 @@
-// Whether a build step has to run again: the step's output is older than something it reads.
-// Shared by scripts/build.mjs (the service) and scripts/sdk-build.mjs (the SDK).
+// What the build steps share: whether a step has to run again (its output is older than something
+// it reads), and the TypeScript files of a folder. Used by scripts/build.mjs (the service),
+// scripts/sdk-build.mjs (the SDK) and scripts/test-build.mjs (the tests).
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
@@ -28,4 +29,15 @@ export function newest(...entries) {
 export function stale(output, ...inputs) {
   const built = newest(output);
   return built === 0 || newest(...inputs) > built;
+}
+
+/** The `.ts` files below `dir` (declaration files left out), as paths from the working folder. */
+export function typescriptFiles(dir) {
+  const found = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, entry.name);
+    if (entry.isDirectory()) found.push(...typescriptFiles(file));
+    else if (file.endsWith('.ts') && !file.endsWith('.d.ts')) found.push(file);
+  }
+  return found;
 }

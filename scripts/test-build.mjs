@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, readdirSync, renameSync, rmSync, utimesSync, w
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, buildSync } from 'esbuild';
-import { stale } from './stale.mjs';
+import { stale, typescriptFiles } from './stale.mjs';
 import { writeRunEntries } from './test-groups.mjs';
 
 const out = '.test-dist';
@@ -29,16 +29,6 @@ if (!stale(stamp, ...inputs)) process.exit(0);
 // Written to a folder of its own and renamed into place, so that a test process never reads half.
 const began = new Date();
 const work = `${out}.${process.pid}`;
-
-function typescriptFiles(dir) {
-  const found = [];
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const file = path.join(dir, entry.name);
-    if (entry.isDirectory()) found.push(...typescriptFiles(file));
-    else if (file.endsWith('.ts') && !file.endsWith('.d.ts')) found.push(file);
-  }
-  return found;
-}
 
 rmSync(work, { recursive: true, force: true });
 const result = buildSync({
