@@ -8,7 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { type Browser, type Page } from 'playwright-core';
 import { startTestApp, storeIndependent, type TestContext } from './helpers/harness.js';
 import { launchChromium, picturesNotTaken } from './helpers/browser.js';
-import { seriousViolations } from './helpers/axe.js';
+import { fitsDeskAndPhone, seriousViolations } from './helpers/axe.js';
 
 const docImages = 'docs/images';
 const password = 'correct horse battery';
@@ -108,6 +108,7 @@ describe('balance pages in a browser', { skip: storeIndependent }, () => {
     assert.match(shown, /Not paid out: no EUR bank account/);
     assert.deepEqual(await seriousViolations(page), []);
     await page.screenshot({ path: `${docImages}/dashboard-balance.png`, fullPage: true });
+    await fitsDeskAndPhone(page);
     await page.locator('a[href^="/dashboard/payouts/po_"]').first().click();
     await page.getByRole('heading', { name: 'Reconciliation' }).waitFor();
     const report = await page.locator('main').innerText();
@@ -115,6 +116,7 @@ describe('balance pages in a browser', { skip: storeIndependent }, () => {
     assert.match(report, /order-1002/);
     assert.deepEqual(await seriousViolations(page), []);
     await page.screenshot({ path: `${docImages}/dashboard-payout.png`, fullPage: true });
+    await fitsDeskAndPhone(page);
   });
 
   it('lets the Owner change the schedule and the bank account only with their password, checked as the API checks it', async () => {
@@ -129,6 +131,7 @@ describe('balance pages in a browser', { skip: storeIndependent }, () => {
     await page.getByLabel('Currency', { exact: true }).fill('USD');
     assert.deepEqual(await seriousViolations(page), []);
     await page.screenshot({ path: `${docImages}/dashboard-payout-settings.png`, fullPage: true });
+    await fitsDeskAndPhone(page);
 
     // A wrong password: refused beside the field, nothing saved, the account number not shown back.
     await page.getByLabel('Your password').fill('not my password');
