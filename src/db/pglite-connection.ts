@@ -206,14 +206,15 @@ export async function connectPgliteWorker(
   /**
    * Sends `statements` as one message, between `begin` and `end` (simple queries) when given, and
    * reads the answer. A database error is thrown with this caller's stack; when a held statement
-   * caused it, it is attributed to that statement's execute call. A Parse the error stopped is
-   * forgotten, so that its text is parsed again.
+   * caused it, it is attributed to that statement's execute call. Each new name's Parse is
+   * settled from the answer: known to have run, or forgotten so that its text is parsed again.
    */
   const exchange = async (
     statements: readonly (Statement | Batch)[],
     { tx, begin, end }: { tx: number | undefined; begin: boolean; end?: 'COMMIT' | 'ROLLBACK' },
   ): Promise<Reply> => {
     const parts: Uint8Array[] = begin ? [simpleQuery('BEGIN')] : [];
+    writer.message();
     const written = statements.map((each) => {
       const statement = writer.statement(each.sql, each.params);
       parts.push(...statement.parts);
@@ -221,11 +222,26 @@ export async function connectPgliteWorker(
     });
     if (end) parts.push(simpleQuery(end));
     const id = ++lastId;
-    const { data } = await call(id, { id, message: concat(parts), tx, end: end !== undefined });
+    let data: Uint8Array | undefined;
+    try {
+      ({ data } = await call(id, { id, message: concat(parts), tx, end: end !== undefined }));
+    } catch (err) {
+      // No answer to read: whether its Parses ran is unknown, so their texts are parsed again.
+      for (const statement of written) if (statement.parsedAs !== undefined) writer.settle(statement.parsedAs, false);
+      throw err;
+    }
     const reply = readReply(data ?? new Uint8Array(0), parsers);
     // Delivered before the caller reads the answer, each apart from it (as an event would be).
     for (const { channel, payload } of reply.notifications) {
       for (const notify of subscribers.get(channel) ?? []) queueMicrotask(() => notify(payload));
+    }
+    // The first `reply.parsed` Parses ran (all of them without an error); a later one did not.
+    let parsed = reply.error ? reply.parsed : Infinity;
+    for (const statement of written) {
+      if (!statement.parses) continue;
+      const ran = parsed > 0;
+      parsed -= 1;
+      if (statement.parsedAs !== undefined) writer.settle(statement.parsedAs, ran);
     }
     if (!reply.error) {
       // Each statement's CommandComplete follows BEGIN's, in the order they were written.
@@ -234,12 +250,6 @@ export async function connectPgliteWorker(
         if ('held' in each) countOf(each, reply.counts[first + index]);
       });
       return reply;
-    }
-    let parsed = reply.parsed;
-    for (const statement of written) {
-      if (!statement.parses) continue;
-      if (parsed > 0) parsed -= 1;
-      else if (statement.parsedAs !== undefined) writer.forget(statement.parsedAs);
     }
     const err = Object.assign(new Error(reply.error.message), reply.error.fields);
     const failed = statements[reply.error.completedBefore - (begin ? 1 : 0)];

@@ -51,33 +51,52 @@ export function rowParsers(arrayTypes: readonly ArrayType[]): Map<number, Parse>
 /** Most distinct statements kept prepared; past it, a new text runs as the unnamed statement. */
 const maxPrepared = 1000;
 
-/** Writes statements as protocol messages, naming each parameterized text once. */
+/**
+ * Writes statements as protocol messages, naming each parameterized text once. A name is used
+ * without its Parse only once that Parse is known to have run (`settle`), or in the same message
+ * that parses it: the worker runs an open transaction's requests before earlier ones of others
+ * (pglite-worker.ts), so a message written later may run before the one that parses the name.
+ * Until then the text runs as the unnamed statement.
+ */
 export function statementWriter() {
-  const prepared = new Map<string, string>();
+  /** Each named text, and whether its Parse is known to have run. */
+  const prepared = new Map<string, { name: string; parsed: boolean }>();
+  /** Names parsed earlier in the message being written (see `message`). */
+  let inThisMessage = new Set<string>();
   let lastName = 0;
   return {
+    /** A new message begins: names parsed in the one before are no longer in flight with it. */
+    message() {
+      inThisMessage = new Set();
+    },
     /**
-     * One statement's messages, ending with Sync: Parse (the first time, or each time for a
-     * statement without parameters, which runs unnamed like BEGIN or DDL), Bind, Describe (so
-     * that the answer names its columns), Execute. `parses` says whether it has a Parse;
-     * `parsedAs` is the text newly named, to be forgotten if the answer shows that Parse failed.
+     * One statement's messages, ending with Sync: Parse (the first time, each time for a
+     * statement without parameters, which runs unnamed like BEGIN or DDL, and while the name's
+     * Parse is in flight in another message), Bind, Describe (so that the answer names its
+     * columns), Execute. `parses` says whether it has a Parse; `parsedAs` is the text newly named,
+     * to be settled by the answer.
      */
     statement(
       sql: string,
       params: readonly unknown[] | undefined,
     ): { parts: Uint8Array[]; parses: boolean; parsedAs?: string } {
       const values = params && params.length > 0 ? params.map((value) => prepareValue(value)) : [];
-      let name = values.length > 0 ? prepared.get(sql) : '';
+      const known = values.length > 0 ? prepared.get(sql) : undefined;
+      let name: string;
       const parts: Uint8Array[] = [];
       let parsedAs: string | undefined;
-      if (name === undefined) {
-        if (prepared.size < maxPrepared) {
-          name = `s${(lastName += 1)}`;
-          prepared.set(sql, name);
-          parsedAs = sql;
-        } else name = '';
+      if (known && (known.parsed || inThisMessage.has(known.name))) {
+        name = known.name;
+      } else if (values.length > 0 && !known && prepared.size < maxPrepared) {
+        name = `s${(lastName += 1)}`;
+        prepared.set(sql, { name, parsed: false });
+        inThisMessage.add(name);
+        parsedAs = sql;
         parts.push(serialize.parse({ name, text: sql }));
-      } else if (name === '') parts.push(serialize.parse({ text: sql }));
+      } else {
+        name = '';
+        parts.push(serialize.parse({ text: sql }));
+      }
       parts.push(
         serialize.bind({ statement: name, values }),
         serialize.describe({ type: 'P' }),
@@ -86,9 +105,15 @@ export function statementWriter() {
       );
       return { parts, parses: parts.length === 5, parsedAs };
     },
-    /** Forgets a text whose Parse failed, so that it is parsed again next time. */
-    forget(sql: string) {
-      prepared.delete(sql);
+    /**
+     * The answer to a text's Parse: it ran (the name is used without Parse from now on), or it
+     * failed or was never run (the text is forgotten, to be parsed again next time).
+     */
+    settle(sql: string, ran: boolean) {
+      const known = prepared.get(sql);
+      if (!known) return;
+      if (ran) known.parsed = true;
+      else prepared.delete(sql);
     },
   };
 }
