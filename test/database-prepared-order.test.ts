@@ -28,6 +28,9 @@ describe(`prepared statements in the order the database runs them (${databaseKin
   test('a text sent first by another caller while a transaction holds the connection, then by the transaction, runs in both', async () => {
     const insert = 'INSERT INTO prepared_order (id, note) VALUES ($1, $2)';
     const read = 'SELECT note FROM prepared_order WHERE id = $1';
+    // A row the read sent outside finds whatever ran before it (on PostgreSQL the two outside
+    // calls run on connections of their own, in either order); written by another text.
+    await db.execute('INSERT INTO prepared_order VALUES ($1, $2)', [0, 'before']);
     let outside: Promise<unknown> | undefined;
     let outsideRead: Promise<Array<{ note: string }>> | undefined;
     await db.transaction(async (tx) => {
@@ -35,13 +38,13 @@ describe(`prepared statements in the order the database runs them (${databaseKin
       await tx.query('SELECT 1 AS one WHERE $1::int > 0', [1]);
       // Sent now, these wait for the transaction's end; their texts are new.
       outside = db.query(insert, [1, 'outside']);
-      outsideRead = db.query<{ note: string }>(read, [1]);
+      outsideRead = db.query<{ note: string }>(read, [0]);
       // The same texts, sent later by the transaction, run first.
       await tx.query(insert, [2, 'inside']);
       assert.deepEqual(await tx.query(read, [2]), [{ note: 'inside' }]);
     });
     await outside;
-    assert.deepEqual(await outsideRead, [{ note: 'outside' }]);
+    assert.deepEqual(await outsideRead, [{ note: 'before' }]);
     // From now on each text runs by its name, on every path.
     await db.transaction(async (tx) => {
       await tx.query(insert, [3, 'named']);
