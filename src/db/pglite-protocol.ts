@@ -62,12 +62,12 @@ export function statementWriter() {
   /** Each named text, and whether its Parse is known to have run. */
   const prepared = new Map<string, { name: string; parsed: boolean }>();
   /** Names parsed earlier in the message being written (see `message`). */
-  let inThisMessage = new Set<string>();
+  const inThisMessage = new Set<string>();
   let lastName = 0;
   return {
     /** A new message begins: names parsed in the one before are no longer in flight with it. */
     message() {
-      inThisMessage = new Set();
+      inThisMessage.clear();
     },
     /**
      * One statement's messages, ending with Sync: Parse (the first time, each time for a
