@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { launchChromium } from './helpers/browser.js';
-import { scrollsSideways, seriousViolations } from './helpers/axe.js';
+import { auditAtDeskAndPhone } from './helpers/axe.js';
 import { startTestApp, type TestContext, storeIndependent } from './helpers/harness.js';
 
 describe('the API reference in a browser, offline', { skip: storeIndependent }, () => {
@@ -95,15 +95,14 @@ describe('the API reference in a browser, offline', { skip: storeIndependent }, 
   test('has no serious axe-core violation and does not scroll sideways at 1280 and 390 px (docs/dashboard.md#layout-phones-and-accessibility)', async () => {
     assert.ok(shared, 'the first test loaded the page');
     const { page } = shared;
-    const accessibility: string[] = [];
-    const sideways: string[] = [];
-    for (const width of [1280, 390]) {
-      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-      const violations = await seriousViolations(page, { timeoutMs: 120_000 });
-      for (const violation of violations) accessibility.push(`at ${width}: ${violation}`);
-      if (await scrollsSideways(page)) sideways.push(`at ${width}`);
-    }
-    await page.setViewportSize({ width: 1280, height: 900 });
+    const { accessibility, sideways } = await auditAtDeskAndPhone(
+      page,
+      { accessibility: [], sideways: [] },
+      undefined,
+      {
+        timeoutMs: 120_000,
+      },
+    );
     assert.deepEqual(accessibility, []);
     assert.deepEqual(sideways, []);
   });

@@ -9,7 +9,7 @@ import { type Browser, type Page } from 'playwright-core';
 import { startTestApp, type TestContext, storeIndependent } from './helpers/harness.js';
 import { startSmtpServer, type SmtpTestServer } from './helpers/smtp.js';
 import { launchChromium, picturesNotTaken } from './helpers/browser.js';
-import { axeInEveryDocument, scrollsSideways, seriousViolations } from './helpers/axe.js';
+import { auditAtDeskAndPhone, axeInEveryDocument, scrollsSideways, seriousViolations } from './helpers/axe.js';
 import { startReceiver, type Receiver } from './helpers/receiver.js';
 import { verifyWebhook } from '../sdk/verify-webhook.js';
 
@@ -95,19 +95,9 @@ describe('dashboard in a browser', { skip: storeIndependent }, () => {
       raw.replace(/=\r?\n/g, '').replace(/=3D/g, '='),
     )![0];
 
-  /**
-   * The page as it is now, at 1280 px and then at 390 px (docs/dashboard.md#layout-phones-and-accessibility): each serious or critical
-   * axe-core violation and each sideways scroll is added to the lists, named, so that one test
-   * reports every page at once.
-   */
-  const auditAtBothWidths = async (target: Page, name: string, accessibility: string[], sideways: string[]) => {
-    for (const width of [1280, 390]) {
-      await target.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-      for (const violation of await seriousViolations(target)) accessibility.push(`${name} at ${width}: ${violation}`);
-      if (await scrollsSideways(target)) sideways.push(`${name} at ${width}`);
-    }
-    await target.setViewportSize({ width: 1280, height: 900 });
-  };
+  /** The page at both widths, its findings added to the lists (test/helpers/axe.ts). */
+  const auditAtBothWidths = (target: Page, name: string, accessibility: string[], sideways: string[]) =>
+    auditAtDeskAndPhone(target, { accessibility, sideways }, name);
 
   const pay = async (amount: string) => {
     const method = await api('/payment_methods/create', {
